@@ -1,0 +1,80 @@
+# perfmapd - continuous profiling collector.  See README.md.
+#
+#   make            build perfmapd, perfmapctl and the unit tests
+#   make deps       install the Debian packages that are missing (idempotent)
+#   make run        deps + build + run the daemon in the foreground, state in ./state
+#   make check      deps + build + unit and integration tests
+#   make bench      benchmarks against perf record (not part of check)
+#   make install    DESTDIR/PREFIX aware install
+
+VERSION    := 0.1.0
+PREFIX     ?= /usr/local
+SBINDIR    ?= $(PREFIX)/sbin
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+UNITDIR    ?= /lib/systemd/system
+
+CC       ?= cc
+PKGS     := libevent libelf sqlite3 libsystemd inih jansson
+CFLAGS   ?= -O2 -g
+# -Wno-format-truncation: a truncated error message is fine; paths that must be
+# exact are length-checked where they are built.
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-format-truncation \
+	    -Wformat=2 -Wformat-security -fstack-protector-strong \
+	    -D_FORTIFY_SOURCE=2 -fPIE -D_GNU_SOURCE -DPERFMAPD_VERSION='"$(VERSION)"' \
+	    -Icommon $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDFLAGS  += -pie -Wl,-z,relro,-z,now
+LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
+
+COMMON_SRC := $(sort $(wildcard common/*.c))
+DAEMON_SRC := $(sort $(wildcard daemon/*.c))
+CLIENT_SRC := $(sort $(wildcard client/*.c))
+TEST_SRC   := $(sort $(wildcard tests/check_*.c))
+
+COMMON_OBJ := $(COMMON_SRC:.c=.o)
+DAEMON_OBJ := $(DAEMON_SRC:.c=.o)
+DAEMON_LIB_OBJ := $(filter-out daemon/main.o,$(DAEMON_OBJ))
+CLIENT_OBJ := $(CLIENT_SRC:.c=.o)
+TEST_BIN   := $(TEST_SRC:.c=)
+
+all: perfmapd $(if $(CLIENT_SRC),perfmapctl) $(TEST_BIN)
+
+common/libcommon.a: $(COMMON_OBJ)
+	$(AR) rcs $@ $^
+
+daemon/libdaemon.a: $(DAEMON_LIB_OBJ)
+	$(AR) rcs $@ $^
+
+perfmapd: daemon/main.o daemon/libdaemon.a common/libcommon.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+perfmapctl: $(CLIENT_OBJ) common/libcommon.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+tests/check_%: tests/check_%.o daemon/libdaemon.a common/libcommon.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+%.o: %.c $(wildcard common/*.h daemon/*.h client/*.h)
+	$(CC) $(CFLAGS) -Idaemon -c -o $@ $<
+
+deps:
+	@tests/deps.sh
+
+run: deps all
+	mkdir -p state
+	./perfmapd -f --state-dir ./state --socket ./state/control.sock -c conf/perfmapd.conf
+
+check: deps all
+	@tests/run-tests.sh
+
+bench: deps all
+	@tests/bench/run.sh
+
+clean:
+	rm -f perfmapd perfmapctl $(TEST_BIN) common/*.o daemon/*.o client/*.o tests/*.o \
+		common/libcommon.a daemon/libdaemon.a
+
+.PHONY: all deps run check bench clean
+.SECONDARY:

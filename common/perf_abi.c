@@ -1,0 +1,31 @@
+/*
+ * perf_abi.c - helpers for the bits of struct perf_event_attr that the
+ * system header may not name (mmap3 on every stock header, build_id on old
+ * ones): the flags word is the u64 right after read_format.
+ */
+#include <string.h>
+
+#include "perf_abi.h"
+
+static uint64_t *
+attr_flags(struct perf_event_attr *a)
+{
+	return (uint64_t *)(void *)((char *)a + offsetof(struct perf_event_attr, read_format) + 8);
+}
+
+void
+perf_attr_set_flag(struct perf_event_attr *a, unsigned int bit, int on)
+{
+	uint64_t *w = attr_flags(a);
+
+	if (on)
+		*w |= 1ULL << bit;
+	else
+		*w &= ~(1ULL << bit);
+}
+
+int
+perf_attr_get_flag(const struct perf_event_attr *a, unsigned int bit)
+{
+	return (*attr_flags((struct perf_event_attr *)(void *)a) >> bit) & 1;
+}

@@ -1,0 +1,569 @@
+/*
+ * perfdata.c - perf.data (file mode) writer and reader.  See perfdata.h for
+ * the layout; feature payload formats follow tools/perf/util/header.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "perfdata.h"
+
+#define PERFDATA_BUFSZ	(1 << 20)
+#define ALIGN_UP(x, a)	(((x) + (a) - 1) & ~((uint64_t)(a) - 1))
+
+/* A growable byte buffer for feature payloads. */
+struct fbuf {
+	uint8_t	*p;
+	size_t	 len, cap;
+	int	 oom;
+};
+
+static void
+fbuf_put(struct fbuf *b, const void *data, size_t len)
+{
+	if (b->oom)
+		return;
+	if (b->len + len > b->cap) {
+		size_t	 ncap = b->cap ? b->cap * 2 : 4096;
+		uint8_t	*np;
+
+		while (ncap < b->len + len)
+			ncap *= 2;
+		if ((np = realloc(b->p, ncap)) == NULL) {
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = ncap;
+	}
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+}
+
+static void
+fbuf_zero(struct fbuf *b, size_t len)
+{
+	static const uint8_t zeros[PERF_NAME_ALIGN];
+
+	while (len > 0) {
+		size_t n = len < sizeof(zeros) ? len : sizeof(zeros);
+
+		fbuf_put(b, zeros, n);
+		len -= n;
+	}
+}
+
+static void
+fbuf_u32(struct fbuf *b, uint32_t v)
+{
+	fbuf_put(b, &v, sizeof(v));
+}
+
+static void
+fbuf_u64(struct fbuf *b, uint64_t v)
+{
+	fbuf_put(b, &v, sizeof(v));
+}
+
+/* perf's do_write_string: u32 len (NUL included, padded to 64), bytes. */
+static void
+fbuf_string(struct fbuf *b, const char *s)
+{
+	size_t	 n = strlen(s) + 1;
+	uint32_t len = (uint32_t)ALIGN_UP(n, PERF_NAME_ALIGN);
+
+	fbuf_u32(b, len);
+	fbuf_put(b, s, n);
+	fbuf_zero(b, len - n);
+}
+
+static int
+pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, off);
+
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= n;
+		off += n;
+	}
+	return 0;
+}
+
+static void
+attr_for_file(struct perf_event_attr *out, const struct perf_event_attr *in)
+{
+	memcpy(out, in, sizeof(*out));
+	out->size = PERF_FILE_ATTR_SIZE;
+	/* The file says what the records are: MMAP2 with build-ids, never MMAP3. */
+	if (perf_attr_get_flag(in, PERF_ATTR_FLAG_MMAP3_BIT)) {
+		perf_attr_set_flag(out, PERF_ATTR_FLAG_MMAP3_BIT, 0);
+		perf_attr_set_flag(out, PERF_ATTR_FLAG_BUILD_ID_BIT, 1);
+	}
+}
+
+static void
+header_init(struct perf_file_header *h, uint64_t attrs_off, size_t nattrs,
+    uint64_t data_off)
+{
+	memset(h, 0, sizeof(*h));
+	h->magic = PERF_MAGIC2;
+	h->size = PERF_FILE_HEADER_SIZE;
+	h->attr_size = PERF_FILE_ATTR_SIZE + sizeof(struct perf_file_section);
+	h->attrs.offset = attrs_off;
+	h->attrs.size = nattrs * h->attr_size;
+	h->data.offset = data_off;
+}
+
+/* Header, ids and attrs; returns the data offset or -errno. */
+static int64_t
+write_prologue(int fd, const struct perfdata_attr *attrs, size_t nattrs)
+{
+	struct perf_file_header h;
+	struct fbuf	 b = { 0 };
+	uint64_t	 off = PERF_FILE_HEADER_SIZE, attrs_off, data_off;
+	size_t		 i;
+	int		 rc;
+
+	fbuf_zero(&b, PERF_FILE_HEADER_SIZE);
+	for (i = 0; i < nattrs; i++)
+		fbuf_put(&b, attrs[i].ids, attrs[i].nids * sizeof(uint64_t));
+	attrs_off = b.len;
+	for (i = 0; i < nattrs; i++) {
+		uint8_t	 fa[PERF_FILE_ATTR_SIZE];
+		struct perf_event_attr a;
+		struct perf_file_section ids;
+
+		attr_for_file(&a, &attrs[i].attr);
+		memcpy(fa, &a, sizeof(fa));
+		fbuf_put(&b, fa, sizeof(fa));
+		ids.offset = off;
+		ids.size = attrs[i].nids * sizeof(uint64_t);
+		off += ids.size;
+		fbuf_put(&b, &ids, sizeof(ids));
+	}
+	data_off = ALIGN_UP(b.len, 8);
+	fbuf_zero(&b, data_off - b.len);
+	if (b.oom) {
+		free(b.p);
+		return -ENOMEM;
+	}
+	header_init(&h, attrs_off, nattrs, data_off);
+	memcpy(b.p, &h, sizeof(h));
+	rc = pwrite_all(fd, b.p, b.len, 0);
+	free(b.p);
+	return rc < 0 ? rc : (int64_t)data_off;
+}
+
+int
+perfdata_create(struct perfdata *pd, const char *path,
+    const struct perfdata_attr *attrs, size_t nattrs)
+{
+	int64_t	 off;
+
+	memset(pd, 0, sizeof(*pd));
+	pd->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	if (pd->fd == -1)
+		return -errno;
+	if ((pd->buf = malloc(PERFDATA_BUFSZ)) == NULL) {
+		off = -ENOMEM;
+		goto fail;
+	}
+	pd->bufcap = PERFDATA_BUFSZ;
+	if ((off = write_prologue(pd->fd, attrs, nattrs)) < 0)
+		goto fail;
+	pd->data_offset = (uint64_t)off;
+	return 0;
+fail:
+	perfdata_close(pd);
+	unlink(path);
+	return (int)off;
+}
+
+int
+perfdata_flush(struct perfdata *pd)
+{
+	uint64_t pos;
+	int	 rc;
+
+	if (pd->error)
+		return -pd->error;
+	if (pd->buflen == 0)
+		return 0;
+	pos = pd->data_offset + pd->data_size - pd->buflen;
+	if ((rc = pwrite_all(pd->fd, pd->buf, pd->buflen, (off_t)pos)) < 0) {
+		/* What did not reach the disk is dropped, not retried forever. */
+		pd->data_size -= pd->buflen;
+		pd->buflen = 0;
+		pd->error = -rc;
+		return rc;
+	}
+	pd->buflen = 0;
+	return 0;
+}
+
+int
+perfdata_write(struct perfdata *pd, const void *data, size_t len)
+{
+	int	 rc;
+
+	if (pd->error)
+		return -pd->error;
+	if (pd->buflen + len > pd->bufcap && (rc = perfdata_flush(pd)) < 0)
+		return rc;
+	if (len > pd->bufcap) {
+		rc = pwrite_all(pd->fd, data, len, (off_t)(pd->data_offset + pd->data_size));
+		if (rc < 0) {
+			pd->error = -rc;
+			return rc;
+		}
+		pd->data_size += len;
+		return 0;
+	}
+	memcpy(pd->buf + pd->buflen, data, len);
+	pd->buflen += len;
+	pd->data_size += len;
+	return 0;
+}
+
+static void
+feat_build_id(struct fbuf *b, const struct perfdata_buildid *bids, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++) {
+		struct build_id_entry e;
+		size_t	 len = strlen(bids[i].filename) + 1;
+		size_t	 padded = ALIGN_UP(len, PERF_NAME_ALIGN);
+
+		memset(&e, 0, sizeof(e));
+		e.header.type = 0;
+		e.header.misc = (bids[i].kernel ? PERF_RECORD_MISC_KERNEL :
+		    PERF_RECORD_MISC_USER) | PERF_RECORD_MISC_BUILD_ID_SIZE;
+		e.header.size = (uint16_t)(sizeof(e) + padded);
+		e.pid = -1;
+		memcpy(e.build_id, bids[i].id, bids[i].size);
+		e.build_id[20] = bids[i].size;
+		fbuf_put(b, &e, sizeof(e));
+		fbuf_put(b, bids[i].filename, len);
+		fbuf_zero(b, padded - len);
+	}
+}
+
+static void
+feat_event_desc(struct fbuf *b, const struct perfdata_attr *attrs, size_t n)
+{
+	size_t	 i;
+
+	fbuf_u32(b, (uint32_t)n);
+	fbuf_u32(b, PERF_FILE_ATTR_SIZE);
+	for (i = 0; i < n; i++) {
+		struct perf_event_attr a;
+
+		attr_for_file(&a, &attrs[i].attr);
+		fbuf_put(b, &a, PERF_FILE_ATTR_SIZE);
+		fbuf_u32(b, (uint32_t)attrs[i].nids);
+		fbuf_string(b, attrs[i].name);
+		fbuf_put(b, attrs[i].ids, attrs[i].nids * sizeof(uint64_t));
+	}
+}
+
+/* Append payload of feature FEAT to B; returns 1 if the feature is present. */
+static int
+feat_payload(struct fbuf *b, int feat, const struct perfdata_attr *attrs,
+    size_t nattrs, const struct perfdata_meta *m,
+    const struct perfdata_buildid *bids, size_t nbids)
+{
+	int	 i;
+
+	switch (feat) {
+	case HEADER_BUILD_ID:
+		feat_build_id(b, bids, nbids);
+		return 1;
+	case HEADER_HOSTNAME:
+		fbuf_string(b, m->hostname ? m->hostname : "");
+		return 1;
+	case HEADER_OSRELEASE:
+		fbuf_string(b, m->osrelease ? m->osrelease : "");
+		return 1;
+	case HEADER_VERSION:
+		fbuf_string(b, m->version ? m->version : "");
+		return 1;
+	case HEADER_ARCH:
+		fbuf_string(b, m->arch ? m->arch : "");
+		return 1;
+	case HEADER_NRCPUS:
+		fbuf_u32(b, m->nr_cpus_avail);
+		fbuf_u32(b, m->nr_cpus_online);
+		return 1;
+	case HEADER_CPUDESC:
+		if (m->cpudesc == NULL)
+			return 0;
+		fbuf_string(b, m->cpudesc);
+		return 1;
+	case HEADER_TOTAL_MEM:
+		if (m->total_mem_kb == 0)
+			return 0;
+		fbuf_u64(b, m->total_mem_kb);
+		return 1;
+	case HEADER_CMDLINE:
+		fbuf_u32(b, (uint32_t)m->argc);
+		for (i = 0; i < m->argc; i++)
+			fbuf_string(b, m->argv[i]);
+		return 1;
+	case HEADER_EVENT_DESC:
+		feat_event_desc(b, attrs, nattrs);
+		return 1;
+	case HEADER_SAMPLE_TIME:
+		if (m->first_time == 0 && m->last_time == 0)
+			return 0;
+		fbuf_u64(b, m->first_time);
+		fbuf_u64(b, m->last_time);
+		return 1;
+	case HEADER_CLOCKID:
+		if (m->clockid < 0)
+			return 0;
+		fbuf_u64(b, m->clockid_res_ns);
+		return 1;
+	case HEADER_CLOCK_DATA:
+		if (m->clockid < 0)
+			return 0;
+		fbuf_u32(b, 1);		/* data version */
+		fbuf_u32(b, (uint32_t)m->clockid);
+		fbuf_u64(b, m->clock_wall_ns);
+		fbuf_u64(b, m->clock_ref_ns);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int
+perfdata_finish(struct perfdata *pd, const struct perfdata_attr *attrs, size_t nattrs,
+    const struct perfdata_meta *m, const struct perfdata_buildid *bids, size_t nbids)
+{
+	static const int feats[] = {
+		HEADER_BUILD_ID, HEADER_HOSTNAME, HEADER_OSRELEASE, HEADER_VERSION,
+		HEADER_ARCH, HEADER_NRCPUS, HEADER_CPUDESC, HEADER_TOTAL_MEM,
+		HEADER_CMDLINE, HEADER_EVENT_DESC, HEADER_SAMPLE_TIME,
+		HEADER_CLOCKID, HEADER_CLOCK_DATA,
+	};
+	const size_t	 nf = sizeof(feats) / sizeof(feats[0]);
+	struct perf_file_header h;
+	struct perf_file_section secs[sizeof(feats) / sizeof(feats[0])];
+	struct fbuf	 payload = { 0 }, one = { 0 };
+	uint64_t	 feat_off, pos;
+	size_t		 i, nsec = 0;
+	int		 rc;
+
+	if ((rc = perfdata_flush(pd)) < 0)
+		goto out;
+	header_init(&h, 0, nattrs, pd->data_offset);
+	h.attrs.offset = PERF_FILE_HEADER_SIZE;
+	for (i = 0; i < nattrs; i++)
+		h.attrs.offset += attrs[i].nids * sizeof(uint64_t);
+	h.data.size = pd->data_size;
+
+	/* Count present features first: the section table precedes the payloads. */
+	for (i = 0; i < nf; i++) {
+		one.len = 0;
+		if (feat_payload(&one, feats[i], attrs, nattrs, m, bids, nbids))
+			nsec++;
+	}
+	feat_off = pd->data_offset + pd->data_size;
+	pos = feat_off + nsec * sizeof(struct perf_file_section);
+	nsec = 0;
+	for (i = 0; i < nf; i++) {
+		size_t	 before = payload.len;
+
+		if (!feat_payload(&payload, feats[i], attrs, nattrs, m, bids, nbids))
+			continue;
+		secs[nsec].offset = pos + before;
+		secs[nsec].size = payload.len - before;
+		nsec++;
+		h.adds_features[feats[i] / 64] |= 1ULL << (feats[i] % 64);
+	}
+	if (payload.oom || one.oom) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = pwrite_all(pd->fd, secs, nsec * sizeof(secs[0]), (off_t)feat_off)) < 0 ||
+	    (rc = pwrite_all(pd->fd, payload.p, payload.len, (off_t)pos)) < 0)
+		goto out;
+	if (ftruncate(pd->fd, (off_t)(pos + payload.len)) == -1) {
+		rc = -errno;
+		goto out;
+	}
+	if (fdatasync(pd->fd) == -1 && errno != EINVAL) {
+		rc = -errno;
+		goto out;
+	}
+	/* The header last: until it lands the file reads as unfinished. */
+	if ((rc = pwrite_all(pd->fd, &h, sizeof(h), 0)) < 0)
+		goto out;
+	if (fdatasync(pd->fd) == -1 && errno != EINVAL)
+		rc = -errno;
+out:
+	free(payload.p);
+	free(one.p);
+	perfdata_close(pd);
+	return rc;
+}
+
+void
+perfdata_close(struct perfdata *pd)
+{
+	if (pd->fd >= 0)
+		close(pd->fd);
+	pd->fd = -1;
+	free(pd->buf);
+	pd->buf = NULL;
+}
+
+/* --- reading ------------------------------------------------------------ */
+
+static int
+pread_all(int fd, void *buf, size_t len, off_t off)
+{
+	uint8_t	*p = buf;
+
+	while (len > 0) {
+		ssize_t n = pread(fd, p, len, off);
+
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= n;
+		off += n;
+	}
+	return 0;
+}
+
+int
+perfdata_open(struct perfdata_file *f, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	size_t	 i;
+	int	 rc;
+
+	memset(f, 0, sizeof(*f));
+	if ((f->fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(f->fd, &st) == -1 || pread_all(f->fd, &f->h, sizeof(f->h), 0) < 0) {
+		snprintf(err, errlen, "%s: cannot read the header", path);
+		goto fail;
+	}
+	f->file_size = (uint64_t)st.st_size;
+	if (f->h.magic != PERF_MAGIC2 || f->h.size != PERF_FILE_HEADER_SIZE) {
+		snprintf(err, errlen, "%s: not a perf.data file", path);
+		goto fail;
+	}
+	if (f->h.attr_size < 64 + sizeof(struct perf_file_section) ||
+	    f->h.attr_size > 4096 || f->h.attrs.size % f->h.attr_size != 0 ||
+	    f->h.attrs.offset > f->file_size ||
+	    f->h.attrs.size > f->file_size - f->h.attrs.offset ||
+	    f->h.data.offset > f->file_size) {
+		snprintf(err, errlen, "%s: corrupt header", path);
+		goto fail;
+	}
+	f->nattrs = f->h.attrs.size / f->h.attr_size;
+	if (f->nattrs == 0 || f->nattrs > 1024) {
+		snprintf(err, errlen, "%s: bad attribute count", path);
+		goto fail;
+	}
+	if ((f->attrs = calloc(f->nattrs, sizeof(*f->attrs))) == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto fail;
+	}
+	for (i = 0; i < f->nattrs; i++) {
+		uint8_t	 raw[4096];
+		size_t	 asz = f->h.attr_size - sizeof(struct perf_file_section);
+
+		rc = pread_all(f->fd, raw, f->h.attr_size,
+		    (off_t)(f->h.attrs.offset + i * f->h.attr_size));
+		if (rc < 0) {
+			snprintf(err, errlen, "%s: cannot read attributes", path);
+			goto fail;
+		}
+		memcpy(&f->attrs[i].attr, raw,
+		    asz < sizeof(f->attrs[i].attr) ? asz : sizeof(f->attrs[i].attr));
+		memcpy(&f->attrs[i].ids, raw + asz, sizeof(f->attrs[i].ids));
+	}
+	return 0;
+fail:
+	perfdata_file_close(f);
+	return -1;
+}
+
+void
+perfdata_file_close(struct perfdata_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	free(f->attrs);
+	f->attrs = NULL;
+}
+
+int64_t
+perfdata_walk(struct perfdata_file *f, perfdata_record_fn cb, void *arg)
+{
+	uint64_t end, pos = f->h.data.offset;
+	uint8_t	 rec[65536];
+
+	end = f->h.data.size != 0 ? f->h.data.offset + f->h.data.size : f->file_size;
+	if (end > f->file_size)
+		end = f->file_size;
+	while (pos + sizeof(struct perf_event_header) <= end) {
+		struct perf_event_header *h = (struct perf_event_header *)rec;
+
+		if (pread_all(f->fd, rec, sizeof(*h), (off_t)pos) < 0)
+			return -1;
+		if (h->size < sizeof(*h) || pos + h->size > end)
+			break;	/* torn or garbage: stop at the last whole record */
+		if (pread_all(f->fd, rec + sizeof(*h), h->size - sizeof(*h),
+		    (off_t)(pos + sizeof(*h))) < 0)
+			return -1;
+		if (cb != NULL && cb(h, arg) != 0)
+			break;
+		pos += h->size;
+	}
+	return (int64_t)(pos - f->h.data.offset);
+}
+
+int
+perfdata_feature(struct perfdata_file *f, int feat, struct perf_file_section *sec)
+{
+	uint64_t off = f->h.data.offset + f->h.data.size;
+	int	 bit, idx = 0;
+
+	if (feat <= 0 || feat >= HEADER_FEAT_BITS ||
+	    !(f->h.adds_features[feat / 64] & (1ULL << (feat % 64))))
+		return -1;
+	for (bit = 0; bit < feat; bit++)
+		if (f->h.adds_features[bit / 64] & (1ULL << (bit % 64)))
+			idx++;
+	if (pread_all(f->fd, sec, sizeof(*sec), (off_t)(off + idx * sizeof(*sec))) < 0)
+		return -1;
+	if (sec->offset > f->file_size || sec->size > f->file_size - sec->offset)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,95 @@
+/*
+ * perfdata.h - writing and reading perf.data files (file mode).
+ *
+ * A file is written in three steps, so that a crash at any point leaves
+ * something perf can read once repaired:
+ *
+ *   perfdata_create()   header (data.size = 0), ids, attrs: all known up front
+ *   perfdata_write()    records appended to the data section (buffered)
+ *   perfdata_finish()   feature sections after the data, then the header
+ *                       rewritten with data.size and the feature bitmap
+ *
+ *   offset 0     struct perf_file_header
+ *   104          u64 ids[] of each attr
+ *   ...          struct perf_file_attr attrs[]
+ *   data.offset  records ...
+ *   data.end     struct perf_file_section per feature bit, then payloads
+ */
+#ifndef PERFMAPD_PERFDATA_H
+#define PERFMAPD_PERFDATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "perf_abi.h"
+
+struct perfdata_attr {
+	struct perf_event_attr	 attr;
+	const char		*name;		/* "cpu-clock" */
+	const uint64_t		*ids;
+	size_t			 nids;
+};
+
+struct perfdata_buildid {
+	uint8_t		 id[BUILD_ID_MAX];
+	uint8_t		 size;
+	int		 kernel;		/* kernel or module: misc KERNEL, else USER */
+	const char	*filename;
+};
+
+struct perfdata_meta {
+	const char	*hostname, *osrelease, *arch, *version, *cpudesc;
+	uint32_t	 nr_cpus_avail, nr_cpus_online;
+	uint64_t	 total_mem_kb;
+	int		 argc;
+	char *const	*argv;
+	int		 clockid;		/* -1: none */
+	uint64_t	 clockid_res_ns;
+	uint64_t	 clock_wall_ns;		/* reference pair: wall clock ... */
+	uint64_t	 clock_ref_ns;		/* ... and clockid at the same moment */
+	uint64_t	 first_time, last_time;	/* HEADER_SAMPLE_TIME (0, 0: none) */
+};
+
+struct perfdata {
+	int		 fd;
+	uint64_t	 data_offset;
+	uint64_t	 data_size;		/* written + buffered */
+	uint8_t		*buf;
+	size_t		 buflen, bufcap;
+	int		 error;			/* sticky errno of a failed write */
+};
+
+int	perfdata_create(struct perfdata *, const char *path,
+	    const struct perfdata_attr *, size_t nattrs);
+int	perfdata_write(struct perfdata *, const void *, size_t);
+int	perfdata_flush(struct perfdata *);
+int	perfdata_finish(struct perfdata *, const struct perfdata_attr *, size_t nattrs,
+	    const struct perfdata_meta *, const struct perfdata_buildid *, size_t nbids);
+void	perfdata_close(struct perfdata *);	/* without finishing (error paths) */
+
+/* Reading, for tests, repair and the index rebuild. */
+struct perfdata_file {
+	int			 fd;
+	struct perf_file_header	 h;
+	uint64_t		 file_size;
+	size_t			 nattrs;
+	struct perf_file_attr	*attrs;
+};
+
+int	perfdata_open(struct perfdata_file *, const char *path, char *err, size_t errlen);
+void	perfdata_file_close(struct perfdata_file *);
+
+/*
+ * Walk the records of the data section (or up to the end of the file when
+ * data.size is 0, as after a crash).  CB gets each whole record; a torn
+ * last record stops the walk.  Returns the number of bytes of whole
+ * records, or -1 on I/O error.
+ */
+typedef int (*perfdata_record_fn)(const struct perf_event_header *, void *arg);
+int64_t	perfdata_walk(struct perfdata_file *, perfdata_record_fn, void *arg);
+
+/* A feature section's location; -1 if the feature is absent. */
+int	perfdata_feature(struct perfdata_file *, int feat, struct perf_file_section *);
+
+#endif

@@ -1,0 +1,454 @@
+/*
+ * record.c - decode and build perf records.  See record.h.
+ *
+ * Layout reminders (include/uapi/linux/perf_event.h):
+ *   sample_id trailer:  [TID u32 pid,tid] [TIME u64] [ID u64] [STREAM_ID u64]
+ *                       [CPU u32 cpu,res] [IDENTIFIER u64]
+ *   SAMPLE body:        [IDENTIFIER] [IP] [TID] [TIME] [ADDR] [ID] [STREAM_ID]
+ *                       [CPU] [PERIOD] [READ] [CALLCHAIN u64 nr, ips[nr]] ...
+ * This file depends on libc only: kernel-patch/'s static guest test links it.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "record.h"
+
+static uint64_t
+get_u64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint32_t
+get_u32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+size_t
+record_sample_id_size(const struct record_layout *l)
+{
+	uint64_t t = l->sample_type;
+	size_t	 n = 0;
+
+	if (!l->sample_id_all)
+		return 0;
+	if (t & PERF_SAMPLE_TID)
+		n += 8;
+	if (t & PERF_SAMPLE_TIME)
+		n += 8;
+	if (t & PERF_SAMPLE_ID)
+		n += 8;
+	if (t & PERF_SAMPLE_STREAM_ID)
+		n += 8;
+	if (t & PERF_SAMPLE_CPU)
+		n += 8;
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		n += 8;
+	return n;
+}
+
+static void
+decode_sample_id(const struct record_layout *l, const uint8_t *p,
+    struct record_sample_id *sid)
+{
+	uint64_t t = l->sample_type;
+
+	if (t & PERF_SAMPLE_TID) {
+		sid->pid = get_u32(p);
+		sid->tid = get_u32(p + 4);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_TIME) {
+		sid->time = get_u64(p);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_ID) {
+		sid->id = get_u64(p);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_STREAM_ID) {
+		sid->stream_id = get_u64(p);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_CPU) {
+		sid->cpu = get_u32(p);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		sid->id = get_u64(p);
+}
+
+void
+record_encode_sample_id(const struct record_layout *l,
+    const struct record_sample_id *sid, void *out)
+{
+	uint64_t t = l->sample_type;
+	uint8_t	*p = out;
+	uint32_t zero = 0;
+
+	if (!l->sample_id_all)
+		return;
+	if (t & PERF_SAMPLE_TID) {
+		memcpy(p, &sid->pid, 4);
+		memcpy(p + 4, &sid->tid, 4);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_TIME) {
+		memcpy(p, &sid->time, 8);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_ID) {
+		memcpy(p, &sid->id, 8);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_STREAM_ID) {
+		memcpy(p, &sid->stream_id, 8);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_CPU) {
+		memcpy(p, &sid->cpu, 4);
+		memcpy(p + 4, &zero, 4);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		memcpy(p, &sid->id, 8);
+}
+
+/* A NUL-terminated string at P, within END; NULL if unterminated. */
+static const char *
+get_string(const uint8_t *p, const uint8_t *end)
+{
+	if (p >= end || memchr(p, '\0', end - p) == NULL)
+		return NULL;
+	return (const char *)p;
+}
+
+static int
+decode_sample(const uint8_t *p, const uint8_t *end, const struct record_layout *l,
+    struct record *r)
+{
+	uint64_t t = l->sample_type;
+
+#define NEED(n) do { if ((size_t)(end - p) < (n)) return -EINVAL; } while (0)
+	if (t & PERF_SAMPLE_IDENTIFIER) {
+		NEED(8);
+		r->sid.id = get_u64(p);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_IP) {
+		NEED(8);
+		r->sample.ip = get_u64(p);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_TID) {
+		NEED(8);
+		r->sid.pid = get_u32(p);
+		r->sid.tid = get_u32(p + 4);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_TIME) {
+		NEED(8);
+		r->sid.time = get_u64(p);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_ADDR) {
+		NEED(8);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_ID) {
+		NEED(8);
+		r->sid.id = get_u64(p);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_STREAM_ID) {
+		NEED(8);
+		r->sid.stream_id = get_u64(p);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_CPU) {
+		NEED(8);
+		r->sid.cpu = get_u32(p);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_PERIOD) {
+		NEED(8);
+		r->sample.period = get_u64(p);
+		p += 8;
+	}
+	r->has_sid = 1;
+	if (t & PERF_SAMPLE_READ)
+		return 0;	/* variable layout we never ask for: stop here */
+	if (t & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr;
+
+		NEED(8);
+		nr = get_u64(p);
+		p += 8;
+		if (nr > (uint64_t)(end - p) / 8)
+			return -EINVAL;
+		r->sample.nr = nr;
+		r->sample.ips = (const uint64_t *)(const void *)p;
+	}
+#undef NEED
+	return 0;
+}
+
+static int
+decode_mmap(const uint8_t *p, const uint8_t *end, uint32_t type,
+    uint16_t misc, struct record_mmap *m)
+{
+	size_t	 fixed;
+
+	fixed = type == PERF_RECORD_MMAP ? 32 : type == PERF_RECORD_MMAP2 ? 64 : 88;
+	if ((size_t)(end - p) < fixed)
+		return -EINVAL;
+	m->pid = get_u32(p);
+	m->tid = get_u32(p + 4);
+	m->addr = get_u64(p + 8);
+	m->len = get_u64(p + 16);
+	m->pgoff = get_u64(p + 24);
+	p += 32;
+	if (type == PERF_RECORD_MMAP2 && (misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+		m->build_id_size = p[0];
+		if (m->build_id_size > BUILD_ID_MAX)
+			return -EINVAL;
+		memcpy(m->build_id, p + 4, BUILD_ID_MAX);
+		m->prot = get_u32(p + 24);
+		m->flags = get_u32(p + 28);
+		p += 32;
+	} else if (type != PERF_RECORD_MMAP) {
+		m->has_inode = 1;
+		m->maj = get_u32(p);
+		m->min = get_u32(p + 4);
+		m->ino = get_u64(p + 8);
+		m->ino_generation = get_u64(p + 16);
+		m->prot = get_u32(p + 24);
+		m->flags = get_u32(p + 28);
+		p += 32;
+		if (type == PERF_RECORD_MMAP3) {
+			m->build_id_size = p[0];
+			if (m->build_id_size > BUILD_ID_MAX)
+				return -EINVAL;
+			memcpy(m->build_id, p + 4, BUILD_ID_MAX);
+			p += 24;
+		}
+	}
+	if ((m->filename = get_string(p, end)) == NULL)
+		return -EINVAL;
+	return 0;
+}
+
+int
+record_decode(const void *buf, size_t len, const struct record_layout *l,
+    struct record *r)
+{
+	const struct perf_event_header *h = buf;
+	const uint8_t	*p = buf, *end;
+	size_t		 sidsz;
+	uint32_t	 type;
+
+	memset(r, 0, sizeof(*r));
+	if (len < sizeof(*h))
+		return -EINVAL;
+	r->type = type = h->type;
+	r->misc = h->misc;
+	r->size = h->size;
+	if (h->size < sizeof(*h) || h->size > len || (h->size & 7) != 0)
+		return -EINVAL;
+	end = p + h->size;
+	p += sizeof(*h);
+
+	if (type == PERF_RECORD_SAMPLE)
+		return decode_sample(p, end, l, r);
+	if (type >= PERF_RECORD_USER_TYPE_START)
+		return 0;	/* perf-tool records carry no sample_id */
+
+	sidsz = record_sample_id_size(l);
+	if (sidsz > 0) {
+		if ((size_t)(end - p) < sidsz)
+			return -EINVAL;
+		end -= sidsz;
+		decode_sample_id(l, end, &r->sid);
+		r->has_sid = 1;
+	}
+
+	switch (type) {
+	case PERF_RECORD_MMAP3:
+		if (!l->mmap3)
+			return 0;
+		/* FALLTHROUGH */
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return decode_mmap(p, end, type, r->misc, &r->mmap);
+	case PERF_RECORD_COMM:
+		if (end - p < 8)
+			return -EINVAL;
+		r->comm.pid = get_u32(p);
+		r->comm.tid = get_u32(p + 4);
+		if ((r->comm.comm = get_string(p + 8, end)) == NULL)
+			return -EINVAL;
+		return 0;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (end - p < 24)
+			return -EINVAL;
+		r->task.pid = get_u32(p);
+		r->task.ppid = get_u32(p + 4);
+		r->task.tid = get_u32(p + 8);
+		r->task.ptid = get_u32(p + 12);
+		r->task.time = get_u64(p + 16);
+		return 0;
+	case PERF_RECORD_LOST:
+		if (end - p < 16)
+			return -EINVAL;
+		r->lost.id = get_u64(p);
+		r->lost.lost = get_u64(p + 8);
+		return 0;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (end - p < 8)
+			return -EINVAL;
+		r->lost_samples.lost = get_u64(p);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* Copy NAME NUL-padded to 8 at P; returns the padded length. */
+static size_t
+put_name(uint8_t *p, const char *name)
+{
+	size_t	 n = strlen(name) + 1, padded = (n + 7) & ~(size_t)7;
+
+	memcpy(p, name, n);
+	memset(p + n, 0, padded - n);
+	return padded;
+}
+
+static size_t
+finish_record(uint8_t *out, size_t body, uint32_t type, uint16_t misc,
+    const struct record_layout *l, const struct record_sample_id *sid)
+{
+	struct perf_event_header h;
+	size_t	 sidsz = record_sample_id_size(l);
+
+	record_encode_sample_id(l, sid, out + body);
+	h.type = type;
+	h.misc = misc;
+	h.size = (uint16_t)(body + sidsz);
+	memcpy(out, &h, sizeof(h));
+	return body + sidsz;
+}
+
+static size_t
+build_mmap2(void *out, const struct record_mmap *m, uint16_t misc, int with_id,
+    const struct record_layout *l, const struct record_sample_id *sid)
+{
+	struct mmap2_record r;
+	uint8_t	*p = out;
+	size_t	 n;
+
+	memset(&r, 0, sizeof(r));
+	r.pid = m->pid;
+	r.tid = m->tid;
+	r.addr = m->addr;
+	r.len = m->len;
+	r.pgoff = m->pgoff;
+	if (with_id) {
+		r.build_id_size = m->build_id_size;
+		memcpy(r.build_id, m->build_id, m->build_id_size);
+		misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+	} else {
+		r.maj = m->maj;
+		r.min = m->min;
+		r.ino = m->ino;
+		r.ino_generation = m->ino_generation;
+		misc &= ~PERF_RECORD_MISC_MMAP_BUILD_ID;
+	}
+	r.prot = m->prot;
+	r.flags = m->flags;
+	memcpy(p, &r, sizeof(r));
+	n = sizeof(r) + put_name(p + sizeof(r), m->filename);
+	return finish_record(p, n, PERF_RECORD_MMAP2, misc, l, sid);
+}
+
+size_t
+record_build_mmap2(void *out, const struct record_mmap *m, uint16_t misc,
+    const struct record_layout *l, const struct record_sample_id *sid)
+{
+	return build_mmap2(out, m, misc, m->build_id_size > 0, l, sid);
+}
+
+size_t
+record_build_mmap2_plain(void *out, const struct record_mmap *m, uint16_t misc,
+    const struct record_layout *l, const struct record_sample_id *sid)
+{
+	return build_mmap2(out, m, misc, 0, l, sid);
+}
+
+size_t
+record_build_mmap(void *out, const struct record_mmap *m, uint16_t misc,
+    const struct record_layout *l, const struct record_sample_id *sid)
+{
+	uint8_t	*p = out;
+	size_t	 n;
+
+	memcpy(p + 8, &m->pid, 4);
+	memcpy(p + 12, &m->tid, 4);
+	memcpy(p + 16, &m->addr, 8);
+	memcpy(p + 24, &m->len, 8);
+	memcpy(p + 32, &m->pgoff, 8);
+	n = 40 + put_name(p + 40, m->filename);
+	return finish_record(p, n, PERF_RECORD_MMAP, misc, l, sid);
+}
+
+size_t
+record_build_comm(void *out, uint32_t pid, uint32_t tid, const char *comm,
+    uint16_t misc, const struct record_layout *l, const struct record_sample_id *sid)
+{
+	uint8_t	*p = out;
+	size_t	 n;
+
+	memcpy(p + 8, &pid, 4);
+	memcpy(p + 12, &tid, 4);
+	n = 16 + put_name(p + 16, comm);
+	return finish_record(p, n, PERF_RECORD_COMM, misc, l, sid);
+}
+
+const char *
+record_type_name(uint32_t type, const struct record_layout *l)
+{
+	static const char *const names[] = {
+		[PERF_RECORD_MMAP] = "MMAP", [PERF_RECORD_LOST] = "LOST",
+		[PERF_RECORD_COMM] = "COMM", [PERF_RECORD_EXIT] = "EXIT",
+		[PERF_RECORD_THROTTLE] = "THROTTLE",
+		[PERF_RECORD_UNTHROTTLE] = "UNTHROTTLE",
+		[PERF_RECORD_FORK] = "FORK", [PERF_RECORD_READ] = "READ",
+		[PERF_RECORD_SAMPLE] = "SAMPLE", [PERF_RECORD_MMAP2] = "MMAP2",
+		[PERF_RECORD_AUX] = "AUX", [PERF_RECORD_ITRACE_START] = "ITRACE_START",
+		[PERF_RECORD_LOST_SAMPLES] = "LOST_SAMPLES",
+		[PERF_RECORD_SWITCH] = "SWITCH",
+		[PERF_RECORD_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE",
+		[PERF_RECORD_NAMESPACES] = "NAMESPACES",
+		[PERF_RECORD_KSYMBOL] = "KSYMBOL", [PERF_RECORD_BPF_EVENT] = "BPF_EVENT",
+		[PERF_RECORD_CGROUP] = "CGROUP", [PERF_RECORD_TEXT_POKE] = "TEXT_POKE",
+		[PERF_RECORD_AUX_OUTPUT_HW_ID] = "AUX_OUTPUT_HW_ID",
+	};
+
+	if (type == PERF_RECORD_MMAP3 && l != NULL && l->mmap3)
+		return "MMAP3";
+	if (type == PERF_RECORD_FINISHED_ROUND)
+		return "FINISHED_ROUND";
+	if (type == PERF_RECORD_FINISHED_INIT)
+		return "FINISHED_INIT";
+	if (type < sizeof(names) / sizeof(names[0]) && names[type] != NULL)
+		return names[type];
+	return "UNKNOWN";
+}

@@ -1,0 +1,128 @@
+/*
+ * record.h - decoding perf records (from a ring or a perf.data file) into a
+ * flat struct.  The decoder never trusts a record: every length is checked
+ * against header.size, and a record that does not fit its type is refused
+ * with -EINVAL, not read past.
+ *
+ * What follows the body of a non-sample record (sample_id_all) and the body
+ * of a SAMPLE depend on the event's sample_type; struct record_layout
+ * carries that.  perfmapd always uses PERF_SAMPLE_IDENTIFIER, so the id is
+ * the first u64 of a sample and the last u64 of every other record.
+ */
+#ifndef PERFMAPD_RECORD_H
+#define PERFMAPD_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perf_abi.h"
+
+struct record_layout {
+	uint64_t	sample_type;
+	int		sample_id_all;
+	int		mmap3;		/* type 22 is MMAP3 (event opened with the mmap3 bit) */
+};
+
+struct record_sample_id {
+	uint32_t	pid, tid;	/* PERF_SAMPLE_TID */
+	uint64_t	time;		/* PERF_SAMPLE_TIME */
+	uint64_t	id;		/* PERF_SAMPLE_ID / IDENTIFIER */
+	uint64_t	stream_id;
+	uint32_t	cpu;		/* PERF_SAMPLE_CPU */
+};
+
+/* Where the build-id of a mapping came from. */
+enum buildid_source {
+	BID_NONE = 0,
+	BID_MMAP3,	/* MMAP3 record of a patched kernel */
+	BID_MMAP2,	/* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID */
+	BID_USER,	/* read from the file by perfmapd */
+	BID_KERNEL,	/* /sys/kernel/notes or /sys/module/.../notes */
+};
+
+struct record_mmap {
+	uint32_t	pid, tid;
+	uint64_t	addr, len, pgoff;
+	int		has_inode;		/* maj/min/ino valid (MMAP2 plain form, MMAP3) */
+	uint32_t	maj, min;
+	uint64_t	ino, ino_generation;
+	uint32_t	prot, flags;		/* MMAP2/MMAP3 only */
+	uint8_t		build_id_size;		/* 0: none in the record */
+	uint8_t		build_id[BUILD_ID_MAX];
+	const char	*filename;		/* points into the record, NUL-terminated */
+};
+
+struct record_sample {
+	uint64_t	ip;
+	uint64_t	period;
+	uint64_t	nr;			/* callchain length */
+	const uint64_t	*ips;			/* points into the record (unaligned-safe: records are 8-aligned) */
+};
+
+struct record {
+	uint32_t	type;
+	uint16_t	misc;
+	uint16_t	size;
+	int		has_sid;		/* sid valid (samples, or sample_id_all) */
+	struct record_sample_id sid;
+	union {
+		struct record_mmap	mmap;	/* MMAP, MMAP2, MMAP3 */
+		struct {
+			uint32_t	pid, tid;
+			const char	*comm;
+		} comm;
+		struct {
+			uint32_t	pid, ppid, tid, ptid;
+			uint64_t	time;
+		} task;				/* FORK, EXIT */
+		struct {
+			uint64_t	id, lost;
+		} lost;
+		struct {
+			uint64_t	lost;
+		} lost_samples;
+		struct record_sample	sample;
+	};
+};
+
+/* Size in bytes of the sample_id trailer for this layout (0 without sample_id_all). */
+size_t	record_sample_id_size(const struct record_layout *);
+
+/*
+ * Decode the record at BUF (LEN bytes available, at least header.size).
+ * Returns 0, or -EINVAL for a malformed record (too short for its type,
+ * unterminated string, callchain past the end, size not a multiple of 8).
+ * Unknown types decode to the header (and sample_id when possible) only.
+ */
+int	record_decode(const void *buf, size_t len, const struct record_layout *,
+	    struct record *);
+
+/* Write the sample_id trailer for SID into OUT (record_sample_id_size bytes). */
+void	record_encode_sample_id(const struct record_layout *,
+	    const struct record_sample_id *, void *out);
+
+/*
+ * Build an MMAP2 record with the build-id form of the union (what stock perf
+ * reads since 5.12) from a decoded mapping, into OUT (at least
+ * sizeof(struct mmap2_record) + PATH_MAX + 8 + sample_id size bytes).
+ * Returns the record's size.
+ */
+size_t	record_build_mmap2(void *out, const struct record_mmap *, uint16_t misc,
+	    const struct record_layout *, const struct record_sample_id *);
+
+/* Same for the plain (maj/min/ino) form, used when no build-id is known. */
+size_t	record_build_mmap2_plain(void *out, const struct record_mmap *, uint16_t misc,
+	    const struct record_layout *, const struct record_sample_id *);
+
+/* A plain MMAP record (what perf synthesizes for the kernel and modules). */
+size_t	record_build_mmap(void *out, const struct record_mmap *, uint16_t misc,
+	    const struct record_layout *, const struct record_sample_id *);
+
+/* A COMM record. */
+size_t	record_build_comm(void *out, uint32_t pid, uint32_t tid, const char *comm,
+	    uint16_t misc, const struct record_layout *, const struct record_sample_id *);
+
+/* Name of a record type ("MMAP2", "SAMPLE", ...), for logs and tests. */
+const char *record_type_name(uint32_t type, const struct record_layout *);
+
+#endif

@@ -1,0 +1,304 @@
+/*
+ * main.c - perfmapd: options, configuration, state directory, and the
+ * event loop that owns the rings, the timers and the signals.
+ *
+ *	start ─► config ─► state dir + lock ─► events open ─► /proc scan
+ *	      ─► first segment ─► READY=1 ─► loop ─► SIGTERM ─► last segment
+ *	         finished ─► exit 0
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <event2/event.h>
+#include <systemd/sd-daemon.h>
+
+#include "config.h"
+#include "log.h"
+#include "recorder.h"
+
+#define DEFAULT_CONFIG	"/etc/perfmapd/perfmapd.conf"
+
+struct daemon {
+	struct event_base *base;
+	struct config	 conf;
+	const char	*config_file;
+	int		 config_explicit;
+	char		 state_override[4096];
+	char		 socket_override[108];
+	struct recorder	 rec;
+	struct event	*drain_ev;
+	struct event	**cpu_evs;
+	int		 lockfd;
+};
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: perfmapd [-f|--foreground] [-c|--config FILE] "
+	    "[-n|--check-config] [-d|--debug]\n"
+	    "                [--state-dir DIR] [--socket PATH]\n");
+	exit(2);
+}
+
+static int
+copy_path(char *dst, size_t len, const char *src)
+{
+	if (strlen(src) >= len) {
+		fprintf(stderr, "perfmapd: %s: path too long\n", src);
+		return -1;
+	}
+	memcpy(dst, src, strlen(src) + 1);
+	return 0;
+}
+
+static void
+log_stats(struct daemon *d, const char *what)
+{
+	struct recorder_stats *s = &d->rec.st;
+
+	log_info("%s: samples=%llu records=%llu mmaps=%llu lost=%llu lost_samples=%llu "
+	    "bad=%llu write_errors=%llu bytes=%llu segments=%llu no_buildid=%llu",
+	    what, (unsigned long long)s->samples, (unsigned long long)s->records,
+	    (unsigned long long)s->mmaps, (unsigned long long)s->lost,
+	    (unsigned long long)s->lost_samples, (unsigned long long)s->bad_records,
+	    (unsigned long long)s->write_errors, (unsigned long long)s->bytes,
+	    (unsigned long long)s->segments, (unsigned long long)s->mmaps_no_id);
+}
+
+static void
+notify_status(struct daemon *d)
+{
+	struct recorder_stats *s = &d->rec.st;
+
+	sd_notifyf(0, "STATUS=recording (%s): %llu samples, %llu lost, %llu segments",
+	    events_mode_name(d->rec.ev.mode), (unsigned long long)s->samples,
+	    (unsigned long long)s->lost, (unsigned long long)s->segments);
+}
+
+static void
+ring_ready_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	recorder_drain(&d->rec);
+	recorder_check_rotate(&d->rec);
+}
+
+static void
+drain_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	recorder_drain(&d->rec);
+	recorder_check_rotate(&d->rec);
+	notify_status(d);
+	sd_notify(0, "WATCHDOG=1");
+}
+
+/* Apply a new configuration; what needs the events reopened waits for a restart. */
+static void
+reload(struct daemon *d)
+{
+	struct config nc;
+	char	 err[1024];
+
+	sd_notify(0, "RELOADING=1");
+	config_defaults(&nc);
+	if (access(d->config_file, F_OK) == 0 || d->config_explicit) {
+		if (config_load(&nc, d->config_file, err, sizeof(err)) < 0 ||
+		    config_validate(&nc, err, sizeof(err)) < 0) {
+			log_warnx("reload refused, old configuration kept: %s", err);
+			sd_notify(0, "READY=1");
+			return;
+		}
+	}
+	if (nc.frequency != d->conf.frequency || nc.event != d->conf.event ||
+	    nc.callchain != d->conf.callchain || nc.buildid_mode != d->conf.buildid_mode ||
+	    nc.ring_size != d->conf.ring_size || nc.wakeup_size != d->conf.wakeup_size ||
+	    strcmp(nc.state_dir, d->conf.state_dir) != 0)
+		log_warnx("reload: [record] and state_dir changes take effect at restart");
+	d->conf.rotate_size = nc.rotate_size;
+	d->conf.rotate_age_ms = nc.rotate_age_ms;
+	d->conf.keep_size = nc.keep_size;
+	d->conf.keep_count = nc.keep_count;
+	d->conf.keep_age_ms = nc.keep_age_ms;
+	log_info("configuration reloaded from %s", d->config_file);
+	sd_notify(0, "READY=1");
+}
+
+static void
+signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	switch (sig) {
+	case SIGTERM:
+	case SIGINT:
+		log_info("signal %d: stopping", (int)sig);
+		event_base_loopbreak(d->base);
+		break;
+	case SIGUSR2:
+		if (recorder_rotate(&d->rec, ROTATE_SIGNAL) == 0)
+			log_debug("rotated on SIGUSR2");
+		break;
+	case SIGHUP:
+		reload(d);
+		break;
+	case SIGUSR1:
+		log_stats(d, "statistics");
+		break;
+	}
+}
+
+static int
+lock_state(struct daemon *d, const char *dir, char *err, size_t errlen)
+{
+	char	 path[4200];
+
+	if (mkdir(dir, 0750) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "state directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/lock", dir);
+	if ((d->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640)) == -1) {
+		snprintf(err, errlen, "state directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (flock(d->lockfd, LOCK_EX | LOCK_NB) == -1) {
+		snprintf(err, errlen, "state directory %s is in use by another perfmapd", dir);
+		return -1;
+	}
+	if (ftruncate(d->lockfd, 0) == 0)
+		dprintf(d->lockfd, "%ld\n", (long)getpid());
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "check-config", no_argument, NULL, 'n' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "state-dir", required_argument, NULL, 'S' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 };
+	struct daemon	 d;
+	struct timeval	 tv;
+	char		 err[1024];
+	int		 ch, checkonly = 0, debug = 0, i;
+	size_t		 k;
+
+	memset(&d, 0, sizeof(d));
+	d.config_file = DEFAULT_CONFIG;
+	d.lockfd = -1;
+	while ((ch = getopt_long(argc, argv, "fc:ndh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			break;	/* always in the foreground: systemd or a shell runs us */
+		case 'c':
+			d.config_file = optarg;
+			d.config_explicit = 1;
+			break;
+		case 'n':
+			checkonly = 1;
+			break;
+		case 'd':
+			debug = 1;
+			break;
+		case 'S':
+			if (copy_path(d.state_override, sizeof(d.state_override), optarg) < 0)
+				return 2;
+			break;
+		case 's':
+			if (copy_path(d.socket_override, sizeof(d.socket_override), optarg) < 0)
+				return 2;
+			break;
+		case 'V':
+			printf("perfmapd %s\n", PERFMAPD_VERSION);
+			return 0;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	log_init("perfmapd", debug);
+
+	config_defaults(&d.conf);
+	if (d.config_explicit || access(d.config_file, F_OK) == 0) {
+		if (config_load(&d.conf, d.config_file, err, sizeof(err)) < 0) {
+			log_warnx("%s", err);
+			return 1;
+		}
+	}
+	if (d.state_override[0] != '\0')
+		snprintf(d.conf.state_dir, sizeof(d.conf.state_dir), "%s", d.state_override);
+	if (d.socket_override[0] != '\0')
+		snprintf(d.conf.socket_path, sizeof(d.conf.socket_path), "%s", d.socket_override);
+	if (config_validate(&d.conf, err, sizeof(err)) < 0) {
+		log_warnx("%s: %s", d.config_file, err);
+		return 1;
+	}
+	if (checkonly) {
+		if (debug)
+			config_dump(&d.conf, stdout);
+		fprintf(stderr, "configuration OK\n");
+		return 0;
+	}
+
+	if (lock_state(&d, d.conf.state_dir, err, sizeof(err)) < 0) {
+		log_warnx("%s", err);
+		return 1;
+	}
+	if (recorder_start(&d.rec, &d.conf, d.conf.state_dir, argc, argv, err,
+	    sizeof(err)) < 0) {
+		log_warnx("%s", err);
+		return 1;
+	}
+	if ((d.base = event_base_new()) == NULL)
+		fatalx("event_base_new failed");
+	if ((d.cpu_evs = calloc(d.rec.ev.ncpus, sizeof(*d.cpu_evs))) == NULL)
+		fatal("calloc");
+	for (i = 0; i < d.rec.ev.ncpus; i++) {
+		d.cpu_evs[i] = event_new(d.base, d.rec.ev.cpus[i].fd, EV_READ | EV_PERSIST,
+		    ring_ready_cb, &d);
+		if (d.cpu_evs[i] == NULL || event_add(d.cpu_evs[i], NULL) == -1)
+			fatalx("cannot watch the cpu %d ring", d.rec.ev.cpus[i].cpu);
+	}
+	for (k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++) {
+		struct event *se = evsignal_new(d.base, sigs[k], signal_cb, &d);
+
+		if (se == NULL || event_add(se, NULL) == -1)
+			fatalx("cannot handle signal %d", sigs[k]);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	d.drain_ev = event_new(d.base, -1, EV_PERSIST, drain_timer_cb, &d);
+	tv.tv_sec = (time_t)(d.conf.drain_interval_ms / 1000);
+	tv.tv_usec = (suseconds_t)(d.conf.drain_interval_ms % 1000) * 1000;
+	if (d.drain_ev == NULL || event_add(d.drain_ev, &tv) == -1)
+		fatalx("cannot start the drain timer");
+
+	log_info("recording into %s/segments", d.conf.state_dir);
+	sd_notify(0, "READY=1");
+	notify_status(&d);
+	event_base_dispatch(d.base);
+
+	sd_notify(0, "STOPPING=1");
+	recorder_stop(&d.rec);
+	log_stats(&d, "stopped");
+	return 0;
+}

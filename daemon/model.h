@@ -1,0 +1,65 @@
+/*
+ * model.h - the daemon's in-memory picture of the machine: every live
+ * process with its threads' names and its executable mappings (with their
+ * build-ids), kept up to date from MMAP2/MMAP3/COMM/FORK/EXIT records.
+ * Each new segment starts with this state synthesized as records, so a
+ * segment is self-contained without rescanning /proc.
+ */
+#ifndef PERFMAPD_MODEL_H
+#define PERFMAPD_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+
+struct model_map {
+	uint64_t	 addr, len, pgoff;
+	uint32_t	 prot, flags;
+	uint32_t	 maj, min;
+	uint64_t	 ino, ino_generation;
+	uint8_t		 build_id[BUILD_ID_MAX];
+	uint8_t		 build_id_size;
+	uint8_t		 source;	/* enum buildid_source */
+	char		*filename;	/* owned */
+};
+
+struct model_thread {
+	uint32_t	 tid;
+	char		 comm[16];
+};
+
+struct model_proc {
+	struct model_proc *next;	/* hash chain */
+	uint32_t	 pid;
+	struct model_thread *threads;
+	size_t		 nthreads, cthreads;
+	struct model_map *maps;		/* sorted by addr, non-overlapping */
+	size_t		 nmaps, cmaps;
+};
+
+struct model {
+	struct model_proc **buckets;
+	size_t		 nbuckets;
+	size_t		 nprocs;
+	size_t		 nmaps;
+};
+
+int	model_init(struct model *);
+void	model_free(struct model *);
+
+struct model_proc *model_find(struct model *, uint32_t pid);
+/* The thread's name, or NULL. */
+const char *model_comm(struct model *, uint32_t pid, uint32_t tid);
+
+/* Record a mapping (replaces whatever it overlaps).  Returns 0 or -ENOMEM. */
+int	model_add_map(struct model *, const struct record_mmap *, uint8_t source);
+int	model_set_comm(struct model *, uint32_t pid, uint32_t tid, const char *comm, int exec);
+int	model_fork(struct model *, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid);
+void	model_exit(struct model *, uint32_t pid, uint32_t tid);
+
+/* Visit every process (in no particular order). */
+typedef int (*model_proc_fn)(struct model_proc *, void *arg);
+int	model_foreach(struct model *, model_proc_fn, void *arg);
+
+#endif

@@ -1,0 +1,466 @@
+/*
+ * recorder.c - the recording core.
+ *
+ * Every wake-up drains every ring (perf's FINISHED_ROUND contract: a round
+ * marker promises that no later record is older than the previous round,
+ * which holds only if all rings were read), processes each record, and
+ * writes it to the current segment:
+ *
+ *	SAMPLE            counted, written unchanged
+ *	MMAP2 (+id)       model updated, build-id noted for the header table
+ *	MMAP2 (no id)     build-id read from the file (bidres), record rewritten
+ *	                  in the build-id form so perf keys the map by contents
+ *	MMAP3             decoded, rewritten as MMAP2 + build-id (stock perf
+ *	                  does not know MMAP3)
+ *	COMM/FORK/EXIT    model updated, written unchanged
+ *	LOST*             counted, written unchanged
+ *
+ * Rotation cuts time, not the byte stream: at T (a little in the past, so
+ * that records stamped before T are surely visible in the rings) the rings
+ * are drained; records stamped before T finish the old segment, the others
+ * are held back, the new segment is opened with the synthesized state, and
+ * the held records follow.  Each record lands in exactly one segment, and
+ * consecutive segments cover [start, T) and [T, ...).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysinfo.h>
+#include <sys/utsname.h>
+
+#include "log.h"
+#include "recorder.h"
+
+/* How far in the past a rotation cuts: longer than any record takes to land. */
+#define ROTATE_MARGIN_NS	(20ULL * 1000 * 1000)
+
+uint64_t
+recorder_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+wall_at(uint64_t mono)
+{
+	struct timespec w, m;
+	uint64_t wn, mn;
+
+	clock_gettime(CLOCK_REALTIME, &w);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	wn = (uint64_t)w.tv_sec * 1000000000ULL + (uint64_t)w.tv_nsec;
+	mn = (uint64_t)m.tv_sec * 1000000000ULL + (uint64_t)m.tv_nsec;
+	return wn - (mn - mono);
+}
+
+static void
+seg_write(struct recorder *r, const void *buf, size_t len)
+{
+	int	 rc;
+
+	if (!r->seg.open)
+		return;
+	if ((rc = segment_write(&r->seg, buf, len)) < 0) {
+		r->st.write_errors++;
+		if (!r->disk_error_logged) {
+			errno = -rc;
+			log_warn("%s: write", r->seg.partial);
+			r->disk_error_logged = 1;
+		}
+		return;
+	}
+	r->st.bytes += len;
+	r->wrote = 1;
+}
+
+static void
+handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record *rec)
+{
+	struct record_mmap *m = &rec->mmap;
+	uint8_t	 source = BID_NONE;
+	int	 rewrite = 0;
+	size_t	 n;
+
+	r->st.mmaps++;
+	r->seg.mmaps++;
+	if (m->pid == (uint32_t)-1) {		/* kernel: written as is */
+		seg_write(r, h, h->size);
+		return;
+	}
+	if (m->build_id_size > 0) {
+		source = rec->type == PERF_RECORD_MMAP3 ? BID_MMAP3 : BID_MMAP2;
+		r->st.mmaps_kernel_id++;
+	} else if (bidres_is_file(m->filename)) {
+		if (bidres_resolve(&r->bidres, m) > 0) {
+			source = BID_USER;
+			r->st.mmaps_user_id++;
+			rewrite = 1;
+		} else
+			r->st.mmaps_no_id++;
+	}
+	if (rec->type == PERF_RECORD_MMAP3)
+		rewrite = 1;
+	if (model_add_map(&r->model, m, source) < 0)
+		log_warnx("model: out of memory");
+	if (m->build_id_size > 0)
+		segment_add_buildid(&r->seg, m->filename, m->build_id, m->build_id_size, 0);
+	if (!rewrite || strlen(m->filename) >= PATH_MAX) {
+		seg_write(r, h, h->size);
+		return;
+	}
+	n = m->build_id_size > 0 ?
+	    record_build_mmap2(r->scratch, m, rec->misc, &r->ev.layout, &rec->sid) :
+	    record_build_mmap2_plain(r->scratch, m, rec->misc, &r->ev.layout, &rec->sid);
+	seg_write(r, r->scratch, n);
+}
+
+static void
+process_record(struct recorder *r, const struct perf_event_header *h, struct record *rec)
+{
+	r->st.records++;
+	switch (rec->type) {
+	case PERF_RECORD_SAMPLE:
+		r->st.samples++;
+		r->seg.samples++;
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		handle_mmap(r, h, rec);
+		return;
+	case PERF_RECORD_MMAP3:
+		if (r->ev.layout.mmap3) {
+			handle_mmap(r, h, rec);
+			return;
+		}
+		break;
+	case PERF_RECORD_COMM:
+		model_set_comm(&r->model, rec->comm.pid, rec->comm.tid, rec->comm.comm,
+		    (rec->misc & PERF_RECORD_MISC_COMM_EXEC) != 0);
+		break;
+	case PERF_RECORD_FORK:
+		model_fork(&r->model, rec->task.pid, rec->task.ppid, rec->task.tid,
+		    rec->task.ptid);
+		break;
+	case PERF_RECORD_EXIT:
+		model_exit(&r->model, rec->task.pid, rec->task.tid);
+		break;
+	case PERF_RECORD_LOST:
+		r->st.lost += rec->lost.lost;
+		r->seg.lost += rec->lost.lost;
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		r->st.lost_samples += rec->lost_samples.lost;
+		break;
+	default:
+		break;
+	}
+	seg_write(r, h, h->size);
+}
+
+static int
+hold_record(struct recorder *r, const struct perf_event_header *h)
+{
+	if (r->holdlen + h->size > r->holdcap) {
+		size_t	 ncap = r->holdcap ? r->holdcap * 2 : 1 << 20;
+		uint8_t	*np;
+
+		while (ncap < r->holdlen + h->size)
+			ncap *= 2;
+		if ((np = realloc(r->hold, ncap)) == NULL)
+			return -ENOMEM;
+		r->hold = np;
+		r->holdcap = ncap;
+	}
+	memcpy(r->hold + r->holdlen, h, h->size);
+	r->holdlen += h->size;
+	return 0;
+}
+
+static void
+ring_record_cb(const struct perf_event_header *h, void *arg)
+{
+	struct recorder *r = arg;
+	struct record rec;
+
+	if (record_decode(h, h->size, &r->ev.layout, &rec) < 0) {
+		r->st.bad_records++;
+		return;
+	}
+	if (r->split != 0 && rec.has_sid && rec.sid.time >= r->split &&
+	    hold_record(r, h) == 0)
+		return;
+	process_record(r, h, &rec);
+}
+
+static void
+write_round(struct recorder *r)
+{
+	struct perf_event_header fr = { PERF_RECORD_FINISHED_ROUND, 0, sizeof(fr) };
+
+	if (!r->wrote || !r->seg.open)
+		return;
+	if (segment_write(&r->seg, &fr, sizeof(fr)) == 0)
+		r->st.bytes += sizeof(fr);
+	r->wrote = 0;
+	if (perfdata_flush(&r->seg.pd) < 0 && !r->disk_error_logged) {
+		log_warnx("%s: write failed, records are being dropped", r->seg.partial);
+		r->disk_error_logged = 1;
+	}
+}
+
+uint64_t
+recorder_drain(struct recorder *r)
+{
+	uint64_t n = 0;
+	int	 i;
+
+	for (i = 0; i < r->ev.ncpus; i++)
+		n += ring_read(&r->ev.cpus[i].ring, ring_record_cb, r);
+	write_round(r);
+	return n;
+}
+
+static void
+fill_meta(struct recorder *r, struct perfdata_meta *m, struct utsname *u,
+    char *host, size_t hostlen)
+{
+	struct sysinfo si;
+	struct timespec res;
+	uint64_t mono;
+
+	memset(m, 0, sizeof(*m));
+	uname(u);
+	if (gethostname(host, hostlen) == -1)
+		snprintf(host, hostlen, "%s", u->nodename);
+	m->hostname = host;
+	m->osrelease = u->release;
+	m->arch = u->machine;
+	m->version = "perfmapd " PERFMAPD_VERSION;
+	m->nr_cpus_avail = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
+	m->nr_cpus_online = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	if (sysinfo(&si) == 0)
+		m->total_mem_kb = (uint64_t)si.totalram * si.mem_unit / 1024;
+	m->argc = r->argc;
+	m->argv = r->argv;
+	m->clockid = CLOCK_MONOTONIC;
+	clock_getres(CLOCK_MONOTONIC, &res);
+	m->clockid_res_ns = (uint64_t)res.tv_nsec + (uint64_t)res.tv_sec * 1000000000ULL;
+	/* The reference pair at this segment's start: dates for its timestamps. */
+	mono = r->seg.t_start;
+	m->clock_ref_ns = mono;
+	m->clock_wall_ns = r->seg.wall_start_ns;
+}
+
+static int
+close_segment(struct recorder *r, uint64_t t_end)
+{
+	struct perfdata_meta meta;
+	struct utsname u;
+	char	 host[256];
+	size_t	 nbids = r->seg.bids.n;
+	int	 rc;
+
+	if (!r->seg.open)
+		return 0;
+	r->seg.t_end = t_end;
+	fill_meta(r, &meta, &u, host, sizeof(host));
+	if ((rc = segment_close(&r->seg, &r->attr, 1, &meta)) < 0) {
+		errno = -rc;
+		log_warn("%s: cannot finish segment", r->seg.partial);
+		return rc;
+	}
+	r->st.segments++;
+	snprintf(r->last_closed, sizeof(r->last_closed), "%s", r->seg.path);
+	log_info_field("SEGMENT", r->seg.path, "closed %s: %llu samples, %llu records, "
+	    "%llu lost, %zu build-ids", r->seg.path, (unsigned long long)r->seg.samples,
+	    (unsigned long long)r->seg.records, (unsigned long long)r->seg.lost, nbids);
+	return 0;
+}
+
+static int
+open_segment(struct recorder *r, uint64_t t_start)
+{
+	struct synth_stats ss;
+	int	 rc;
+
+	r->seq++;
+	rc = segment_open(&r->seg, r->segdir, r->seq, t_start, wall_at(t_start),
+	    &r->attr, 1);
+	if (rc < 0) {
+		errno = -rc;
+		log_warn("%s: cannot open a new segment", r->segdir);
+		return rc;
+	}
+	r->disk_error_logged = 0;
+	kinfo_free(&r->kinfo);
+	kinfo_load(&r->kinfo);
+	rc = synth_write(&r->seg, &r->model, &r->kinfo, &r->ev.layout, r->ev.ids[0],
+	    t_start, &ss);
+	if (rc < 0) {
+		errno = -rc;
+		log_warn("%s: writing the initial state", r->seg.partial);
+	}
+	log_debug("opened %s: %llu processes, %llu threads, %llu maps synthesized",
+	    r->seg.partial, (unsigned long long)ss.procs, (unsigned long long)ss.threads,
+	    (unsigned long long)ss.maps);
+	return 0;
+}
+
+int
+recorder_rotate(struct recorder *r, enum rotate_reason why)
+{
+	uint64_t now = recorder_now(), t;
+	struct record rec;
+	size_t	 off;
+	int	 rc;
+
+	/*
+	 * Cut a little in the past, but never before the segment began.  At
+	 * stop the events are already disabled and drained: nothing is held.
+	 */
+	t = now - ROTATE_MARGIN_NS;
+	if (t <= r->seg.t_start)
+		t = r->seg.t_start + 1;
+	if (why == ROTATE_STOP)
+		t = now;
+	else
+		r->split = t;
+	r->holdlen = 0;
+	recorder_drain(r);
+	r->split = 0;
+	rc = close_segment(r, t);
+	switch (why) {
+	case ROTATE_SIZE: r->st.rotations_size++; break;
+	case ROTATE_AGE: r->st.rotations_age++; break;
+	case ROTATE_SIGNAL: r->st.rotations_signal++; break;
+	case ROTATE_REQUEST: r->st.rotations_request++; break;
+	case ROTATE_STOP: break;
+	}
+	if (why != ROTATE_STOP) {
+		int	 orc = open_segment(r, t);
+
+		if (rc == 0)
+			rc = orc;
+	}
+	/* The held records, now in the segment they belong to (none after stop). */
+	for (off = 0; off < r->holdlen; off += ((struct perf_event_header *)(void *)(r->hold + off))->size) {
+		const struct perf_event_header *h = (const void *)(r->hold + off);
+
+		if (record_decode(h, h->size, &r->ev.layout, &rec) == 0)
+			process_record(r, h, &rec);
+	}
+	r->holdlen = 0;
+	write_round(r);
+	if (why != ROTATE_STOP)
+		segment_retention(r->segdir, r->conf->keep_count, r->conf->keep_size,
+		    r->conf->keep_age_ms);
+	return rc;
+}
+
+void
+recorder_check_rotate(struct recorder *r)
+{
+	const struct config *c = r->conf;
+
+	if (!r->seg.open) {
+		/* A segment could not be opened (disk full?): try again. */
+		if (open_segment(r, recorder_now()) == 0)
+			segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms);
+		return;
+	}
+	if (c->rotate_size != 0 && r->seg.pd.data_size >= c->rotate_size)
+		recorder_rotate(r, ROTATE_SIZE);
+	else if (c->rotate_age_ms != 0 &&
+	    recorder_now() - r->seg.t_start >= c->rotate_age_ms * 1000000ULL)
+		recorder_rotate(r, ROTATE_AGE);
+}
+
+static int
+mkdir_p(const char *dir, char *err, size_t errlen)
+{
+	if (mkdir(dir, 0750) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (access(dir, W_OK | X_OK) == -1) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
+recorder_start(struct recorder *r, const struct config *c, const char *state_dir,
+    int argc, char *const *argv, char *err, size_t errlen)
+{
+	uint64_t t0;
+	int	 i, n;
+
+	memset(r, 0, sizeof(*r));
+	r->conf = c;
+	r->argc = argc;
+	r->argv = argv;
+	if ((size_t)snprintf(r->segdir, sizeof(r->segdir), "%s/segments", state_dir) >=
+	    sizeof(r->segdir)) {
+		snprintf(err, errlen, "%s: state directory path too long", state_dir);
+		return -1;
+	}
+	if (mkdir_p(r->segdir, err, errlen) < 0)
+		return -1;
+	r->seq = segment_last_seq(r->segdir);
+	if (model_init(&r->model) < 0 || bidres_init(&r->bidres) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (events_open(&r->ev, c, err, errlen) < 0)
+		return -1;
+	r->attr.attr = r->ev.attr;
+	r->attr.name = r->ev.name;
+	r->attr.ids = r->ev.ids;
+	r->attr.nids = (size_t)r->ev.ncpus;
+
+	/* Enable before the scan: whatever changes during it is in the rings. */
+	r->start_mono_ns = t0 = recorder_now();
+	for (i = 0; i < r->ev.ncpus; i++)
+		if (ioctl(r->ev.cpus[i].fd, PERF_EVENT_IOC_ENABLE, 0) == -1) {
+			snprintf(err, errlen, "PERF_EVENT_IOC_ENABLE: %s", strerror(errno));
+			return -1;
+		}
+	n = synth_scan_proc(&r->model, &r->bidres);
+	log_info("build-id mode %s, event %s at %u Hz%s on %d CPUs; %d processes, "
+	    "%zu executable maps at start", events_mode_name(r->ev.mode), r->ev.name,
+	    c->frequency, c->callchain ? " with call chains" : "", r->ev.ncpus, n,
+	    r->model.nmaps);
+	if (open_segment(r, t0) < 0) {
+		snprintf(err, errlen, "%s: cannot create the first segment", r->segdir);
+		return -1;
+	}
+	return 0;
+}
+
+void
+recorder_stop(struct recorder *r)
+{
+	int	 i;
+
+	for (i = 0; i < r->ev.ncpus; i++)
+		ioctl(r->ev.cpus[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+	recorder_drain(r);
+	if (r->seg.open)
+		recorder_rotate(r, ROTATE_STOP);
+	events_close(&r->ev);
+	model_free(&r->model);
+	bidres_free(&r->bidres);
+	kinfo_free(&r->kinfo);
+	free(r->hold);
+	r->hold = NULL;
+}

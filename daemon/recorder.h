@@ -1,0 +1,79 @@
+/*
+ * recorder.h - the recording core: events and rings in, segments out.
+ */
+#ifndef PERFMAPD_RECORDER_H
+#define PERFMAPD_RECORDER_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "bidres.h"
+#include "config.h"
+#include "events.h"
+#include "model.h"
+#include "perfdata.h"
+#include "segment.h"
+#include "synth.h"
+
+struct recorder_stats {
+	uint64_t	 samples;
+	uint64_t	 records;
+	uint64_t	 mmaps;
+	uint64_t	 mmaps_kernel_id;	/* build-id came in the record */
+	uint64_t	 mmaps_user_id;		/* read by us */
+	uint64_t	 mmaps_no_id;		/* file mappings with no build-id */
+	uint64_t	 lost;			/* records the kernel dropped (LOST) */
+	uint64_t	 lost_samples;		/* LOST_SAMPLES */
+	uint64_t	 bad_records;		/* malformed, dropped */
+	uint64_t	 write_errors;		/* records that could not be written */
+	uint64_t	 bytes;			/* written to segments */
+	uint64_t	 segments;		/* closed */
+	uint64_t	 rotations_size, rotations_age, rotations_signal, rotations_request;
+};
+
+enum rotate_reason {
+	ROTATE_SIZE,
+	ROTATE_AGE,
+	ROTATE_SIGNAL,
+	ROTATE_REQUEST,		/* snapshot */
+	ROTATE_STOP,
+};
+
+struct recorder {
+	const struct config *conf;
+	char		 segdir[PATH_MAX];
+	struct events	 ev;
+	struct perfdata_attr attr;
+	struct model	 model;
+	struct bidres	 bidres;
+	struct kinfo	 kinfo;
+	struct segment	 seg;
+	uint64_t	 seq;
+	uint64_t	 split;		/* rotating: records at or after go to the next segment */
+	uint8_t		*hold;		/* those records, meanwhile */
+	size_t		 holdlen, holdcap;
+	uint8_t		 scratch[PATH_MAX + 512];
+	int		 wrote;		/* records written since the last round marker */
+	int		 argc;
+	char *const	*argv;
+	uint64_t	 start_mono_ns;
+	struct recorder_stats st;
+	char		 last_closed[PATH_MAX];
+	int		 disk_error_logged;
+};
+
+uint64_t recorder_now(void);	/* CLOCK_MONOTONIC ns, the events' clock */
+
+/* Open events, scan /proc, open the first segment; events are then enabled. */
+int	recorder_start(struct recorder *, const struct config *, const char *state_dir,
+	    int argc, char *const *argv, char *err, size_t errlen);
+/* Read every ring; returns the number of records read. */
+uint64_t recorder_drain(struct recorder *);
+/* Close the current segment at "now" and start the next; path of the closed one in last_closed. */
+int	recorder_rotate(struct recorder *, enum rotate_reason);
+/* Rotate if the size or age limit is reached. */
+void	recorder_check_rotate(struct recorder *);
+/* Disable events, drain, finish the segment. */
+void	recorder_stop(struct recorder *);
+
+#endif

@@ -1,0 +1,122 @@
+/*
+ * ring.c - the perf ring-buffer reader.
+ *
+ * The kernel produces at data_head, we consume at data_tail; both are
+ * free-running u64 byte counters, the offset in the buffer is pos & mask.
+ *
+ *	load_acquire(head) -> read records in [tail, head) -> store_release(tail)
+ *
+ * A pointer into the ring is only valid until the tail is stored, so the
+ * callback must copy what it keeps (the segment writer does).  A record
+ * that wraps past the end of the buffer is copied whole into scratch first.
+ * Damage is contained: a header whose size is impossible (smaller than a
+ * header, past head) means we lost sync; the pass skips to head and counts
+ * it as torn rather than interpreting garbage.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ring.h"
+
+int
+ring_init(struct ring *r, struct perf_event_mmap_page *meta, void *data, uint64_t size)
+{
+	memset(r, 0, sizeof(*r));
+	if (size == 0 || (size & (size - 1)) != 0)
+		return -EINVAL;
+	if ((r->scratch = malloc(65536)) == NULL)
+		return -ENOMEM;
+	r->meta = meta;
+	r->data = data;
+	r->size = size;
+	r->mask = size - 1;
+	return 0;
+}
+
+int
+ring_map(struct ring *r, int fd, uint64_t size)
+{
+	long	 page = sysconf(_SC_PAGESIZE);
+	size_t	 len = (size_t)size + (size_t)page;
+	void	*m;
+	int	 rc;
+
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	if ((rc = ring_init(r, m, (uint8_t *)m + page, size)) < 0) {
+		munmap(m, len);
+		return rc;
+	}
+	r->map = m;
+	r->maplen = len;
+	return 0;
+}
+
+void
+ring_unmap(struct ring *r)
+{
+	if (r->map != NULL)
+		munmap(r->map, r->maplen);
+	free(r->scratch);
+	memset(r, 0, sizeof(*r));
+}
+
+uint64_t
+ring_pending(const struct ring *r)
+{
+	return __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE) - r->meta->data_tail;
+}
+
+uint64_t
+ring_read(struct ring *r, ring_record_fn fn, void *arg)
+{
+	uint64_t head, tail, n = 0;
+
+	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	tail = r->meta->data_tail;
+	if (head - tail > r->size) {
+		/* Cannot happen with a well-behaved writer: resync at head. */
+		r->overruns++;
+		tail = head;
+	}
+	while (head - tail >= sizeof(struct perf_event_header)) {
+		const struct perf_event_header *h;
+		struct perf_event_header hdr;
+		uint64_t off = tail & r->mask;
+
+		if (off + sizeof(hdr) <= r->size)
+			memcpy(&hdr, r->data + off, sizeof(hdr));
+		else {
+			size_t first = r->size - off;
+
+			memcpy(&hdr, r->data + off, first);
+			memcpy((uint8_t *)&hdr + first, r->data, sizeof(hdr) - first);
+		}
+		if (hdr.size < sizeof(hdr) || hdr.size > head - tail) {
+			r->torn++;
+			tail = head;
+			break;
+		}
+		if (off + hdr.size <= r->size)
+			h = (const struct perf_event_header *)(const void *)(r->data + off);
+		else {
+			size_t first = r->size - off;
+
+			memcpy(r->scratch, r->data + off, first);
+			memcpy(r->scratch + first, r->data, hdr.size - first);
+			h = (const struct perf_event_header *)(const void *)r->scratch;
+			r->wrapped++;
+		}
+		fn(h, arg);
+		tail += hdr.size;
+		r->bytes += hdr.size;
+		n++;
+	}
+	r->records += n;
+	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}

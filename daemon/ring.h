@@ -1,0 +1,37 @@
+/*
+ * ring.h - reading one perf ring buffer (tools/lib/perf/mmap.c contract).
+ */
+#ifndef PERFMAPD_RING_H
+#define PERFMAPD_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+struct ring {
+	struct perf_event_mmap_page *meta;	/* page 0: data_head / data_tail */
+	uint8_t		*data;			/* 2^n bytes */
+	uint64_t	 size, mask;
+	void		*map;			/* whole mapping, NULL for a fake ring */
+	size_t		 maplen;
+	uint8_t		*scratch;		/* 64 KiB for records that wrap */
+	uint64_t	 records, bytes;	/* consumed */
+	uint64_t	 wrapped;		/* records copied because they wrapped */
+	uint64_t	 torn;			/* bad headers, the rest of the pass skipped */
+	uint64_t	 overruns;		/* head ran more than a ring ahead of tail */
+};
+
+/* Called for every whole record; the pointer is valid during the call only. */
+typedef void (*ring_record_fn)(const struct perf_event_header *, void *arg);
+
+int	ring_map(struct ring *, int fd, uint64_t size);
+/* A ring over caller-provided memory (unit tests). */
+int	ring_init(struct ring *, struct perf_event_mmap_page *, void *data, uint64_t size);
+void	ring_unmap(struct ring *);
+
+/* Consume everything up to data_head; returns the number of records read. */
+uint64_t ring_read(struct ring *, ring_record_fn, void *arg);
+/* Bytes waiting (head - tail). */
+uint64_t ring_pending(const struct ring *);
+
+#endif

@@ -1,0 +1,283 @@
+/*
+ * segment.c - segment files and retention.  See segment.h.
+ *
+ *	segment_open ──► NAME.partial (header with data.size 0, attrs)
+ *	segment_write ─► records (buffered)
+ *	segment_close ─► features + header, fsync, rename NAME.partial -> NAME
+ *
+ * A NAME.partial found at start-up is a segment torn by a crash: repair.c
+ * finishes it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "segment.h"
+
+static uint64_t
+fnv1a(const void *p, size_t n, uint64_t h)
+{
+	const uint8_t *b = p;
+
+	while (n-- > 0) {
+		h ^= *b++;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static int
+bidset_grow(struct bidset *s)
+{
+	struct bidset_entry *old = s->e;
+	size_t	 oldcap = s->cap, i;
+
+	s->cap = oldcap ? oldcap * 2 : 256;
+	if ((s->e = calloc(s->cap, sizeof(*s->e))) == NULL) {
+		s->e = old;
+		s->cap = oldcap;
+		return -ENOMEM;
+	}
+	for (i = 0; i < oldcap; i++) {
+		size_t j;
+
+		if (old[i].filename == NULL)
+			continue;
+		for (j = old[i].hash & (s->cap - 1); s->e[j].filename != NULL;
+		    j = (j + 1) & (s->cap - 1))
+			;
+		s->e[j] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+void
+bidset_free(struct bidset *s)
+{
+	size_t	 i;
+
+	for (i = 0; i < s->cap; i++)
+		free(s->e[i].filename);
+	free(s->e);
+	memset(s, 0, sizeof(*s));
+}
+
+int
+segment_add_buildid(struct segment *seg, const char *filename, const uint8_t *id,
+    uint8_t size, int kernel)
+{
+	struct bidset *s = &seg->bids;
+	uint64_t h;
+	size_t	 j;
+
+	if (size == 0 || size > BUILD_ID_MAX)
+		return 0;
+	h = fnv1a(id, size, fnv1a(filename, strlen(filename), 14695981039346656037ULL));
+	if ((s->n + 1) * 2 > s->cap && bidset_grow(s) < 0)
+		return -ENOMEM;
+	for (j = h & (s->cap - 1); s->e[j].filename != NULL; j = (j + 1) & (s->cap - 1))
+		if (s->e[j].hash == h && s->e[j].size == size &&
+		    memcmp(s->e[j].id, id, size) == 0 &&
+		    strcmp(s->e[j].filename, filename) == 0)
+			return 0;
+	if ((s->e[j].filename = strdup(filename)) == NULL)
+		return -ENOMEM;
+	s->e[j].hash = h;
+	memcpy(s->e[j].id, id, size);
+	s->e[j].size = size;
+	s->e[j].kernel = (uint8_t)kernel;
+	s->n++;
+	return 0;
+}
+
+int
+segment_open(struct segment *seg, const char *dir, uint64_t seq, uint64_t t_start,
+    uint64_t wall_start_ns, const struct perfdata_attr *attrs, size_t nattrs)
+{
+	struct tm tm;
+	time_t	 t = (time_t)(wall_start_ns / 1000000000ULL);
+	char	 stamp[32];
+	int	 rc;
+
+	memset(seg, 0, sizeof(*seg));
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	if ((size_t)snprintf(seg->path, sizeof(seg->path), "%s/perf-%06llu-%s.data",
+	    dir, (unsigned long long)seq, stamp) >= sizeof(seg->path) ||
+	    (size_t)snprintf(seg->partial, sizeof(seg->partial), "%s.partial",
+	    seg->path) >= sizeof(seg->partial))
+		return -ENAMETOOLONG;
+	if ((rc = perfdata_create(&seg->pd, seg->partial, attrs, nattrs)) < 0)
+		return rc;
+	seg->seq = seq;
+	seg->t_start = t_start;
+	seg->wall_start_ns = wall_start_ns;
+	seg->open = 1;
+	return 0;
+}
+
+int
+segment_write(struct segment *seg, const void *buf, size_t len)
+{
+	seg->records++;
+	return perfdata_write(&seg->pd, buf, len);
+}
+
+static int
+bid_cmp(const void *a, const void *b)
+{
+	const struct perfdata_buildid *x = a, *y = b;
+	int	 c = strcmp(x->filename, y->filename);
+
+	return c != 0 ? c : memcmp(x->id, y->id, BUILD_ID_MAX);
+}
+
+int
+segment_close(struct segment *seg, const struct perfdata_attr *attrs, size_t nattrs,
+    struct perfdata_meta *meta)
+{
+	struct perfdata_buildid *list;
+	size_t	 i, n = 0;
+	int	 rc;
+
+	if ((list = calloc(seg->bids.n + 1, sizeof(*list))) == NULL) {
+		segment_abandon(seg);
+		return -ENOMEM;
+	}
+	for (i = 0; i < seg->bids.cap; i++) {
+		struct bidset_entry *e = &seg->bids.e[i];
+
+		if (e->filename == NULL)
+			continue;
+		memcpy(list[n].id, e->id, e->size);
+		list[n].size = e->size;
+		list[n].kernel = e->kernel;
+		list[n].filename = e->filename;
+		n++;
+	}
+	qsort(list, n, sizeof(*list), bid_cmp);
+	meta->first_time = seg->t_start;
+	meta->last_time = seg->t_end;
+	rc = perfdata_finish(&seg->pd, attrs, nattrs, meta, list, n);
+	free(list);
+	if (rc == 0 && rename(seg->partial, seg->path) == -1)
+		rc = -errno;
+	seg->open = 0;
+	bidset_free(&seg->bids);
+	return rc;
+}
+
+void
+segment_abandon(struct segment *seg)
+{
+	perfdata_close(&seg->pd);
+	bidset_free(&seg->bids);
+	seg->open = 0;
+}
+
+/* Sequence number of a segment file name, 0 if it is not one. */
+static uint64_t
+name_seq(const char *name, int *partial)
+{
+	unsigned long long seq;
+	size_t	 len = strlen(name);
+	int	 n = 0;
+
+	if (sscanf(name, "perf-%llu-%*16[0-9TZ].data%n", &seq, &n) < 1 || n == 0)
+		return 0;
+	*partial = strcmp(name + n, ".partial") == 0;
+	if ((size_t)n != len && !*partial)
+		return 0;
+	return seq;
+}
+
+uint64_t
+segment_last_seq(const char *dir)
+{
+	DIR	*d;
+	struct dirent *de;
+	uint64_t max = 0, s;
+	int	 partial;
+
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		if ((s = name_seq(de->d_name, &partial)) > max)
+			max = s;
+	closedir(d);
+	return max;
+}
+
+struct segfile {
+	uint64_t seq;
+	uint64_t size;
+	time_t	 mtime;
+	char	 name[256];
+};
+
+static int
+segfile_cmp(const void *a, const void *b)
+{
+	const struct segfile *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int
+segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
+    uint64_t keep_age_ms)
+{
+	DIR		*d;
+	struct dirent	*de;
+	struct segfile	*v = NULL, *nv;
+	size_t		 n = 0, i;
+	uint64_t	 total = 0;
+	time_t		 now = time(NULL);
+	int		 deleted = 0, partial, dfd;
+
+	if ((d = opendir(dir)) == NULL)
+		return -errno;
+	dfd = dirfd(d);
+	while ((de = readdir(d)) != NULL) {
+		struct stat st;
+		uint64_t seq = name_seq(de->d_name, &partial);
+
+		if (seq == 0 || partial || fstatat(dfd, de->d_name, &st, 0) == -1)
+			continue;
+		if ((nv = reallocarray(v, n + 1, sizeof(*v))) == NULL)
+			break;
+		v = nv;
+		v[n].seq = seq;
+		v[n].size = (uint64_t)st.st_size;
+		v[n].mtime = st.st_mtime;
+		snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
+		total += v[n].size;
+		n++;
+	}
+	qsort(v, n, sizeof(*v), segfile_cmp);
+	for (i = 0; i < n; i++) {
+		int	 old = keep_age_ms != 0 &&
+		    (uint64_t)(now - v[i].mtime) * 1000 > keep_age_ms;
+
+		if (!((keep_count != 0 && n - i > keep_count) ||
+		    (keep_size != 0 && total > keep_size) || old))
+			break;
+		if (unlinkat(dfd, v[i].name, 0) == -1) {
+			log_warn("retention: unlink %s/%s", dir, v[i].name);
+			continue;
+		}
+		log_info_field("SEGMENT", v[i].name, "retention: deleted %s", v[i].name);
+		total -= v[i].size;
+		deleted++;
+	}
+	closedir(d);
+	free(v);
+	return deleted;
+}

@@ -1,0 +1,66 @@
+/*
+ * segment.h - one perf.data segment: created as NAME.partial, written as
+ * records arrive, finished (features, header) and renamed to NAME when it
+ * closes.  A closed segment is a complete perf.data file on its own.
+ */
+#ifndef PERFMAPD_SEGMENT_H
+#define PERFMAPD_SEGMENT_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "perfdata.h"
+
+struct bidset_entry {
+	uint64_t	 hash;
+	char		*filename;	/* NULL: empty slot */
+	uint8_t		 id[BUILD_ID_MAX];
+	uint8_t		 size;
+	uint8_t		 kernel;
+};
+
+/* The distinct (filename, build-id) pairs a segment references. */
+struct bidset {
+	struct bidset_entry *e;
+	size_t		 n, cap;
+};
+
+struct segment {
+	uint64_t	 seq;
+	char		 path[PATH_MAX];	/* final name */
+	char		 partial[PATH_MAX];	/* name while open */
+	struct perfdata	 pd;
+	int		 open;
+	uint64_t	 t_start, t_end;	/* CLOCK_MONOTONIC ns, [start, end) */
+	uint64_t	 wall_start_ns;		/* wall clock at t_start */
+	uint64_t	 samples, records, lost, mmaps;
+	struct bidset	 bids;
+};
+
+/* perf-000042-20261122T125535Z.data */
+int	segment_open(struct segment *, const char *dir, uint64_t seq,
+	    uint64_t t_start, uint64_t wall_start_ns,
+	    const struct perfdata_attr *, size_t nattrs);
+int	segment_write(struct segment *, const void *, size_t);
+int	segment_add_buildid(struct segment *, const char *filename,
+	    const uint8_t *id, uint8_t size, int kernel);
+/* Finish the file and rename it; META's first/last time are set from t_start/t_end. */
+int	segment_close(struct segment *, const struct perfdata_attr *, size_t nattrs,
+	    struct perfdata_meta *);
+/* Drop without finishing (fatal paths); the .partial stays for repair. */
+void	segment_abandon(struct segment *);
+
+/* Highest sequence number among DIR's segments (0 if none). */
+uint64_t segment_last_seq(const char *dir);
+
+/*
+ * Retention over DIR's closed segments, oldest first: delete while more
+ * than KEEP_COUNT, more than KEEP_SIZE bytes, or older than KEEP_AGE_MS
+ * (0 = no limit).  Returns the number deleted.
+ */
+int	segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
+	    uint64_t keep_age_ms);
+
+void	bidset_free(struct bidset *);
+
+#endif
