@@ -15,12 +15,13 @@
  *	COMM/FORK/EXIT    model updated, written unchanged
  *	LOST*             counted, written unchanged
  *
- * Rotation cuts time, not the byte stream: at T (a little in the past, so
- * that records stamped before T are surely visible in the rings) the rings
- * are drained; records stamped before T finish the old segment, the others
- * are held back, the new segment is opened with the synthesized state, and
- * the held records follow.  Each record lands in exactly one segment, and
- * consecutive segments cover [start, T) and [T, ...).
+ * Time is cut, not the byte stream.  A pass consumes only records stamped
+ * before now - MARGIN and leaves younger ones in the rings: a record takes
+ * far less than MARGIN from its time stamp to its place in the ring, so
+ * everything stamped before the limit has been seen.  A rotation at T =
+ * now - MARGIN then drains up to T, closes the segment as [start, T), and
+ * opens the next one at T with the model's state at T: each record lands in
+ * exactly one segment and the ranges neither overlap nor leave gaps.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,8 +38,10 @@
 #include "log.h"
 #include "recorder.h"
 
-/* How far in the past a rotation cuts: longer than any record takes to land. */
-#define ROTATE_MARGIN_NS	(20ULL * 1000 * 1000)
+/* How far behind now a pass reads: longer than any record takes to land. */
+#define DRAIN_MARGIN_NS		(20ULL * 1000 * 1000)
+/* A time stamp further ahead than this is garbage, not a reason to wait. */
+#define FUTURE_NS		(1000ULL * 1000 * 1000)
 
 uint64_t
 recorder_now(void)
@@ -167,25 +170,6 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 }
 
 static int
-hold_record(struct recorder *r, const struct perf_event_header *h)
-{
-	if (r->holdlen + h->size > r->holdcap) {
-		size_t	 ncap = r->holdcap ? r->holdcap * 2 : 1 << 20;
-		uint8_t	*np;
-
-		while (ncap < r->holdlen + h->size)
-			ncap *= 2;
-		if ((np = realloc(r->hold, ncap)) == NULL)
-			return -ENOMEM;
-		r->hold = np;
-		r->holdcap = ncap;
-	}
-	memcpy(r->hold + r->holdlen, h, h->size);
-	r->holdlen += h->size;
-	return 0;
-}
-
-static void
 ring_record_cb(const struct perf_event_header *h, void *arg)
 {
 	struct recorder *r = arg;
@@ -193,12 +177,13 @@ ring_record_cb(const struct perf_event_header *h, void *arg)
 
 	if (record_decode(h, h->size, &r->ev.layout, &rec) < 0) {
 		r->st.bad_records++;
-		return;
+		return 0;
 	}
-	if (r->split != 0 && rec.has_sid && rec.sid.time >= r->split &&
-	    hold_record(r, h) == 0)
-		return;
+	if (rec.has_sid && rec.sid.time >= r->limit &&
+	    rec.sid.time < r->limit + DRAIN_MARGIN_NS + FUTURE_NS)
+		return 1;	/* too young: next pass */
 	process_record(r, h, &rec);
+	return 0;
 }
 
 static void
@@ -217,16 +202,24 @@ write_round(struct recorder *r)
 	}
 }
 
-uint64_t
-recorder_drain(struct recorder *r)
+/* Consume every ring up to records stamped at LIMIT. */
+static uint64_t
+drain_until(struct recorder *r, uint64_t limit)
 {
 	uint64_t n = 0;
 	int	 i;
 
+	r->limit = limit;
 	for (i = 0; i < r->ev.ncpus; i++)
 		n += ring_read(&r->ev.cpus[i].ring, ring_record_cb, r);
 	write_round(r);
 	return n;
+}
+
+uint64_t
+recorder_drain(struct recorder *r)
+{
+	return drain_until(r, recorder_now() - DRAIN_MARGIN_NS);
 }
 
 static void
@@ -318,52 +311,30 @@ open_segment(struct recorder *r, uint64_t t_start)
 int
 recorder_rotate(struct recorder *r, enum rotate_reason why)
 {
-	uint64_t now = recorder_now(), t;
-	struct record rec;
-	size_t	 off;
-	int	 rc;
+	uint64_t t;
+	int	 rc, orc;
 
 	/*
-	 * Cut a little in the past, but never before the segment began.  At
-	 * stop the events are already disabled and drained: nothing is held.
+	 * Cut a little in the past (see the top of this file), but never
+	 * before the segment began.  At stop the events are disabled: read
+	 * everything.
 	 */
-	t = now - ROTATE_MARGIN_NS;
+	t = recorder_now() - (why == ROTATE_STOP ? 0 : DRAIN_MARGIN_NS);
 	if (t <= r->seg.t_start)
 		t = r->seg.t_start + 1;
-	if (why == ROTATE_STOP)
-		t = now;
-	else
-		r->split = t;
-	r->holdlen = 0;
-	recorder_drain(r);
-	r->split = 0;
+	drain_until(r, why == ROTATE_STOP ? UINT64_MAX - DRAIN_MARGIN_NS - FUTURE_NS : t);
 	rc = close_segment(r, t);
 	switch (why) {
 	case ROTATE_SIZE: r->st.rotations_size++; break;
 	case ROTATE_AGE: r->st.rotations_age++; break;
 	case ROTATE_SIGNAL: r->st.rotations_signal++; break;
 	case ROTATE_REQUEST: r->st.rotations_request++; break;
-	case ROTATE_STOP: break;
+	case ROTATE_STOP: return rc;
 	}
-	if (why != ROTATE_STOP) {
-		int	 orc = open_segment(r, t);
-
-		if (rc == 0)
-			rc = orc;
-	}
-	/* The held records, now in the segment they belong to (none after stop). */
-	for (off = 0; off < r->holdlen; off += ((struct perf_event_header *)(void *)(r->hold + off))->size) {
-		const struct perf_event_header *h = (const void *)(r->hold + off);
-
-		if (record_decode(h, h->size, &r->ev.layout, &rec) == 0)
-			process_record(r, h, &rec);
-	}
-	r->holdlen = 0;
-	write_round(r);
-	if (why != ROTATE_STOP)
-		segment_retention(r->segdir, r->conf->keep_count, r->conf->keep_size,
-		    r->conf->keep_age_ms);
-	return rc;
+	orc = open_segment(r, t);
+	segment_retention(r->segdir, r->conf->keep_count, r->conf->keep_size,
+	    r->conf->keep_age_ms);
+	return rc < 0 ? rc : orc;
 }
 
 void
@@ -454,13 +425,10 @@ recorder_stop(struct recorder *r)
 
 	for (i = 0; i < r->ev.ncpus; i++)
 		ioctl(r->ev.cpus[i].fd, PERF_EVENT_IOC_DISABLE, 0);
-	recorder_drain(r);
 	if (r->seg.open)
 		recorder_rotate(r, ROTATE_STOP);
 	events_close(&r->ev);
 	model_free(&r->model);
 	bidres_free(&r->bidres);
 	kinfo_free(&r->kinfo);
-	free(r->hold);
-	r->hold = NULL;
 }

@@ -49,9 +49,7 @@ struct recorder {
 	struct kinfo	 kinfo;
 	struct segment	 seg;
 	uint64_t	 seq;
-	uint64_t	 split;		/* rotating: records at or after go to the next segment */
-	uint8_t		*hold;		/* those records, meanwhile */
-	size_t		 holdlen, holdcap;
+	uint64_t	 limit;		/* this pass consumes records stamped before */
 	uint8_t		 scratch[PATH_MAX + 512];
 	int		 wrote;		/* records written since the last round marker */
 	int		 argc;

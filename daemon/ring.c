@@ -7,7 +7,9 @@
  *	load_acquire(head) -> read records in [tail, head) -> store_release(tail)
  *
  * A pointer into the ring is only valid until the tail is stored, so the
- * callback must copy what it keeps (the segment writer does).  A record
+ * callback must copy what it keeps (the segment writer does).  The callback
+ * may also leave a record (and all after it) in the ring for the next pass:
+ * the recorder does this with records younger than its time limit.  A record
  * that wraps past the end of the buffer is copied whole into scratch first.
  * Damage is contained: a header whose size is impossible (smaller than a
  * header, past head) means we lost sync; the pass skips to head and counts
@@ -111,7 +113,8 @@ ring_read(struct ring *r, ring_record_fn fn, void *arg)
 			h = (const struct perf_event_header *)(const void *)r->scratch;
 			r->wrapped++;
 		}
-		fn(h, arg);
+		if (fn(h, arg) != 0)
+			break;
 		tail += hdr.size;
 		r->bytes += hdr.size;
 		n++;

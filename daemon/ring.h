@@ -21,8 +21,12 @@ struct ring {
 	uint64_t	 overruns;		/* head ran more than a ring ahead of tail */
 };
 
-/* Called for every whole record; the pointer is valid during the call only. */
-typedef void (*ring_record_fn)(const struct perf_event_header *, void *arg);
+/*
+ * Called for every whole record; the pointer is valid during the call only.
+ * Returns 0 to consume the record, non-zero to stop before it (it stays in
+ * the ring and comes first in the next pass).
+ */
+typedef int (*ring_record_fn)(const struct perf_event_header *, void *arg);
 
 int	ring_map(struct ring *, int fd, uint64_t size);
 /* A ring over caller-provided memory (unit tests). */

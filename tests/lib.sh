@@ -1,0 +1,71 @@
+# tests/lib.sh - shared helpers for the integration tests (sourced).
+# Each test runs from the repo top, makes a scratch directory, and exits
+# 0 (pass), 77 (skip: prints "SKIP: why" first) or 1 (fail).
+
+set -u
+TOP=$(pwd)
+PERFMAPD=$TOP/perfmapd
+PERFMAPCTL=$TOP/perfmapctl
+T=$(mktemp -d /tmp/perfmapd-t.XXXXXX)
+DAEMON_PID=""
+
+cleanup() {
+	[ -n "$DAEMON_PID" ] && kill -9 "$DAEMON_PID" 2>/dev/null
+	[ -n "${BG_PIDS:-}" ] && kill $BG_PIDS 2>/dev/null
+	wait 2>/dev/null
+	[ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*"; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+note() { echo "-- $*"; }
+
+need_root() { [ "$(id -u)" = 0 ] || skip "needs root (perf_event_open system-wide)"; }
+need_perf() { command -v perf >/dev/null 2>&1 || skip "perf is not installed"; }
+
+# Can this machine open a system-wide cpu-clock event?  (perf stat is the witness.)
+need_events() {
+	need_root
+	perf stat -a -e cpu-clock -- true >/dev/null 2>&1 ||
+		skip "perf_event_open system-wide is not permitted here"
+}
+
+# Build a test program from tests/progs/NAME.c into $T/NAME (frame pointers on).
+build_prog() {
+	cc -O0 -g -fno-omit-frame-pointer -o "$T/$1" "$TOP/tests/progs/$1.c" ${2:-} ||
+		fail "cannot build tests/progs/$1.c"
+}
+
+# start_daemon CONFIG_TEXT: run perfmapd in the foreground with state in $T/state.
+start_daemon() {
+	printf '%s\n' "$1" > "$T/perfmapd.conf"
+	"$PERFMAPD" -f -d -c "$T/perfmapd.conf" --state-dir "$T/state" \
+		--socket "$T/control.sock" > "$T/daemon.log" 2>&1 &
+	DAEMON_PID=$!
+	for _ in $(seq 1 100); do
+		grep -q "recording into" "$T/daemon.log" 2>/dev/null && return 0
+		kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$T/daemon.log"; fail "daemon died at start"; }
+		sleep 0.1
+	done
+	cat "$T/daemon.log"; fail "daemon did not start"
+}
+
+stop_daemon() {
+	kill -TERM "$DAEMON_PID"
+	wait "$DAEMON_PID"; rc=$?
+	DAEMON_PID=""
+	[ $rc -eq 0 ] || { cat "$T/daemon.log"; fail "daemon exited with $rc"; }
+}
+
+# The GNU build-id of a file, as readelf -n prints it.
+readelf_buildid() {
+	LC_ALL=C readelf -n "$1" 2>/dev/null | sed -n 's/^ *Build ID: *\([0-9a-f]*\).*/\1/p' | head -1
+}
+
+segments() { ls "$T/state/segments/"perf-*.data 2>/dev/null | sort; }
+
+# Header values of a segment, in perf's microsecond format.
+seg_first() { perf report --header-only -i "$1" 2>/dev/null | sed -n 's/^# time of first sample : //p'; }
+seg_last()  { perf report --header-only -i "$1" 2>/dev/null | sed -n 's/^# time of last sample : //p'; }
+seg_samples() { perf report -D -i "$1" 2>/dev/null | grep -c 'PERF_RECORD_SAMPLE('; }
