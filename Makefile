@@ -62,15 +62,19 @@ tests/check_%: tests/check_%.o daemon/libdaemon.a common/libcommon.a
 deps:
 	@tests/deps.sh
 
-run: deps all
+# deps first, then a fresh make: pkg-config flags are read when make starts.
+run: deps
+	$(MAKE) all
 	mkdir -p state
 	./perfmapd -f --state-dir ./state --socket ./state/control.sock -c conf/perfmapd.conf
 
-check: deps all
-	@tests/run-tests.sh
+check: deps
+	$(MAKE) all
+	tests/run-tests.sh
 
-bench: deps all
-	@tests/bench/run.sh
+bench: deps
+	$(MAKE) all
+	tests/bench/run.sh
 
 clean:
 	rm -f perfmapd perfmapctl $(TEST_BIN) common/*.o daemon/*.o client/*.o tests/*.o \

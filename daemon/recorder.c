@@ -37,6 +37,7 @@
 
 #include "log.h"
 #include "recorder.h"
+#include "repair.h"
 
 /* How far behind now a pass reads: longer than any record takes to land. */
 #define DRAIN_MARGIN_NS		(20ULL * 1000 * 1000)
@@ -302,6 +303,9 @@ open_segment(struct recorder *r, uint64_t t_start)
 		errno = -rc;
 		log_warn("%s: writing the initial state", r->seg.partial);
 	}
+	/* On disk now: a crash any time later leaves a segment that repairs to a useful one. */
+	if (perfdata_flush(&r->seg.pd) < 0)
+		log_warnx("%s: cannot write the initial state", r->seg.partial);
 	log_debug("opened %s: %llu processes, %llu threads, %llu maps synthesized",
 	    r->seg.partial, (unsigned long long)ss.procs, (unsigned long long)ss.threads,
 	    (unsigned long long)ss.maps);
@@ -387,6 +391,7 @@ recorder_start(struct recorder *r, const struct config *c, const char *state_dir
 	}
 	if (mkdir_p(r->segdir, err, errlen) < 0)
 		return -1;
+	repair_all(r->segdir);
 	r->seq = segment_last_seq(r->segdir);
 	if (model_init(&r->model) < 0 || bidres_init(&r->bidres) < 0) {
 		snprintf(err, errlen, "out of memory");

@@ -1,0 +1,217 @@
+/*
+ * repair.c - a segment torn by a crash has a valid prologue (header with
+ * data.size 0, ids, attrs: all written when it was created) and records up
+ * to wherever the writes stopped.  perfdata_walk() finds the last whole
+ * record; what the header lacks is rebuilt from the records themselves:
+ * the build-id table from MMAP2 records in the build-id form, the time
+ * range from the first and last time stamps.  The kernel's build-id is
+ * added only if the file was written since this boot (the running kernel
+ * is then the one that was recorded).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+
+#include "buildid.h"
+#include "log.h"
+#include "record.h"
+#include "repair.h"
+#include "segment.h"
+
+struct repair_ctx {
+	struct record_layout layout;
+	struct segment	 seg;		/* only its build-id set is used */
+	uint64_t	 first, last;
+	uint64_t	 records, samples;
+	int		 kernel_map;
+};
+
+static int
+repair_record_cb(const struct perf_event_header *h, void *arg)
+{
+	struct repair_ctx *c = arg;
+	struct record rec;
+
+	if (record_decode(h, h->size, &c->layout, &rec) < 0)
+		return 1;	/* garbage after the last good record: stop */
+	c->records++;
+	if (rec.type == PERF_RECORD_SAMPLE)
+		c->samples++;
+	if (rec.has_sid && rec.sid.time != 0) {
+		if (c->first == 0 || rec.sid.time < c->first)
+			c->first = rec.sid.time;
+		if (rec.sid.time > c->last)
+			c->last = rec.sid.time;
+	}
+	if ((rec.type == PERF_RECORD_MMAP2 || rec.type == PERF_RECORD_MMAP) &&
+	    rec.mmap.pid == (uint32_t)-1 && strncmp(rec.mmap.filename, "[kernel.kallsyms]", 17) == 0)
+		c->kernel_map = 1;
+	if (rec.type == PERF_RECORD_MMAP2 && rec.mmap.build_id_size > 0)
+		segment_add_buildid(&c->seg, rec.mmap.filename, rec.mmap.build_id,
+		    rec.mmap.build_id_size, rec.mmap.pid == (uint32_t)-1);
+	return 0;
+}
+
+static time_t
+boot_time(void)
+{
+	FILE	*f = fopen("/proc/stat", "re");
+	char	 line[256];
+	long long bt = 0;
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "btime %lld", &bt) == 1)
+			break;
+	fclose(f);
+	return (time_t)bt;
+}
+
+static const char *
+event_name(const struct perf_event_attr *a)
+{
+	if (a->type == PERF_TYPE_HARDWARE && a->config == PERF_COUNT_HW_CPU_CYCLES)
+		return "cycles";
+	if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_CPU_CLOCK)
+		return "cpu-clock";
+	return "unknown";
+}
+
+int
+repair_segment(const char *partial, char *err, size_t errlen)
+{
+	struct perfdata_file f;
+	struct perfdata_attr *attrs = NULL;
+	struct perfdata	 pd;
+	struct perfdata_meta meta;
+	struct repair_ctx c;
+	struct utsname	 u;
+	struct stat	 st;
+	char		 final[PATH_MAX], host[256];
+	size_t		 i, len;
+	int64_t		 good;
+	int		 rc = -1;
+
+	memset(&c, 0, sizeof(c));
+	memset(&pd, 0, sizeof(pd));
+	pd.fd = -1;
+	len = strlen(partial);
+	if (len < 9 || strcmp(partial + len - 8, ".partial") != 0 || len - 8 >= sizeof(final)) {
+		snprintf(err, errlen, "%s: not a .partial segment", partial);
+		return -1;
+	}
+	memcpy(final, partial, len - 8);
+	final[len - 8] = '\0';
+	if (perfdata_open(&f, partial, err, errlen) < 0)
+		return -1;
+	c.layout.sample_type = f.attrs[0].attr.sample_type;
+	c.layout.sample_id_all = f.attrs[0].attr.sample_id_all;
+	if ((good = perfdata_walk(&f, repair_record_cb, &c)) < 0) {
+		snprintf(err, errlen, "%s: read error", partial);
+		goto out;
+	}
+	if ((attrs = calloc(f.nattrs, sizeof(*attrs))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < f.nattrs; i++) {
+		uint64_t *ids;
+		size_t	 n = f.attrs[i].ids.size / sizeof(uint64_t);
+
+		if (n > 4096 || (ids = calloc(n + 1, sizeof(*ids))) == NULL ||
+		    pread(f.fd, ids, n * sizeof(*ids), (off_t)f.attrs[i].ids.offset) !=
+		    (ssize_t)(n * sizeof(*ids))) {
+			snprintf(err, errlen, "%s: cannot read the sample ids", partial);
+			goto out;
+		}
+		attrs[i].attr = f.attrs[i].attr;
+		attrs[i].name = event_name(&attrs[i].attr);
+		attrs[i].ids = ids;
+		attrs[i].nids = n;
+	}
+	if (c.kernel_map && fstat(f.fd, &st) == 0 && st.st_mtime >= boot_time()) {
+		uint8_t	 id[BUILD_ID_MAX];
+		int	 n = buildid_read_kernel(id);
+
+		if (n > 0)
+			segment_add_buildid(&c.seg, "[kernel.kallsyms]", id, (uint8_t)n, 1);
+	}
+
+	if ((pd.fd = open(partial, O_RDWR | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: %s", partial, strerror(errno));
+		goto out;
+	}
+	pd.data_offset = f.h.data.offset;
+	pd.data_size = (uint64_t)good;
+	memset(&meta, 0, sizeof(meta));
+	uname(&u);
+	if (gethostname(host, sizeof(host)) == -1)
+		snprintf(host, sizeof(host), "%s", u.nodename);
+	meta.hostname = host;
+	meta.osrelease = u.release;
+	meta.arch = u.machine;
+	meta.version = "perfmapd " PERFMAPD_VERSION " (repaired)";
+	meta.nr_cpus_avail = meta.nr_cpus_online = (uint32_t)attrs[0].nids;
+	meta.clockid = -1;
+	c.seg.t_start = c.first;
+	c.seg.t_end = c.last + 1;
+	c.seg.pd = pd;
+	c.seg.open = 1;
+	snprintf(c.seg.partial, sizeof(c.seg.partial), "%s", partial);
+	snprintf(c.seg.path, sizeof(c.seg.path), "%s", final);
+	pd.fd = -1;		/* owned by c.seg now */
+	if ((rc = segment_close(&c.seg, attrs, f.nattrs, &meta)) < 0) {
+		snprintf(err, errlen, "%s: %s", partial, strerror(-rc));
+		rc = -1;
+		goto out;
+	}
+	log_info_field("SEGMENT", final, "repaired %s: %llu records (%llu samples) kept, "
+	    "%llu bytes of torn tail dropped", final, (unsigned long long)c.records,
+	    (unsigned long long)c.samples,
+	    (unsigned long long)(f.file_size - f.h.data.offset - (uint64_t)good));
+	rc = 0;
+out:
+	if (attrs != NULL)
+		for (i = 0; i < f.nattrs; i++)
+			free((void *)attrs[i].ids);
+	free(attrs);
+	if (pd.fd >= 0)
+		close(pd.fd);
+	bidset_free(&c.seg.bids);
+	perfdata_file_close(&f);
+	return rc;
+}
+
+int
+repair_all(const char *dir)
+{
+	DIR	*d;
+	struct dirent *de;
+	char	 path[PATH_MAX], err[1024];
+	int	 n = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		size_t	 len = strlen(de->d_name);
+
+		if (len < 9 || strcmp(de->d_name + len - 8, ".partial") != 0)
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
+			continue;
+		if (repair_segment(path, err, sizeof(err)) == 0)
+			n++;
+		else
+			log_warnx("cannot repair: %s (left as is)", err);
+	}
+	closedir(d);
+	return n;
+}

@@ -1,0 +1,20 @@
+/*
+ * repair.h - finish segments torn by a crash (NAME.partial at start-up).
+ */
+#ifndef PERFMAPD_REPAIR_H
+#define PERFMAPD_REPAIR_H
+
+#include <stddef.h>
+
+/*
+ * Keep the records up to the last whole one, rebuild the build-id table
+ * from the segment's own MMAP2 records, write the features and the header,
+ * and rename NAME.partial to NAME.  Returns 0, or -1 with ERR set (the file
+ * is then left as it was).
+ */
+int	repair_segment(const char *partial, char *err, size_t errlen);
+
+/* Repair every NAME.partial in DIR; returns how many were repaired. */
+int	repair_all(const char *dir);
+
+#endif

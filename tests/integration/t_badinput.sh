@@ -1,0 +1,75 @@
+#!/bin/sh
+# Bad input at start-up: each case gives exactly one clear error line on
+# stderr and a non-zero exit, and leaves no daemon behind.
+. tests/lib.sh
+
+# expect_error NAME PATTERN CMD...: CMD fails with one stderr line matching PATTERN.
+expect_error() {
+	name=$1 pattern=$2; shift 2
+	"$@" > "$T/out" 2> "$T/err" && fail "$name: exit status 0"
+	lines=$(wc -l < "$T/err")
+	[ "$lines" -eq 1 ] || { cat "$T/err"; fail "$name: $lines stderr lines, want 1"; }
+	grep -q -- "$pattern" "$T/err" || { cat "$T/err"; fail "$name: error does not match '$pattern'"; }
+	note "$name: $(cat "$T/err")"
+}
+
+conf() { printf '%s\n' "$1" > "$T/c.conf"; }
+
+expect_error "missing config" "$T/nope.conf: No such file or directory" \
+	"$PERFMAPD" -n -c "$T/nope.conf"
+mkdir "$T/dir.conf"
+expect_error "config is a directory" "dir.conf" "$PERFMAPD" -n -c "$T/dir.conf"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	conf "[record]"; chmod 600 "$T/c.conf"; chmod 755 "$T"
+	expect_error "unreadable config" "c.conf: Permission denied" \
+		setpriv --reuid=nobody --regid=nogroup --clear-groups "$PERFMAPD" -n -c "$T/c.conf"
+fi
+conf "[record]
+frequency = 99
+bogus = 1"
+expect_error "unknown key" "c.conf:3: .*bogus" "$PERFMAPD" -n -c "$T/c.conf"
+conf "[segments]
+rotate_size = -1"
+expect_error "negative size" "c.conf:2:.*rotate_size" "$PERFMAPD" -n -c "$T/c.conf"
+conf "[nosuchsection]"
+expect_error "unknown section" "c.conf:1:" "$PERFMAPD" -n -c "$T/c.conf"
+conf "[record]
+ring_size = 12345"
+expect_error "ring not a power of two" "ring_size" "$PERFMAPD" -n -c "$T/c.conf"
+"$PERFMAPD" --no-such-option 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] && grep -q '^usage: perfmapd' "$T/err" || fail "bad option: exit $rc, no usage"
+
+conf "[record]"
+"$PERFMAPD" -n -c "$T/c.conf" 2>/dev/null || fail "a good config is refused by -n"
+
+: > "$T/file"
+expect_error "state dir under a file" "$T/file/state" \
+	"$PERFMAPD" -f -c "$T/c.conf" --state-dir "$T/file/state"
+if [ "$(id -u)" = 0 ]; then
+	mkdir -p "$T/ro/state"
+	mount -t tmpfs -o ro,size=1m tmpfs "$T/ro/state" 2>/dev/null && {
+		expect_error "read-only state dir" "$T/ro/state" \
+			"$PERFMAPD" -f -c "$T/c.conf" --state-dir "$T/ro/state"
+		umount "$T/ro/state"
+	}
+fi
+
+# perf events not permitted: an unprivileged user with a writable state dir.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+    [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 1 ]; then
+	mkdir -p "$T/nobody"; chown nobody "$T/nobody"; chmod 755 "$T"; chmod 644 "$T/c.conf"
+	expect_error "perf events not permitted" "perf_event_open.*CAP_PERFMON" \
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$PERFMAPD" -f -c "$T/c.conf" --state-dir "$T/nobody/state"
+else
+	note "not testing refused perf events (not root or perf_event_paranoid < 1)"
+fi
+
+# A second daemon on the same state directory is refused.
+if [ "$(id -u)" = 0 ] && perf stat -a -e cpu-clock -- true >/dev/null 2>&1; then
+	start_daemon "[record]"
+	expect_error "state dir in use" "in use by another perfmapd" \
+		"$PERFMAPD" -f -c "$T/perfmapd.conf" --state-dir "$T/state"
+	stop_daemon
+fi
+echo "PASS"
