@@ -81,4 +81,4 @@ clean:
 		common/libcommon.a daemon/libdaemon.a
 
 .PHONY: all deps run check bench clean
-.SECONDARY:
+.SECONDARY: $(TEST_SRC:.c=.o)

@@ -21,23 +21,13 @@
 #include <systemd/sd-daemon.h>
 
 #include "config.h"
+#include "control.h"
+#include "daemon.h"
 #include "log.h"
 #include "recorder.h"
+#include "timefmt.h"
 
 #define DEFAULT_CONFIG	"/etc/perfmapd/perfmapd.conf"
-
-struct daemon {
-	struct event_base *base;
-	struct config	 conf;
-	const char	*config_file;
-	int		 config_explicit;
-	char		 state_override[4096];
-	char		 socket_override[108];
-	struct recorder	 rec;
-	struct event	*drain_ev;
-	struct event	**cpu_evs;
-	int		 lockfd;
-};
 
 static void
 usage(void)
@@ -60,7 +50,7 @@ copy_path(char *dst, size_t len, const char *src)
 }
 
 static void
-log_stats(struct daemon *d, const char *what)
+log_stats(struct perfmapd *d, const char *what)
 {
 	struct recorder_stats *s = &d->rec.st;
 
@@ -74,7 +64,7 @@ log_stats(struct daemon *d, const char *what)
 }
 
 static void
-notify_status(struct daemon *d)
+notify_status(struct perfmapd *d)
 {
 	struct recorder_stats *s = &d->rec.st;
 
@@ -86,7 +76,7 @@ notify_status(struct daemon *d)
 static void
 ring_ready_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct daemon *d = arg;
+	struct perfmapd *d = arg;
 
 	recorder_drain(&d->rec);
 	recorder_check_rotate(&d->rec);
@@ -95,7 +85,7 @@ ring_ready_cb(evutil_socket_t fd, short what, void *arg)
 static void
 drain_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct daemon *d = arg;
+	struct perfmapd *d = arg;
 
 	recorder_drain(&d->rec);
 	recorder_check_rotate(&d->rec);
@@ -104,40 +94,51 @@ drain_timer_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Apply a new configuration; what needs the events reopened waits for a restart. */
-static void
-reload(struct daemon *d)
+int
+daemon_reload(struct perfmapd *d, char *err, size_t errlen)
 {
 	struct config nc;
-	char	 err[1024];
 
 	sd_notify(0, "RELOADING=1");
 	config_defaults(&nc);
-	if (access(d->config_file, F_OK) == 0 || d->config_explicit) {
-		if (config_load(&nc, d->config_file, err, sizeof(err)) < 0 ||
-		    config_validate(&nc, err, sizeof(err)) < 0) {
-			log_warnx("reload refused, old configuration kept: %s", err);
-			sd_notify(0, "READY=1");
-			return;
-		}
+	if ((access(d->config_file, F_OK) == 0 || d->config_explicit) &&
+	    (config_load(&nc, d->config_file, err, errlen) < 0 ||
+	    config_validate(&nc, err, errlen) < 0)) {
+		log_warnx("reload refused, old configuration kept: %s", err);
+		sd_notify(0, "READY=1");
+		return -1;
 	}
 	if (nc.frequency != d->conf.frequency || nc.event != d->conf.event ||
 	    nc.callchain != d->conf.callchain || nc.buildid_mode != d->conf.buildid_mode ||
 	    nc.ring_size != d->conf.ring_size || nc.wakeup_size != d->conf.wakeup_size ||
-	    strcmp(nc.state_dir, d->conf.state_dir) != 0)
-		log_warnx("reload: [record] and state_dir changes take effect at restart");
+	    (d->state_override[0] == '\0' && strcmp(nc.state_dir, d->conf.state_dir) != 0) ||
+	    (d->socket_override[0] == '\0' && strcmp(nc.socket_path, d->conf.socket_path) != 0))
+		log_warnx("reload: changes to [record], state_dir and socket take effect "
+		    "at restart");
 	d->conf.rotate_size = nc.rotate_size;
 	d->conf.rotate_age_ms = nc.rotate_age_ms;
 	d->conf.keep_size = nc.keep_size;
 	d->conf.keep_count = nc.keep_count;
 	d->conf.keep_age_ms = nc.keep_age_ms;
+	d->conf.readonly_public = nc.readonly_public;
+	memcpy(d->conf.control_group, nc.control_group, sizeof(nc.control_group));
+	d->conf.drain_interval_ms = nc.drain_interval_ms;
 	log_info("configuration reloaded from %s", d->config_file);
 	sd_notify(0, "READY=1");
+	return 0;
+}
+
+void
+daemon_stop(struct perfmapd *d)
+{
+	event_base_loopbreak(d->base);
 }
 
 static void
 signal_cb(evutil_socket_t sig, short what, void *arg)
 {
-	struct daemon *d = arg;
+	struct perfmapd *d = arg;
+	char	 err[1024];
 
 	switch (sig) {
 	case SIGTERM:
@@ -150,7 +151,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 			log_debug("rotated on SIGUSR2");
 		break;
 	case SIGHUP:
-		reload(d);
+		daemon_reload(d, err, sizeof(err));
 		break;
 	case SIGUSR1:
 		log_stats(d, "statistics");
@@ -159,7 +160,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 }
 
 static int
-lock_state(struct daemon *d, const char *dir, char *err, size_t errlen)
+lock_state(struct perfmapd *d, const char *dir, char *err, size_t errlen)
 {
 	char	 path[4200];
 
@@ -196,7 +197,7 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 };
-	struct daemon	 d;
+	struct perfmapd	 d;
 	struct timeval	 tv;
 	char		 err[1024];
 	int		 ch, checkonly = 0, debug = 0, i;
@@ -260,6 +261,7 @@ main(int argc, char *argv[])
 		return 0;
 	}
 
+	d.start_wall_ns = timefmt_now_ns();
 	if (lock_state(&d, d.conf.state_dir, err, sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		return 1;
@@ -292,12 +294,18 @@ main(int argc, char *argv[])
 	if (d.drain_ev == NULL || event_add(d.drain_ev, &tv) == -1)
 		fatalx("cannot start the drain timer");
 
+	if ((d.control = control_open(&d, d.conf.socket_path, err, sizeof(err))) == NULL) {
+		log_warnx("control socket: %s", err);
+		recorder_stop(&d.rec);
+		return 1;
+	}
 	log_info("recording into %s/segments", d.conf.state_dir);
 	sd_notify(0, "READY=1");
 	notify_status(&d);
 	event_base_dispatch(d.base);
 
 	sd_notify(0, "STOPPING=1");
+	control_close(d.control);
 	recorder_stop(&d.rec);
 	log_stats(&d, "stopped");
 	return 0;

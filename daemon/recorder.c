@@ -274,6 +274,11 @@ close_segment(struct recorder *r, uint64_t t_end)
 	}
 	r->st.segments++;
 	snprintf(r->last_closed, sizeof(r->last_closed), "%s", r->seg.path);
+	r->last_stats.samples = r->seg.samples;
+	r->last_stats.records = r->seg.records;
+	r->last_stats.lost = r->seg.lost;
+	r->last_stats.bytes = r->seg.pd.data_size;
+	r->last_stats.nbuildids = nbids;
 	log_info_field("SEGMENT", r->seg.path, "closed %s: %llu samples, %llu records, "
 	    "%llu lost, %zu build-ids", r->seg.path, (unsigned long long)r->seg.samples,
 	    (unsigned long long)r->seg.records, (unsigned long long)r->seg.lost, nbids);

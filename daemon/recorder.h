@@ -57,6 +57,9 @@ struct recorder {
 	uint64_t	 start_mono_ns;
 	struct recorder_stats st;
 	char		 last_closed[PATH_MAX];
+	struct {
+		uint64_t samples, records, lost, bytes, nbuildids;
+	}		 last_stats;		/* of last_closed */
 	int		 disk_error_logged;
 };
 

@@ -1,0 +1,57 @@
+/*
+ * proto.h - the control protocol: the Varlink wire format.
+ *
+ *   call:   {"method": "io.perfmap.Snapshot", "parameters": {...}, "more": true?}\0
+ *   reply:  {"parameters": {...}, "continues": true?}\0
+ *   error:  {"error": "io.perfmap.NoSuchSegment", "parameters": {...}}\0
+ *
+ * Messages are JSON objects terminated by a NUL byte on a SOCK_STREAM unix
+ * socket.  A call with "more": true may get several replies, each but the
+ * last with "continues": true (store progress, long listings).
+ * This file only frames and parses; it knows nothing of sockets or events.
+ */
+#ifndef PERFMAPD_PROTO_H
+#define PERFMAPD_PROTO_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+#define PROTO_MAX_MESSAGE	(256 * 1024)	/* a call larger than this is refused */
+#define PROTO_INTERFACE		"io.perfmap"
+
+/* Typed errors (DESIGN.md); parameters may add detail. */
+#define PROTO_ERR_INVALID	"org.varlink.service.InvalidParameter"
+#define PROTO_ERR_NOMETHOD	"org.varlink.service.MethodNotFound"
+#define PROTO_ERR_DENIED	"io.perfmap.PermissionDenied"
+#define PROTO_ERR_PROTOCOL	"io.perfmap.ProtocolError"
+#define PROTO_ERR_FAILED	"io.perfmap.Failed"
+#define PROTO_ERR_NOSEGMENT	"io.perfmap.NoSuchSegment"
+#define PROTO_ERR_NOTFOUND	"io.perfmap.NotFound"
+#define PROTO_ERR_BUSY		"io.perfmap.Busy"
+
+/*
+ * Take one message off the front of BUF (LEN bytes).  Returns the number of
+ * bytes consumed (message + NUL) with *OUT set, 0 if no NUL yet (and LEN is
+ * still under MAX), or -1 with ERR set: too large, not JSON, not an object.
+ */
+long	proto_parse(const char *buf, size_t len, size_t max, json_t **out,
+	    char *err, size_t errlen);
+
+/* Serialize MSG compactly with the trailing NUL; free() the result. */
+char	*proto_serialize(const json_t *msg, size_t *len);
+
+/* Build messages (steal PARAMS; NULL means {}). */
+json_t	*proto_call(const char *method, json_t *params, int more);
+json_t	*proto_reply(json_t *params, int continues);
+json_t	*proto_error(const char *error, json_t *params);
+json_t	*proto_errorf(const char *error, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));	/* parameters: {"message": ...} */
+
+/*
+ * Validate a call: method a non-empty string, parameters absent or an
+ * object, more absent or a boolean.  Returns 0 or -1 with ERR set.
+ */
+int	proto_check_call(const json_t *msg, const char **method, json_t **params,
+	    int *more, char *err, size_t errlen);
+
+#endif

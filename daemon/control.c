@@ -1,0 +1,480 @@
+/*
+ * control.c - the control socket.
+ *
+ * Each client is a bufferevent with its credentials taken once, at accept
+ * (SO_PEERCRED, SO_PEERGROUPS).  The life of a client:
+ *
+ *	accept ─► limits (clients, clients per uid) ─► credentials
+ *	  ─► read: bytes up to NUL ─► parse ─► check call ─► privileges
+ *	     (from the command table's flags) ─► handler ─► reply(ies)
+ *	  ─► ... until EOF, an error, a protocol violation, or a timeout
+ *
+ * Protocol violations (invalid JSON, a message over PROTO_MAX_MESSAGE, a
+ * malformed call) get one error reply, then the connection is closed:
+ * after garbage the stream cannot be trusted to be framed.  Unknown
+ * methods and bad parameters are errors in a healthy stream: the
+ * connection stays.  Nothing a client does blocks the loop for longer
+ * than its handler; a client that does not read its replies is dropped
+ * once CONTROL_MAX_OUTPUT bytes wait for it.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <systemd/sd-daemon.h>
+
+#include "control.h"
+#include "ctl.h"
+#include "daemon.h"
+#include "log.h"
+#include "proto.h"
+
+struct control_client {
+	TAILQ_ENTRY(control_client) entry;
+	struct control		*ctl;
+	struct bufferevent	*bev;
+	struct event		*msg_timer;	/* a message started and not finished */
+	uid_t			 uid;
+	gid_t			 gid;
+	pid_t			 pid;
+	int			 priv;
+	int			 closing;	/* close once the output is written */
+	int			 dead;		/* freed from the timer, out of any callback */
+	void			(*after)(void *);
+	void			*after_arg;
+};
+
+struct control {
+	struct perfmapd		*d;
+	int			 fd;
+	int			 activated;	/* from systemd: not ours to unlink */
+	char			 path[108];
+	struct event		*accept_ev;
+	gid_t			 group;
+	int			 have_group;
+	size_t			 nclients;
+	TAILQ_HEAD(, control_client) clients;
+};
+
+static void	client_free(struct control_client *);
+
+/*
+ * Drop a client from inside one of its own callbacks: the struct must stay
+ * valid until the callback returns, so the free happens from a zero timer.
+ */
+static void
+client_kill(struct control_client *c)
+{
+	struct timeval now = { 0, 0 };
+
+	c->dead = c->closing = 1;
+	bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+	evtimer_del(c->msg_timer);
+	evtimer_add(c->msg_timer, &now);
+}
+
+uid_t
+control_client_uid(const struct control_client *c)
+{
+	return c->uid;
+}
+
+int
+control_client_privileged(const struct control_client *c)
+{
+	return c->priv;
+}
+
+size_t
+control_nclients(const struct control *ctl)
+{
+	return ctl->nclients;
+}
+
+int
+control_send(struct control_client *c, json_t *msg)
+{
+	char	*s;
+	size_t	 len;
+	int	 rc = -1;
+
+	if (msg == NULL)
+		return -1;
+	if (c->dead) {
+		json_decref(msg);
+		return -1;
+	}
+	if ((s = proto_serialize(msg, &len)) != NULL) {
+		rc = bufferevent_write(c->bev, s, len);
+		free(s);
+	}
+	json_decref(msg);
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) > CONTROL_MAX_OUTPUT) {
+		log_warnx("control: uid %u pid %d does not read its replies; dropped",
+		    (unsigned)c->uid, (int)c->pid);
+		client_kill(c);
+		return -1;
+	}
+	return rc;
+}
+
+void
+control_after_reply(struct control_client *c, void (*fn)(void *), void *arg)
+{
+	c->after = fn;
+	c->after_arg = arg;
+}
+
+static void
+client_free(struct control_client *c)
+{
+	struct control *ctl = c->ctl;
+
+	TAILQ_REMOVE(&ctl->clients, c, entry);
+	ctl->nclients--;
+	if (c->msg_timer != NULL)
+		event_free(c->msg_timer);
+	bufferevent_free(c->bev);	/* closes the fd */
+	free(c);
+}
+
+/* Reply with a protocol error and close once it is written. */
+static void
+client_protocol_error(struct control_client *c, const char *what)
+{
+	log_debug("control: uid %u pid %d: %s", (unsigned)c->uid, (int)c->pid, what);
+	c->closing = 1;
+	bufferevent_disable(c->bev, EV_READ);
+	control_send(c, proto_errorf(PROTO_ERR_PROTOCOL, "%s", what));
+}
+
+static int
+allowed(const struct control_client *c, const struct ctl_entry *e)
+{
+	if (e->flags & CTL_PUBLIC)
+		return 1;
+	if (c->priv)
+		return 1;
+	if (e->flags & CTL_PRIV)
+		return 0;
+	return c->ctl->d->conf.readonly_public;
+}
+
+static json_t *
+get_info(void)
+{
+	json_t	*p = json_pack("{s:s, s:s, s:s, s:s, s:[s, s]}",
+	    "vendor", "perfmapd", "product", "perfmapd", "version", PERFMAPD_VERSION,
+	    "url", "man:perfmapd(8)", "interfaces", "org.varlink.service", PROTO_INTERFACE);
+
+	return proto_reply(p, 0);
+}
+
+static void
+dispatch(struct control_client *c, json_t *msg)
+{
+	const struct ctl_entry *e;
+	struct ctl_request req;
+	const char	*method;
+	json_t		*params, *reply;
+	char		 err[256];
+	int		 more;
+
+	if (proto_check_call(msg, &method, &params, &more, err, sizeof(err)) < 0) {
+		client_protocol_error(c, err);
+		return;
+	}
+	if (strcmp(method, "org.varlink.service.GetInfo") == 0) {
+		control_send(c, get_info());
+		return;
+	}
+	if ((e = ctl_find_method(method)) == NULL) {
+		control_send(c, proto_error(PROTO_ERR_NOMETHOD,
+		    json_pack("{s:s}", "method", method)));
+		return;
+	}
+	if (!allowed(c, e)) {
+		control_send(c, proto_errorf(PROTO_ERR_DENIED, "%s needs root or membership "
+		    "of group %s (uid %u is neither)", e->name, c->ctl->d->conf.control_group,
+		    (unsigned)c->uid));
+		return;
+	}
+	memset(&req, 0, sizeof(req));
+	req.d = c->ctl->d;
+	req.client = c;
+	req.params = params != NULL ? params : json_object();
+	if (params == NULL)
+		json_object_set_new(msg, "parameters", req.params);
+	req.more = more;
+	log_debug("control: uid %u pid %d: %s", (unsigned)c->uid, (int)c->pid, method);
+	reply = e->handler(&req);
+	control_send(c, reply);
+}
+
+static void
+msg_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct control_client *c = arg;
+
+	if (!c->dead)
+		log_warnx("control: uid %u pid %d: message not finished within %d s; closed",
+		    (unsigned)c->uid, (int)c->pid, CONTROL_MESSAGE_SECONDS);
+	client_free(c);
+}
+
+static void
+client_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct control_client *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	struct timeval tv = { CONTROL_MESSAGE_SECONDS, 0 };
+	char	 err[256];
+
+	while (!c->closing && evbuffer_get_length(in) > 0) {
+		size_t	 len = evbuffer_get_length(in);
+		size_t	 want = len < PROTO_MAX_MESSAGE + 1 ? len : PROTO_MAX_MESSAGE + 1;
+		const char *buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)want);
+		json_t	*msg;
+		long	 n;
+
+		n = proto_parse(buf, want, PROTO_MAX_MESSAGE, &msg, err, sizeof(err));
+		if (n < 0) {
+			evbuffer_drain(in, len);
+			client_protocol_error(c, err);
+			return;
+		}
+		if (n == 0) {
+			if (!evtimer_pending(c->msg_timer, NULL))
+				evtimer_add(c->msg_timer, &tv);
+			return;
+		}
+		evtimer_del(c->msg_timer);
+		evbuffer_drain(in, (size_t)n);
+		dispatch(c, msg);	/* may free c only through write/event cbs */
+		json_decref(msg);
+	}
+}
+
+static void
+client_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct control_client *c = arg;
+
+	if (evbuffer_get_length(bufferevent_get_output(bev)) > 0)
+		return;
+	if (c->after != NULL) {
+		void (*fn)(void *) = c->after;
+
+		c->after = NULL;
+		fn(c->after_arg);
+	}
+	if (c->closing)
+		client_free(c);
+}
+
+static void
+client_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct control_client *c = arg;
+
+	if (what & BEV_EVENT_TIMEOUT)
+		log_debug("control: uid %u pid %d idle; closed", (unsigned)c->uid, (int)c->pid);
+	client_free(c);		/* EOF, error (peer gone mid-reply), or idle */
+}
+
+static int
+in_group(int fd, gid_t group, gid_t primary)
+{
+	gid_t	 groups[256];
+	socklen_t len = sizeof(groups);
+	size_t	 i;
+
+	if (primary == group)
+		return 1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == -1)
+		return 0;
+	for (i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == group)
+			return 1;
+	return 0;
+}
+
+static void
+accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct control	*ctl = arg;
+	struct control_client *c, *o;
+	struct ucred	 cred;
+	socklen_t	 len = sizeof(cred);
+	struct timeval	 idle = { CONTROL_IDLE_SECONDS, 0 };
+	size_t		 peruid = 0;
+	int		 fd;
+
+	if ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1) {
+		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+			log_warn("control: accept");
+		return;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
+		log_warn("control: SO_PEERCRED");
+		close(fd);
+		return;
+	}
+	TAILQ_FOREACH(o, &ctl->clients, entry)
+		if (o->uid == cred.uid)
+			peruid++;
+	if (ctl->nclients >= CONTROL_MAX_CLIENTS || peruid >= CONTROL_MAX_CLIENTS_PER_UID) {
+		static const char busy[] = "{\"error\":\"" PROTO_ERR_BUSY "\",\"parameters\":"
+		    "{\"message\":\"too many clients\"}}";
+
+		(void)!write(fd, busy, sizeof(busy));	/* includes the NUL frame end */
+		close(fd);
+		log_debug("control: uid %u refused: too many clients", (unsigned)cred.uid);
+		return;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		close(fd);
+		return;
+	}
+	c->ctl = ctl;
+	c->uid = cred.uid;
+	c->gid = cred.gid;
+	c->pid = cred.pid;
+	c->priv = cred.uid == 0 || (ctl->have_group && in_group(fd, ctl->group, cred.gid));
+	c->bev = bufferevent_socket_new(ctl->d->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->msg_timer = evtimer_new(ctl->d->base, msg_timeout_cb, c);
+	if (c->bev == NULL || c->msg_timer == NULL) {
+		if (c->bev != NULL)
+			bufferevent_free(c->bev);
+		else
+			close(fd);
+		if (c->msg_timer != NULL)
+			event_free(c->msg_timer);
+		free(c);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&ctl->clients, c, entry);
+	ctl->nclients++;
+	bufferevent_setcb(c->bev, client_read_cb, client_write_cb, client_event_cb, c);
+	bufferevent_set_timeouts(c->bev, &idle, &idle);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+static int
+listen_path(struct control *ctl, const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sun;
+	struct stat	 st;
+	char		 dir[108], *slash;
+	mode_t		 old;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "socket path %s is too long", path);
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	memcpy(dir, path, strlen(path) + 1);
+	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+			snprintf(err, errlen, "socket directory %s: %s", dir, strerror(errno));
+			return -1;
+		}
+	}
+	/* A stale socket from a previous run: remove it, but nothing else. */
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "%s exists and is not a socket", path);
+			return -1;
+		}
+		unlink(path);
+	}
+	if ((ctl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	old = umask(0117);		/* srw-rw---- */
+	if (bind(ctl->fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		umask(old);
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	umask(old);
+	if (ctl->have_group && chown(path, 0, ctl->group) == -1)
+		log_warn("%s: chown to the control group", path);
+	if (ctl->d->conf.readonly_public && chmod(path, 0666) == -1)
+		log_warn("%s: chmod", path);
+	if (listen(ctl->fd, 64) == -1) {
+		snprintf(err, errlen, "listen on %s: %s", path, strerror(errno));
+		return -1;
+	}
+	snprintf(ctl->path, sizeof(ctl->path), "%s", path);
+	return 0;
+}
+
+struct control *
+control_open(struct perfmapd *d, const char *path, char *err, size_t errlen)
+{
+	struct control	*ctl;
+	struct group	*gr;
+	int		 n;
+
+	if ((ctl = calloc(1, sizeof(*ctl))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	ctl->d = d;
+	ctl->fd = -1;
+	TAILQ_INIT(&ctl->clients);
+	if ((gr = getgrnam(d->conf.control_group)) != NULL) {
+		ctl->group = gr->gr_gid;
+		ctl->have_group = 1;
+	}
+	n = sd_listen_fds(1);
+	if (n >= 1 && sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) > 0) {
+		ctl->fd = SD_LISTEN_FDS_START;
+		ctl->activated = 1;
+		evutil_make_socket_nonblocking(ctl->fd);
+		evutil_make_socket_closeonexec(ctl->fd);
+		log_info("control socket from systemd (fd %d)", ctl->fd);
+	} else if (listen_path(ctl, path, err, errlen) < 0)
+		goto fail;
+	ctl->accept_ev = event_new(d->base, ctl->fd, EV_READ | EV_PERSIST, accept_cb, ctl);
+	if (ctl->accept_ev == NULL || event_add(ctl->accept_ev, NULL) == -1) {
+		snprintf(err, errlen, "cannot watch the control socket");
+		goto fail;
+	}
+	return ctl;
+fail:
+	control_close(ctl);
+	return NULL;
+}
+
+void
+control_close(struct control *ctl)
+{
+	if (ctl == NULL)
+		return;
+	while (!TAILQ_EMPTY(&ctl->clients))
+		client_free(TAILQ_FIRST(&ctl->clients));
+	if (ctl->accept_ev != NULL)
+		event_free(ctl->accept_ev);
+	if (ctl->fd >= 0 && !ctl->activated) {
+		close(ctl->fd);
+		if (ctl->path[0] != '\0')
+			unlink(ctl->path);
+	}
+	free(ctl);
+}

@@ -1,0 +1,35 @@
+/*
+ * control.h - the control socket: a unix stream socket speaking Varlink
+ * (common/proto.h), served from the daemon's event loop.
+ */
+#ifndef PERFMAPD_CONTROL_H
+#define PERFMAPD_CONTROL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+struct perfmapd;
+struct control;
+struct control_client;
+
+#define CONTROL_MAX_CLIENTS		64
+#define CONTROL_MAX_CLIENTS_PER_UID	16
+#define CONTROL_IDLE_SECONDS		60	/* no call at all for this long: closed */
+#define CONTROL_MESSAGE_SECONDS		10	/* a started message must end within this */
+#define CONTROL_MAX_OUTPUT		(16 * 1024 * 1024)	/* unread replies */
+
+/* Listen on PATH, or on the socket systemd passed (sd_listen_fds). */
+struct control *control_open(struct perfmapd *, const char *path, char *err, size_t errlen);
+void	control_close(struct control *);
+
+/* Send a message (stolen) to the client; for streamed replies. */
+int	control_send(struct control_client *, json_t *msg);
+/* Run FN once the client's output has been written (e.g. stop after the reply). */
+void	control_after_reply(struct control_client *, void (*fn)(void *), void *arg);
+
+uid_t	control_client_uid(const struct control_client *);
+int	control_client_privileged(const struct control_client *);
+size_t	control_nclients(const struct control *);
+
+#endif

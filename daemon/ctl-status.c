@@ -1,0 +1,86 @@
+/*
+ * ctl-status.c - "status": what the daemon records, where, and how it goes:
+ * mode, event, CPUs, the current segment, counters, disk use, uptime.
+ */
+#include <dirent.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "control.h"
+#include "ctl.h"
+#include "daemon.h"
+#include "events.h"
+#include "proto.h"
+#include "timefmt.h"
+
+static void
+segdir_usage(const char *dir, json_int_t *count, json_int_t *bytes)
+{
+	DIR	*d = opendir(dir);
+	struct dirent *de;
+	struct stat st;
+
+	*count = *bytes = 0;
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "perf-", 5) != 0 ||
+		    fstatat(dirfd(d), de->d_name, &st, 0) == -1)
+			continue;
+		(*count)++;
+		*bytes += (json_int_t)st.st_size;
+	}
+	closedir(d);
+}
+
+static json_t *
+ctl_status(struct ctl_request *req)
+{
+	struct perfmapd *d = req->d;
+	struct recorder *r = &d->rec;
+	struct recorder_stats *s = &r->st;
+	char	 started[TIMEFMT_LEN], segstart[TIMEFMT_LEN];
+	json_int_t nseg, segbytes;
+	json_t	*counters, *seg, *out;
+
+	segdir_usage(r->segdir, &nseg, &segbytes);
+	counters = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	    "samples", (json_int_t)s->samples, "records", (json_int_t)s->records,
+	    "mmaps", (json_int_t)s->mmaps,
+	    "mmaps_kernel_buildid", (json_int_t)s->mmaps_kernel_id,
+	    "mmaps_user_buildid", (json_int_t)s->mmaps_user_id,
+	    "mmaps_no_buildid", (json_int_t)s->mmaps_no_id,
+	    "lost", (json_int_t)s->lost, "lost_samples", (json_int_t)s->lost_samples,
+	    "bad_records", (json_int_t)s->bad_records,
+	    "write_errors", (json_int_t)s->write_errors,
+	    "bytes_written", (json_int_t)s->bytes, "segments_closed", (json_int_t)s->segments);
+	seg = r->seg.open ? json_pack("{s:s, s:I, s:s, s:I, s:I, s:I}",
+	    "path", r->seg.partial, "seq", (json_int_t)r->seg.seq,
+	    "started", timefmt_iso(r->seg.wall_start_ns, segstart, sizeof(segstart)),
+	    "bytes", (json_int_t)r->seg.pd.data_size, "samples", (json_int_t)r->seg.samples,
+	    "records", (json_int_t)r->seg.records) : json_null();
+	out = json_pack("{s:s, s:i, s:s, s:I, s:s, s:s, s:i, s:b, s:i, s:s, s:o, s:o, "
+	    "s:{s:I, s:I}, s:i, s:I, s:I}",
+	    "version", PERFMAPD_VERSION, "pid", (int)getpid(),
+	    "started", timefmt_iso(d->start_wall_ns, started, sizeof(started)),
+	    "uptime_s", (json_int_t)((timefmt_now_ns() - d->start_wall_ns) / 1000000000ULL),
+	    "buildid_mode", events_mode_name(r->ev.mode), "event", r->ev.name,
+	    "frequency", (int)d->conf.frequency, "callchain", d->conf.callchain,
+	    "cpus", r->ev.ncpus, "state_dir", d->conf.state_dir,
+	    "segment", seg, "counters", counters,
+	    "disk", "segments", nseg, "segments_bytes", segbytes,
+	    "clients", (int)control_nclients(d->control),
+	    "model_processes", (json_int_t)r->model.nprocs,
+	    "model_maps", (json_int_t)r->model.nmaps);
+	return proto_reply(out, 0);
+}
+
+const struct ctl_entry ctl_status_entry = {
+	.name = "status",
+	.method = "io.perfmap.Status",
+	.usage = "status",
+	.help = "mode, event, current segment, counters, disk use, uptime",
+	.flags = 0,
+	.handler = ctl_status,
+};

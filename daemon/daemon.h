@@ -1,0 +1,37 @@
+/*
+ * daemon.h - the daemon's top-level state, shared by main.c and the
+ * control command handlers (ctl-*.c).
+ */
+#ifndef PERFMAPD_DAEMON_H
+#define PERFMAPD_DAEMON_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "recorder.h"
+
+struct event_base;
+struct event;
+struct control;
+
+struct perfmapd {
+	struct event_base *base;
+	struct config	 conf;
+	const char	*config_file;
+	int		 config_explicit;
+	char		 state_override[4096];
+	char		 socket_override[108];
+	struct recorder	 rec;
+	struct control	*control;
+	struct event	*drain_ev;
+	struct event	**cpu_evs;
+	int		 lockfd;
+	uint64_t	 start_wall_ns;
+};
+
+/* Re-read the configuration; 0 or -1 with ERR set (old one kept). */
+int	daemon_reload(struct perfmapd *, char *err, size_t errlen);
+/* Leave the event loop: the segment is finished and the process exits. */
+void	daemon_stop(struct perfmapd *);
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * index.h - the daemon's writer of STATE/index.db: which build-id every
+ * path had, and when (see common/indexq.h for the schema and the queries).
+ *
+ * Calls come from the loop thread and never wait for SQLite: each sighting
+ * updates an in-memory row (a hash of (path, build-id) -> row state), and
+ * the rows that changed are handed in one batch to a writer thread, which
+ * commits them in one transaction.  A batch is handed over when
+ * commit_interval has passed (index_tick, from the drain timer), when
+ * commit_rows rows are pending, and when a segment closes.
+ *
+ *	loop thread                          writer thread
+ *	index_add_mapping ─► row dirty
+ *	index_segment_* ───► op queued
+ *	index_commit ──────► batch ─────────► BEGIN; ops; rows; COMMIT
+ *	index_flush ───────► batch, then waits until the writer is idle
+ *
+ * At open: PRAGMA quick_check; a corrupt file is moved aside as
+ * index.db.corrupt-<unix time> and a fresh index is rebuilt from the
+ * segments on disk.  Then the index is reconciled with the segment
+ * directory: segments that were open at a crash (repaired since) and
+ * segments the index never heard of are scanned, rows of segments that no
+ * longer exist are marked deleted.
+ */
+#ifndef PERFMAPD_INDEX_H
+#define PERFMAPD_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "perf_abi.h"
+
+struct index;
+
+struct index_stats {
+	uint64_t	 objects;		/* distinct (path, build-id) known */
+	uint64_t	 sightings;		/* mappings reported */
+	uint64_t	 unresolved;		/* mappings with no build-id */
+	uint64_t	 pending;		/* rows not handed to the writer yet */
+	uint64_t	 batches, rows_written;
+	uint64_t	 commit_us_last, commit_us_max;	/* writer thread, per batch */
+	uint64_t	 errors;		/* failed batches */
+};
+
+/* Open (create, migrate, check, rebuild, reconcile) STATE/index.db and start the writer. */
+int	index_open(struct index **, const char *state_dir, const struct config *,
+	    char *err, size_t errlen);
+/* Commit everything, stop the writer, close. */
+void	index_close(struct index *);
+
+/* A segment began at WALL_START_NS (wall clock, ns); NAME is its file name. */
+void	index_segment_open(struct index *, uint64_t seq, const char *name,
+	    uint64_t wall_start_ns);
+/* It closed: end time, final figures; the pending rows are committed. */
+void	index_segment_close(struct index *, uint64_t seq, uint64_t wall_end_ns,
+	    uint64_t size, uint64_t samples, uint64_t lost, uint64_t records);
+/* Retention (or anything else) deleted segment file NAME. */
+void	index_segment_deleted(struct index *, const char *name);
+
+/*
+ * A mapping of PATH with build-id ID, seen at WALL_NS by process PID, in
+ * the current segment.  SOURCE is an enum buildid_source.  SYNTHESIZED: it
+ * comes from a segment's initial state, not from a new mmap, so it moves
+ * last_seen and links the segment but is not counted as a mapping.
+ */
+void	index_add_mapping(struct index *, const char *path, const uint8_t *id,
+	    uint8_t idsize, uint8_t source, uint32_t pid, uint64_t wall_ns,
+	    int synthesized);
+/* A file mapping whose build-id could not be learned: ERR is the -errno of the read. */
+void	index_add_unresolved(struct index *, const char *path, int err, uint64_t wall_ns);
+
+/*
+ * The kernel ([kernel.kallsyms], ID) and the loaded modules: PROC_MODULES
+ * is /proc/modules, SYS_MODULE /sys/module (each module's build-id from
+ * NAME/notes/.note.gnu.build-id, its section addresses from NAME/sections/).
+ * A module seen with the same build-id and address as last time only has
+ * its last_seen moved.  Returns the number of modules, or -errno.
+ */
+int	index_scan_kernel(struct index *, const uint8_t *id, uint8_t idsize,
+	    const char *proc_modules, const char *sys_module, uint64_t wall_ns);
+
+/* From the drain timer: commit if commit_interval has passed. */
+void	index_tick(struct index *);
+/* Hand the pending rows to the writer now. */
+void	index_commit(struct index *);
+/* Commit and wait until they are on disk; returns 0, or -1 if a batch failed. */
+int	index_flush(struct index *);
+
+void	index_get_stats(struct index *, struct index_stats *);
+
+/*
+ * Module sections as the parser sees them (exported for the tests):
+ * every regular file of DIR (sys_module/NAME/sections) holding "0x<hex>".
+ */
+struct index_section {
+	char		 name[64];
+	uint64_t	 addr;
+};
+int	index_read_sections(const char *dir, struct index_section **, size_t *n);
+
+/* Create or migrate an open database to schema VERSION (tests use old versions). */
+struct sqlite3;
+int	index_migrate(struct sqlite3 *, int version, char *err, size_t errlen);
+
+#endif
