@@ -529,9 +529,10 @@ perfdata_walk(struct perfdata_file *f, perfdata_record_fn cb, void *arg)
 	uint64_t end, pos = f->h.data.offset;
 	uint8_t	 rec[65536];
 
-	end = f->h.data.size != 0 ? f->h.data.offset + f->h.data.size : f->file_size;
-	if (end > f->file_size)
-		end = f->file_size;
+	/* data.offset <= file_size (perfdata_open); compare sizes so a huge data.size cannot wrap */
+	end = f->file_size;
+	if (f->h.data.size != 0 && f->h.data.size < f->file_size - f->h.data.offset)
+		end = f->h.data.offset + f->h.data.size;
 	while (pos + sizeof(struct perf_event_header) <= end) {
 		struct perf_event_header *h = (struct perf_event_header *)rec;
 

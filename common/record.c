@@ -362,8 +362,8 @@ build_mmap2(void *out, const struct record_mmap *m, uint16_t misc, int with_id,
 	r.len = m->len;
 	r.pgoff = m->pgoff;
 	if (with_id) {
-		r.build_id_size = m->build_id_size;
-		memcpy(r.build_id, m->build_id, m->build_id_size);
+		r.build_id_size = m->build_id_size > BUILD_ID_MAX ? BUILD_ID_MAX : m->build_id_size;
+		memcpy(r.build_id, m->build_id, r.build_id_size);
 		misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
 	} else {
 		r.maj = m->maj;

@@ -7,7 +7,8 @@
  *	FORK(pid == ppid) ──► new thread of pid (parent thread's comm)
  *	COMM(exec)        ──► name changes, all maps dropped (new image)
  *	MMAP2/MMAP3       ──► map added, overlapped maps trimmed or dropped
- *	EXIT(tid == pid)  ──► process gone;  EXIT(tid != pid) ──► thread gone
+ *	EXIT              ──► thread gone; the process goes with its last
+ *	                      thread, or with the leader if no other is known
  *
  * Records can arrive for a process the model never saw (it started before
  * we did and the /proc scan raced it): such a process is created on demand.
@@ -92,6 +93,8 @@ proc_get(struct model *m, uint32_t pid)
 	m->nprocs++;
 	return p;
 }
+
+static void	proc_remove(struct model *, struct model_proc *);
 
 static struct model_thread *
 thread_find(struct model_proc *p, uint32_t tid)
@@ -288,7 +291,7 @@ model_fork(struct model *m, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t 
 	if (pid != ppid) {
 		/* A new process: a previous one with this pid is long gone. */
 		if ((p = model_find(m, pid)) != NULL)
-			model_exit(m, pid, pid);
+			proc_remove(m, p);
 		if ((p = proc_get(m, pid)) == NULL)
 			return -ENOMEM;
 		if (parent != NULL && parent->nmaps > 0) {
@@ -310,31 +313,42 @@ model_fork(struct model *m, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t 
 	return 0;
 }
 
-void
-model_exit(struct model *m, uint32_t pid, uint32_t tid)
+static void
+proc_remove(struct model *m, struct model_proc *p)
 {
-	struct model_proc **pp, *p;
-	size_t	 i;
+	struct model_proc **pp;
 
-	if (tid != pid) {
-		if ((p = model_find(m, pid)) == NULL)
-			return;
-		for (i = 0; i < p->nthreads; i++)
-			if (p->threads[i].tid == tid) {
-				p->threads[i] = p->threads[--p->nthreads];
-				break;
-			}
-		return;
-	}
-	for (pp = &m->buckets[bucket_of(m, pid)]; *pp != NULL; pp = &(*pp)->next)
-		if ((*pp)->pid == pid) {
-			p = *pp;
+	for (pp = &m->buckets[bucket_of(m, p->pid)]; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == p) {
 			*pp = p->next;
 			m->nmaps -= p->nmaps;
 			m->nprocs--;
 			proc_free(p);
 			return;
 		}
+}
+
+void
+model_exit(struct model *m, uint32_t pid, uint32_t tid)
+{
+	struct model_proc *p;
+	size_t	 i;
+
+	if ((p = model_find(m, pid)) == NULL)
+		return;
+	for (i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid) {
+			p->threads[i] = p->threads[--p->nthreads];
+			break;
+		}
+	/*
+	 * The leader may exit before its threads (pthread_exit in main): the
+	 * process, and its maps, live until its last known thread is gone.
+	 */
+	if (tid == pid)
+		p->leader_gone = 1;
+	if (p->leader_gone && p->nthreads == 0)
+		proc_remove(m, p);
 }
 
 int

@@ -32,6 +32,7 @@ struct model_thread {
 struct model_proc {
 	struct model_proc *next;	/* hash chain */
 	uint32_t	 pid;
+	int		 leader_gone;	/* EXIT of pid seen, other threads remain */
 	struct model_thread *threads;
 	size_t		 nthreads, cthreads;
 	struct model_map *maps;		/* sorted by addr, non-overlapping */

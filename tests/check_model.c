@@ -1,0 +1,569 @@
+/*
+ * check_model.c - unit tests for daemon/model.c: fork copies maps and comm,
+ * a thread fork shares its process, exec drops the maps, overlapping MMAPs
+ * split/trim/replace with the right pgoff, thread and process exit,
+ * model_foreach, and the nprocs/nmaps counters against a recount after
+ * every step.  Run under valgrind for leaks (10000 processes churned).
+ */
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "model.h"
+
+static struct model M;
+
+static void
+setup(void)
+{
+	ck_assert_int_eq(model_init(&M), 0);
+}
+
+static void
+teardown(void)
+{
+	model_free(&M);
+}
+
+struct tally {
+	size_t	 nprocs, nmaps, nthreads;
+};
+
+static int
+tally_cb(struct model_proc *p, void *arg)
+{
+	struct tally *t = arg;
+	size_t	 i;
+
+	t->nprocs++;
+	t->nmaps += p->nmaps;
+	t->nthreads += p->nthreads;
+	/* invariants of every process: sorted, non-overlapping, owned names */
+	for (i = 0; i < p->nmaps; i++) {
+		ck_assert_uint_gt(p->maps[i].len, 0);
+		ck_assert_ptr_nonnull(p->maps[i].filename);
+		if (i > 0)
+			ck_assert_uint_le(p->maps[i - 1].addr + p->maps[i - 1].len, p->maps[i].addr);
+	}
+	return 0;
+}
+
+/* Recount everything and compare with the model's counters. */
+static void
+check_counts(void)
+{
+	struct tally t = { 0 };
+
+	ck_assert_int_eq(model_foreach(&M, tally_cb, &t), 0);
+	ck_assert_uint_eq(t.nprocs, M.nprocs);
+	ck_assert_uint_eq(t.nmaps, M.nmaps);
+}
+
+static int
+add_map(uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff, const char *file,
+    uint8_t bid_byte)
+{
+	struct record_mmap r;
+
+	memset(&r, 0, sizeof(r));
+	r.pid = pid;
+	r.tid = pid;
+	r.addr = addr;
+	r.len = len;
+	r.pgoff = pgoff;
+	r.prot = 5;
+	r.flags = 2;
+	r.maj = 8;
+	r.min = 1;
+	r.ino = 1000 + bid_byte;
+	r.has_inode = 1;
+	if (bid_byte) {
+		r.build_id_size = 20;
+		memset(r.build_id, bid_byte, 20);
+	}
+	r.filename = file;
+	return model_add_map(&M, &r, bid_byte ? BID_MMAP2 : BID_NONE);
+}
+
+/* Map I of PID is [addr, addr+len) of FILE at PGOFF. */
+static void
+check_map(uint32_t pid, size_t i, uint64_t addr, uint64_t len, uint64_t pgoff, const char *file)
+{
+	struct model_proc *p = model_find(&M, pid);
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_lt(i, p->nmaps);
+	ck_assert_uint_eq(p->maps[i].addr, addr);
+	ck_assert_uint_eq(p->maps[i].len, len);
+	ck_assert_uint_eq(p->maps[i].pgoff, pgoff);
+	ck_assert_str_eq(p->maps[i].filename, file);
+}
+
+static size_t
+nmaps_of(uint32_t pid)
+{
+	struct model_proc *p = model_find(&M, pid);
+
+	return p == NULL ? 0 : p->nmaps;
+}
+
+START_TEST(test_empty)
+{
+	ck_assert_uint_eq(M.nprocs, 0);
+	ck_assert_uint_eq(M.nmaps, 0);
+	ck_assert_ptr_null(model_find(&M, 1));
+	ck_assert_ptr_null(model_comm(&M, 1, 1));
+	model_exit(&M, 1, 1);			/* unknown: no-op */
+	model_exit(&M, 1, 2);
+	ck_assert_uint_eq(M.nprocs, 0);
+	check_counts();
+}
+END_TEST
+
+START_TEST(test_add_sorted)
+{
+	ck_assert_int_eq(add_map(10, 0x3000, 0x1000, 0, "/c", 3), 0);
+	ck_assert_int_eq(add_map(10, 0x1000, 0x1000, 0, "/a", 1), 0);
+	ck_assert_int_eq(add_map(10, 0x2000, 0x1000, 0, "/b", 0), 0);
+	ck_assert_uint_eq(M.nprocs, 1);
+	ck_assert_uint_eq(M.nmaps, 3);
+	check_map(10, 0, 0x1000, 0x1000, 0, "/a");
+	check_map(10, 1, 0x2000, 0x1000, 0, "/b");
+	check_map(10, 2, 0x3000, 0x1000, 0, "/c");
+	{
+		struct model_proc *p = model_find(&M, 10);
+
+		ck_assert_uint_eq(p->maps[0].build_id_size, 20);
+		ck_assert_uint_eq(p->maps[0].build_id[19], 1);
+		ck_assert_uint_eq(p->maps[0].source, BID_MMAP2);
+		ck_assert_uint_eq(p->maps[0].ino, 1001);
+		ck_assert_uint_eq(p->maps[0].prot, 5);
+		ck_assert_uint_eq(p->maps[1].build_id_size, 0);
+		ck_assert_uint_eq(p->maps[1].source, BID_NONE);
+	}
+	/* Empty and wrapping maps are ignored. */
+	ck_assert_int_eq(add_map(10, 0x5000, 0, 0, "/zero", 0), 0);
+	ck_assert_int_eq(add_map(10, UINT64_MAX - 0xfff, 0x2000, 0, "/wrap", 0), 0);
+	ck_assert_uint_eq(nmaps_of(10), 3);
+	/* Many maps: capacity grows. */
+	{
+		uint64_t i;
+
+		for (i = 0; i < 100; i++)
+			ck_assert_int_eq(add_map(11, 0x100000 + (99 - i) * 0x1000, 0x1000, i, "/many", 0), 0);
+		ck_assert_uint_eq(nmaps_of(11), 100);
+		check_map(11, 0, 0x100000, 0x1000, 99, "/many");
+		check_map(11, 99, 0x100000 + 99 * 0x1000, 0x1000, 0, "/many");
+	}
+	check_counts();
+}
+END_TEST
+
+/* A new map strictly inside an old one splits it in two. */
+START_TEST(test_overlap_split)
+{
+	ck_assert_int_eq(add_map(20, 0x10000, 0x10000, 0x4000, "/lib/big.so", 7), 0);
+	ck_assert_int_eq(add_map(20, 0x14000, 0x2000, 0, "/anon", 0), 0);
+	ck_assert_uint_eq(nmaps_of(20), 3);
+	ck_assert_uint_eq(M.nmaps, 3);
+	check_map(20, 0, 0x10000, 0x4000, 0x4000, "/lib/big.so");
+	check_map(20, 1, 0x14000, 0x2000, 0, "/anon");
+	/* the tail keeps the file offset of the bytes it maps */
+	check_map(20, 2, 0x16000, 0xa000, 0x4000 + 0x6000, "/lib/big.so");
+	{
+		struct model_proc *p = model_find(&M, 20);
+
+		/* both halves keep the build-id, with distinct filename copies */
+		ck_assert_uint_eq(p->maps[2].build_id_size, 20);
+		ck_assert_uint_eq(p->maps[2].build_id[0], 7);
+		ck_assert_uint_eq(p->maps[2].source, BID_MMAP2);
+		ck_assert_ptr_ne(p->maps[0].filename, p->maps[2].filename);
+	}
+	check_counts();
+}
+END_TEST
+
+/* Partial overlaps trim the old maps on either side. */
+START_TEST(test_overlap_trim)
+{
+	ck_assert_int_eq(add_map(30, 0x10000, 0x4000, 0x1000, "/a", 0), 0);	/* [10000,14000) */
+	ck_assert_int_eq(add_map(30, 0x14000, 0x4000, 0x8000, "/b", 0), 0);	/* [14000,18000) */
+	/* [12000,16000) covers the end of /a and the start of /b */
+	ck_assert_int_eq(add_map(30, 0x12000, 0x4000, 0, "/c", 0), 0);
+	ck_assert_uint_eq(nmaps_of(30), 3);
+	check_map(30, 0, 0x10000, 0x2000, 0x1000, "/a");
+	check_map(30, 1, 0x12000, 0x4000, 0, "/c");
+	check_map(30, 2, 0x16000, 0x2000, 0x8000 + 0x2000, "/b");
+	/* exactly at an edge: no overlap, nothing trimmed */
+	ck_assert_int_eq(add_map(30, 0x18000, 0x1000, 0, "/d", 0), 0);
+	ck_assert_int_eq(add_map(30, 0xf000, 0x1000, 0, "/e", 0), 0);
+	ck_assert_uint_eq(nmaps_of(30), 5);
+	check_map(30, 0, 0xf000, 0x1000, 0, "/e");
+	check_map(30, 1, 0x10000, 0x2000, 0x1000, "/a");
+	check_map(30, 4, 0x18000, 0x1000, 0, "/d");
+	check_counts();
+}
+END_TEST
+
+/* A map that covers old ones (exactly or more) replaces them. */
+START_TEST(test_overlap_replace)
+{
+	ck_assert_int_eq(add_map(40, 0x10000, 0x1000, 0, "/a", 0), 0);
+	ck_assert_int_eq(add_map(40, 0x11000, 0x1000, 0, "/b", 0), 0);
+	ck_assert_int_eq(add_map(40, 0x12000, 0x1000, 0, "/c", 0), 0);
+	ck_assert_int_eq(add_map(40, 0x20000, 0x1000, 0, "/far", 0), 0);
+	/* exact replacement */
+	ck_assert_int_eq(add_map(40, 0x11000, 0x1000, 0x5000, "/b2", 9), 0);
+	ck_assert_uint_eq(nmaps_of(40), 4);
+	check_map(40, 1, 0x11000, 0x1000, 0x5000, "/b2");
+	ck_assert_uint_eq(model_find(&M, 40)->maps[1].build_id[0], 9);
+	/* cover all three and more: they go, /far stays */
+	ck_assert_int_eq(add_map(40, 0xf000, 0x5000, 0, "/all", 0), 0);
+	ck_assert_uint_eq(nmaps_of(40), 2);
+	ck_assert_uint_eq(M.nmaps, 2);
+	check_map(40, 0, 0xf000, 0x5000, 0, "/all");
+	check_map(40, 1, 0x20000, 0x1000, 0, "/far");
+	/* overlap the start of /all: trimmed, its pgoff advanced */
+	ck_assert_int_eq(add_map(40, 0xe000, 0x2000, 0, "/new", 0), 0);
+	check_map(40, 0, 0xe000, 0x2000, 0, "/new");
+	check_map(40, 1, 0x10000, 0x4000, 0x1000, "/all");
+	check_counts();
+}
+END_TEST
+
+START_TEST(test_comm)
+{
+	ck_assert_int_eq(model_set_comm(&M, 50, 50, "bash", 0), 0);
+	ck_assert_int_eq(model_set_comm(&M, 50, 51, "worker", 0), 0);
+	ck_assert_str_eq(model_comm(&M, 50, 50), "bash");
+	ck_assert_str_eq(model_comm(&M, 50, 51), "worker");
+	ck_assert_ptr_null(model_comm(&M, 50, 52));
+	ck_assert_uint_eq(M.nprocs, 1);
+	ck_assert_uint_eq(model_find(&M, 50)->nthreads, 2);
+	/* rename, and a name longer than 15 chars is truncated */
+	ck_assert_int_eq(model_set_comm(&M, 50, 50, "a-very-long-process-name", 0), 0);
+	ck_assert_str_eq(model_comm(&M, 50, 50), "a-very-long-pro");
+	ck_assert_uint_eq(model_find(&M, 50)->nthreads, 2);
+	check_counts();
+}
+END_TEST
+
+START_TEST(test_exec_drops_maps)
+{
+	ck_assert_int_eq(model_set_comm(&M, 60, 60, "sh", 0), 0);
+	ck_assert_int_eq(model_fork(&M, 60, 60, 61, 60), 0);	/* a thread */
+	ck_assert_int_eq(add_map(60, 0x400000, 0x1000, 0, "/bin/sh", 1), 0);
+	ck_assert_int_eq(add_map(60, 0x7f0000000000ULL, 0x1000, 0, "/lib/libc.so.6", 2), 0);
+	ck_assert_int_eq(add_map(70, 0x400000, 0x1000, 0, "/bin/other", 0), 0);
+	ck_assert_uint_eq(M.nmaps, 3);
+	/* not exec: only the name changes */
+	ck_assert_int_eq(model_set_comm(&M, 60, 60, "sh2", 0), 0);
+	ck_assert_uint_eq(nmaps_of(60), 2);
+	/* exec: maps dropped, threads reduced to the exec'ing one */
+	ck_assert_int_eq(model_set_comm(&M, 60, 61, "true", 1), 0);
+	ck_assert_uint_eq(nmaps_of(60), 0);
+	ck_assert_uint_eq(M.nmaps, 1);
+	ck_assert_uint_eq(M.nprocs, 2);
+	ck_assert_uint_eq(model_find(&M, 60)->nthreads, 1);
+	ck_assert_str_eq(model_comm(&M, 60, 61), "true");
+	ck_assert_ptr_null(model_comm(&M, 60, 60));
+	ck_assert_uint_eq(nmaps_of(70), 1);
+	/* the new image maps again */
+	ck_assert_int_eq(add_map(60, 0x500000, 0x2000, 0, "/bin/true", 3), 0);
+	check_map(60, 0, 0x500000, 0x2000, 0, "/bin/true");
+	check_counts();
+}
+END_TEST
+
+START_TEST(test_fork_copies)
+{
+	struct model_proc *p, *c;
+	size_t	 i;
+
+	ck_assert_int_eq(model_set_comm(&M, 100, 100, "parent", 0), 0);
+	ck_assert_int_eq(add_map(100, 0x1000, 0x1000, 0, "/bin/parent", 1), 0);
+	ck_assert_int_eq(add_map(100, 0x3000, 0x2000, 0x1000, "/lib/libx.so", 2), 0);
+	ck_assert_int_eq(model_fork(&M, 200, 100, 200, 100), 0);
+	ck_assert_uint_eq(M.nprocs, 2);
+	ck_assert_uint_eq(M.nmaps, 4);
+	p = model_find(&M, 100);
+	c = model_find(&M, 200);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->nmaps, 2);
+	for (i = 0; i < 2; i++) {
+		ck_assert_uint_eq(c->maps[i].addr, p->maps[i].addr);
+		ck_assert_uint_eq(c->maps[i].len, p->maps[i].len);
+		ck_assert_uint_eq(c->maps[i].pgoff, p->maps[i].pgoff);
+		ck_assert_mem_eq(c->maps[i].build_id, p->maps[i].build_id, BUILD_ID_MAX);
+		ck_assert_uint_eq(c->maps[i].build_id_size, p->maps[i].build_id_size);
+		ck_assert_str_eq(c->maps[i].filename, p->maps[i].filename);
+		ck_assert_ptr_ne(c->maps[i].filename, p->maps[i].filename);	/* own copy */
+	}
+	ck_assert_str_eq(model_comm(&M, 200, 200), "parent");
+	ck_assert_uint_eq(c->nthreads, 1);
+	/* independent afterwards: the child's exec does not touch the parent */
+	ck_assert_int_eq(model_set_comm(&M, 200, 200, "child", 1), 0);
+	ck_assert_uint_eq(nmaps_of(200), 0);
+	ck_assert_uint_eq(nmaps_of(100), 2);
+	ck_assert_str_eq(model_comm(&M, 100, 100), "parent");
+	/* parent exits: the child is unaffected */
+	model_exit(&M, 100, 100);
+	ck_assert_ptr_null(model_find(&M, 100));
+	ck_assert_str_eq(model_comm(&M, 200, 200), "child");
+	ck_assert_uint_eq(M.nprocs, 1);
+	ck_assert_uint_eq(M.nmaps, 0);
+	check_counts();
+}
+END_TEST
+
+/* The comm of the forking thread is inherited, not the process's first one. */
+START_TEST(test_fork_from_thread)
+{
+	ck_assert_int_eq(model_set_comm(&M, 300, 300, "main", 0), 0);
+	ck_assert_int_eq(model_set_comm(&M, 300, 301, "helper", 0), 0);
+	ck_assert_int_eq(model_fork(&M, 400, 300, 400, 301), 0);
+	ck_assert_str_eq(model_comm(&M, 400, 400), "helper");
+	/* unknown parent thread: the process's first thread's name */
+	ck_assert_int_eq(model_fork(&M, 401, 300, 401, 399), 0);
+	ck_assert_str_eq(model_comm(&M, 401, 401), "main");
+	/* unknown parent: created empty */
+	ck_assert_int_eq(model_fork(&M, 402, 9999, 402, 9999), 0);
+	ck_assert_ptr_nonnull(model_find(&M, 402));
+	ck_assert_ptr_null(model_comm(&M, 402, 402));
+	ck_assert_ptr_null(model_find(&M, 9999));
+	ck_assert_uint_eq(M.nprocs, 4);
+	check_counts();
+}
+END_TEST
+
+/* A fork to a pid the model still has (missed EXIT): the old one is replaced. */
+START_TEST(test_fork_reused_pid)
+{
+	ck_assert_int_eq(add_map(500, 0x1000, 0x1000, 0, "/old", 0), 0);
+	ck_assert_int_eq(add_map(500, 0x9000, 0x1000, 0, "/old2", 0), 0);
+	ck_assert_int_eq(model_set_comm(&M, 500, 500, "old", 0), 0);
+	ck_assert_int_eq(model_set_comm(&M, 1, 1, "init", 0), 0);
+	ck_assert_int_eq(add_map(1, 0x2000, 0x1000, 0, "/sbin/init", 0), 0);
+	ck_assert_int_eq(model_fork(&M, 500, 1, 500, 1), 0);
+	ck_assert_uint_eq(nmaps_of(500), 1);
+	check_map(500, 0, 0x2000, 0x1000, 0, "/sbin/init");
+	ck_assert_str_eq(model_comm(&M, 500, 500), "init");
+	ck_assert_uint_eq(M.nprocs, 2);
+	ck_assert_uint_eq(M.nmaps, 2);
+	check_counts();
+}
+END_TEST
+
+START_TEST(test_thread_fork_shares)
+{
+	struct model_proc *p;
+
+	ck_assert_int_eq(model_set_comm(&M, 600, 600, "server", 0), 0);
+	ck_assert_int_eq(add_map(600, 0x1000, 0x1000, 0, "/bin/server", 0), 0);
+	ck_assert_int_eq(model_fork(&M, 600, 600, 601, 600), 0);
+	ck_assert_int_eq(model_fork(&M, 600, 600, 602, 600), 0);
+	ck_assert_uint_eq(M.nprocs, 1);
+	ck_assert_uint_eq(M.nmaps, 1);
+	p = model_find(&M, 600);
+	ck_assert_uint_eq(p->nthreads, 3);
+	ck_assert_uint_eq(p->nmaps, 1);
+	ck_assert_str_eq(model_comm(&M, 600, 601), "server");
+	ck_assert_str_eq(model_comm(&M, 600, 602), "server");
+	/* a map added by any thread is the process's */
+	ck_assert_int_eq(add_map(600, 0x5000, 0x1000, 0, "/lib/plugin.so", 0), 0);
+	ck_assert_uint_eq(nmaps_of(600), 2);
+	ck_assert_uint_eq(M.nprocs, 1);
+	/* thread names are per thread */
+	ck_assert_int_eq(model_set_comm(&M, 600, 601, "io", 0), 0);
+	ck_assert_str_eq(model_comm(&M, 600, 601), "io");
+	ck_assert_str_eq(model_comm(&M, 600, 600), "server");
+	/* a fork from the renamed thread */
+	ck_assert_int_eq(model_fork(&M, 600, 600, 603, 601), 0);
+	ck_assert_str_eq(model_comm(&M, 600, 603), "io");
+
+	/* thread exit: the thread goes, the process and maps stay */
+	model_exit(&M, 600, 601);
+	p = model_find(&M, 600);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(p->nthreads, 3);
+	ck_assert_ptr_null(model_comm(&M, 600, 601));
+	ck_assert_str_eq(model_comm(&M, 600, 602), "server");
+	ck_assert_str_eq(model_comm(&M, 600, 603), "io");
+	ck_assert_uint_eq(nmaps_of(600), 2);
+	model_exit(&M, 600, 601);		/* twice: no-op */
+	ck_assert_uint_eq(model_find(&M, 600)->nthreads, 3);
+	/*
+	 * The leader exits first (pthread_exit in main): the other threads
+	 * still run with the process's maps, so the process stays ...
+	 */
+	model_exit(&M, 600, 600);
+	p = model_find(&M, 600);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(p->nthreads, 2);
+	ck_assert_uint_eq(nmaps_of(600), 2);
+	/* ... until its last thread is gone */
+	model_exit(&M, 600, 602);
+	ck_assert_ptr_nonnull(model_find(&M, 600));
+	model_exit(&M, 600, 603);
+	ck_assert_ptr_null(model_find(&M, 600));
+	ck_assert_uint_eq(M.nprocs, 0);
+	ck_assert_uint_eq(M.nmaps, 0);
+	check_counts();
+}
+END_TEST
+
+static int
+collect_pids(struct model_proc *p, void *arg)
+{
+	uint8_t	*seen = arg;
+
+	ck_assert_uint_lt(p->pid, 20000);
+	ck_assert_uint_eq(seen[p->pid], 0);	/* once only */
+	seen[p->pid] = 1;
+	return 0;
+}
+
+static int
+stop_at_third(struct model_proc *p, void *arg)
+{
+	int	*n = arg;
+
+	return ++*n == 3 ? 42 : 0;
+}
+
+START_TEST(test_foreach)
+{
+	static uint8_t seen[20000];
+	uint32_t pid;
+	int	 n = 0;
+
+	/* 719 processes in 4096 buckets: some chains */
+	for (pid = 1; pid <= 5000; pid += 7)
+		ck_assert_int_eq(model_set_comm(&M, pid, pid, "p", 0), 0);
+	for (pid = 4098; pid < 20000; pid += 4096)
+		ck_assert_int_eq(model_set_comm(&M, pid, pid, "q", 0), 0);
+	memset(seen, 0, sizeof(seen));
+	ck_assert_int_eq(model_foreach(&M, collect_pids, seen), 0);
+	for (pid = 1; pid <= 5000; pid += 7)
+		ck_assert_uint_eq(seen[pid], 1);
+	for (pid = 4098; pid < 20000; pid += 4096)
+		ck_assert_uint_eq(seen[pid], 1);
+	ck_assert_uint_eq(M.nprocs, 715 + 4);
+	check_counts();
+	/* a non-zero return stops the walk and is returned */
+	ck_assert_int_eq(model_foreach(&M, stop_at_third, &n), 42);
+	ck_assert_int_eq(n, 3);
+}
+END_TEST
+
+/* Deleting inside foreach (the callback may exit the process it is given). */
+static int
+exit_each(struct model_proc *p, void *arg)
+{
+	model_exit(arg, p->pid, p->pid);
+	return 0;
+}
+
+START_TEST(test_foreach_exit)
+{
+	uint32_t pid;
+
+	for (pid = 1; pid <= 300; pid++) {
+		ck_assert_int_eq(add_map(pid, 0x1000, 0x1000, 0, "/x", 0), 0);
+		ck_assert_int_eq(add_map(pid + 4096, 0x1000, 0x1000, 0, "/y", 0), 0);
+	}
+	ck_assert_uint_eq(M.nprocs, 600);
+	ck_assert_int_eq(model_foreach(&M, exit_each, &M), 0);
+	ck_assert_uint_eq(M.nprocs, 0);
+	ck_assert_uint_eq(M.nmaps, 0);
+	check_counts();
+}
+END_TEST
+
+/* 10000 processes with threads and maps created and exited: nothing left. */
+START_TEST(test_churn)
+{
+	uint32_t i;
+
+	ck_assert_int_eq(model_set_comm(&M, 1, 1, "init", 0), 0);
+	ck_assert_int_eq(add_map(1, 0x400000, 0x10000, 0, "/sbin/init", 1), 0);
+	ck_assert_int_eq(add_map(1, 0x7f0000000000ULL, 0x200000, 0, "/lib/libc.so.6", 2), 0);
+	for (i = 0; i < 10000; i++) {
+		uint32_t pid = 1000 + i;
+
+		ck_assert_int_eq(model_fork(&M, pid, 1, pid, 1), 0);
+		ck_assert_int_eq(model_fork(&M, pid, pid, pid + 100000, pid), 0);
+		ck_assert_int_eq(model_set_comm(&M, pid, pid, "job", 1), 0);
+		ck_assert_int_eq(add_map(pid, 0x500000, 0x8000, 0, "/usr/bin/job", 3), 0);
+		ck_assert_int_eq(add_map(pid, 0x502000, 0x1000, 0, "/anon", 0), 0);	/* split */
+		ck_assert_uint_eq(nmaps_of(pid), 3);
+		if (i % 2 == 0) {
+			model_exit(&M, pid, pid + 100000);
+			model_exit(&M, pid, pid);
+		}
+	}
+	ck_assert_uint_eq(M.nprocs, 1 + 5000);
+	ck_assert_uint_eq(M.nmaps, 2 + 5000 * 3);
+	check_counts();
+	for (i = 1; i < 10000; i += 2)
+		model_exit(&M, 1000 + i, 1000 + i);
+	model_exit(&M, 1, 1);
+	ck_assert_uint_eq(M.nprocs, 0);
+	ck_assert_uint_eq(M.nmaps, 0);
+	check_counts();
+}
+END_TEST
+
+static Suite *
+model_suite(void)
+{
+	Suite	*s = suite_create("model");
+	TCase	*tc;
+
+	tc = tcase_create("maps");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_empty);
+	tcase_add_test(tc, test_add_sorted);
+	tcase_add_test(tc, test_overlap_split);
+	tcase_add_test(tc, test_overlap_trim);
+	tcase_add_test(tc, test_overlap_replace);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("tasks");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_comm);
+	tcase_add_test(tc, test_exec_drops_maps);
+	tcase_add_test(tc, test_fork_copies);
+	tcase_add_test(tc, test_fork_from_thread);
+	tcase_add_test(tc, test_fork_reused_pid);
+	tcase_add_test(tc, test_thread_fork_shares);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("all");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);	/* valgrind */
+	tcase_add_test(tc, test_foreach);
+	tcase_add_test(tc, test_foreach_exit);
+	tcase_add_test(tc, test_churn);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr;
+	int	 failed;
+
+	sr = srunner_create(model_suite());
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

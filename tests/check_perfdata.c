@@ -1,0 +1,932 @@
+/*
+ * check_perfdata.c - unit tests for common/perfdata.c: a file with one
+ * cpu-clock attr, synthetic COMM, MMAP2 (build-id form), SAMPLE and
+ * FINISHED_ROUND records, the metadata features and a build-id table is
+ * written, read back with our reader, and judged by the real perf
+ * (report -D, buildid-list, report --header-only, script).  Then damage:
+ * a torn file as after a crash, files that are not perf.data or have an
+ * absurd header, and a write on a full filesystem (sticky -ENOSPC).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <check.h>
+
+#include "perfdata.h"
+#include "record.h"
+
+#define ST	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+		 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+#define HOSTNAME	"perfmapd-test-host"
+#define NSAMPLES	5
+#define PID		4242
+
+static const struct record_layout LAYOUT = { .sample_type = ST, .sample_id_all = 1 };
+static const uint64_t IDS[2] = { 1001, 1002 };
+static const uint8_t USER_BID[20] = {
+	0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa,
+	0xbb, 0xcc, 0xdd, 0xee, 0xff, 0x01, 0x02, 0x03, 0x04, 0x05,
+};
+static const uint8_t KERN_BID[20] = {
+	0xf0, 0xe1, 0xd2, 0xc3, 0xb4, 0xa5, 0x96, 0x87, 0x78, 0x69,
+	0x5a, 0x4b, 0x3c, 0x2d, 0x1e, 0x0f, 0x10, 0x20, 0x30, 0x40,
+};
+
+static char	 tmpdir[64];
+
+static void
+setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_perfdata.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void
+teardown(void)
+{
+	char	 cmd[128];
+
+	if (getenv("CHECK_PERFDATA_KEEP") != NULL) {
+		fprintf(stderr, "kept %s\n", tmpdir);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+}
+
+static void
+path_in(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", tmpdir, name);
+}
+
+static void
+make_attr(struct perfdata_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->attr.type = PERF_TYPE_SOFTWARE;
+	a->attr.size = PERF_FILE_ATTR_SIZE;
+	a->attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	a->attr.sample_period = 1000000;
+	a->attr.sample_type = ST;
+	a->attr.sample_id_all = 1;
+	a->attr.mmap2 = 1;
+	a->attr.comm = 1;
+	a->attr.task = 1;
+	a->attr.disabled = 0;
+	a->name = "cpu-clock";
+	a->ids = IDS;
+	a->nids = 2;
+}
+
+/* The records written, as the test expects to read them back. */
+struct expect {
+	uint8_t	 data[8192];
+	size_t	 len;
+	size_t	 nrec;
+	size_t	 off[32];		/* start of each record */
+};
+
+static void
+add(struct expect *e, const void *rec, size_t len)
+{
+	ck_assert_uint_le(e->len + len, sizeof(e->data));
+	ck_assert_uint_lt(e->nrec, 32);
+	e->off[e->nrec++] = e->len;
+	memcpy(e->data + e->len, rec, len);
+	e->len += len;
+}
+
+static void
+build_records(struct expect *e)
+{
+	uint8_t	 buf[8192];
+	struct record_sample_id sid = { .pid = PID, .tid = PID, .time = 1000, .id = IDS[0], .cpu = 0 };
+	struct record_mmap m;
+	struct perf_event_header fr = { .type = PERF_RECORD_FINISHED_ROUND, .misc = 0, .size = 8 };
+	size_t	 n, i;
+
+	memset(e, 0, sizeof(*e));
+	n = record_build_comm(buf, PID, PID, "true", PERF_RECORD_MISC_COMM_EXEC, &LAYOUT, &sid);
+	add(e, buf, n);
+
+	memset(&m, 0, sizeof(m));
+	m.pid = PID;
+	m.tid = PID;
+	m.addr = 0x400000;
+	m.len = 0x10000;
+	m.pgoff = 0;
+	m.prot = 5;		/* PROT_READ | PROT_EXEC */
+	m.flags = 2;		/* MAP_PRIVATE */
+	m.build_id_size = 20;
+	memcpy(m.build_id, USER_BID, 20);
+	m.filename = "/bin/true";
+	sid.time = 1001;
+	n = record_build_mmap2(buf, &m, PERF_RECORD_MISC_USER, &LAYOUT, &sid);
+	add(e, buf, n);
+
+	for (i = 0; i < NSAMPLES; i++) {
+		uint64_t v[6];
+		struct perf_event_header h = {
+			.type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER,
+			.size = sizeof(h) + sizeof(v),
+		};
+		uint32_t pidtid[2] = { PID, PID }, cpu[2] = { (uint32_t)(i % 2), 0 };
+
+		v[0] = IDS[i % 2];			/* IDENTIFIER */
+		v[1] = 0x401000 + 0x10 * i;		/* IP */
+		memcpy(&v[2], pidtid, 8);		/* TID */
+		v[3] = 2000 + i;			/* TIME */
+		memcpy(&v[4], cpu, 8);			/* CPU */
+		v[5] = 1000000;				/* PERIOD */
+		memcpy(buf, &h, sizeof(h));
+		memcpy(buf + sizeof(h), v, sizeof(v));
+		add(e, buf, h.size);
+	}
+	add(e, &fr, sizeof(fr));
+}
+
+static char *const ARGV[] = { "perfmapd", "-f", "--state-dir", "/var/lib/perfmapd" };
+
+static void
+make_meta(struct perfdata_meta *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->hostname = HOSTNAME;
+	m->osrelease = "6.1.0-test-amd64";
+	m->arch = "x86_64";
+	m->version = "perfmapd 0.1.0";
+	m->cpudesc = "Test CPU";
+	m->nr_cpus_avail = 2;
+	m->nr_cpus_online = 2;
+	m->total_mem_kb = 2048000;
+	m->argc = 4;
+	m->argv = ARGV;
+	m->clockid = CLOCK_MONOTONIC;
+	m->clockid_res_ns = 1;
+	m->clock_wall_ns = 1700000000000000000ULL;
+	m->clock_ref_ns = 123456789;
+	m->first_time = 1000;
+	m->last_time = 2000 + NSAMPLES - 1;
+}
+
+static const struct perfdata_buildid BIDS[2] = {
+	{ .size = 20, .kernel = 1, .filename = "[kernel.kallsyms]" },
+	{ .size = 20, .kernel = 0, .filename = "/bin/true" },
+};
+
+/* Write the standard file at PATH; E gets the records. */
+static void
+write_file(const char *path, struct expect *e)
+{
+	struct perfdata pd;
+	struct perfdata_attr a;
+	struct perfdata_meta meta;
+	struct perfdata_buildid bids[2];
+	size_t	 i;
+
+	memcpy(bids, BIDS, sizeof(bids));
+	memcpy(bids[0].id, KERN_BID, 20);
+	memcpy(bids[1].id, USER_BID, 20);
+	make_attr(&a);
+	make_meta(&meta);
+	build_records(e);
+	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
+	for (i = 0; i < e->nrec; i++) {
+		size_t	 end = i + 1 < e->nrec ? e->off[i + 1] : e->len;
+
+		ck_assert_int_eq(perfdata_write(&pd, e->data + e->off[i], end - e->off[i]), 0);
+	}
+	ck_assert_uint_eq(pd.data_size, e->len);
+	ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, bids, 2), 0);
+}
+
+/* What perfdata_walk handed over. */
+struct walked {
+	uint8_t	 data[8192];
+	size_t	 len, n;
+	size_t	 stop_after;		/* 0: never */
+};
+
+static int
+walk_cb(const struct perf_event_header *h, void *arg)
+{
+	struct walked *w = arg;
+
+	ck_assert_uint_le(w->len + h->size, sizeof(w->data));
+	memcpy(w->data + w->len, h, h->size);
+	w->len += h->size;
+	w->n++;
+	return w->stop_after != 0 && w->n >= w->stop_after;
+}
+
+START_TEST(test_write_read_back)
+{
+	char	 path[128], err[256] = "";
+	struct expect e;
+	struct perfdata_file f;
+	struct walked w;
+	struct perf_event_attr *a;
+	uint64_t ids[2];
+	size_t	 i;
+
+	path_in(path, sizeof(path), "perf.data");
+	write_file(path, &e);
+
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	ck_assert_uint_eq(f.h.magic, PERF_MAGIC2);
+	ck_assert_uint_eq(f.h.size, 104);
+	ck_assert_uint_eq(f.h.attr_size, PERF_FILE_ATTR_SIZE + 16);
+	ck_assert_uint_eq(f.h.data.size, e.len);
+	ck_assert_uint_eq(f.h.data.offset % 8, 0);
+	ck_assert_uint_eq(f.nattrs, 1);
+	a = &f.attrs[0].attr;
+	ck_assert_uint_eq(a->type, PERF_TYPE_SOFTWARE);
+	ck_assert_uint_eq(a->config, PERF_COUNT_SW_CPU_CLOCK);
+	ck_assert_uint_eq(a->size, PERF_FILE_ATTR_SIZE);
+	ck_assert_uint_eq(a->sample_type, ST);
+	ck_assert_uint_eq(a->sample_id_all, 1);
+	ck_assert_uint_eq(a->mmap2, 1);
+	ck_assert_uint_eq(a->comm, 1);
+	ck_assert_uint_eq(a->task, 1);
+	ck_assert_uint_eq(f.attrs[0].ids.size, 16);
+	ck_assert_int_eq(pread(f.fd, ids, 16, (off_t)f.attrs[0].ids.offset), 16);
+	ck_assert_uint_eq(ids[0], 1001);
+	ck_assert_uint_eq(ids[1], 1002);
+
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(perfdata_walk(&f, walk_cb, &w), (int64_t)e.len);
+	ck_assert_uint_eq(w.n, e.nrec);
+	ck_assert_uint_eq(w.n, 2 + NSAMPLES + 1);
+	ck_assert_uint_eq(w.len, e.len);
+	ck_assert_mem_eq(w.data, e.data, e.len);
+	/* The records decode with the file's layout. */
+	for (i = 0; i < e.nrec; i++) {
+		struct record r;
+
+		ck_assert_int_eq(record_decode(w.data + e.off[i], w.len - e.off[i], &LAYOUT, &r), 0);
+		if (i == 0) {
+			ck_assert_uint_eq(r.type, PERF_RECORD_COMM);
+			ck_assert_str_eq(r.comm.comm, "true");
+		} else if (i == 1) {
+			ck_assert_uint_eq(r.type, PERF_RECORD_MMAP2);
+			ck_assert_str_eq(r.mmap.filename, "/bin/true");
+			ck_assert_mem_eq(r.mmap.build_id, USER_BID, 20);
+		} else if (i < e.nrec - 1) {
+			ck_assert_uint_eq(r.type, PERF_RECORD_SAMPLE);
+			ck_assert_uint_eq(r.sample.ip, 0x401000 + 0x10 * (i - 2));
+			ck_assert_uint_eq(r.sid.time, 2000 + (i - 2));
+		} else
+			ck_assert_uint_eq(r.type, PERF_RECORD_FINISHED_ROUND);
+	}
+	/* A callback that stops the walk early. */
+	memset(&w, 0, sizeof(w));
+	w.stop_after = 2;
+	perfdata_walk(&f, walk_cb, &w);
+	ck_assert_uint_eq(w.n, 2);
+	/* A NULL callback counts bytes. */
+	ck_assert_int_eq(perfdata_walk(&f, NULL, NULL), (int64_t)e.len);
+	perfdata_file_close(&f);
+}
+END_TEST
+
+START_TEST(test_features)
+{
+	char	 path[128], err[256] = "";
+	struct expect e;
+	struct perfdata_file f;
+	struct perf_file_section sec;
+	uint8_t	*buf;
+	uint32_t len, u32;
+	uint64_t u64[2], pos;
+	int	 nent = 0;
+
+	path_in(path, sizeof(path), "perf.data");
+	write_file(path, &e);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+
+	/* HOSTNAME: {u32 len; char s[len]} */
+	ck_assert_int_eq(perfdata_feature(&f, HEADER_HOSTNAME, &sec), 0);
+	ck_assert_uint_ge(sec.offset, f.h.data.offset + f.h.data.size);
+	buf = malloc(sec.size + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(pread(f.fd, buf, sec.size, (off_t)sec.offset), (ssize_t)sec.size);
+	memcpy(&len, buf, 4);
+	ck_assert_uint_eq(len + 4, sec.size);
+	ck_assert_uint_eq(len % 64, 0);
+	ck_assert_str_eq((char *)buf + 4, HOSTNAME);
+	free(buf);
+
+	/* NRCPUS, SAMPLE_TIME, CLOCK_DATA */
+	ck_assert_int_eq(perfdata_feature(&f, HEADER_NRCPUS, &sec), 0);
+	ck_assert_uint_eq(sec.size, 8);
+	ck_assert_int_eq(pread(f.fd, &u32, 4, (off_t)sec.offset), 4);
+	ck_assert_uint_eq(u32, 2);
+	ck_assert_int_eq(perfdata_feature(&f, HEADER_SAMPLE_TIME, &sec), 0);
+	ck_assert_int_eq(pread(f.fd, u64, 16, (off_t)sec.offset), 16);
+	ck_assert_uint_eq(u64[0], 1000);
+	ck_assert_uint_eq(u64[1], 2000 + NSAMPLES - 1);
+	ck_assert_int_eq(perfdata_feature(&f, HEADER_CLOCK_DATA, &sec), 0);
+	ck_assert_uint_eq(sec.size, 24);
+	ck_assert_int_eq(pread(f.fd, &u32, 4, (off_t)sec.offset + 4), 4);
+	ck_assert_uint_eq(u32, CLOCK_MONOTONIC);
+	ck_assert_int_eq(pread(f.fd, u64, 16, (off_t)sec.offset + 8), 16);
+	ck_assert_uint_eq(u64[0], 1700000000000000000ULL);
+	ck_assert_uint_eq(u64[1], 123456789);
+	ck_assert_int_eq(perfdata_feature(&f, HEADER_CMDLINE, &sec), 0);
+	ck_assert_int_eq(pread(f.fd, &u32, 4, (off_t)sec.offset), 4);
+	ck_assert_uint_eq(u32, 4);
+
+	/* Absent and invalid features. */
+	ck_assert_int_eq(perfdata_feature(&f, HEADER_TRACING_DATA, &sec), -1);
+	ck_assert_int_eq(perfdata_feature(&f, HEADER_CPUID, &sec), -1);
+	ck_assert_int_eq(perfdata_feature(&f, 0, &sec), -1);
+	ck_assert_int_eq(perfdata_feature(&f, 256, &sec), -1);
+
+	/* BUILD_ID: entries walked by header.size. */
+	ck_assert_int_eq(perfdata_feature(&f, HEADER_BUILD_ID, &sec), 0);
+	buf = malloc(sec.size);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(pread(f.fd, buf, sec.size, (off_t)sec.offset), (ssize_t)sec.size);
+	for (pos = 0; pos + sizeof(struct build_id_entry) <= sec.size; nent++) {
+		struct build_id_entry be;
+		const char *name = (const char *)buf + pos + sizeof(be);
+
+		memcpy(&be, buf + pos, sizeof(be));
+		ck_assert_uint_ge(be.header.size, sizeof(be) + 8);
+		ck_assert_uint_le(pos + be.header.size, sec.size);
+		ck_assert_uint_eq(be.header.type, 0);
+		ck_assert_int_eq(be.pid, -1);
+		ck_assert_uint_eq(be.build_id[20], 20);
+		ck_assert_uint_eq(be.header.misc & PERF_RECORD_MISC_BUILD_ID_SIZE,
+		    PERF_RECORD_MISC_BUILD_ID_SIZE);
+		ck_assert_ptr_nonnull(memchr(name, '\0', be.header.size - sizeof(be)));
+		if (nent == 0) {
+			ck_assert_uint_eq(be.header.misc & PERF_RECORD_MISC_CPUMODE_MASK,
+			    PERF_RECORD_MISC_KERNEL);
+			ck_assert_mem_eq(be.build_id, KERN_BID, 20);
+			ck_assert_str_eq(name, "[kernel.kallsyms]");
+		} else {
+			ck_assert_uint_eq(be.header.misc & PERF_RECORD_MISC_CPUMODE_MASK,
+			    PERF_RECORD_MISC_USER);
+			ck_assert_mem_eq(be.build_id, USER_BID, 20);
+			ck_assert_str_eq(name, "/bin/true");
+		}
+		pos += be.header.size;
+	}
+	ck_assert_int_eq(nent, 2);
+	ck_assert_uint_eq(pos, sec.size);
+	free(buf);
+	perfdata_file_close(&f);
+}
+END_TEST
+
+/* --- the real perf ------------------------------------------------------ */
+
+static int
+have_perf(void)
+{
+	return system("perf version >/dev/null 2>&1") == 0;
+}
+
+/* Run CMD, capture its output (stdout and stderr) into OUT; returns exit status. */
+static int
+run(const char *cmd, char *out, size_t outlen)
+{
+	char	 full[1024];
+	FILE	*p;
+	size_t	 n = 0, k;
+	int	 st;
+
+	snprintf(full, sizeof(full), "PERF_BUILDID_DIR='%s/bidcache' PAGER=cat %s 2>&1", tmpdir, cmd);
+	ck_assert_ptr_nonnull(p = popen(full, "r"));
+	while (n + 1 < outlen && (k = fread(out + n, 1, outlen - 1 - n, p)) > 0)
+		n += k;
+	out[n] = '\0';
+	while (fread(full, 1, sizeof(full), p) > 0)
+		;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Lines of OUT containing NEEDLE. */
+static int
+count(const char *out, const char *needle)
+{
+	int	 n = 0;
+
+	for (; (out = strstr(out, needle)) != NULL; out += strlen(needle))
+		n++;
+	return n;
+}
+
+#define OUTSZ	(1 << 20)
+
+START_TEST(test_perf_report_dump)
+{
+	char	 path[128], cmd[512];
+	char	*out;
+	struct expect e;
+
+	if (!have_perf()) {
+		printf("SKIP: perf not installed (perf report -D)\n");
+		return;
+	}
+	path_in(path, sizeof(path), "perf.data");
+	write_file(path, &e);
+	out = malloc(OUTSZ);
+	ck_assert_ptr_nonnull(out);
+	snprintf(cmd, sizeof(cmd), "perf report -D -i '%s'", path);
+	ck_assert_msg(run(cmd, out, OUTSZ) == 0, "perf report -D failed:\n%s", out);
+	ck_assert_int_eq(count(out, ": PERF_RECORD_COMM"), 1);
+	ck_assert_int_eq(count(out, ": PERF_RECORD_MMAP2"), 1);
+	ck_assert_int_eq(count(out, ": PERF_RECORD_SAMPLE"), NSAMPLES);
+	ck_assert_int_eq(count(out, ": PERF_RECORD_FINISHED_ROUND"), 1);
+	ck_assert_msg(strstr(out, "true:4242/4242") != NULL, "COMM contents not shown:\n%s", out);
+	ck_assert_msg(strstr(out, "/bin/true") != NULL, "MMAP2 file not shown");
+	/* perf shows the build-id of an MMAP2 in build-id form */
+	ck_assert_msg(strstr(out, "112233445566778899aabbccddeeff0102030405") != NULL,
+	    "MMAP2 build-id not shown:\n%s", out);
+	ck_assert_msg(strstr(out, "0x401040") != NULL, "last sample ip not shown");
+	free(out);
+}
+END_TEST
+
+START_TEST(test_perf_buildid_list)
+{
+	char	 path[128], cmd[512], out[65536];
+	struct expect e;
+
+	if (!have_perf()) {
+		printf("SKIP: perf not installed (perf buildid-list)\n");
+		return;
+	}
+	path_in(path, sizeof(path), "perf.data");
+	write_file(path, &e);
+	snprintf(cmd, sizeof(cmd), "perf buildid-list -i '%s'", path);
+	ck_assert_msg(run(cmd, out, sizeof(out)) == 0, "perf buildid-list failed:\n%s", out);
+	ck_assert_msg(strstr(out, "f0e1d2c3b4a5968778695a4b3c2d1e0f10203040 [kernel.kallsyms]") != NULL,
+	    "kernel build-id missing:\n%s", out);
+	ck_assert_msg(strstr(out, "112233445566778899aabbccddeeff0102030405 /bin/true") != NULL,
+	    "user build-id missing:\n%s", out);
+}
+END_TEST
+
+START_TEST(test_perf_header_and_script)
+{
+	char	 path[128], cmd[512], out[65536];
+	struct expect e;
+
+	if (!have_perf()) {
+		printf("SKIP: perf not installed (perf report --header-only, perf script)\n");
+		return;
+	}
+	path_in(path, sizeof(path), "perf.data");
+	write_file(path, &e);
+	snprintf(cmd, sizeof(cmd), "perf report --header-only -i '%s'", path);
+	ck_assert_msg(run(cmd, out, sizeof(out)) == 0, "perf report --header-only failed:\n%s", out);
+	ck_assert_msg(strstr(out, "# hostname : " HOSTNAME) != NULL, "no hostname:\n%s", out);
+	ck_assert_msg(strstr(out, "# os release : 6.1.0-test-amd64") != NULL, "no osrelease:\n%s", out);
+	ck_assert_msg(strstr(out, "# arch : x86_64") != NULL, "no arch:\n%s", out);
+	ck_assert_msg(strstr(out, "# nrcpus online : 2") != NULL, "no nrcpus:\n%s", out);
+	ck_assert_msg(strstr(out, "perfmapd -f --state-dir /var/lib/perfmapd") != NULL,
+	    "no cmdline:\n%s", out);
+	ck_assert_msg(strstr(out, "cpu-clock") != NULL, "no event desc:\n%s", out);
+
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s'", path);
+	ck_assert_msg(run(cmd, out, sizeof(out)) == 0, "perf script failed:\n%s", out);
+	ck_assert_msg(count(out, " cpu-clock: ") == NSAMPLES,
+	    "perf script does not show %d samples:\n%s", NSAMPLES, out);
+	ck_assert_int_eq(count(out, "true  4242 "), NSAMPLES);
+	ck_assert_int_eq(count(out, "(/bin/true)"), NSAMPLES);
+}
+END_TEST
+
+/* --- damage --------------------------------------------------------------- */
+
+/* A crashed writer: data.size still 0, the file cut inside a record. */
+START_TEST(test_torn_file)
+{
+	char	 path[128], err[256] = "";
+	struct expect e;
+	struct perfdata_file f;
+	struct walked w;
+	uint64_t zero = 0, data_off, cut;
+	int	 fd;
+	size_t	 whole = 4;		/* COMM, MMAP2, 2 SAMPLEs, then cut */
+
+	path_in(path, sizeof(path), "torn.data");
+	write_file(path, &e);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	data_off = f.h.data.offset;
+	perfdata_file_close(&f);
+
+	cut = data_off + e.off[whole] + 20;	/* inside the third SAMPLE */
+	ck_assert_int_ge(fd = open(path, O_RDWR), 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)cut), 0);
+	ck_assert_int_eq(pwrite(fd, &zero, 8, offsetof(struct perf_file_header, data.size)), 8);
+	close(fd);
+
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	ck_assert_uint_eq(f.h.data.size, 0);
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(perfdata_walk(&f, walk_cb, &w), (int64_t)e.off[whole]);
+	ck_assert_uint_eq(w.n, whole);
+	ck_assert_mem_eq(w.data, e.data, e.off[whole]);
+	perfdata_file_close(&f);
+
+	/* Cut exactly after a record: all of them, nothing torn. */
+	ck_assert_int_ge(fd = open(path, O_RDWR), 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)(data_off + e.off[3])), 0);
+	close(fd);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(perfdata_walk(&f, walk_cb, &w), (int64_t)e.off[3]);
+	ck_assert_uint_eq(w.n, 3);
+	perfdata_file_close(&f);
+
+	/* Cut inside a header (fewer than 8 bytes left). */
+	ck_assert_int_ge(fd = open(path, O_RDWR), 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)(data_off + e.off[2] + 5)), 0);
+	close(fd);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(perfdata_walk(&f, NULL, NULL), (int64_t)e.off[2]);
+	perfdata_file_close(&f);
+}
+END_TEST
+
+/*
+ * A data.size so large that data.offset + data.size wraps around 2^64 must
+ * not hide the records: the walk is bounded by the file, as with size 0.
+ */
+START_TEST(test_huge_data_size)
+{
+	char	 path[128], err[256] = "";
+	struct expect e;
+	struct perfdata_file f;
+	struct walked w;
+	uint64_t sizes[3];
+	int	 fd, k;
+
+	path_in(path, sizeof(path), "huge.data");
+	write_file(path, &e);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	sizes[0] = UINT64_MAX - f.h.data.offset + 1 + 16;	/* end wraps to 16 */
+	sizes[1] = UINT64_MAX;
+	sizes[2] = f.file_size;					/* past the end, no wrap */
+	perfdata_file_close(&f);
+	for (k = 0; k < 3; k++) {
+		ck_assert_int_ge(fd = open(path, O_RDWR), 0);
+		ck_assert_int_eq(pwrite(fd, &sizes[k], 8, offsetof(struct perf_file_header, data.size)), 8);
+		close(fd);
+		ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+		memset(&w, 0, sizeof(w));
+		/* all the records, then it stops in the feature table */
+		ck_assert_int_ge(perfdata_walk(&f, walk_cb, &w), (int64_t)e.len);
+		ck_assert_uint_ge(w.n, e.nrec);
+		ck_assert_mem_eq(w.data, e.data, e.len);
+		perfdata_file_close(&f);
+	}
+}
+END_TEST
+
+/* A zeroed region after the last record (preallocated, crash) stops the walk. */
+START_TEST(test_zero_tail)
+{
+	char	 path[128], err[256] = "";
+	struct expect e;
+	struct perfdata_file f;
+	uint64_t zero = 0;
+	int	 fd;
+
+	path_in(path, sizeof(path), "zero.data");
+	write_file(path, &e);
+	ck_assert_int_ge(fd = open(path, O_RDWR), 0);
+	ck_assert_int_eq(pwrite(fd, &zero, 8, offsetof(struct perf_file_header, data.size)), 8);
+	close(fd);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	/* Runs into the feature section table after the records: must stop, not crash. */
+	ck_assert_int_ge(perfdata_walk(&f, NULL, NULL), (int64_t)e.len);
+	perfdata_file_close(&f);
+}
+END_TEST
+
+static void
+write_raw(const char *path, const void *p, size_t len)
+{
+	int	 fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, p, len), (ssize_t)len);
+	close(fd);
+}
+
+static void
+expect_open_fails(const char *path, const char *what)
+{
+	struct perfdata_file f;
+	char	 err[256] = "";
+
+	ck_assert_msg(perfdata_open(&f, path, err, sizeof(err)) == -1, "%s: opened", what);
+	ck_assert_msg(err[0] != '\0', "%s: no error message", what);
+	ck_assert_msg(strstr(err, path) != NULL, "%s: message does not name the file: %s", what, err);
+	ck_assert_int_eq(f.fd, -1);
+	ck_assert_ptr_null(f.attrs);
+}
+
+START_TEST(test_open_bad)
+{
+	char	 path[128], good[128];
+	struct expect e;
+	uint8_t	 raw[4096];
+	struct perf_file_header h;
+	int	 fd;
+	ssize_t	 n;
+
+	path_in(good, sizeof(good), "good.data");
+	write_file(good, &e);
+	ck_assert_int_ge(fd = open(good, O_RDONLY), 0);
+	n = read(fd, raw, sizeof(raw));
+	close(fd);
+	ck_assert_int_gt(n, 512);
+	ck_assert_int_lt(n, (ssize_t)sizeof(raw));	/* the whole file */
+
+	path_in(path, sizeof(path), "bad.data");
+
+	/* Missing file. */
+	expect_open_fails(path, "missing");
+	/* Not a perf file. */
+	{
+		static const char text[] = "#!/bin/sh\necho this is not perf data at all, just text....\n"
+		    "padding padding padding padding padding padding padding padding\n";
+
+		ck_assert_uint_gt(strlen(text), 104);
+		write_raw(path, text, strlen(text));
+	}
+	expect_open_fails(path, "text");
+	/* Empty file, truncated header. */
+	write_raw(path, raw, 0);
+	expect_open_fails(path, "empty");
+	write_raw(path, raw, 50);
+	expect_open_fails(path, "50 bytes");
+	write_raw(path, raw, 103);
+	expect_open_fails(path, "103 bytes");
+	/* Header only: the attrs it points to are missing. */
+	write_raw(path, raw, 104);
+	expect_open_fails(path, "header only");
+
+	/* Absurd attr_size / attrs.size / offsets. */
+#define BAD(field, value, what) do {					\
+		memcpy(&h, raw, sizeof(h));				\
+		h.field = (value);					\
+		memcpy(raw, &h, sizeof(h));				\
+		write_raw(path, raw, (size_t)n);			\
+		expect_open_fails(path, what);				\
+		memcpy(&h, raw, sizeof(h));				\
+	} while (0)
+	{
+		struct perf_file_header orig;
+
+		memcpy(&orig, raw, sizeof(orig));
+		BAD(attr_size, 0, "attr_size 0");
+		memcpy(raw, &orig, sizeof(orig));
+		BAD(attr_size, 8, "attr_size 8");
+		memcpy(raw, &orig, sizeof(orig));
+		BAD(attr_size, 1ULL << 40, "attr_size 2^40");
+		memcpy(raw, &orig, sizeof(orig));
+		BAD(attr_size, UINT64_MAX, "attr_size max");
+		memcpy(raw, &orig, sizeof(orig));
+		BAD(attrs.size, UINT64_MAX - 15, "attrs.size huge");
+		memcpy(raw, &orig, sizeof(orig));
+		BAD(attrs.size, orig.attr_size * 1000000, "attrs.size 10^6 attrs");
+		memcpy(raw, &orig, sizeof(orig));
+		BAD(attrs.size, orig.attr_size + 1, "attrs.size not a multiple");
+		memcpy(raw, &orig, sizeof(orig));
+		BAD(attrs.size, 0, "no attrs");
+		memcpy(raw, &orig, sizeof(orig));
+		BAD(attrs.offset, UINT64_MAX - 8, "attrs.offset huge");
+		memcpy(raw, &orig, sizeof(orig));
+		BAD(attrs.offset, (uint64_t)n - 16, "attrs past the end");
+		memcpy(raw, &orig, sizeof(orig));
+		BAD(data.offset, 1ULL << 50, "data.offset past the end");
+		memcpy(raw, &orig, sizeof(orig));
+		BAD(magic, 0x454c4946524550ULL, "bad magic");
+		memcpy(raw, &orig, sizeof(orig));
+		BAD(size, 96, "header size");
+		memcpy(raw, &orig, sizeof(orig));
+		/* attr_size larger than any attr but consistent with the file. */
+		{
+			static uint8_t big[16384];
+
+			memcpy(&h, raw, sizeof(h));
+			h.attr_size = 8192;
+			h.attrs.offset = 104;
+			h.attrs.size = 8192;
+			h.data.offset = 104 + 8192;
+			h.data.size = 0;
+			memcpy(big, &h, sizeof(h));
+			write_raw(path, big, sizeof(big));
+			expect_open_fails(path, "attr_size 8192");
+		}
+		/* The untouched prefix still opens. */
+		write_raw(path, raw, (size_t)n);
+		{
+			struct perfdata_file f;
+			char	 err[256];
+
+			ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+			perfdata_file_close(&f);
+		}
+	}
+#undef BAD
+}
+END_TEST
+
+/* perfdata_create refuses to overwrite (O_EXCL) and reports errno. */
+START_TEST(test_create_errors)
+{
+	char	 path[128];
+	struct perfdata pd;
+	struct perfdata_attr a;
+
+	make_attr(&a);
+	path_in(path, sizeof(path), "x.data");
+	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
+	perfdata_close(&pd);
+	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), -EEXIST);
+	path_in(path, sizeof(path), "nodir/x.data");
+	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), -ENOENT);
+}
+END_TEST
+
+/* Records larger than the buffer go straight to the file. */
+START_TEST(test_big_writes)
+{
+	char	 path[128], err[256];
+	struct perfdata pd;
+	struct perfdata_attr a;
+	struct perfdata_meta meta;
+	struct perfdata_file f;
+	uint8_t	*big;
+	const size_t chunk = 65528, total_chunks = 40;	/* ~2.5 MiB: > 2 buffers */
+	size_t	 i;
+	int64_t	 bytes;
+
+	make_attr(&a);
+	make_meta(&meta);
+	big = calloc(1, chunk * 20);
+	ck_assert_ptr_nonnull(big);
+	for (i = 0; i < 20; i++) {
+		struct perf_event_header h = { .type = PERF_RECORD_FINISHED_INIT + 100, .size = (uint16_t)chunk };
+
+		memcpy(big + i * chunk, &h, sizeof(h));
+		big[i * chunk + 8] = (uint8_t)i;
+	}
+	path_in(path, sizeof(path), "big.data");
+	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
+	for (i = 0; i < total_chunks / 2; i++)		/* small writes: buffered */
+		ck_assert_int_eq(perfdata_write(&pd, big, chunk), 0);
+	ck_assert_int_eq(perfdata_write(&pd, big, chunk * 20), 0);	/* 1.3 MB > the 1 MiB buffer */
+	ck_assert_uint_eq(pd.data_size, chunk * 40);
+	ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, NULL, 0), 0);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	ck_assert_uint_eq(f.h.data.size, chunk * 40);
+	bytes = perfdata_walk(&f, NULL, NULL);
+	ck_assert_int_eq(bytes, (int64_t)(chunk * 40));
+	perfdata_file_close(&f);
+	free(big);
+}
+END_TEST
+
+/* A full filesystem: -ENOSPC from write/flush/finish, and it sticks. */
+START_TEST(test_enospc)
+{
+	char	 mnt[128], path[160];
+	struct perfdata pd;
+	struct perfdata_attr a;
+	struct perfdata_meta meta;
+	uint8_t	 rec[4096];
+	struct perf_event_header h = { .type = PERF_RECORD_FINISHED_INIT + 100, .size = sizeof(rec) };
+	int	 rc = 0, i;
+
+	path_in(mnt, sizeof(mnt), "full");
+	ck_assert_int_eq(mkdir(mnt, 0700), 0);
+	/*
+	 * In a private mount namespace of this (forked) test process: the
+	 * mount vanishes with it even when an assertion ends the test early.
+	 */
+	if (geteuid() != 0 || unshare(CLONE_NEWNS) != 0 ||
+	    mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0) {
+		printf("SKIP: cannot mount a 64k tmpfs for the ENOSPC test (%s)\n",
+		    geteuid() != 0 ? "not root" : strerror(errno));
+		return;
+	}
+	make_attr(&a);
+	make_meta(&meta);
+	memset(rec, 0x5a, sizeof(rec));
+	memcpy(rec, &h, sizeof(h));
+	snprintf(path, sizeof(path), "%s/perf.data", mnt);
+	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
+	/* 2 MiB of records into 64 KiB: the first flush of the 1 MiB buffer fails. */
+	for (i = 0; i < 512 && rc == 0; i++)
+		rc = perfdata_write(&pd, rec, sizeof(rec));
+	ck_assert_int_eq(rc, -ENOSPC);
+	ck_assert_int_eq(pd.error, ENOSPC);
+	/* Sticky: later writes and flushes fail the same way without writing. */
+	ck_assert_int_eq(perfdata_write(&pd, rec, sizeof(rec)), -ENOSPC);
+	ck_assert_int_eq(perfdata_write(&pd, rec, 8), -ENOSPC);
+	ck_assert_int_eq(perfdata_flush(&pd), -ENOSPC);
+	ck_assert_int_eq(perfdata_flush(&pd), -ENOSPC);
+	ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, NULL, 0), -ENOSPC);
+	ck_assert_int_eq(pd.fd, -1);
+
+	/* Small file, explicit flush: the error comes from perfdata_flush. */
+	unlink(path);
+	{
+		char	 filler[160];
+		int	 fd;
+		static uint8_t junk[4096];
+
+		snprintf(filler, sizeof(filler), "%s/filler", mnt);
+		ck_assert_int_ge(fd = open(filler, O_WRONLY | O_CREAT, 0600), 0);
+		while (write(fd, junk, sizeof(junk)) > 0)
+			;
+		close(fd);
+		unlink(filler);
+		/* leave ~16 KiB free: enough for the prologue */
+		ck_assert_int_ge(fd = open(filler, O_WRONLY | O_CREAT, 0600), 0);
+		for (i = 0; i < 12; i++)
+			ck_assert_int_eq(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+		close(fd);
+		ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
+		for (i = 0; i < 16; i++)
+			ck_assert_int_eq(perfdata_write(&pd, rec, sizeof(rec)), 0);
+		ck_assert_int_eq(perfdata_flush(&pd), -ENOSPC);
+		ck_assert_int_eq(perfdata_write(&pd, rec, 8), -ENOSPC);
+		ck_assert_int_eq(perfdata_flush(&pd), -ENOSPC);
+		perfdata_close(&pd);
+	}
+	umount(mnt);
+}
+END_TEST
+
+static Suite *
+perfdata_suite(void)
+{
+	Suite	*s = suite_create("perfdata");
+	TCase	*tc;
+
+	tc = tcase_create("write");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_write_read_back);
+	tcase_add_test(tc, test_features);
+	tcase_add_test(tc, test_create_errors);
+	tcase_add_test(tc, test_big_writes);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("perf");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_perf_report_dump);
+	tcase_add_test(tc, test_perf_buildid_list);
+	tcase_add_test(tc, test_perf_header_and_script);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("damage");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_torn_file);
+	tcase_add_test(tc, test_zero_tail);
+	tcase_add_test(tc, test_huge_data_size);
+	tcase_add_test(tc, test_open_bad);
+	tcase_add_test(tc, test_enospc);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr;
+	int	 failed;
+
+	sr = srunner_create(perfdata_suite());
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,616 @@
+/*
+ * check_ring.c - unit tests for daemon/ring.c on a fake mmap page: records
+ * are produced the way the kernel does (bytes written at head & mask,
+ * wrapping, then data_head published), and the reader must hand each whole
+ * record to the callback, in order, contiguous even when it wrapped, move
+ * data_tail to head, and contain damage (torn headers, overruns).
+ */
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "ring.h"
+
+#define SMALL	4096u
+
+/* A fake ring and its producer. */
+struct fake {
+	struct perf_event_mmap_page *meta;
+	uint8_t	*data;
+	uint64_t size;
+	struct ring r;
+};
+
+static void
+fake_init(struct fake *f, uint64_t size, uint64_t start)
+{
+	f->meta = calloc(1, sizeof(*f->meta));
+	f->data = calloc(1, size);
+	ck_assert_ptr_nonnull(f->meta);
+	ck_assert_ptr_nonnull(f->data);
+	f->size = size;
+	f->meta->data_head = start;
+	f->meta->data_tail = start;
+	ck_assert_int_eq(ring_init(&f->r, f->meta, f->data, size), 0);
+	ck_assert_uint_eq(f->r.size, size);
+	ck_assert_uint_eq(f->r.mask, size - 1);
+}
+
+static void
+fake_free(struct fake *f)
+{
+	ring_unmap(&f->r);
+	free(f->meta);
+	free(f->data);
+}
+
+/* Write LEN raw bytes at position POS (wrapping). */
+static void
+put_bytes(struct fake *f, uint64_t pos, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	size_t	 i;
+
+	for (i = 0; i < len; i++)
+		f->data[(pos + i) & (f->size - 1)] = p[i];
+}
+
+/* Body byte I of record SEQ. */
+static uint8_t
+pattern(uint32_t seq, size_t i)
+{
+	return (uint8_t)(seq * 31u + i * 7u + 1u);
+}
+
+/*
+ * Produce a record of SIZE bytes (multiple of 8, >= 16) tagged SEQ at the
+ * current head, without publishing it.  Returns the new (unpublished) head.
+ */
+static uint64_t
+produce_at(struct fake *f, uint64_t head, uint32_t seq, uint16_t size)
+{
+	uint8_t	*rec = malloc(size);
+	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .misc = 0, .size = size };
+	size_t	 i;
+
+	ck_assert_ptr_nonnull(rec);
+	memcpy(rec, &h, sizeof(h));
+	memcpy(rec + 8, &seq, 4);
+	for (i = 12; i < size; i++)
+		rec[i] = pattern(seq, i);
+	put_bytes(f, head, rec, size);
+	free(rec);
+	return head + size;
+}
+
+static void
+publish(struct fake *f, uint64_t head)
+{
+	__atomic_store_n(&f->meta->data_head, head, __ATOMIC_RELEASE);
+}
+
+/* Produce and publish. */
+static void
+produce(struct fake *f, uint32_t seq, uint16_t size)
+{
+	publish(f, produce_at(f, f->meta->data_head, seq, size));
+}
+
+/* What the callback saw. */
+#define MAXSEEN	256
+struct seen {
+	size_t	 n;
+	uint32_t seq[MAXSEEN];
+	uint16_t size[MAXSEEN];
+	int	 intact[MAXSEEN];	/* body matched the pattern, contiguously */
+};
+
+static int
+collect(const struct perf_event_header *h, void *arg)
+{
+	struct seen *s = arg;
+	const uint8_t *p = (const uint8_t *)h;
+	struct perf_event_header hdr;		/* h may be unaligned (test_u64_overflow) */
+	uint32_t seq;
+	size_t	 i;
+	int	 ok = 1;
+
+	ck_assert_uint_lt(s->n, MAXSEEN);
+	memcpy(&hdr, p, sizeof(hdr));
+	memcpy(&seq, p + 8, 4);
+	if (hdr.type != PERF_RECORD_SAMPLE || hdr.size < 16)
+		ok = 0;
+	for (i = 12; ok && i < hdr.size; i++)
+		if (p[i] != pattern(seq, i))
+			ok = 0;
+	s->seq[s->n] = seq;
+	s->size[s->n] = hdr.size;
+	s->intact[s->n] = ok;
+	s->n++;
+	return 0;
+}
+
+static int
+never(const struct perf_event_header *h, void *arg)
+{
+	ck_abort_msg("callback called with a record of size %u type %u", h->size, h->type);
+	return 0;
+}
+
+/* Collect, but refuse (stop before) the record whose seq is *arg->stop_seq. */
+struct stopper {
+	struct seen s;
+	uint32_t stop_seq;
+	int	 refused;
+};
+
+static int
+stop_at(const struct perf_event_header *h, void *arg)
+{
+	struct stopper *st = arg;
+	uint32_t seq;
+
+	memcpy(&seq, (const uint8_t *)h + 8, 4);
+	if (seq == st->stop_seq) {
+		st->refused++;
+		return 1;
+	}
+	return collect(h, &st->s);
+}
+
+START_TEST(test_init_rejects_bad_size)
+{
+	struct perf_event_mmap_page meta;
+	uint8_t	 buf[64];
+	struct ring r;
+
+	memset(&meta, 0, sizeof(meta));
+	ck_assert_int_eq(ring_init(&r, &meta, buf, 0), -EINVAL);
+	ck_assert_int_eq(ring_init(&r, &meta, buf, 48), -EINVAL);
+	ck_assert_int_eq(ring_init(&r, &meta, buf, 64), 0);
+	ck_assert_ptr_null(r.map);
+	ring_unmap(&r);
+}
+END_TEST
+
+START_TEST(test_empty)
+{
+	struct fake f;
+	struct seen s = { 0 };
+
+	fake_init(&f, SMALL, 0);
+	ck_assert_uint_eq(ring_pending(&f.r), 0);
+	ck_assert_uint_eq(ring_read(&f.r, collect, &s), 0);
+	ck_assert_uint_eq(s.n, 0);
+	ck_assert_uint_eq(f.meta->data_tail, 0);
+	ck_assert_uint_eq(f.r.records, 0);
+	ck_assert_uint_eq(f.r.torn, 0);
+	ck_assert_uint_eq(f.r.overruns, 0);
+	fake_free(&f);
+}
+END_TEST
+
+START_TEST(test_several_in_order)
+{
+	static const uint16_t sizes[] = { 16, 24, 64, 8 + 8, 256, 40, 1024 };
+	struct fake f;
+	struct seen s = { 0 };
+	uint64_t total = 0;
+	size_t	 i;
+
+	fake_init(&f, SMALL, 0);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		produce(&f, (uint32_t)i + 100, sizes[i]);
+		total += sizes[i];
+	}
+	ck_assert_uint_eq(ring_pending(&f.r), total);
+	ck_assert_uint_eq(ring_read(&f.r, collect, &s), 7);
+	ck_assert_uint_eq(s.n, 7);
+	for (i = 0; i < 7; i++) {
+		ck_assert_uint_eq(s.seq[i], i + 100);
+		ck_assert_uint_eq(s.size[i], sizes[i]);
+		ck_assert_int_eq(s.intact[i], 1);
+	}
+	ck_assert_uint_eq(f.meta->data_tail, total);
+	ck_assert_uint_eq(f.meta->data_tail, f.meta->data_head);
+	ck_assert_uint_eq(ring_pending(&f.r), 0);
+	ck_assert_uint_eq(f.r.records, 7);
+	ck_assert_uint_eq(f.r.bytes, total);
+	ck_assert_uint_eq(f.r.wrapped, 0);
+	ck_assert_uint_eq(f.r.torn, 0);
+
+	/* A second pass sees nothing new, a third the next record. */
+	ck_assert_uint_eq(ring_read(&f.r, collect, &s), 0);
+	produce(&f, 7, 32);
+	ck_assert_uint_eq(ring_read(&f.r, collect, &s), 1);
+	ck_assert_uint_eq(s.n, 8);
+	ck_assert_uint_eq(s.seq[7], 7);
+	ck_assert_uint_eq(f.r.records, 8);
+	fake_free(&f);
+}
+END_TEST
+
+/* Many passes going round the ring several times. */
+START_TEST(test_many_laps)
+{
+	struct fake f;
+	struct seen s;
+	uint32_t seq = 0;
+	int	 pass;
+
+	fake_init(&f, SMALL, 0);
+	for (pass = 0; pass < 100; pass++) {
+		int	 k;
+
+		memset(&s, 0, sizeof(s));
+		for (k = 0; k < 5; k++)
+			produce(&f, seq + (uint32_t)k, (uint16_t)(16 + 8 * ((seq + k) % 37)));
+		ck_assert_uint_eq(ring_read(&f.r, collect, &s), 5);
+		for (k = 0; k < 5; k++) {
+			ck_assert_uint_eq(s.seq[k], seq + (uint32_t)k);
+			ck_assert_int_eq(s.intact[k], 1);
+		}
+		seq += 5;
+		ck_assert_uint_eq(f.meta->data_tail, f.meta->data_head);
+	}
+	ck_assert_uint_gt(f.meta->data_head, 10 * SMALL);
+	ck_assert_uint_gt(f.r.wrapped, 0);
+	ck_assert_uint_eq(f.r.records, 500);
+	ck_assert_uint_eq(f.r.torn, 0);
+	fake_free(&f);
+}
+END_TEST
+
+/*
+ * Wrapping: _i selects where the record starts relative to the end of the
+ * buffer: header split (4 bytes before the end), header in the last 8 bytes
+ * (body entirely at the start), body split, record ending exactly at the end
+ * (no copy).
+ */
+static const uint64_t wrap_start[] = { SMALL - 4, SMALL - 8, SMALL - 24, SMALL - 48 };
+static const uint64_t wrap_wrapped[] = { 1, 1, 1, 0 };
+
+START_TEST(test_wrap)
+{
+	struct fake f;
+	struct seen s = { 0 };
+	uint64_t start = wrap_start[_i];
+
+	fake_init(&f, SMALL, start);
+	produce(&f, 42, 48);		/* straddles (or, for _i 3, ends at) the end */
+	produce(&f, 43, 32);		/* then an ordinary record at the start */
+	ck_assert_uint_eq(ring_read(&f.r, collect, &s), 2);
+	ck_assert_uint_eq(s.seq[0], 42);
+	ck_assert_uint_eq(s.size[0], 48);
+	ck_assert_int_eq(s.intact[0], 1);
+	ck_assert_uint_eq(s.seq[1], 43);
+	ck_assert_int_eq(s.intact[1], 1);
+	ck_assert_uint_eq(f.r.wrapped, wrap_wrapped[_i]);
+	ck_assert_uint_eq(f.meta->data_tail, start + 80);
+	ck_assert_uint_eq(f.r.torn, 0);
+	fake_free(&f);
+}
+END_TEST
+
+/*
+ * Free-running positions across 2^64: _i 0 starts at UINT64_MAX - 100 (not
+ * 8-aligned, so the callback gets unaligned pointers: it copies the header),
+ * _i 1 at 2^64 - 104 (8-aligned, as the kernel's positions always are).
+ */
+START_TEST(test_u64_overflow)
+{
+	struct fake f;
+	struct seen s = { 0 };
+	uint64_t start = _i == 0 ? UINT64_MAX - 100 : UINT64_MAX - 103, end;
+	uint32_t i;
+
+	fake_init(&f, SMALL, start);
+	for (i = 0; i < 10; i++)
+		produce(&f, i, 32);		/* 320 bytes: crosses 2^64 */
+	end = start + 320;
+	ck_assert_uint_lt(end, start);		/* it did overflow */
+	ck_assert_uint_eq(ring_pending(&f.r), 320);
+	ck_assert_uint_eq(ring_read(&f.r, collect, &s), 10);
+	for (i = 0; i < 10; i++) {
+		ck_assert_uint_eq(s.seq[i], i);
+		ck_assert_int_eq(s.intact[i], 1);
+	}
+	ck_assert_uint_eq(f.meta->data_tail, end);
+	ck_assert_uint_eq(f.r.overruns, 0);
+	ck_assert_uint_eq(f.r.torn, 0);
+	/* start & 4095 = 3995 or 3992: one record straddles the buffer end */
+	ck_assert_uint_eq(f.r.wrapped, 1);
+	fake_free(&f);
+}
+END_TEST
+
+/*
+ * Torn headers: _i = 0 size 0, 1 size 4, 2 size larger than head - tail
+ * (the writer published a head inside a record), 3 garbage header split
+ * across the buffer end.
+ */
+static const uint16_t torn_size[] = { 0, 4, 512, 2 };
+
+START_TEST(test_torn)
+{
+	struct fake f;
+	struct seen s = { 0 };
+	struct perf_event_header bad = { .type = 9, .misc = 0, .size = torn_size[_i] };
+	uint64_t start = _i == 3 ? SMALL - 36 : 0, head;
+
+	fake_init(&f, SMALL, start);
+	produce(&f, 1, 32);			/* one good record first */
+	head = f.meta->data_head;
+	put_bytes(&f, head, &bad, sizeof(bad));
+	publish(&f, head + 64);			/* 64 bytes pending after it */
+	ck_assert_uint_eq(ring_read(&f.r, collect, &s), 1);
+	ck_assert_uint_eq(s.n, 1);
+	ck_assert_uint_eq(s.seq[0], 1);
+	ck_assert_int_eq(s.intact[0], 1);
+	ck_assert_uint_eq(f.r.torn, 1);
+	ck_assert_uint_eq(f.meta->data_tail, head + 64);	/* skipped to head */
+	ck_assert_uint_eq(f.r.records, 1);
+	ck_assert_uint_eq(f.r.bytes, 32);
+
+	/* The next pass reads new records normally. */
+	produce(&f, 2, 24);
+	produce(&f, 3, 40);
+	ck_assert_uint_eq(ring_read(&f.r, collect, &s), 2);
+	ck_assert_uint_eq(s.n, 3);
+	ck_assert_uint_eq(s.seq[1], 2);
+	ck_assert_uint_eq(s.seq[2], 3);
+	ck_assert_int_eq(s.intact[1], 1);
+	ck_assert_int_eq(s.intact[2], 1);
+	ck_assert_uint_eq(f.r.torn, 1);
+	ck_assert_uint_eq(f.meta->data_tail, f.meta->data_head);
+	fake_free(&f);
+}
+END_TEST
+
+/* Only a torn header pending: no callback at all. */
+START_TEST(test_torn_only)
+{
+	struct fake f;
+	struct perf_event_header bad = { .type = 0, .misc = 0, .size = 0 };
+
+	fake_init(&f, SMALL, 1000);
+	put_bytes(&f, 1000, &bad, sizeof(bad));
+	publish(&f, 1000 + 16);
+	ck_assert_uint_eq(ring_read(&f.r, never, NULL), 0);
+	ck_assert_uint_eq(f.r.torn, 1);
+	ck_assert_uint_eq(f.meta->data_tail, 1016);
+	fake_free(&f);
+}
+END_TEST
+
+/*
+ * Fewer than 8 bytes pending: not even a header.  The reader leaves them
+ * (tail stays) and counts nothing: a writer that publishes whole records
+ * never does this, and the bytes are consumed when the rest arrives.
+ */
+START_TEST(test_short_pending)
+{
+	struct fake f;
+	struct seen s = { 0 };
+
+	fake_init(&f, SMALL, 0);
+	produce_at(&f, 0, 5, 32);
+	publish(&f, 4);
+	ck_assert_uint_eq(ring_read(&f.r, never, NULL), 0);
+	ck_assert_uint_eq(f.meta->data_tail, 0);
+	ck_assert_uint_eq(f.r.torn, 0);
+	publish(&f, 32);
+	ck_assert_uint_eq(ring_read(&f.r, collect, &s), 1);
+	ck_assert_uint_eq(s.seq[0], 5);
+	ck_assert_int_eq(s.intact[0], 1);
+	fake_free(&f);
+}
+END_TEST
+
+/*
+ * A head published in the middle of a record (the kernel never does that:
+ * it moves data_head only past whole records).  The reader treats the
+ * header as impossible - torn - and skips to head; the whole records before
+ * it are delivered, the rest of the partial one is lost.  That is the
+ * implemented and intended behaviour: with a well-behaved writer it cannot
+ * happen, so it signals loss of sync rather than a record still in flight.
+ */
+START_TEST(test_partial_record)
+{
+	struct fake f;
+	struct seen s = { 0 };
+	uint64_t h;
+
+	fake_init(&f, SMALL, 0);
+	h = produce_at(&f, 0, 1, 32);
+	h = produce_at(&f, h, 2, 64);
+	publish(&f, 32 + 40);			/* 40 of the 64 bytes */
+	ck_assert_uint_eq(ring_read(&f.r, collect, &s), 1);
+	ck_assert_uint_eq(s.seq[0], 1);
+	ck_assert_uint_eq(f.r.torn, 1);
+	ck_assert_uint_eq(f.meta->data_tail, 72);
+	/* The rest of that record is now garbage at the tail... */
+	publish(&f, h);
+	produce(&f, 3, 32);
+	ck_assert_uint_eq(ring_read(&f.r, collect, &s), 0);
+	ck_assert_uint_eq(f.r.torn, 2);
+	ck_assert_uint_eq(f.meta->data_tail, f.meta->data_head);
+	/* ...and records produced after the resync are read. */
+	produce(&f, 4, 48);
+	ck_assert_uint_eq(ring_read(&f.r, collect, &s), 1);
+	ck_assert_uint_eq(s.n, 2);
+	ck_assert_uint_eq(s.seq[1], 4);
+	ck_assert_int_eq(s.intact[1], 1);
+	fake_free(&f);
+}
+END_TEST
+
+START_TEST(test_overrun)
+{
+	struct fake f;
+	struct seen s = { 0 };
+	uint32_t i;
+
+	fake_init(&f, SMALL, 0);
+	/* The writer ran more than a whole ring ahead (5000 bytes). */
+	for (i = 0; i < 125; i++)
+		produce(&f, i, 40);
+	ck_assert_uint_gt(ring_pending(&f.r), SMALL);
+	ck_assert_uint_eq(ring_read(&f.r, never, NULL), 0);
+	ck_assert_uint_eq(f.r.overruns, 1);
+	ck_assert_uint_eq(f.meta->data_tail, 5000);
+	ck_assert_uint_eq(ring_pending(&f.r), 0);
+	/* Resynced: new records are read. */
+	produce(&f, 500, 40);
+	produce(&f, 501, 16);
+	ck_assert_uint_eq(ring_read(&f.r, collect, &s), 2);
+	ck_assert_uint_eq(s.seq[0], 500);
+	ck_assert_uint_eq(s.seq[1], 501);
+	ck_assert_int_eq(s.intact[0], 1);
+	ck_assert_int_eq(s.intact[1], 1);
+	ck_assert_uint_eq(f.r.overruns, 1);
+	ck_assert_uint_eq(f.r.torn, 0);
+	fake_free(&f);
+}
+END_TEST
+
+/* Exactly a full ring pending is not an overrun. */
+START_TEST(test_full_ring)
+{
+	struct fake f;
+	struct seen s = { 0 };
+	uint32_t i;
+
+	fake_init(&f, SMALL, 100);
+	for (i = 0; i < SMALL / 64; i++)
+		produce(&f, i, 64);
+	ck_assert_uint_eq(ring_pending(&f.r), SMALL);
+	ck_assert_uint_eq(ring_read(&f.r, collect, &s), SMALL / 64);
+	ck_assert_uint_eq(f.r.overruns, 0);
+	for (i = 0; i < SMALL / 64; i++) {
+		ck_assert_uint_eq(s.seq[i], i);
+		ck_assert_int_eq(s.intact[i], 1);
+	}
+	fake_free(&f);
+}
+END_TEST
+
+/* Largest record (65528, a u16 multiple of 8) in a 128 KiB ring, wrapping. */
+START_TEST(test_max_record)
+{
+	struct fake f;
+	struct seen s = { 0 };
+	uint64_t start = _i == 0 ? 0 : 131072 - 1000;
+
+	fake_init(&f, 131072, start);
+	produce(&f, 77, 65528);
+	produce(&f, 78, 65528);
+	ck_assert_uint_eq(ring_read(&f.r, collect, &s), 2);
+	ck_assert_uint_eq(s.size[0], 65528);
+	ck_assert_uint_eq(s.size[1], 65528);
+	ck_assert_uint_eq(s.seq[0], 77);
+	ck_assert_uint_eq(s.seq[1], 78);
+	ck_assert_int_eq(s.intact[0], 1);
+	ck_assert_int_eq(s.intact[1], 1);
+	ck_assert_uint_eq(f.r.wrapped, _i == 0 ? 0 : 1);
+	ck_assert_uint_eq(f.meta->data_tail, start + 2 * 65528);
+	fake_free(&f);
+}
+END_TEST
+
+/*
+ * A callback that returns non-zero stops the pass before that record: it
+ * is not consumed, the tail stays in front of it, and the next pass
+ * delivers it first (also when it wrapped and was copied).
+ */
+START_TEST(test_callback_stops)
+{
+	struct fake f;
+	struct stopper st;
+	uint64_t start = _i == 0 ? 0 : SMALL - 40;	/* _i 1: record 2 wraps */
+	uint64_t before2;
+
+	memset(&st, 0, sizeof(st));
+	fake_init(&f, SMALL, start);
+	produce(&f, 1, 32);
+	before2 = f.meta->data_head;
+	produce(&f, 2, 48);
+	produce(&f, 3, 16);
+	st.stop_seq = 2;
+	ck_assert_uint_eq(ring_read(&f.r, stop_at, &st), 1);
+	ck_assert_int_eq(st.refused, 1);
+	ck_assert_uint_eq(st.s.n, 1);
+	ck_assert_uint_eq(st.s.seq[0], 1);
+	ck_assert_uint_eq(f.meta->data_tail, before2);
+	ck_assert_uint_eq(ring_pending(&f.r), 64);
+	ck_assert_uint_eq(f.r.records, 1);
+	ck_assert_uint_eq(f.r.bytes, 32);
+	ck_assert_uint_eq(f.r.torn, 0);
+	/* Refused again: nothing moves. */
+	ck_assert_uint_eq(ring_read(&f.r, stop_at, &st), 0);
+	ck_assert_int_eq(st.refused, 2);
+	ck_assert_uint_eq(f.meta->data_tail, before2);
+	/* Accepted: 2 then 3, whole. */
+	st.stop_seq = 0;
+	ck_assert_uint_eq(ring_read(&f.r, stop_at, &st), 2);
+	ck_assert_uint_eq(st.s.n, 3);
+	ck_assert_uint_eq(st.s.seq[1], 2);
+	ck_assert_uint_eq(st.s.seq[2], 3);
+	ck_assert_int_eq(st.s.intact[1], 1);
+	ck_assert_int_eq(st.s.intact[2], 1);
+	ck_assert_uint_eq(f.meta->data_tail, f.meta->data_head);
+	ck_assert_uint_eq(f.r.records, 3);
+	ck_assert_uint_eq(f.r.bytes, 96);
+	fake_free(&f);
+}
+END_TEST
+
+static Suite *
+ring_suite(void)
+{
+	Suite	*s = suite_create("ring");
+	TCase	*tc;
+
+	tc = tcase_create("basic");
+	tcase_add_test(tc, test_init_rejects_bad_size);
+	tcase_add_test(tc, test_empty);
+	tcase_add_test(tc, test_several_in_order);
+	tcase_add_test(tc, test_many_laps);
+	tcase_add_test(tc, test_full_ring);
+	tcase_add_loop_test(tc, test_callback_stops, 0, 2);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("wrap");
+	tcase_add_loop_test(tc, test_wrap, 0, 4);
+	tcase_add_loop_test(tc, test_u64_overflow, 0, 2);
+	tcase_add_loop_test(tc, test_max_record, 0, 2);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("damage");
+	tcase_add_loop_test(tc, test_torn, 0, 4);
+	tcase_add_test(tc, test_torn_only);
+	tcase_add_test(tc, test_short_pending);
+	tcase_add_test(tc, test_partial_record);
+	tcase_add_test(tc, test_overrun);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr;
+	int	 failed;
+
+	sr = srunner_create(ring_suite());
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
