@@ -314,6 +314,7 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct control	*ctl = arg;
 	struct control_client *c, *o;
+	struct group	*gr;
 	struct ucred	 cred;
 	socklen_t	 len = sizeof(cred);
 	struct timeval	 idle = { CONTROL_IDLE_SECONDS, 0 };
@@ -350,7 +351,9 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 	c->uid = cred.uid;
 	c->gid = cred.gid;
 	c->pid = cred.pid;
-	c->priv = cred.uid == 0 || (ctl->have_group && in_group(fd, ctl->group, cred.gid));
+	/* Looked up per connection, so a reloaded control_group takes effect. */
+	gr = cred.uid == 0 ? NULL : getgrnam(ctl->d->conf.control_group);
+	c->priv = cred.uid == 0 || (gr != NULL && in_group(fd, gr->gr_gid, cred.gid));
 	c->bev = bufferevent_socket_new(ctl->d->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->msg_timer = evtimer_new(ctl->d->base, msg_timeout_cb, c);
 	if (c->bev == NULL || c->msg_timer == NULL) {

@@ -1,0 +1,119 @@
+#!/bin/sh
+# The control socket through the real socket: every command in both output
+# forms, snapshot under load, privileges by SO_PEERCRED, and bad input —
+# each answered with a typed error or a closed connection, with the daemon
+# recording on and losing nothing meanwhile.
+. tests/lib.sh
+need_events
+need_perf
+cc -O1 -o "$T/ctlclient" tests/progs/ctlclient.c || fail "cannot build ctlclient"
+build_prog spin
+cp "$T/spin" "$T/pm-spin"
+"$T/pm-spin" 40 & BG_PIDS="$!"
+
+start_daemon "[daemon]
+public_queries = yes
+control_group = nogroup"
+S=$T/control.sock
+ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
+
+# --- every command, human and --json ---------------------------------------
+ctl ping | grep -q '^pong' || fail "ping"
+ctl --json ping | grep -q '"pong": true' || fail "ping --json"
+ctl status > "$T/st" || fail "status"
+grep -q '^build-id mode *mmap2\|^build-id mode *mmap3\|^build-id mode *userspace' "$T/st" || { cat "$T/st"; fail "status: no mode"; }
+ctl status --json > "$T/st.json" || fail "status --json"
+grep -q '"samples"' "$T/st.json" && grep -q '"buildid_mode"' "$T/st.json" || fail "status --json fields"
+PERFMAPD_SOCKET=$S "$PERFMAPCTL" ping >/dev/null || fail "PERFMAPD_SOCKET is not used"
+
+snap=$(ctl snapshot) || fail "snapshot"
+[ -f "$snap" ] || fail "snapshot printed '$snap', not a file"
+perf report -i "$snap" --stdio --comm pm-spin --sort sym 2>/dev/null | grep -q pm_spin_inner ||
+	fail "the snapshot is not a complete segment with pm-spin samples"
+ctl --json snapshot > "$T/snap.json" || fail "snapshot --json"
+grep -q '"path"' "$T/snap.json" || fail "snapshot --json has no path"
+
+ctl reload | grep -q 'reloaded' || fail "reload"
+cp "$T/perfmapd.conf" "$T/good.conf"
+printf '[record]\nfrequency = banana\n' > "$T/perfmapd.conf"
+ctl reload 2> "$T/err" && fail "a bad configuration was accepted"
+grep -q 'perfmapd.conf:2' "$T/err" || { cat "$T/err"; fail "reload error does not name the line"; }
+cp "$T/good.conf" "$T/perfmapd.conf"
+ctl ping >/dev/null || fail "daemon gone after a refused reload"
+
+ctl frobnicate 2>/dev/null; [ $? -eq 2 ] || fail "unknown command: exit status not 2"
+ctl snapshot --help | grep -q 'usage: perfmapctl snapshot' || fail "snapshot --help"
+"$PERFMAPCTL" --help | grep -q 'snapshot' || fail "--help lists no commands"
+"$PERFMAPCTL" -s "$T/nosuch.sock" ping 2>/dev/null; [ $? -eq 3 ] || fail "no daemon: exit status not 3"
+
+# --- snapshot under load: nothing lost or duplicated across snapshots -------
+( end=$(( $(date +%s) + 4 )); while [ "$(date +%s)" -lt "$end" ]; do /bin/true; done ) &
+storm=$!
+for i in 1 2 3 4 5 6; do ctl snapshot > /dev/null || fail "snapshot $i under load"; sleep 0.5; done
+wait $storm
+
+# --- privileges ---------------------------------------------------------------
+chmod 755 "$T"
+asnobody() { setpriv --reuid=nobody --regid="$1" --clear-groups "$PERFMAPCTL" -s "$S" "$2"; }
+if command -v setpriv >/dev/null && getent group nogroup >/dev/null; then
+	grp=$(getent group | awk -F: '$1 != "nogroup" && $3 >= 1000 && $3 < 65000 { print $1; exit }')
+	[ -n "$grp" ] || grp=daemon
+	asnobody "$grp" status >/dev/null || fail "public_queries = yes: status refused to nobody"
+	asnobody "$grp" snapshot 2> "$T/err" && fail "nobody could take a snapshot"
+	grep -q 'PermissionDenied' "$T/err" || { cat "$T/err"; fail "no clear denial"; }
+	asnobody "$grp" stop 2>/dev/null && fail "nobody could stop the daemon"
+	asnobody nogroup snapshot >/dev/null || fail "a member of control_group was refused"
+	note "privileges: $(cat "$T/err")"
+else
+	note "setpriv or group nogroup missing: privilege checks not run"
+fi
+
+# --- bad input ------------------------------------------------------------------
+raw() { printf "$1" | "$T/ctlclient" "$S" raw; }
+out=$(raw '{"method": "io.perfmap.Ping"}\0')
+echo "$out" | grep -q pong || fail "raw ping: $out"
+out=$(raw '{"method":"org.varlink.service.GetInfo"}\0')
+echo "$out" | grep -q '"interfaces"' || fail "GetInfo: $out"
+out=$(raw 'this is not json\0')
+echo "$out" | grep -q 'ProtocolError' && echo "$out" | grep -q '\[closed\]' || fail "invalid JSON: $out"
+out=$(raw '[1,2,3]\0')
+echo "$out" | grep -q 'ProtocolError' || fail "non-object: $out"
+out=$(raw '{"method":"io.perfmap.Nope"}\0{"method":"io.perfmap.Ping"}\0')
+echo "$out" | grep -q 'MethodNotFound' && echo "$out" | grep -q pong ||
+	fail "unknown method should leave the connection usable: $out"
+out=$(raw '{"method":"io.perfmap.Snapshot","parameters":"x"}\0')
+echo "$out" | grep -q 'ProtocolError' || fail "parameters not an object: $out"
+out=$(raw '{"method":"io.perfmap.Snapshot","parameters":{"frobnicate":1}}\0')
+echo "$out" | grep -q 'InvalidParameter' || fail "unknown parameter: $out"
+out=$(raw '{"method":42}\0')
+echo "$out" | grep -q 'ProtocolError' || fail "method not a string: $out"
+out=$(head -c 400000 /dev/zero | tr '\0' 'x' | "$T/ctlclient" "$S" raw)
+echo "$out" | grep -q 'longer than' && echo "$out" | grep -q '\[closed\]' || fail "oversized: $out"
+out=$("$T/ctlclient" "$S" many 200)
+note "200 connections: $out"
+echo "$out" | grep -q 'failed 0' || fail "200 connections: $out"
+"$T/ctlclient" "$S" abandon 50 > /dev/null
+"$T/ctlclient" "$S" drip 20 > "$T/drip" &
+drip=$!
+sleep 2
+ctl ping > /dev/null || fail "a slow-drip client blocks others"
+wait $drip
+grep -q 'closed after' "$T/drip" || fail "slow drip: $(cat "$T/drip")"
+note "slow drip: $(cat "$T/drip")"
+
+ctl --json status > "$T/st.json" || fail "daemon gone after bad input"
+grep -q '"lost": 0,' "$T/st.json" || { cat "$T/st.json"; fail "records were lost"; }
+
+# --- stop -------------------------------------------------------------------------
+ctl stop | grep -q stopping || fail "stop"
+wait "$DAEMON_PID"; rc=$?; DAEMON_PID=""
+[ $rc -eq 0 ] || fail "daemon exit status $rc after stop"
+[ -e "$S" ] && fail "socket left behind"
+ls "$T/state/segments/" | grep -q partial && fail "stop left a .partial segment"
+
+# Samples add up over all segments, across the snapshots.
+total=$(sed -n 's/.*stopped: samples=\([0-9]*\).*/\1/p' "$T/daemon.log")
+sum=0
+for seg in $(segments); do sum=$((sum + $(seg_samples "$seg"))); done
+[ "$sum" = "$total" ] || fail "segments hold $sum samples, the daemon counted $total"
+echo "PASS"
