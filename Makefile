@@ -37,6 +37,7 @@ COMMON_OBJ := $(COMMON_SRC:.c=.o)
 DAEMON_OBJ := $(DAEMON_SRC:.c=.o)
 DAEMON_LIB_OBJ := $(filter-out daemon/main.o,$(DAEMON_OBJ))
 CLIENT_OBJ := $(CLIENT_SRC:.c=.o)
+CLIENT_LIB_OBJ := $(filter-out client/perfmapctl.o,$(CLIENT_OBJ))
 TEST_BIN   := $(TEST_SRC:.c=)
 
 all: perfmapd $(if $(CLIENT_SRC),perfmapctl) $(TEST_BIN)
@@ -50,14 +51,17 @@ daemon/libdaemon.a: $(DAEMON_LIB_OBJ)
 perfmapd: daemon/main.o daemon/libdaemon.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-perfmapctl: $(CLIENT_OBJ) common/libcommon.a
+client/libclient.a: $(CLIENT_LIB_OBJ)
+	$(AR) rcs $@ $^
+
+perfmapctl: client/perfmapctl.o client/libclient.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-tests/check_%: tests/check_%.o daemon/libdaemon.a common/libcommon.a
+tests/check_%: tests/check_%.o daemon/libdaemon.a client/libclient.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 %.o: %.c $(wildcard common/*.h daemon/*.h client/*.h)
-	$(CC) $(CFLAGS) -Idaemon -c -o $@ $<
+	$(CC) $(CFLAGS) -Idaemon -Iclient -c -o $@ $<
 
 deps:
 	@tests/deps.sh
@@ -73,12 +77,15 @@ check: deps
 	tests/run-tests.sh
 
 bench: deps
-	$(MAKE) all
+	$(MAKE) all tests/bench/bench_index
 	tests/bench/run.sh
+
+tests/bench/bench_index: tests/bench/bench_index.o daemon/libdaemon.a common/libcommon.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 clean:
 	rm -f perfmapd perfmapctl $(TEST_BIN) common/*.o daemon/*.o client/*.o tests/*.o \
-		common/libcommon.a daemon/libdaemon.a
+		common/libcommon.a daemon/libdaemon.a tests/bench/*.o tests/bench/bench_index
 
 .PHONY: all deps run check bench clean
 .SECONDARY: $(TEST_SRC:.c=.o)

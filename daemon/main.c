@@ -93,47 +93,6 @@ drain_timer_cb(evutil_socket_t fd, short what, void *arg)
 	sd_notify(0, "WATCHDOG=1");
 }
 
-/* Apply a new configuration; what needs the events reopened waits for a restart. */
-int
-daemon_reload(struct perfmapd *d, char *err, size_t errlen)
-{
-	struct config nc;
-
-	sd_notify(0, "RELOADING=1");
-	config_defaults(&nc);
-	if ((access(d->config_file, F_OK) == 0 || d->config_explicit) &&
-	    (config_load(&nc, d->config_file, err, errlen) < 0 ||
-	    config_validate(&nc, err, errlen) < 0)) {
-		log_warnx("reload refused, old configuration kept: %s", err);
-		sd_notify(0, "READY=1");
-		return -1;
-	}
-	if (nc.frequency != d->conf.frequency || nc.event != d->conf.event ||
-	    nc.callchain != d->conf.callchain || nc.buildid_mode != d->conf.buildid_mode ||
-	    nc.ring_size != d->conf.ring_size || nc.wakeup_size != d->conf.wakeup_size ||
-	    (d->state_override[0] == '\0' && strcmp(nc.state_dir, d->conf.state_dir) != 0) ||
-	    (d->socket_override[0] == '\0' && strcmp(nc.socket_path, d->conf.socket_path) != 0))
-		log_warnx("reload: changes to [record], state_dir and socket take effect "
-		    "at restart");
-	d->conf.rotate_size = nc.rotate_size;
-	d->conf.rotate_age_ms = nc.rotate_age_ms;
-	d->conf.keep_size = nc.keep_size;
-	d->conf.keep_count = nc.keep_count;
-	d->conf.keep_age_ms = nc.keep_age_ms;
-	d->conf.readonly_public = nc.readonly_public;
-	memcpy(d->conf.control_group, nc.control_group, sizeof(nc.control_group));
-	d->conf.drain_interval_ms = nc.drain_interval_ms;
-	log_info("configuration reloaded from %s", d->config_file);
-	sd_notify(0, "READY=1");
-	return 0;
-}
-
-void
-daemon_stop(struct perfmapd *d)
-{
-	event_base_loopbreak(d->base);
-}
-
 static void
 signal_cb(evutil_socket_t sig, short what, void *arg)
 {

@@ -1,0 +1,155 @@
+/*
+ * call.c - one Varlink call over the control socket: connect, send, read
+ * replies until the last one, print each (text or --json).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "client.h"
+#include "proto.h"
+
+static int
+connect_socket(const char *path)
+{
+	struct sockaddr_un sun;
+	int	 fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "perfmapctl: %s: socket path too long\n", path);
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		fprintf(stderr, "perfmapctl: cannot connect to %s: %s (is perfmapd "
+		    "running?)\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int
+write_all(int fd, const char *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Print an error reply on stderr, one line. */
+static void
+print_error(const char *cmd, json_t *msg)
+{
+	const char *err = json_string_value(json_object_get(msg, "error"));
+	json_t	*p = json_object_get(msg, "parameters");
+	const char *m = json_string_value(json_object_get(p, "message"));
+	const char *param = json_string_value(json_object_get(p, "parameter"));
+
+	fprintf(stderr, "perfmapctl: %s: %s", cmd, err ? err : "error");
+	if (param != NULL)
+		fprintf(stderr, ": parameter %s", param);
+	if (m != NULL)
+		fprintf(stderr, ": %s", m);
+	fputc('\n', stderr);
+}
+
+int
+client_call(const struct client_opts *o, const struct client_cmd *cmd, json_t *params)
+{
+	char	*out, *buf = NULL, err[256];
+	size_t	 outlen, len = 0, cap = 0;
+	json_t	*call, *msg;
+	int	 fd, rc = EXIT_OK, done = 0;
+
+	if ((fd = connect_socket(o->socket)) < 0) {
+		json_decref(params);
+		return EXIT_NOCONNECT;
+	}
+	call = proto_call(cmd->method, params, 1);
+	out = proto_serialize(call, &outlen);
+	json_decref(call);
+	if (out == NULL || write_all(fd, out, outlen) < 0) {
+		fprintf(stderr, "perfmapctl: write to %s: %s\n", o->socket, strerror(errno));
+		free(out);
+		close(fd);
+		return EXIT_FAILED;
+	}
+	free(out);
+	while (!done) {
+		long	 n;
+		ssize_t	 r;
+
+		while ((n = proto_parse(buf, len, 64 * 1024 * 1024, &msg, err, sizeof(err))) > 0) {
+			memmove(buf, buf + n, len - (size_t)n);
+			len -= (size_t)n;
+			if (json_object_get(msg, "error") != NULL) {
+				if (o->json)
+					json_dumpf(msg, stdout, JSON_INDENT(2)), putchar('\n');
+				print_error(cmd->name, msg);
+				rc = EXIT_FAILED;
+				done = 1;
+			} else {
+				json_t *p = json_object_get(msg, "parameters");
+
+				if (o->json) {
+					json_dumpf(p, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+					putchar('\n');
+				} else
+					cmd->print(p, stdout);
+				fflush(stdout);
+				done = !json_is_true(json_object_get(msg, "continues"));
+			}
+			json_decref(msg);
+			if (done)
+				break;
+		}
+		if (done)
+			break;
+		if (n < 0) {
+			fprintf(stderr, "perfmapctl: bad reply: %s\n", err);
+			rc = EXIT_FAILED;
+			break;
+		}
+		if (len == cap) {
+			char *nb = realloc(buf, cap ? cap * 2 : 65536);
+
+			if (nb == NULL) {
+				rc = EXIT_FAILED;
+				break;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 65536;
+		}
+		if ((r = read(fd, buf + len, cap - len)) <= 0) {
+			if (r < 0 && errno == EINTR)
+				continue;
+			fprintf(stderr, "perfmapctl: %s: connection closed before the reply\n",
+			    cmd->name);
+			rc = EXIT_FAILED;
+			break;
+		}
+		len += (size_t)r;
+	}
+	free(buf);
+	close(fd);
+	return rc;
+}
+

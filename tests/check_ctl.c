@@ -1,0 +1,147 @@
+/*
+ * check_ctl.c - the control command tables: the daemon's (daemon/ctl.c) and
+ * the client's (client/commands.c) agree, every entry is complete and
+ * unique, every command is documented in perfmapctl(8), and privileges
+ * are as documented.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "client.h"
+#include "ctl.h"
+
+static char *
+slurp(const char *path)
+{
+	FILE	*f = fopen(path, "r");
+	char	*buf;
+	long	 n;
+
+	ck_assert_msg(f != NULL, "cannot open %s (tests run from the top)", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(test_daemon_table_complete_unique)
+{
+	size_t	 i, j;
+
+	ck_assert_uint_gt(ctl_ntable, 0);
+	for (i = 0; i < ctl_ntable; i++) {
+		const struct ctl_entry *e = ctl_table[i];
+
+		ck_assert_ptr_nonnull(e->name);
+		ck_assert_ptr_nonnull(e->handler);
+		ck_assert_msg(e->usage != NULL && strncmp(e->usage, e->name, strlen(e->name)) == 0,
+		    "%s: usage must start with the command name", e->name);
+		ck_assert_msg(e->help != NULL && e->help[0] != '\0', "%s: no help", e->name);
+		ck_assert_msg(strncmp(e->method, "io.perfmap.", 11) == 0, "%s: method %s",
+		    e->name, e->method);
+		ck_assert_ptr_eq(ctl_find_method(e->method), e);
+		for (j = i + 1; j < ctl_ntable; j++) {
+			ck_assert_str_ne(e->name, ctl_table[j]->name);
+			ck_assert_str_ne(e->method, ctl_table[j]->method);
+		}
+	}
+	ck_assert_ptr_null(ctl_find_method("io.perfmap.NoSuchThing"));
+}
+END_TEST
+
+START_TEST(test_client_mirrors_daemon)
+{
+	size_t	 i;
+
+	ck_assert_uint_eq(client_ncmds, ctl_ntable);
+	for (i = 0; i < ctl_ntable; i++) {
+		const struct client_cmd *c = client_find(ctl_table[i]->name);
+
+		ck_assert_msg(c != NULL, "perfmapctl lacks %s", ctl_table[i]->name);
+		ck_assert_str_eq(c->method, ctl_table[i]->method);
+		ck_assert_str_eq(c->usage, ctl_table[i]->usage);
+		ck_assert_ptr_nonnull(c->parse);
+		ck_assert_ptr_nonnull(c->print);
+	}
+}
+END_TEST
+
+START_TEST(test_every_command_in_man_page)
+{
+	char	*man = slurp("man/perfmapctl.8");
+	size_t	 i;
+
+	for (i = 0; i < ctl_ntable; i++) {
+		char	 item[128], method[128];
+
+		snprintf(item, sizeof(item), ".It Ic %s\n", ctl_table[i]->name);
+		snprintf(method, sizeof(method), ".Li %s", ctl_table[i]->method);
+		ck_assert_msg(strstr(man, item) != NULL, "perfmapctl.8 does not document %s",
+		    ctl_table[i]->name);
+		ck_assert_msg(strstr(man, method) != NULL, "perfmapctl.8 does not name %s",
+		    ctl_table[i]->method);
+	}
+	free(man);
+}
+END_TEST
+
+START_TEST(test_privileges)
+{
+	size_t	 i;
+
+	/* What changes the daemon's state needs privileges; ping is open. */
+	for (i = 0; i < ctl_ntable; i++) {
+		const struct ctl_entry *e = ctl_table[i];
+
+		if (strcmp(e->name, "ping") == 0)
+			ck_assert_int_eq(e->flags & CTL_PUBLIC, CTL_PUBLIC);
+		else if (strcmp(e->name, "status") == 0)
+			ck_assert_int_eq(e->flags & (CTL_PRIV | CTL_PUBLIC), 0);
+		else if (strcmp(e->name, "snapshot") == 0 || strcmp(e->name, "stop") == 0 ||
+		    strcmp(e->name, "reload") == 0 || strcmp(e->name, "store") == 0 ||
+		    strcmp(e->name, "export") == 0)
+			ck_assert_msg(e->flags & CTL_PRIV, "%s must be privileged", e->name);
+		ck_assert_msg(!((e->flags & CTL_PRIV) && (e->flags & CTL_PUBLIC)),
+		    "%s is both privileged and public", e->name);
+	}
+}
+END_TEST
+
+START_TEST(test_client_parse_rejects_extra_args)
+{
+	const struct client_cmd *c = client_find("status");
+	char	*argv[] = { "surprise", NULL };
+	char	 err[128] = "";
+
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_null(c->parse(1, argv, err, sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "surprise"));
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("ctl");
+	TCase	*tc = tcase_create("tables");
+	SRunner	*sr;
+	int	 failed;
+
+	tcase_add_test(tc, test_daemon_table_complete_unique);
+	tcase_add_test(tc, test_client_mirrors_daemon);
+	tcase_add_test(tc, test_every_command_in_man_page);
+	tcase_add_test(tc, test_privileges);
+	tcase_add_test(tc, test_client_parse_rejects_extra_args);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
