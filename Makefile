@@ -14,6 +14,7 @@ BINDIR     ?= $(PREFIX)/bin
 MANDIR     ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 UNITDIR    ?= /lib/systemd/system
+SYSUSERSDIR ?= /usr/lib/sysusers.d
 
 CC       ?= cc
 PKGS     := libevent libelf sqlite3 libsystemd inih jansson
@@ -83,9 +84,38 @@ bench: deps
 tests/bench/bench_index: tests/bench/bench_index.o daemon/libdaemon.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+UNITS := perfmapd.service perfmapd.socket perfmapd-snapshot.service perfmapd-snapshot.timer
+
+# Units name /usr/sbin and /usr/bin; installed, they name SBINDIR and BINDIR.
+install: perfmapd perfmapctl
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/perfmapd $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(SYSUSERSDIR)
+	install -m 0755 perfmapd $(DESTDIR)$(SBINDIR)/perfmapd
+	install -m 0755 perfmapctl $(DESTDIR)$(BINDIR)/perfmapctl
+	install -m 0644 man/perfmapd.8 man/perfmapctl.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 man/perfmapd.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	[ -e $(DESTDIR)$(SYSCONFDIR)/perfmapd/perfmapd.conf ] || \
+		install -m 0644 conf/perfmapd.conf $(DESTDIR)$(SYSCONFDIR)/perfmapd/perfmapd.conf
+	for u in $(UNITS); do \
+		sed -e 's|/usr/sbin/|$(SBINDIR)/|g' -e 's|/usr/bin/perfmapctl|$(BINDIR)/perfmapctl|g' \
+			units/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u; \
+	done
+	install -m 0644 units/perfmapd.sysusers $(DESTDIR)$(SYSUSERSDIR)/perfmapd.conf
+
+# The configuration stays if it was changed since it was installed.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/perfmapd $(DESTDIR)$(BINDIR)/perfmapctl \
+		$(DESTDIR)$(MANDIR)/man8/perfmapd.8 $(DESTDIR)$(MANDIR)/man8/perfmapctl.8 \
+		$(DESTDIR)$(MANDIR)/man5/perfmapd.conf.5 $(DESTDIR)$(SYSUSERSDIR)/perfmapd.conf
+	for u in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$u; done
+	cmp -s conf/perfmapd.conf $(DESTDIR)$(SYSCONFDIR)/perfmapd/perfmapd.conf && \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/perfmapd/perfmapd.conf || true
+	-rmdir $(DESTDIR)$(SYSCONFDIR)/perfmapd 2>/dev/null
+
 clean:
 	rm -f perfmapd perfmapctl $(TEST_BIN) common/*.o daemon/*.o client/*.o tests/*.o \
 		common/libcommon.a daemon/libdaemon.a tests/bench/*.o tests/bench/bench_index
 
-.PHONY: all deps run check bench clean
+.PHONY: all deps run check bench clean install uninstall
 .SECONDARY: $(TEST_SRC:.c=.o)

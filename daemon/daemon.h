@@ -24,6 +24,8 @@ struct perfmapd {
 	struct recorder	 rec;
 	struct control	*control;
 	struct event	*drain_ev;
+	struct event	*notify_ev;		/* WATCHDOG=1 and STATUS= */
+	uint64_t	 watchdog_usec;		/* 0: no watchdog */
 	struct event	**cpu_evs;
 	int		 lockfd;
 	uint64_t	 start_wall_ns;

@@ -89,8 +89,20 @@ drain_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	recorder_drain(&d->rec);
 	recorder_check_rotate(&d->rec);
+}
+
+/*
+ * systemd's watchdog and status line, from the loop itself: if the loop
+ * is stuck, WATCHDOG=1 stops and systemd restarts us.
+ */
+static void
+notify_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct perfmapd *d = arg;
+
+	if (d->watchdog_usec != 0)
+		sd_notify(0, "WATCHDOG=1");
 	notify_status(d);
-	sd_notify(0, "WATCHDOG=1");
 }
 
 static void
@@ -252,6 +264,18 @@ main(int argc, char *argv[])
 	tv.tv_usec = (suseconds_t)(d.conf.drain_interval_ms % 1000) * 1000;
 	if (d.drain_ev == NULL || event_add(d.drain_ev, &tv) == -1)
 		fatalx("cannot start the drain timer");
+	/* Status every 5 s, or twice per watchdog period if that is shorter. */
+	if (sd_watchdog_enabled(0, &d.watchdog_usec) <= 0)
+		d.watchdog_usec = 0;
+	tv.tv_sec = 5;
+	tv.tv_usec = 0;
+	if (d.watchdog_usec != 0 && d.watchdog_usec / 2 < 5000000) {
+		tv.tv_sec = (time_t)(d.watchdog_usec / 2 / 1000000);
+		tv.tv_usec = (suseconds_t)(d.watchdog_usec / 2 % 1000000);
+	}
+	d.notify_ev = event_new(d.base, -1, EV_PERSIST, notify_timer_cb, &d);
+	if (d.notify_ev == NULL || event_add(d.notify_ev, &tv) == -1)
+		fatalx("cannot start the notify timer");
 
 	if ((d.control = control_open(&d, d.conf.socket_path, err, sizeof(err))) == NULL) {
 		log_warnx("control socket: %s", err);
