@@ -26,6 +26,12 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno
 	    -D_FORTIFY_SOURCE=2 -fPIE -D_GNU_SOURCE -DPERFMAPD_VERSION='"$(VERSION)"' \
 	    -Icommon $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS  += -pie -Wl,-z,relro,-z,now
+# make SAN=1: AddressSanitizer + UndefinedBehaviorSanitizer build (check-asan)
+ifeq ($(SAN),1)
+CFLAGS   := $(filter-out -D_FORTIFY_SOURCE=2 -O2,$(CFLAGS)) -O1 -fsanitize=address,undefined \
+	    -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDFLAGS  += -fsanitize=address,undefined
+endif
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
@@ -77,6 +83,14 @@ check: deps
 	$(MAKE) all
 	tests/run-tests.sh
 
+# The whole suite under ASan + UBSan (objects are rebuilt, then rebuilt plain).
+check-asan: deps
+	$(MAKE) clean
+	$(MAKE) SAN=1 all
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run-tests.sh; \
+	rc=$$?; $(MAKE) clean; $(MAKE) all; exit $$rc
+
 bench: deps
 	$(MAKE) all tests/bench/bench_index
 	tests/bench/run.sh
@@ -117,5 +131,5 @@ clean:
 	rm -f perfmapd perfmapctl $(TEST_BIN) common/*.o daemon/*.o client/*.o tests/*.o \
 		common/libcommon.a daemon/libdaemon.a tests/bench/*.o tests/bench/bench_index
 
-.PHONY: all deps run check bench clean install uninstall
+.PHONY: all deps run check check-asan bench clean install uninstall
 .SECONDARY: $(TEST_SRC:.c=.o)
