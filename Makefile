@@ -133,3 +133,31 @@ clean:
 
 .PHONY: all deps run check check-asan bench clean install uninstall
 .SECONDARY: $(TEST_SRC:.c=.o)
+
+# make fuzz: each libFuzzer harness for FUZZ_SECONDS (default 60) from its
+# committed seed corpus; new finds go to a scratch copy, crashes fail.
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icommon \
+	       $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+FUZZERS := tests/fuzz/fuzz_record tests/fuzz/fuzz_proto tests/fuzz/fuzz_config \
+	   tests/fuzz/fuzz_buildid
+
+tests/fuzz/fuzz_record: tests/fuzz/fuzz_record.c common/record.c common/perfdata.c common/perf_abi.c
+	clang $(FUZZ_CFLAGS) -o $@ $^
+tests/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c common/proto.c
+	clang $(FUZZ_CFLAGS) -o $@ $^ -ljansson
+tests/fuzz/fuzz_config: tests/fuzz/fuzz_config.c common/config.c
+	clang $(FUZZ_CFLAGS) -o $@ $^ -linih
+tests/fuzz/fuzz_buildid: tests/fuzz/fuzz_buildid.c common/buildid.c
+	clang $(FUZZ_CFLAGS) -o $@ $^ -lelf -lpthread
+
+fuzz: deps
+	$(MAKE) $(FUZZERS)
+	@set -e; for f in $(FUZZERS); do \
+		n=$${f##*/fuzz_}; work=$$(mktemp -d /tmp/perfmapd-fuzz-$$n.XXXXXX); \
+		cp tests/fuzz/corpus/$$n/* $$work/; \
+		echo "== $$f ($(FUZZ_SECONDS) s)"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$$work/ $$work 2>&1 | tail -3; \
+		rm -rf $$work; \
+	done
+.PHONY: fuzz

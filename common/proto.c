@@ -18,6 +18,8 @@ proto_parse(const char *buf, size_t len, size_t max, json_t **out, char *err,
 	size_t		 n;
 
 	*out = NULL;
+	if (len == 0)
+		return 0;
 	n = len < max + 1 ? len : max + 1;
 	if ((nul = memchr(buf, '\0', n)) == NULL) {
 		if (len > max) {
