@@ -17,7 +17,7 @@ UNITDIR    ?= /lib/systemd/system
 SYSUSERSDIR ?= /usr/lib/sysusers.d
 
 CC       ?= cc
-PKGS     := libevent libelf sqlite3 libsystemd inih jansson
+PKGS     := libevent libelf sqlite3 libsystemd inih jansson libarchive libdebuginfod liblzma libzstd
 CFLAGS   ?= -O2 -g
 # -Wno-format-truncation: a truncated error message is fine; paths that must be
 # exact are length-checked where they are built.
@@ -161,3 +161,9 @@ fuzz: deps
 		rm -rf $$work; \
 	done
 .PHONY: fuzz
+
+# make soak: SOAK_SECONDS (600) under an exec storm; see tests/soak.sh.
+soak: deps
+	$(MAKE) all
+	tests/soak.sh
+.PHONY: soak

@@ -1,0 +1,49 @@
+#!/bin/sh
+# make soak: a long run under an exec storm with rotation every 2 s and a
+# snapshot every few seconds (plus store, where the daemon has it).  Passes
+# when nothing was lost, RSS and the fd count stay flat, and the log holds
+# no warning.  SOAK_SECONDS (600), SOAK_FREQ (999).
+cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+need_events
+SECS=${SOAK_SECONDS:-600}
+FREQ=${SOAK_FREQ:-999}
+cc -O2 -o "$T/execstorm" tests/bench/execstorm.c || fail "cannot build execstorm"
+
+start_daemon "[record]
+event = cpu-clock
+frequency = $FREQ
+[segments]
+rotate_age = 2s
+keep_count = 50"
+"$T/execstorm" "$SECS" 2 /bin/true > "$T/storm" & BG_PIDS=$!
+has_store=$("$PERFMAPCTL" --help | grep -c '^  store')
+end=$(( $(date +%s) + SECS )) t0=$(date +%s)
+: > "$T/samples"
+while [ "$(date +%s)" -lt "$end" ]; do
+	seg=$("$PERFMAPCTL" -s "$T/control.sock" snapshot) || fail "snapshot failed"
+	[ "$has_store" -gt 0 ] && { "$PERFMAPCTL" -s "$T/control.sock" store "$seg" > /dev/null ||
+		fail "store failed"; }
+	rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$DAEMON_PID/status")
+	fds=$(ls "/proc/$DAEMON_PID/fd" | wc -l)
+	echo "$(( $(date +%s) - t0 )) $rss $fds" >> "$T/samples"
+	sleep 5
+done
+wait $BG_PIDS; BG_PIDS=""
+"$PERFMAPCTL" -s "$T/control.sock" --json status > "$T/status.json"
+stop_daemon
+note "storm: $(cat "$T/storm")"
+# after a minute of warm-up: RSS slope (kB/min) and fd range
+stats=$(awk -v w=60 '$1 >= w { n++; x += $1; y += $2; xx += $1 * $1; xy += $1 * $2;
+	if (min == "" || $3 < min) min = $3; if ($3 > max) max = $3; last = $2 }
+	END { d = n * xx - x * x; s = (n > 2 && d) ? 60 * (n * xy - x * y) / d : 0;
+	printf "%.1f %d %d %d %d", s, min, max, last, n }' "$T/samples")
+set -- $stats
+note "RSS slope $1 kB/min (last $4 kB), fds $2..$3, $5 samples after warm-up"
+grep -q '"lost": 0,' "$T/status.json" || fail "records were lost: $(grep lost "$T/status.json")"
+[ "$5" -lt 3 ] || awk -v s="$1" 'BEGIN { exit !(s < 50) }' || fail "RSS grows by $1 kB/min"
+[ "$5" -lt 3 ] || [ $(( $3 - $2 )) -le 2 ] || fail "fd count moved from $2 to $3"
+bad=$(grep -Ei 'cannot|failed|error|refused|dropped|not finished|out of memory|torn|overrun|corrupt' \
+	"$T/daemon.log" | grep -v 'stopped: samples=' | head -5)
+[ -z "$bad" ] || fail "trouble in the log: $bad"
+echo "PASS: soak ${SECS}s"
