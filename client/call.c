@@ -11,7 +11,9 @@
 #include <sys/un.h>
 
 #include "client.h"
+#include "indexq.h"
 #include "proto.h"
+#include "query.h"
 
 static int
 connect_socket(const char *path)
@@ -71,6 +73,65 @@ print_error(const char *cmd, json_t *msg)
 	fputc('\n', stderr);
 }
 
+/* Print one reply (or error) message; returns 1 if it was the last one. */
+static int
+handle_message(const struct client_opts *o, const struct client_cmd *cmd, json_t *msg,
+    int *rc)
+{
+	json_t	*p = json_object_get(msg, "parameters");
+	int	 done;
+
+	if (json_object_get(msg, "error") != NULL) {
+		if (o->json)
+			json_dumpf(msg, stdout, JSON_INDENT(2)), putchar('\n');
+		print_error(cmd->name, msg);
+		*rc = EXIT_FAILED;
+		return 1;
+	}
+	if (o->json) {
+		json_dumpf(p, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		putchar('\n');
+	} else
+		cmd->print(p, stdout);
+	fflush(stdout);
+	done = !json_is_true(json_object_get(msg, "continues"));
+	if (done && cmd->finish != NULL)
+		*rc = cmd->finish(p, *rc);
+	return done;
+}
+
+/*
+ * Without a daemon: the index queries run here, on STATE/index.db opened
+ * read-only (a copied state directory works), through the same code the
+ * daemon uses to answer them.
+ */
+int
+client_offline(const struct client_opts *o, const struct client_cmd *cmd, json_t *params)
+{
+	struct indexq *q;
+	json_t	*reply;
+	char	 err[512];
+	int	 rc = EXIT_OK;
+
+	if (!query_is_query(cmd->method)) {
+		fprintf(stderr, "perfmapctl: %s needs the daemon; --state-dir serves "
+		    "lookup, history, buildid and segments\n", cmd->name);
+		json_decref(params);
+		return EXIT_USAGE;
+	}
+	if ((q = indexq_open(o->state_dir, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "perfmapctl: %s\n", err);
+		json_decref(params);
+		return EXIT_FAILED;
+	}
+	reply = query_run(q, cmd->method, params);
+	handle_message(o, cmd, reply, &rc);
+	json_decref(reply);
+	json_decref(params);
+	indexq_close(q);
+	return rc;
+}
+
 int
 client_call(const struct client_opts *o, const struct client_cmd *cmd, json_t *params)
 {
@@ -100,23 +161,7 @@ client_call(const struct client_opts *o, const struct client_cmd *cmd, json_t *p
 		while ((n = proto_parse(buf, len, 64 * 1024 * 1024, &msg, err, sizeof(err))) > 0) {
 			memmove(buf, buf + n, len - (size_t)n);
 			len -= (size_t)n;
-			if (json_object_get(msg, "error") != NULL) {
-				if (o->json)
-					json_dumpf(msg, stdout, JSON_INDENT(2)), putchar('\n');
-				print_error(cmd->name, msg);
-				rc = EXIT_FAILED;
-				done = 1;
-			} else {
-				json_t *p = json_object_get(msg, "parameters");
-
-				if (o->json) {
-					json_dumpf(p, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-					putchar('\n');
-				} else
-					cmd->print(p, stdout);
-				fflush(stdout);
-				done = !json_is_true(json_object_get(msg, "continues"));
-			}
+			done = handle_message(o, cmd, msg, &rc);
 			json_decref(msg);
 			if (done)
 				break;

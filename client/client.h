@@ -28,12 +28,30 @@ struct client_cmd {
 	json_t		*(*parse)(int argc, char **argv, char *err, size_t errlen);
 	/* Print one reply's parameters for people. */
 	void		 (*print)(json_t *params, FILE *);
+	/*
+	 * Optional: after the last reply (PARAMS of it, NULL after an error),
+	 * in text and --json mode alike; returns the exit status (RC so far).
+	 */
+	int		 (*finish)(json_t *params, int rc);
 };
 
 extern const struct client_cmd client_cmds[];
 extern const size_t client_ncmds;
 
 const struct client_cmd *client_find(const char *name);
+
+/* queries.c: lookup, history, buildid, segments */
+json_t	*query_parse_lookup(int, char **, char *, size_t);
+json_t	*query_parse_history(int, char **, char *, size_t);
+json_t	*query_parse_buildid(int, char **, char *, size_t);
+json_t	*query_parse_segments(int, char **, char *, size_t);
+void	 query_print_lookup(json_t *, FILE *);
+void	 query_print_history(json_t *, FILE *);
+void	 query_print_buildid(json_t *, FILE *);
+void	 query_print_segments(json_t *, FILE *);
+
+/* Run a query on STATE/index.db without a daemon; returns an exit status. */
+int	client_offline(const struct client_opts *, const struct client_cmd *, json_t *params);
 
 /* Connect, call, print every reply; returns an exit status. */
 int	client_call(const struct client_opts *, const struct client_cmd *, json_t *params);

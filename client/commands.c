@@ -4,8 +4,13 @@
  * It mirrors the daemon's table (daemon/ctl.c); --json prints replies as
  * they come.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client.h"
 
@@ -96,18 +101,207 @@ print_stop(json_t *p, FILE *f)
 	fprintf(f, "perfmapd is stopping\n");
 }
 
+/*
+ * store and export name segments by file name or path; a relative path is
+ * made absolute here, since the daemon resolves paths from its own cwd.
+ */
+static int
+add_segment(json_t *segs, const char *arg, char *err, size_t errlen)
+{
+	char	 real[PATH_MAX];
+
+	if (strchr(arg, '/') != NULL && realpath(arg, real) != NULL)
+		arg = real;
+	else if (strchr(arg, '/') != NULL && arg[0] != '/') {
+		snprintf(err, errlen, "%s: %s", arg, strerror(errno));
+		return -1;
+	}
+	json_array_append_new(segs, json_string(arg));
+	return 0;
+}
+
+static char	 export_out[PATH_MAX];	/* -o FILE of export */
+
+/* Segments, --since TIME; store adds --all and --debuginfod, export -o FILE. */
+static json_t *
+parse_segments(int argc, char **argv, int export, char *err, size_t errlen)
+{
+	json_t	*p = json_object(), *segs = json_array();
+	int	 i;
+
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--since") == 0 || strncmp(a, "--since=", 8) == 0) {
+			const char *v = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
+
+			if (v == NULL || *v == '\0') {
+				snprintf(err, errlen, "--since needs a TIME");
+				goto fail;
+			}
+			json_object_set_new(p, "since", json_string(v));
+		} else if (!export && strcmp(a, "--all") == 0)
+			json_object_set_new(p, "all", json_true());
+		else if (!export && strcmp(a, "--debuginfod") == 0)
+			json_object_set_new(p, "debuginfod", json_true());
+		else if (export && (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0)) {
+			if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+				snprintf(err, errlen, "%s needs a FILE", a);
+				goto fail;
+			}
+			snprintf(export_out, sizeof(export_out), "%s", argv[++i]);
+			json_object_set_new(p, "name", json_string(export_out));
+		} else if (a[0] == '-' && a[1] != '\0') {
+			snprintf(err, errlen, "unknown option \"%s\"", a);
+			goto fail;
+		} else if (add_segment(segs, a, err, errlen) < 0)
+			goto fail;
+	}
+	if (json_array_size(segs) > 0)
+		json_object_set(p, "segments", segs);
+	json_decref(segs);
+	if (export && export_out[0] == '\0') {
+		snprintf(err, errlen, "-o FILE is required");
+		json_decref(p);
+		return NULL;
+	}
+	if (!export && json_object_size(p) == 0) {
+		snprintf(err, errlen, "name segments, or use --since TIME or --all");
+		json_decref(p);
+		return NULL;
+	}
+	return p;
+fail:
+	json_decref(segs);
+	json_decref(p);
+	return NULL;
+}
+
+static json_t *
+parse_store(int argc, char **argv, char *err, size_t errlen)
+{
+	return parse_segments(argc, argv, 0, err, errlen);
+}
+
+static json_t *
+parse_export(int argc, char **argv, char *err, size_t errlen)
+{
+	return parse_segments(argc, argv, 1, err, errlen);
+}
+
+/* One line per build-id, as perf buildid-list --store would; then a summary. */
+static void
+print_store(json_t *p, FILE *f)
+{
+	const char *status = json_string_value(json_object_get(p, "status"));
+
+	if (status != NULL && strcmp(status, "OK") == 0)
+		fprintf(f, "OK %s %s\n", str(p, "buildid"), str(p, "path"));
+	else if (status != NULL)
+		fprintf(f, "FAIL %s %s: %s\n", str(p, "buildid"), str(p, "path"),
+		    str(p, "reason"));
+	else
+		fprintf(f, "%lld build-ids in %lld segments: %lld stored (%lld new), "
+		    "%lld failed; cache %s\n", num(p, "buildids"), num(p, "segments"),
+		    num(p, "ok"), num(p, "added"), num(p, "failed"), str(p, "cache"));
+}
+
+static int
+finish_store(json_t *p, int rc)
+{
+	if (rc == EXIT_OK && num(p, "failed") > 0) {
+		fprintf(stderr, "perfmapctl: store: %lld build-ids could not be stored\n",
+		    num(p, "failed"));
+		return EXIT_FAILED;
+	}
+	return rc;
+}
+
+static void
+print_export(json_t *p, FILE *f)
+{
+	const char *status = json_string_value(json_object_get(p, "status"));
+
+	if (status != NULL)		/* a build-id that could not be packed */
+		fprintf(f, "FAIL %s %s: %s\n", str(p, "buildid"), str(p, "path"),
+		    str(p, "reason"));
+	else {
+		fprintf(f, "%s: %lld segments, %lld binaries (%lld missing), ",
+		    export_out, num(p, "segments"), num(p, "buildids"), num(p, "missing"));
+		client_print_size(f, num(p, "bytes"));
+		fputc('\n', f);
+	}
+}
+
+/* Copy the daemon's file (STATE/exports/...) to -o FILE. */
+static int
+finish_export(json_t *p, int rc)
+{
+	const char *src = json_string_value(json_object_get(p, "path"));
+	char	 buf[65536];
+	ssize_t	 n;
+	int	 in, out;
+
+	if (rc != EXIT_OK || src == NULL)
+		return rc;
+	if ((in = open(src, O_RDONLY | O_CLOEXEC)) == -1) {
+		fprintf(stderr, "perfmapctl: export: %s: %s (the export stays there)\n", src,
+		    strerror(errno));
+		return EXIT_FAILED;
+	}
+	if ((out = open(export_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) == -1) {
+		fprintf(stderr, "perfmapctl: export: %s: %s (the export is at %s)\n",
+		    export_out, strerror(errno), src);
+		close(in);
+		return EXIT_FAILED;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			n = -1;
+			break;
+		}
+	if (n < 0 || close(out) == -1) {
+		fprintf(stderr, "perfmapctl: export: writing %s: %s\n", export_out,
+		    strerror(errno));
+		close(in);
+		return EXIT_FAILED;
+	}
+	close(in);
+	return rc;
+}
+
 const struct client_cmd client_cmds[] = {
 	{ "status", "io.perfmap.Status", "status",
 	    "mode, event, current segment, counters, disk use, uptime",
-	    parse_none, print_status },
+	    parse_none, print_status, NULL },
 	{ "snapshot", "io.perfmap.Snapshot", "snapshot",
-	    "close the current segment now and print its path", parse_none, print_snapshot },
+	    "close the current segment now and print its path", parse_none, print_snapshot,
+	    NULL },
+	{ "store", "io.perfmap.Store",
+	    "store [SEGMENT... | --since TIME | --all] [--debuginfod]",
+	    "put every binary the segments reference into the build-id cache",
+	    parse_store, print_store, finish_store },
+	{ "export", "io.perfmap.Export", "export [--since TIME | SEGMENT...] -o FILE",
+	    "write a perf archive-style tarball: segments plus their binaries",
+	    parse_export, print_export, finish_export },
+	{ "segments", "io.perfmap.Segments", "segments [SEGMENT] [--all]",
+	    "list segments (time range, size, samples, lost); with SEGMENT, the build-ids it references",
+	    query_parse_segments, query_print_segments, NULL },
+	{ "lookup", "io.perfmap.Lookup", "lookup PATH [--at TIME]",
+	    "the build-id PATH had at TIME (default: now)", query_parse_lookup, query_print_lookup, NULL },
+	{ "history", "io.perfmap.History", "history PATH",
+	    "every build-id PATH has had, with first/last seen and process counts",
+	    query_parse_history, query_print_history, NULL },
+	{ "buildid", "io.perfmap.BuildId", "buildid ID",
+	    "where and when a build-id was seen, and its cached file",
+	    query_parse_buildid, query_print_buildid, NULL },
 	{ "reload", "io.perfmap.Reload", "reload",
-	    "re-read the configuration file (a bad one is refused)", parse_none, print_reload },
+	    "re-read the configuration file (a bad one is refused)", parse_none, print_reload,
+	    NULL },
 	{ "stop", "io.perfmap.Stop", "stop",
-	    "finish the current segment and stop the daemon", parse_none, print_stop },
+	    "finish the current segment and stop the daemon", parse_none, print_stop, NULL },
 	{ "ping", "io.perfmap.Ping", "ping", "check that the daemon answers",
-	    parse_none, print_ping },
+	    parse_none, print_ping, NULL },
 };
 const size_t client_ncmds = sizeof(client_cmds) / sizeof(client_cmds[0]);
 

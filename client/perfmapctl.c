@@ -102,5 +102,7 @@ main(int argc, char *argv[])
 		    cmd->usage);
 		return EXIT_USAGE;
 	}
+	if (o.state_dir != NULL)
+		return client_offline(&o, cmd, params);
 	return client_call(&o, cmd, params);
 }

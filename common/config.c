@@ -53,6 +53,7 @@
 
 _Static_assert(sizeof(enum event_kind) == sizeof(int), "enum is not an int");
 _Static_assert(sizeof(enum buildid_mode) == sizeof(int), "enum is not an int");
+_Static_assert(sizeof(enum capture_mode) == sizeof(int), "enum is not an int");
 
 static const char *const config_event_names[] = {
 	[EVENT_AUTO] = "auto",
@@ -70,6 +71,13 @@ static const char *const config_buildid_names[] = {
 };
 
 static const char *const config_callchain_names[] = { "none", "fp", NULL };
+
+static const char *const config_capture_names[] = {
+	[CAPTURE_EAGER] = "eager",
+	[CAPTURE_LAZY] = "lazy",
+	[CAPTURE_OFF] = "off",
+	NULL
+};
 
 /* Keys of one section must be adjacent: config_dump prints in table order. */
 const struct config_key config_keys[] = {
@@ -134,6 +142,39 @@ const struct config_key config_keys[] = {
 	{ .section = "segments", .name = "keep_age", .type = CONFIG_DURATION,
 	  KEY_FIELD(keep_age_ms), .defval = "7d",
 	  .help = "Delete segments older than this (0 = unlimited)." },
+
+	{ .section = "index", .name = "commit_interval", .type = CONFIG_DURATION,
+	  KEY_FIELD(index_commit_ms), .defval = "1s",
+	  .min = 10, .max = MSEC_HOUR,
+	  .help = "Commit new index rows at least this often." },
+	{ .section = "index", .name = "commit_rows", .type = CONFIG_UINT,
+	  KEY_FIELD(index_commit_rows), .defval = "10000", .min = 1,
+	  .max = 10000000,
+	  .help = "Commit as soon as this many index rows are pending." },
+	{ .section = "index", .name = "retention", .type = CONFIG_DURATION,
+	  KEY_FIELD(index_retention_ms), .defval = "0",
+	  .help = "Forget objects no segment references that were last seen "
+	    "longer ago than this (0 = keep the history forever)." },
+
+	{ .section = "cache", .name = "dir", .type = CONFIG_STRING,
+	  KEY_FIELD(cache_dir), .defval = "",
+	  .flags = CONFIG_F_PATH | CONFIG_F_EMPTY,
+	  .help = "The build-id cache directory (empty: state_dir/debug)." },
+	{ .section = "cache", .name = "capture", .type = CONFIG_ENUM,
+	  KEY_FIELD(capture), .defval = "eager", .names = config_capture_names,
+	  .help = "When binaries are copied: eager (at first sight), lazy (when "
+	    "a segment closes) or off (perfmapctl store only)." },
+	{ .section = "cache", .name = "max_size", .type = CONFIG_SIZE,
+	  KEY_FIELD(cache_max_size), .defval = "2G",
+	  .help = "Evict least recently referenced binaries above this size "
+	    "(0 = unlimited)." },
+	{ .section = "cache", .name = "queue", .type = CONFIG_UINT,
+	  KEY_FIELD(capture_queue), .defval = "4096", .min = 16, .max = 1000000,
+	  .help = "Capture jobs waiting for the worker at most." },
+	{ .section = "cache", .name = "debuginfod", .type = CONFIG_BOOL,
+	  KEY_FIELD(debuginfod), .defval = "no",
+	  .help = "Let store fetch missing binaries from DEBUGINFOD_URLS without "
+	    "--debuginfod." },
 };
 
 const size_t config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);
@@ -430,6 +471,8 @@ config_check_string(const struct config_key *k, const char *s, char *err,
 	if (max > CONFIG_LINE_MAX - strlen(k->name) - 3)
 		max = CONFIG_LINE_MAX - strlen(k->name) - 3;
 	len = strnlen(s, k->size);
+	if (len == 0 && (k->flags & CONFIG_F_EMPTY))
+		return 0;
 	if (len > max) {
 		config_error(err, errlen, "[%s] %s: value is too long "
 		    "(at most %zu characters)", k->section, k->name, max);

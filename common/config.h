@@ -47,6 +47,24 @@ struct config {
 	uint64_t	 keep_size;		/* keep_size = 1G (0 = unlimited) */
 	uint64_t	 keep_count;		/* keep_count = 0 (0 = unlimited) */
 	uint64_t	 keep_age_ms;		/* keep_age = 7d (0 = unlimited) */
+
+	/* [index] */
+	uint64_t	 index_commit_ms;	/* commit_interval = 1s */
+	uint64_t	 index_commit_rows;	/* commit_rows = 10000 */
+	uint64_t	 index_retention_ms;	/* retention = 0 (0 = keep history forever) */
+
+	/* [cache] */
+	char		 cache_dir[4096];	/* dir = (empty: state_dir/debug) */
+	int		 capture;		/* capture = eager | lazy | off */
+	uint64_t	 cache_max_size;	/* max_size = 2G (0 = unlimited) */
+	unsigned	 capture_queue;		/* queue = 4096 (jobs) */
+	int		 debuginfod;		/* debuginfod = no */
+};
+
+enum capture_mode {
+	CAPTURE_EAGER = 0,	/* copy each binary when its build-id is first seen */
+	CAPTURE_LAZY,		/* copy a segment's binaries when it closes */
+	CAPTURE_OFF,		/* only "perfmapctl store" copies */
 };
 
 enum config_type {
@@ -74,6 +92,7 @@ struct config_key {
 #define CONFIG_F_POW2	0x01	/* SIZE: a power of two */
 #define CONFIG_F_PATH	0x02	/* STRING: an absolute path */
 #define CONFIG_F_NAME	0x04	/* STRING: a user or group name */
+#define CONFIG_F_EMPTY	0x08	/* STRING: may be empty ("use the default") */
 
 extern const struct config_key	config_keys[];
 extern const size_t		config_nkeys;

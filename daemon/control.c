@@ -52,6 +52,8 @@ struct control_client {
 	int			 dead;		/* freed from the timer, out of any callback */
 	void			(*after)(void *);
 	void			*after_arg;
+	void			(*on_close)(struct control_client *, void *);
+	void			*on_close_arg;
 };
 
 struct control {
@@ -135,10 +137,29 @@ control_after_reply(struct control_client *c, void (*fn)(void *), void *arg)
 	c->after_arg = arg;
 }
 
+void
+control_on_close(struct control_client *c, void (*fn)(struct control_client *, void *),
+    void *arg)
+{
+	c->on_close = fn;
+	c->on_close_arg = arg;
+}
+
+void
+control_keep_alive(struct control_client *c, int on)
+{
+	struct timeval idle = { CONTROL_IDLE_SECONDS, 0 };
+
+	bufferevent_set_timeouts(c->bev, on ? NULL : &idle, &idle);
+}
+
 static void
 client_free(struct control_client *c)
 {
 	struct control *ctl = c->ctl;
+
+	if (c->on_close != NULL)
+		c->on_close(c, c->on_close_arg);
 
 	TAILQ_REMOVE(&ctl->clients, c, entry);
 	ctl->nclients--;
@@ -210,6 +231,7 @@ dispatch(struct control_client *c, json_t *msg)
 		return;
 	}
 	memset(&req, 0, sizeof(req));
+	req.entry = e;
 	req.d = c->ctl->d;
 	req.client = c;
 	req.params = params != NULL ? params : json_object();

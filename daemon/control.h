@@ -27,6 +27,17 @@ void	control_close(struct control *);
 int	control_send(struct control_client *, json_t *msg);
 /* Run FN once the client's output has been written (e.g. stop after the reply). */
 void	control_after_reply(struct control_client *, void (*fn)(void *), void *arg);
+/*
+ * Call FN when the client goes away (EOF, error, idle, shutdown), before it
+ * is freed: work still running for it (store, export) must forget it.
+ */
+void	control_on_close(struct control_client *,
+	    void (*fn)(struct control_client *, void *), void *arg);
+/*
+ * While ON, a client waiting for a long streamed reply (store, export) is
+ * not dropped as idle; a client that does not read is still dropped.
+ */
+void	control_keep_alive(struct control_client *, int on);
 
 uid_t	control_client_uid(const struct control_client *);
 int	control_client_privileged(const struct control_client *);

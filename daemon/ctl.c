@@ -6,14 +6,27 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "daemon.h"
+#include "index.h"
+#include "indexq.h"
 #include "proto.h"
+#include "query.h"
 
 extern const struct ctl_entry ctl_ping_entry, ctl_status_entry, ctl_snapshot_entry,
     ctl_reload_entry, ctl_stop_entry;
+extern const struct ctl_entry ctl_store_entry, ctl_export_entry;
+extern const struct ctl_entry ctl_segments_entry, ctl_lookup_entry, ctl_history_entry,
+    ctl_buildid_entry;
 
 const struct ctl_entry *const ctl_table[] = {
 	&ctl_status_entry,
 	&ctl_snapshot_entry,
+	&ctl_store_entry,
+	&ctl_export_entry,
+	&ctl_segments_entry,
+	&ctl_lookup_entry,
+	&ctl_history_entry,
+	&ctl_buildid_entry,
 	&ctl_reload_entry,
 	&ctl_stop_entry,
 	&ctl_ping_entry,
@@ -73,4 +86,25 @@ ctl_param_bool(struct ctl_request *req, const char *key, int *out, json_t **err)
 	}
 	*out = json_is_true(v);
 	return 0;
+}
+
+/*
+ * The index queries (ctl-lookup.c, ctl-history.c, ctl-buildid.c,
+ * ctl-segments.c): what the loop has batched is committed first, so the
+ * answer covers everything recorded so far; the query runs on its own
+ * read-only connection, as perfmapctl --state-dir does without a daemon.
+ */
+json_t *
+ctl_query(struct ctl_request *req)
+{
+	struct indexq *q;
+	json_t	*reply;
+	char	 err[512];
+
+	index_flush(req->d->rec.index);
+	if ((q = indexq_open(req->d->conf.state_dir, err, sizeof(err))) == NULL)
+		return proto_errorf(PROTO_ERR_FAILED, "%s", err);
+	reply = query_run(q, req->entry->method, req->params);
+	indexq_close(q);
+	return reply;
 }

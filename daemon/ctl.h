@@ -17,7 +17,10 @@ struct control_client;
 #define CTL_PUBLIC	0x02	/* anyone who may connect (ping, GetInfo) */
 				/* neither: read-only, public if public_queries = yes */
 
+struct ctl_entry;
+
 struct ctl_request {
+	const struct ctl_entry	*entry;
 	struct perfmapd		*d;
 	struct control_client	*client;
 	json_t			*params;	/* always an object */
@@ -38,6 +41,9 @@ extern const struct ctl_entry *const ctl_table[];
 extern const size_t ctl_ntable;
 
 const struct ctl_entry *ctl_find_method(const char *method);
+
+/* The handler of the index queries (lookup, history, buildid, segments). */
+json_t	*ctl_query(struct ctl_request *);
 
 /* Parameter helpers: -1 and *ERR (a proto_error message) on a wrong type. */
 int	ctl_param_string(struct ctl_request *, const char *key, int required,

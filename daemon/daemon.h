@@ -27,6 +27,7 @@ struct perfmapd {
 	struct event	*notify_ev;		/* WATCHDOG=1 and STATUS= */
 	uint64_t	 watchdog_usec;		/* 0: no watchdog */
 	struct event	**cpu_evs;
+	struct event	*sig_evs[8];
 	int		 lockfd;
 	uint64_t	 start_wall_ns;
 };

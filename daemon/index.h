@@ -84,7 +84,11 @@ int	index_scan_kernel(struct index *, const uint8_t *id, uint8_t idsize,
 void	index_tick(struct index *);
 /* Hand the pending rows to the writer now. */
 void	index_commit(struct index *);
-/* Commit and wait until they are on disk; returns 0, or -1 if a batch failed. */
+/*
+ * Commit and wait until they are on disk; returns 0, or -1 if a batch
+ * failed.  This waits for the writer thread (a commit is ~0.1-1 ms for the
+ * daemon's usual batches, longer under a burst of new objects).
+ */
 int	index_flush(struct index *);
 
 void	index_get_stats(struct index *, struct index_stats *);

@@ -253,9 +253,8 @@ main(int argc, char *argv[])
 			fatalx("cannot watch the cpu %d ring", d.rec.ev.cpus[i].cpu);
 	}
 	for (k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++) {
-		struct event *se = evsignal_new(d.base, sigs[k], signal_cb, &d);
-
-		if (se == NULL || event_add(se, NULL) == -1)
+		d.sig_evs[k] = evsignal_new(d.base, sigs[k], signal_cb, &d);
+		if (d.sig_evs[k] == NULL || event_add(d.sig_evs[k], NULL) == -1)
 			fatalx("cannot handle signal %d", sigs[k]);
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -289,7 +288,16 @@ main(int argc, char *argv[])
 
 	sd_notify(0, "STOPPING=1");
 	control_close(d.control);
+	for (i = 0; i < d.rec.ev.ncpus; i++)
+		event_free(d.cpu_evs[i]);
+	free(d.cpu_evs);
+	/* The recorder's workers have events on the base: stop them first. */
 	recorder_stop(&d.rec);
+	for (k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++)
+		event_free(d.sig_evs[k]);
+	event_free(d.drain_ev);
+	event_free(d.notify_ev);
+	event_base_free(d.base);
 	log_stats(&d, "stopped");
 	return 0;
 }

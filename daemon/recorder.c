@@ -35,6 +35,7 @@
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
 
+#include "capture.h"
 #include "log.h"
 #include "recorder.h"
 #include "repair.h"
@@ -66,6 +67,16 @@ wall_at(uint64_t mono)
 	return wn - (mn - mono);
 }
 
+/* Wall clock of a record, from the current segment's reference pair. */
+static uint64_t
+record_wall(struct recorder *r, const struct record *rec)
+{
+	if (!rec->has_sid || rec->sid.time == 0 || !r->seg.open)
+		return wall_at(recorder_now());
+	return (uint64_t)((int64_t)r->seg.wall_start_ns +
+	    ((int64_t)rec->sid.time - (int64_t)r->seg.t_start));
+}
+
 static void
 seg_write(struct recorder *r, const void *buf, size_t len)
 {
@@ -91,7 +102,7 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 {
 	struct record_mmap *m = &rec->mmap;
 	uint8_t	 source = BID_NONE;
-	int	 rewrite = 0;
+	int	 rewrite = 0, rc;
 	size_t	 n;
 
 	r->st.mmaps++;
@@ -104,19 +115,25 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 		source = rec->type == PERF_RECORD_MMAP3 ? BID_MMAP3 : BID_MMAP2;
 		r->st.mmaps_kernel_id++;
 	} else if (bidres_is_file(m->filename)) {
-		if (bidres_resolve(&r->bidres, m) > 0) {
+		if ((rc = bidres_resolve(&r->bidres, m)) > 0) {
 			source = BID_USER;
 			r->st.mmaps_user_id++;
 			rewrite = 1;
-		} else
+		} else {
 			r->st.mmaps_no_id++;
+			index_add_unresolved(r->index, m->filename, rc, record_wall(r, rec));
+		}
 	}
 	if (rec->type == PERF_RECORD_MMAP3)
 		rewrite = 1;
 	if (model_add_map(&r->model, m, source) < 0)
 		log_warnx("model: out of memory");
-	if (m->build_id_size > 0)
+	if (m->build_id_size > 0) {
 		segment_add_buildid(&r->seg, m->filename, m->build_id, m->build_id_size, 0);
+		capture_map(r->cap, m);		/* first sight: queued for the worker */
+		index_add_mapping(r->index, m->filename, m->build_id, m->build_id_size,
+		    source, m->pid, record_wall(r, rec), 0);
+	}
 	if (!rewrite || strlen(m->filename) >= PATH_MAX) {
 		seg_write(r, h, h->size);
 		return;
@@ -125,6 +142,23 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 	    record_build_mmap2(r->scratch, m, rec->misc, &r->ev.layout, &rec->sid) :
 	    record_build_mmap2_plain(r->scratch, m, rec->misc, &r->ev.layout, &rec->sid);
 	seg_write(r, r->scratch, n);
+}
+
+/* A process ends: its objects were mapped until now (last_seen). */
+static void
+index_exit(struct recorder *r, const struct record *rec)
+{
+	struct model_proc *p;
+	uint64_t wall;
+	size_t	 i;
+
+	if (r->index == NULL || (p = model_find(&r->model, rec->task.pid)) == NULL)
+		return;
+	wall = record_wall(r, rec);
+	for (i = 0; i < p->nmaps; i++)
+		if (p->maps[i].build_id_size > 0)
+			index_add_mapping(r->index, p->maps[i].filename, p->maps[i].build_id,
+			    p->maps[i].build_id_size, p->maps[i].source, p->pid, wall, 1);
 }
 
 static void
@@ -155,6 +189,8 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 		    rec->task.ptid);
 		break;
 	case PERF_RECORD_EXIT:
+		if (rec->task.pid == rec->task.tid)
+			index_exit(r, rec);
 		model_exit(&r->model, rec->task.pid, rec->task.tid);
 		break;
 	case PERF_RECORD_LOST:
@@ -183,8 +219,34 @@ ring_record_cb(const struct perf_event_header *h, void *arg)
 	if (rec.has_sid && rec.sid.time >= r->limit &&
 	    rec.sid.time < r->limit + DRAIN_MARGIN_NS + FUTURE_NS)
 		return 1;	/* too young: next pass */
+	if (rec.has_sid && rec.sid.time > r->bound &&
+	    rec.sid.time < r->limit + DRAIN_MARGIN_NS + FUTURE_NS)
+		return 1;	/* another ring has older records: those first */
 	process_record(r, h, &rec);
 	return 0;
+}
+
+/* Note the time of the next record of a ring without consuming it. */
+static int
+ring_peek_cb(const struct perf_event_header *h, void *arg)
+{
+	struct recorder *r = arg;
+	struct record rec;
+
+	/* Undecodable or timeless: first, so ring_record_cb deals with it now. */
+	if (record_decode(h, h->size, &r->ev.layout, &rec) < 0 || !rec.has_sid)
+		r->peek = 0;
+	else
+		r->peek = rec.sid.time;
+	return 1;
+}
+
+static uint64_t
+ring_peek(struct recorder *r, int i)
+{
+	r->peek = UINT64_MAX;
+	ring_read(&r->ev.cpus[i].ring, ring_peek_cb, r);
+	return r->peek;
 }
 
 static void
@@ -207,12 +269,39 @@ write_round(struct recorder *r)
 static uint64_t
 drain_until(struct recorder *r, uint64_t limit)
 {
-	uint64_t n = 0;
-	int	 i;
+	uint64_t n = 0, got, *next = r->next;
+	int	 i, min, ncpus = r->ev.ncpus;
 
+	/*
+	 * Merge the rings by time: the model must see a process's records in
+	 * the order they happened, and a process that moved between CPUs has
+	 * them in several rings (an exec on one CPU, its exit on another).
+	 * Take records from the ring with the oldest next record, up to the
+	 * next record of any other ring, then look again.
+	 */
 	r->limit = limit;
-	for (i = 0; i < r->ev.ncpus; i++)
-		n += ring_read(&r->ev.cpus[i].ring, ring_record_cb, r);
+	for (i = 0; i < ncpus; i++)
+		next[i] = ring_peek(r, i);
+	for (;;) {
+		min = -1;
+		r->bound = UINT64_MAX;
+		for (i = 0; i < ncpus; i++) {
+			if (next[i] == UINT64_MAX)
+				continue;
+			if (min < 0 || next[i] < next[min]) {
+				if (min >= 0)
+					r->bound = next[min];
+				min = i;
+			} else if (next[i] < r->bound)
+				r->bound = next[i];
+		}
+		if (min < 0)
+			break;
+		got = ring_read(&r->ev.cpus[min].ring, ring_record_cb, r);
+		n += got;
+		/* Nothing taken: what is left there is too young for this pass. */
+		next[min] = got == 0 ? UINT64_MAX : ring_peek(r, min);
+	}
 	write_round(r);
 	return n;
 }
@@ -259,6 +348,7 @@ close_segment(struct recorder *r, uint64_t t_end)
 {
 	struct perfdata_meta meta;
 	struct utsname u;
+	struct stat st;
 	char	 host[256];
 	size_t	 nbids = r->seg.bids.n;
 	int	 rc;
@@ -274,6 +364,9 @@ close_segment(struct recorder *r, uint64_t t_end)
 	}
 	r->st.segments++;
 	snprintf(r->last_closed, sizeof(r->last_closed), "%s", r->seg.path);
+	index_segment_close(r->index, r->seg.seq, r->seg.wall_start_ns + (t_end - r->seg.t_start),
+	    stat(r->seg.path, &st) == 0 ? (uint64_t)st.st_size : 0, r->seg.samples,
+	    r->seg.lost, r->seg.records);
 	r->last_stats.samples = r->seg.samples;
 	r->last_stats.records = r->seg.records;
 	r->last_stats.lost = r->seg.lost;
@@ -285,11 +378,35 @@ close_segment(struct recorder *r, uint64_t t_end)
 	return 0;
 }
 
+/* The live state a segment starts with, into the index (not counted as new maps). */
+static int
+index_model_cb(struct model_proc *p, void *arg)
+{
+	struct recorder *r = arg;
+	size_t	 i;
+
+	for (i = 0; i < p->nmaps; i++)
+		if (p->maps[i].build_id_size > 0)
+			index_add_mapping(r->index, p->maps[i].filename, p->maps[i].build_id,
+			    p->maps[i].build_id_size, p->maps[i].source, p->pid,
+			    r->seg.wall_start_ns, 1);
+	return 0;
+}
+
+static void
+retention_deleted_cb(const char *name, void *arg)
+{
+	struct recorder *r = arg;
+
+	index_segment_deleted(r->index, name);
+}
+
 static int
 open_segment(struct recorder *r, uint64_t t_start)
 {
 	struct synth_stats ss;
-	int	 rc;
+	uint8_t	 vid[BUILD_ID_MAX];
+	int	 rc, vlen;
 
 	r->seq++;
 	rc = segment_open(&r->seg, r->segdir, r->seq, t_start, wall_at(t_start),
@@ -302,8 +419,15 @@ open_segment(struct recorder *r, uint64_t t_start)
 	r->disk_error_logged = 0;
 	kinfo_free(&r->kinfo);
 	kinfo_load(&r->kinfo);
+	capture_kernel(r->cap, &r->kinfo);
+	index_segment_open(r->index, r->seq, r->seg.path, r->seg.wall_start_ns);
+	index_scan_kernel(r->index, r->kinfo.id, r->kinfo.idsize, "/proc/modules",
+	    "/sys/module", r->seg.wall_start_ns);
+	model_foreach(&r->model, index_model_cb, r);
 	rc = synth_write(&r->seg, &r->model, &r->kinfo, &r->ev.layout, r->ev.ids[0],
 	    t_start, &ss);
+	if ((vlen = capture_vdso_id(r->cap, vid)) > 0)
+		segment_add_buildid(&r->seg, "[vdso]", vid, (uint8_t)vlen, 0);
 	if (rc < 0) {
 		errno = -rc;
 		log_warn("%s: writing the initial state", r->seg.partial);
@@ -333,6 +457,8 @@ recorder_rotate(struct recorder *r, enum rotate_reason why)
 		t = r->seg.t_start + 1;
 	drain_until(r, why == ROTATE_STOP ? UINT64_MAX - DRAIN_MARGIN_NS - FUTURE_NS : t);
 	rc = close_segment(r, t);
+	if (rc == 0)
+		capture_segment_closed(r->cap, r->last_closed);
 	switch (why) {
 	case ROTATE_SIZE: r->st.rotations_size++; break;
 	case ROTATE_AGE: r->st.rotations_age++; break;
@@ -342,7 +468,7 @@ recorder_rotate(struct recorder *r, enum rotate_reason why)
 	}
 	orc = open_segment(r, t);
 	segment_retention(r->segdir, r->conf->keep_count, r->conf->keep_size,
-	    r->conf->keep_age_ms);
+	    r->conf->keep_age_ms, retention_deleted_cb, r);
 	return rc < 0 ? rc : orc;
 }
 
@@ -351,10 +477,13 @@ recorder_check_rotate(struct recorder *r)
 {
 	const struct config *c = r->conf;
 
+	index_tick(r->index);
+	capture_poll(r->cap);
 	if (!r->seg.open) {
 		/* A segment could not be opened (disk full?): try again. */
 		if (open_segment(r, recorder_now()) == 0)
-			segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms);
+			segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms,
+			    retention_deleted_cb, r);
 		return;
 	}
 	if (c->rotate_size != 0 && r->seg.pd.data_size >= c->rotate_size)
@@ -374,6 +503,29 @@ mkdir_p(const char *dir, char *err, size_t errlen)
 	if (access(dir, W_OK | X_OK) == -1) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -1;
+	}
+	return 0;
+}
+
+/* The binaries of processes that were running at start, for eager capture. */
+static int
+capture_model_cb(struct model_proc *p, void *arg)
+{
+	struct recorder *r = arg;
+	struct record_mmap m;
+	size_t	 i;
+
+	for (i = 0; i < p->nmaps; i++) {
+		if (p->maps[i].build_id_size == 0)
+			continue;
+		memset(&m, 0, sizeof(m));
+		m.pid = m.tid = p->pid;
+		m.addr = p->maps[i].addr;
+		m.len = p->maps[i].len;
+		m.filename = p->maps[i].filename;
+		m.build_id_size = p->maps[i].build_id_size;
+		memcpy(m.build_id, p->maps[i].build_id, sizeof(m.build_id));
+		capture_map(r->cap, &m);
 	}
 	return 0;
 }
@@ -400,10 +552,18 @@ recorder_start(struct recorder *r, const struct config *c, const char *state_dir
 	r->seq = segment_last_seq(r->segdir);
 	if (model_init(&r->model) < 0 || bidres_init(&r->bidres) < 0) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		goto fail;
 	}
 	if (events_open(&r->ev, c, err, errlen) < 0)
-		return -1;
+		goto fail;
+	if ((r->next = calloc((size_t)r->ev.ncpus, sizeof(*r->next))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (index_open(&r->index, state_dir, c, err, errlen) < 0)
+		goto fail;
+	if (capture_start(&r->cap, c, state_dir, err, errlen) < 0)
+		goto fail;
 	r->attr.attr = r->ev.attr;
 	r->attr.name = r->ev.name;
 	r->attr.ids = r->ev.ids;
@@ -414,18 +574,31 @@ recorder_start(struct recorder *r, const struct config *c, const char *state_dir
 	for (i = 0; i < r->ev.ncpus; i++)
 		if (ioctl(r->ev.cpus[i].fd, PERF_EVENT_IOC_ENABLE, 0) == -1) {
 			snprintf(err, errlen, "PERF_EVENT_IOC_ENABLE: %s", strerror(errno));
-			return -1;
+			goto fail;
 		}
 	n = synth_scan_proc(&r->model, &r->bidres);
+	model_foreach(&r->model, capture_model_cb, r);
 	log_info("build-id mode %s, event %s at %u Hz%s on %d CPUs; %d processes, "
 	    "%zu executable maps at start", events_mode_name(r->ev.mode), r->ev.name,
 	    c->frequency, c->callchain ? " with call chains" : "", r->ev.ncpus, n,
 	    r->model.nmaps);
 	if (open_segment(r, t0) < 0) {
 		snprintf(err, errlen, "%s: cannot create the first segment", r->segdir);
-		return -1;
+		goto fail;
 	}
 	return 0;
+fail:
+	capture_stop(r->cap);
+	r->cap = NULL;
+	index_close(r->index);
+	r->index = NULL;
+	events_close(&r->ev);
+	free(r->next);
+	r->next = NULL;
+	model_free(&r->model);
+	bidres_free(&r->bidres);
+	kinfo_free(&r->kinfo);
+	return -1;
 }
 
 void
@@ -437,7 +610,13 @@ recorder_stop(struct recorder *r)
 		ioctl(r->ev.cpus[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (r->seg.open)
 		recorder_rotate(r, ROTATE_STOP);
+	capture_stop(r->cap);
+	r->cap = NULL;
+	index_close(r->index);
+	r->index = NULL;
 	events_close(&r->ev);
+	free(r->next);
+	r->next = NULL;
 	model_free(&r->model);
 	bidres_free(&r->bidres);
 	kinfo_free(&r->kinfo);

@@ -10,10 +10,13 @@
 #include "bidres.h"
 #include "config.h"
 #include "events.h"
+#include "index.h"
 #include "model.h"
 #include "perfdata.h"
 #include "segment.h"
 #include "synth.h"
+
+struct capture;
 
 struct recorder_stats {
 	uint64_t	 samples;
@@ -50,6 +53,9 @@ struct recorder {
 	struct segment	 seg;
 	uint64_t	 seq;
 	uint64_t	 limit;		/* this pass consumes records stamped before */
+	uint64_t	 bound;		/* ... and, from the current ring, up to this */
+	uint64_t	 peek;		/* time of the record ring_peek() looked at */
+	uint64_t	*next;		/* per CPU: time of its ring's next record */
 	uint8_t		 scratch[PATH_MAX + 512];
 	int		 wrote;		/* records written since the last round marker */
 	int		 argc;
@@ -61,6 +67,8 @@ struct recorder {
 		uint64_t samples, records, lost, bytes, nbuildids;
 	}		 last_stats;		/* of last_closed */
 	int		 disk_error_logged;
+	struct index	*index;		/* STATE/index.db writer */
+	struct capture	*cap;		/* build-id cache worker (capture.h) */
 };
 
 uint64_t recorder_now(void);	/* CLOCK_MONOTONIC ns, the events' clock */

@@ -232,7 +232,7 @@ segfile_cmp(const void *a, const void *b)
 
 int
 segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
-    uint64_t keep_age_ms)
+    uint64_t keep_age_ms, segment_deleted_fn deleted_cb, void *arg)
 {
 	DIR		*d;
 	struct dirent	*de;
@@ -274,6 +274,8 @@ segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
 			continue;
 		}
 		log_info_field("SEGMENT", v[i].name, "retention: deleted %s", v[i].name);
+		if (deleted_cb != NULL)
+			deleted_cb(v[i].name, arg);
 		total -= v[i].size;
 		deleted++;
 	}

@@ -56,10 +56,12 @@ uint64_t segment_last_seq(const char *dir);
 /*
  * Retention over DIR's closed segments, oldest first: delete while more
  * than KEEP_COUNT, more than KEEP_SIZE bytes, or older than KEEP_AGE_MS
- * (0 = no limit).  Returns the number deleted.
+ * (0 = no limit).  DELETED_CB (if not NULL) is called with each file name
+ * deleted.  Returns the number deleted.
  */
+typedef void (*segment_deleted_fn)(const char *name, void *arg);
 int	segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
-	    uint64_t keep_age_ms);
+	    uint64_t keep_age_ms, segment_deleted_fn deleted_cb, void *arg);
 
 void	bidset_free(struct bidset *);
 

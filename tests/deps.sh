@@ -5,7 +5,8 @@ set -eu
 
 PKGS="gcc make pkg-config libc6-dev
 libevent-dev libelf-dev libsqlite3-dev libsystemd-dev libinih-dev libjansson-dev
-check linux-perf binutils elfutils mandoc systemd util-linux procps"
+libarchive-dev libdebuginfod-dev liblzma-dev libzstd-dev debuginfod
+check linux-perf binutils elfutils mandoc systemd util-linux procps jq sqlite3 clang"
 
 missing=""
 for p in $PKGS; do

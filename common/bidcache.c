@@ -1,0 +1,747 @@
+/*
+ * bidcache.c - the build-id cache; see bidcache.h for the layout.
+ *
+ * Insertion of build-id ID under NAME, each step safe to crash after:
+ *
+ *	check the source's build-id ──► mkdir DIR/<path>/<ID>/ (no symlink
+ *	followed) ──► copy into .tmp.XXXXXX (FICLONE ▸ copy_file_range ▸
+ *	read/write) ──► fsync ──► check the copy's build-id ──► rename to
+ *	elf|kallsyms|vdso ──► symlink .build-id/xx/.tmp.XXXXXX ──► rename to
+ *	.build-id/xx/<rest>
+ *
+ * Until the last rename the entry does not exist for perf or for us.
+ * Directories are walked with openat(O_NOFOLLOW) from the cache's own fd,
+ * so a symlink planted inside the cache cannot send a write elsewhere.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <lzma.h>
+#include <zstd.h>
+
+#include "bidcache.h"
+#include "buildid.h"
+
+#define DELETED_SUFFIX	" (deleted)"
+#define DECOMPRESS_MAX	(512U << 20)	/* a decompressed module, at most */
+
+const char *
+bidcache_basename(const char *name)
+{
+	if (strcmp(name, BIDCACHE_KERNEL) == 0)
+		return "kallsyms";
+	if (strcmp(name, BIDCACHE_VDSO) == 0)
+		return "vdso";
+	return "elf";
+}
+
+/* The basename of an entry from its cache-relative directory. */
+static const char *
+entry_basename(const char *rel)
+{
+	if (strncmp(rel, BIDCACHE_KERNEL "/", sizeof(BIDCACHE_KERNEL)) == 0)
+		return "kallsyms";
+	if (strncmp(rel, BIDCACHE_VDSO "/", sizeof(BIDCACHE_VDSO)) == 0)
+		return "vdso";
+	return "elf";
+}
+
+int
+bidcache_entry_name(const char *name, const uint8_t *id, size_t idlen, char *out,
+    size_t outlen)
+{
+	char	 hex[BUILD_ID_HEX_MAX], path[PATH_MAX];
+	const char *p, *c;
+	size_t	 len = strlen(name), o = 0, n;
+
+	if (idlen == 0 || idlen > BUILD_ID_MAX)
+		return -EINVAL;
+	buildid_to_hex(id, idlen, hex);
+	if (strcmp(name, BIDCACHE_KERNEL) == 0 || strcmp(name, BIDCACHE_VDSO) == 0) {
+		if ((size_t)snprintf(out, outlen, "%s/%s", name, hex) >= outlen)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	if (name[0] != '/')
+		return -EINVAL;
+	if (len > strlen(DELETED_SUFFIX) &&
+	    strcmp(name + len - strlen(DELETED_SUFFIX), DELETED_SUFFIX) == 0)
+		len -= strlen(DELETED_SUFFIX);
+	/* Components without the empty ones: "/a//b/" is "a/b". */
+	for (p = name; p < name + len; p = c + 1) {
+		for (c = p; c < name + len && *c != '/'; c++)
+			;
+		n = (size_t)(c - p);
+		if (n == 0)
+			continue;
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return -EINVAL;
+		if (n == sizeof(".build-id") - 1 && strncmp(p, ".build-id", n) == 0 && o == 0)
+			return -EINVAL;
+		if (o + n + 2 >= sizeof(path))
+			return -ENAMETOOLONG;
+		if (o > 0)
+			path[o++] = '/';
+		memcpy(path + o, p, n);
+		o += n;
+	}
+	if (o == 0)
+		return -EINVAL;
+	path[o] = '\0';
+	if ((size_t)snprintf(out, outlen, "%s/%s", path, hex) >= outlen)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* ".build-id/xx" and "rest" of ID. */
+static void
+link_names(const uint8_t *id, size_t idlen, char *dir, size_t dirlen, char *rest,
+    size_t restlen)
+{
+	char	 hex[BUILD_ID_HEX_MAX];
+
+	buildid_to_hex(id, idlen, hex);
+	snprintf(dir, dirlen, ".build-id/%.2s", hex);
+	snprintf(rest, restlen, "%s", hex + 2);
+}
+
+/* Open (creating) the directory REL under DIRFD without following symlinks. */
+static int
+mkdirs_at(int dirfd, const char *rel)
+{
+	char	 buf[PATH_MAX], *p, *slash;
+	int	 fd, nfd;
+
+	if (strlen(rel) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, rel, strlen(rel) + 1);
+	if ((fd = dup(dirfd)) == -1)
+		return -errno;
+	for (p = buf; p != NULL && *p != '\0'; p = slash) {
+		if ((slash = strchr(p, '/')) != NULL)
+			*slash++ = '\0';
+		if (*p == '\0')
+			continue;
+		if (mkdirat(fd, p, 0755) == -1 && errno != EEXIST) {
+			int e = errno;
+
+			close(fd);
+			return -e;
+		}
+		nfd = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (nfd == -1)
+			return errno == ELOOP ? -ENOTDIR : -errno;
+		fd = nfd;
+	}
+	return fd;
+}
+
+static int
+entry_size(int cfd, const char *rel, uint64_t *size)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR	*d;
+	int	 fd;
+
+	*size = 0;
+	if ((fd = openat(cfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -errno;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			*size += (uint64_t)st.st_size;
+	closedir(d);
+	return 0;
+}
+
+/* The entry directory (cache-relative) a .build-id link points to. */
+static int
+read_link(int dirfd, const char *linkrel, char *rel, size_t rellen)
+{
+	char	 target[PATH_MAX];
+	ssize_t	 n;
+
+	if ((n = readlinkat(dirfd, linkrel, target, sizeof(target) - 1)) == -1)
+		return -errno;
+	target[n] = '\0';
+	if (strncmp(target, "../../", 6) != 0 || strstr(target + 6, "..") != NULL)
+		return -EINVAL;
+	if ((size_t)snprintf(rel, rellen, "%s", target + 6) >= rellen)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int
+bidcache_find(struct bidcache *c, const uint8_t *id, size_t idlen, char *path,
+    size_t pathlen)
+{
+	char	 ldir[32], rest[BUILD_ID_HEX_MAX], linkrel[80], rel[PATH_MAX], file[PATH_MAX];
+	struct stat st;
+	int	 rc;
+
+	if (idlen == 0 || idlen > BUILD_ID_MAX)
+		return -EINVAL;
+	link_names(id, idlen, ldir, sizeof(ldir), rest, sizeof(rest));
+	snprintf(linkrel, sizeof(linkrel), "%s/%s", ldir, rest);
+	if ((rc = read_link(c->dirfd, linkrel, rel, sizeof(rel))) < 0)
+		return rc == -ENOENT ? 0 : rc;
+	if ((size_t)snprintf(file, sizeof(file), "%s/%s", rel, entry_basename(rel)) >=
+	    sizeof(file))
+		return -ENAMETOOLONG;
+	if (fstatat(c->dirfd, file, &st, AT_SYMLINK_NOFOLLOW) == -1 || !S_ISREG(st.st_mode))
+		return 0;
+	if (path != NULL)
+		snprintf(path, pathlen, "%s/%s", c->dir, file);
+	return 1;
+}
+
+void
+bidcache_touch(struct bidcache *c, const uint8_t *id, size_t idlen)
+{
+	char	 ldir[32], rest[BUILD_ID_HEX_MAX], linkrel[80];
+
+	link_names(id, idlen, ldir, sizeof(ldir), rest, sizeof(rest));
+	snprintf(linkrel, sizeof(linkrel), "%s/%s", ldir, rest);
+	utimensat(c->dirfd, linkrel, NULL, AT_SYMLINK_NOFOLLOW);
+}
+
+/* Copy SRC (from offset 0) into DST: reflink, copy_file_range, read/write. */
+static int
+copy_fd(int src, int dst, uint64_t size)
+{
+	char	 buf[65536];
+	loff_t	 in = 0, out = 0;
+	ssize_t	 n;
+
+	if (ioctl(dst, FICLONE, src) == 0)
+		return 0;
+	while ((uint64_t)in < size) {
+		n = copy_file_range(src, &in, dst, &out, (size_t)(size - (uint64_t)in), 0);
+		if (n > 0)
+			continue;
+		if (n == 0)
+			break;		/* shorter than fstat said */
+		if (errno == EINTR)
+			continue;
+		if (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+		    errno == EOPNOTSUPP || errno == EBADF || errno == EPERM)
+			break;		/* not between these files: bytes */
+		return -errno;
+	}
+	for (;;) {
+		ssize_t w, off = 0;
+
+		n = pread(src, buf, sizeof(buf), in);
+		if (n == 0)
+			return 0;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		while (off < n) {
+			w = pwrite(dst, buf + off, (size_t)(n - off), out);
+			if (w < 0) {
+				if (errno == EINTR)
+					continue;
+				return -errno;
+			}
+			off += w;
+			out += w;
+		}
+		in += n;
+	}
+}
+
+static void
+id_error(int rc, const uint8_t *got, char *err, size_t errlen)
+{
+	char	 hex[BUILD_ID_HEX_MAX];
+
+	switch (rc) {
+	case -ENOEXEC:
+		snprintf(err, errlen, "not an ELF file, or a truncated one");
+		break;
+	case -ENOENT:
+		snprintf(err, errlen, "no build-id note");
+		break;
+	case -EILSEQ:
+		buildid_to_hex(got, BUILD_ID_MAX, hex);
+		snprintf(err, errlen, "build-id mismatch (the file has %s)", hex);
+		break;
+	default:
+		snprintf(err, errlen, "reading its build-id: %s", strerror(-rc));
+	}
+}
+
+/* 0 if FD carries ID, else -errno as bidcache_add_fd documents. */
+static int
+check_id(int fd, const uint8_t *id, size_t idlen, uint8_t got[BUILD_ID_MAX])
+{
+	int	 rc;
+
+	memset(got, 0, BUILD_ID_MAX);
+	if ((rc = buildid_read_fd(fd, got)) < 0)
+		return rc;
+	/* perf pads 20-byte ids; compare what both have. */
+	if ((size_t)rc != idlen || memcmp(got, id, idlen) != 0)
+		return -EILSEQ;
+	return 0;
+}
+
+static int
+make_link(struct bidcache *c, const uint8_t *id, size_t idlen, const char *rel,
+    char *err, size_t errlen)
+{
+	char	 ldir[32], rest[BUILD_ID_HEX_MAX], target[PATH_MAX], tmp[64];
+	int	 fd, rc = 0;
+
+	link_names(id, idlen, ldir, sizeof(ldir), rest, sizeof(rest));
+	if ((size_t)snprintf(target, sizeof(target), "../../%s", rel) >= sizeof(target))
+		return -ENAMETOOLONG;
+	if ((fd = mkdirs_at(c->dirfd, ldir)) < 0) {
+		snprintf(err, errlen, "%s/%s: %s", c->dir, ldir, strerror(-fd));
+		return fd;
+	}
+	snprintf(tmp, sizeof(tmp), ".tmp.%ld.%ld", (long)getpid(), (long)random());
+	if (symlinkat(target, fd, tmp) == -1 || renameat(fd, tmp, fd, rest) == -1) {
+		rc = -errno;
+		snprintf(err, errlen, "%s/%s/%s: %s", c->dir, ldir, rest, strerror(errno));
+		unlinkat(fd, tmp, 0);
+	}
+	close(fd);
+	return rc;
+}
+
+int
+bidcache_add_fd(struct bidcache *c, const char *name, const uint8_t *id, size_t idlen,
+    int fd, char *path, size_t pathlen, char *err, size_t errlen)
+{
+	char	 rel[PATH_MAX], tmp[64];
+	const char *base = bidcache_basename(name);
+	uint8_t	 got[BUILD_ID_MAX];
+	struct stat st;
+	int	 rc, efd = -1, tfd = -1, elf = strcmp(name, BIDCACHE_KERNEL) != 0;
+
+	err[0] = '\0';
+	if ((rc = bidcache_entry_name(name, id, idlen, rel, sizeof(rel))) < 0) {
+		snprintf(err, errlen, "%s: not a path the cache can hold", name);
+		return rc;
+	}
+	if ((rc = bidcache_find(c, id, idlen, path, pathlen)) != 0) {
+		if (rc > 0) {
+			bidcache_touch(c, id, idlen);
+			return 0;
+		}
+		/* a damaged link: replaced below */
+	}
+	if (fstat(fd, &st) == -1) {
+		rc = -errno;
+		snprintf(err, errlen, "fstat: %s", strerror(errno));
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "not a regular file");
+		return -EINVAL;
+	}
+	if (elf && (rc = check_id(fd, id, idlen, got)) < 0) {
+		id_error(rc, got, err, errlen);
+		return rc;
+	}
+	if ((efd = mkdirs_at(c->dirfd, rel)) < 0) {
+		rc = efd;
+		snprintf(err, errlen, "%s/%s: %s", c->dir, rel, strerror(-rc));
+		return rc;
+	}
+	snprintf(tmp, sizeof(tmp), ".tmp.%ld.%ld", (long)getpid(), (long)random());
+	tfd = openat(efd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+	    0600 | (st.st_mode & 044));
+	if (tfd == -1) {
+		rc = -errno;
+		snprintf(err, errlen, "%s/%s: %s", c->dir, rel, strerror(errno));
+		goto out;
+	}
+	if ((rc = copy_fd(fd, tfd, (uint64_t)st.st_size)) < 0 ||
+	    (fsync(tfd) == -1 && (rc = -errno) < 0)) {
+		snprintf(err, errlen, "writing %s/%s: %s", c->dir, rel, strerror(-rc));
+		goto out;
+	}
+	if (elf && (rc = check_id(tfd, id, idlen, got)) < 0) {
+		char	 why[128];
+
+		id_error(rc, got, why, sizeof(why));
+		snprintf(err, errlen, "the copy is damaged: %s", why);
+		goto out;
+	}
+	if (renameat(efd, tmp, efd, base) == -1) {
+		rc = -errno;
+		snprintf(err, errlen, "%s/%s/%s: %s", c->dir, rel, base, strerror(errno));
+		goto out;
+	}
+	tmp[0] = '\0';
+	if ((rc = make_link(c, id, idlen, rel, err, errlen)) < 0) {
+		unlinkat(efd, base, 0);
+		goto out;
+	}
+	c->size += (uint64_t)st.st_size;
+	c->entries++;
+	if (path != NULL)
+		snprintf(path, pathlen, "%s/%s/%s", c->dir, rel, base);
+	rc = 1;
+out:
+	if (tfd >= 0)
+		close(tfd);
+	if (tmp[0] != '\0' && efd >= 0)
+		unlinkat(efd, tmp, 0);
+	if (efd >= 0)
+		close(efd);
+	return rc;
+}
+
+int
+bidcache_add_buf(struct bidcache *c, const char *name, const uint8_t *id, size_t idlen,
+    const void *buf, size_t len, char *path, size_t pathlen, char *err, size_t errlen)
+{
+	const char *p = buf;
+	size_t	 off = 0;
+	ssize_t	 n;
+	int	 fd, rc;
+
+	if ((fd = memfd_create("perfmapd-bidcache", MFD_CLOEXEC)) == -1) {
+		rc = -errno;
+		snprintf(err, errlen, "memfd_create: %s", strerror(errno));
+		return rc;
+	}
+	while (off < len) {
+		if ((n = write(fd, p + off, len - off)) < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			snprintf(err, errlen, "memfd write: %s", strerror(errno));
+			close(fd);
+			return rc;
+		}
+		off += (size_t)n;
+	}
+	rc = bidcache_add_fd(c, name, id, idlen, fd, path, pathlen, err, errlen);
+	close(fd);
+	return rc;
+}
+
+/* One entry as found through its link, for sizing and eviction. */
+struct centry {
+	uint8_t		 id[BUILD_ID_MAX];
+	size_t		 idlen;
+	int64_t		 ref_ns;
+	uint64_t	 size;
+	char		*rel;
+};
+
+static int
+centry_cmp(const void *a, const void *b)
+{
+	const struct centry *x = a, *y = b;
+
+	return x->ref_ns < y->ref_ns ? -1 : x->ref_ns > y->ref_ns;
+}
+
+/* Every entry of the cache, from the .build-id links. */
+static int
+scan(struct bidcache *c, struct centry **out, size_t *nout)
+{
+	struct centry *v = NULL, *nv;
+	size_t	 n = 0, cap = 0;
+	DIR	*top, *sub;
+	struct dirent *de, *se;
+	int	 fd;
+
+	*out = NULL;
+	*nout = 0;
+	if ((fd = openat(c->dirfd, ".build-id", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return errno == ENOENT ? 0 : -errno;
+	if ((top = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((de = readdir(top)) != NULL) {
+		char	 hex[BUILD_ID_HEX_MAX + 8];
+
+		if (strlen(de->d_name) != 2 || de->d_name[0] == '.')
+			continue;
+		if ((fd = openat(dirfd(top), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC)) == -1 || (sub = fdopendir(fd)) == NULL) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		while ((se = readdir(sub)) != NULL) {
+			char	 linkrel[80], rel[PATH_MAX];
+			struct stat st;
+			struct centry e;
+			int	 len;
+
+			if (se->d_name[0] == '.' || strlen(se->d_name) > 2 * BUILD_ID_MAX - 2)
+				continue;
+			snprintf(hex, sizeof(hex), "%s%s", de->d_name, se->d_name);
+			memset(&e, 0, sizeof(e));
+			if ((len = buildid_from_hex(hex, e.id)) < 0)
+				continue;
+			e.idlen = (size_t)len;
+			snprintf(linkrel, sizeof(linkrel), ".build-id/%s/%s", de->d_name,
+			    se->d_name);
+			if (fstatat(c->dirfd, linkrel, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+			    read_link(c->dirfd, linkrel, rel, sizeof(rel)) < 0)
+				continue;
+			e.ref_ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+			entry_size(c->dirfd, rel, &e.size);
+			if ((e.rel = strdup(rel)) == NULL)
+				break;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 256;
+				if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL) {
+					free(e.rel);
+					break;
+				}
+				v = nv;
+			}
+			v[n++] = e;
+		}
+		closedir(sub);
+	}
+	closedir(top);
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+static void
+free_entries(struct centry *v, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		free(v[i].rel);
+	free(v);
+}
+
+/* Remove an entry: its files, its directory, empty parents, then the link. */
+static void
+remove_entry(struct bidcache *c, const struct centry *e)
+{
+	char	 ldir[32], rest[BUILD_ID_HEX_MAX], linkrel[80], buf[PATH_MAX], *slash;
+	struct dirent *de;
+	DIR	*d;
+	int	 fd;
+
+	link_names(e->id, e->idlen, ldir, sizeof(ldir), rest, sizeof(rest));
+	snprintf(linkrel, sizeof(linkrel), "%s/%s", ldir, rest);
+	unlinkat(c->dirfd, linkrel, 0);		/* first: perf stops seeing it */
+	if ((fd = openat(c->dirfd, e->rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) >= 0 && (d = fdopendir(fd)) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+				unlinkat(dirfd(d), de->d_name, 0);
+		closedir(d);
+	} else if (fd >= 0)
+		close(fd);
+	/* The entry directory, then each parent left empty. */
+	snprintf(buf, sizeof(buf), "%s", e->rel);
+	while (unlinkat(c->dirfd, buf, AT_REMOVEDIR) == 0 &&
+	    (slash = strrchr(buf, '/')) != NULL)
+		*slash = '\0';
+}
+
+int
+bidcache_evict(struct bidcache *c, uint64_t target, bidcache_keep_fn keep, void *arg,
+    uint64_t *left)
+{
+	struct centry *v;
+	uint64_t total = 0;
+	size_t	 n, i;
+	int	 rc, removed = 0;
+
+	if ((rc = scan(c, &v, &n)) < 0)
+		return rc;
+	for (i = 0; i < n; i++)
+		total += v[i].size;
+	if (n > 1)
+		qsort(v, n, sizeof(*v), centry_cmp);
+	for (i = 0; i < n && total > target; i++) {
+		if (keep != NULL && keep(v[i].id, v[i].idlen, v[i].ref_ns, arg))
+			continue;
+		remove_entry(c, &v[i]);
+		total -= v[i].size;
+		removed++;
+	}
+	c->size = total;
+	c->entries = n - (size_t)removed;
+	if (left != NULL)
+		*left = total;
+	free_entries(v, n);
+	return removed;
+}
+
+int
+bidcache_open(struct bidcache *c, const char *dir, char *err, size_t errlen)
+{
+	struct centry *v;
+	char	 buf[PATH_MAX], *p;
+	size_t	 n, i;
+	int	 rc;
+
+	memset(c, 0, sizeof(*c));
+	c->dirfd = -1;
+	if (dir[0] != '/' || strlen(dir) >= sizeof(buf)) {
+		snprintf(err, errlen, "%s: the cache directory must be an absolute path", dir);
+		return -EINVAL;
+	}
+	memcpy(buf, dir, strlen(dir) + 1);
+	for (p = buf + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if (mkdir(buf, 0755) == -1 && errno != EEXIST) {
+			rc = -errno;
+			snprintf(err, errlen, "%s: %s", buf, strerror(errno));
+			return rc;
+		}
+		*p = '/';
+	}
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return rc;
+	}
+	if ((c->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return rc;
+	}
+	snprintf(c->dir, sizeof(c->dir), "%s", dir);
+	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
+	if (scan(c, &v, &n) == 0) {
+		for (i = 0; i < n; i++)
+			c->size += v[i].size;
+		c->entries = n;
+		free_entries(v, n);
+	}
+	return 0;
+}
+
+void
+bidcache_close(struct bidcache *c)
+{
+	if (c->dirfd >= 0)
+		close(c->dirfd);
+	c->dirfd = -1;
+}
+
+int
+bidcache_decompress(int fd, const char *path)
+{
+	size_t	 n = strlen(path), inlen;
+	uint8_t	*in = NULL, *out = NULL;
+	size_t	 outcap = 0, outlen = 0;
+	struct stat st;
+	int	 mfd = -1, rc = -ENOEXEC;
+
+	if (fstat(fd, &st) == -1)
+		return -errno;
+	if ((uint64_t)st.st_size > DECOMPRESS_MAX)
+		return -EFBIG;
+	inlen = (size_t)st.st_size;
+	if ((in = malloc(inlen ? inlen : 1)) == NULL)
+		return -ENOMEM;
+	if (pread(fd, in, inlen, 0) != (ssize_t)inlen) {
+		rc = -EIO;
+		goto out;
+	}
+	if (n > 3 && strcmp(path + n - 3, ".xz") == 0) {
+		lzma_stream s = LZMA_STREAM_INIT;
+		lzma_ret r;
+
+		if (lzma_stream_decoder(&s, DECOMPRESS_MAX, 0) != LZMA_OK)
+			goto out;
+		s.next_in = in;
+		s.avail_in = inlen;
+		do {
+			if (outlen == outcap) {
+				uint8_t *no;
+
+				outcap = outcap ? outcap * 2 : inlen * 4 + 4096;
+				if (outcap > DECOMPRESS_MAX || (no = realloc(out, outcap)) == NULL) {
+					lzma_end(&s);
+					goto out;
+				}
+				out = no;
+			}
+			s.next_out = out + outlen;
+			s.avail_out = outcap - outlen;
+			r = lzma_code(&s, LZMA_FINISH);
+			outlen = outcap - s.avail_out;
+		} while (r == LZMA_OK);
+		lzma_end(&s);
+		if (r != LZMA_STREAM_END)
+			goto out;
+	} else if (n > 4 && strcmp(path + n - 4, ".zst") == 0) {
+		ZSTD_DStream *z = ZSTD_createDStream();
+		ZSTD_inBuffer ib = { in, inlen, 0 };
+		size_t	 zr = 1;
+
+		if (z == NULL)
+			goto out;
+		ZSTD_initDStream(z);
+		while (ib.pos < ib.size && zr != 0) {
+			ZSTD_outBuffer ob;
+
+			if (outlen == outcap) {
+				uint8_t *no;
+
+				outcap = outcap ? outcap * 2 : inlen * 4 + 4096;
+				if (outcap > DECOMPRESS_MAX || (no = realloc(out, outcap)) == NULL)
+					break;
+				out = no;
+			}
+			ob.dst = out + outlen;
+			ob.size = outcap - outlen;
+			ob.pos = 0;
+			zr = ZSTD_decompressStream(z, &ob, &ib);
+			outlen += ob.pos;
+			if (ZSTD_isError(zr))
+				break;
+		}
+		ZSTD_freeDStream(z);
+		if (zr != 0)
+			goto out;
+	} else {
+		rc = -EINVAL;
+		goto out;
+	}
+	if ((mfd = memfd_create("perfmapd-module", MFD_CLOEXEC)) == -1 ||
+	    write(mfd, out, outlen) != (ssize_t)outlen) {
+		rc = -errno;
+		if (mfd >= 0)
+			close(mfd);
+		mfd = -1;
+		goto out;
+	}
+	rc = mfd;
+out:
+	free(in);
+	free(out);
+	return rc;
+}

@@ -1,0 +1,111 @@
+/*
+ * bidcache.h - the build-id cache, in perf's layout (~/.debug), so that
+ * `PERF_BUILDID_DIR=DIR perf report` symbolizes from it and elfutils
+ * `debuginfod -F DIR` serves it:
+ *
+ *	DIR/<path>/<build-id>/elf			a binary (path without the leading /)
+ *	DIR/[kernel.kallsyms]/<build-id>/kallsyms	a copy of /proc/kallsyms
+ *	DIR/[vdso]/<build-id>/vdso			the vDSO image
+ *	DIR/.build-id/<xx>/<rest> -> ../../<path>/<build-id>
+ *
+ * perf finds an entry through the .build-id link only, so there is one
+ * entry per build-id (the first name it was seen under) and the link is
+ * what makes an entry exist.  Insertion is atomic: the file is written
+ * under a temporary name in the entry directory, synced, its build-id
+ * checked, renamed into place, and only then is the link created (itself
+ * through a temporary name and rename).  A crash leaves at worst a
+ * temporary file that the next insertion of that build-id replaces.
+ *
+ * Copies are made with FICLONE (a reflink: shared blocks, copy on write),
+ * else copy_file_range, else read/write.  Hard links to the source are not
+ * used: `cp new old` rewrites a binary in place, and a hard-linked cache
+ * copy would silently change with it.
+ *
+ * Eviction: an entry's "last reference" is the mtime of its .build-id link
+ * (set at insertion, refreshed by bidcache_touch).  bidcache_evict removes
+ * the least recently referenced entries that KEEP does not protect.
+ *
+ * Nothing here knows about the daemon; every call may block (disk I/O,
+ * ELF parsing): the daemon calls them from its capture worker only.
+ */
+#ifndef PERFMAPD_BIDCACHE_H
+#define PERFMAPD_BIDCACHE_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perf_abi.h"
+
+#define BIDCACHE_KERNEL		"[kernel.kallsyms]"
+#define BIDCACHE_VDSO		"[vdso]"
+
+struct bidcache {
+	int		 dirfd;
+	char		 dir[PATH_MAX];
+	uint64_t	 size;		/* bytes in entries, kept by add/evict */
+	uint64_t	 entries;
+};
+
+/* Create DIR (and its parents) if needed and open it; sums the entries' sizes. */
+int	bidcache_open(struct bidcache *, const char *dir, char *err, size_t errlen);
+void	bidcache_close(struct bidcache *);
+
+/*
+ * Is ID in the cache?  1 with PATH (if not NULL) set to its file, 0 if not
+ * (a link whose target is gone counts as absent), -errno on error.
+ */
+int	bidcache_find(struct bidcache *, const uint8_t *id, size_t idlen,
+	    char *path, size_t pathlen);
+
+/*
+ * Insert ID under NAME (an absolute path, BIDCACHE_KERNEL or BIDCACHE_VDSO)
+ * from the file open at FD (read with pread; its offset is not used).
+ * Except for the kernel's kallsyms, the source and then the copy must carry
+ * ID as their build-id.  Returns 1 if inserted, 0 if ID was already there,
+ * or -errno with a reason in ERR:
+ *	-EILSEQ		the build-id differs (ERR names the one found)
+ *	-ENOEXEC	not an ELF file, or a truncated one
+ *	-ENOENT		no build-id note
+ *	-EINVAL		NAME is not a path the cache can hold ("..", relative)
+ *	-ENOSPC, ...	from writing the copy
+ * PATH (if not NULL) gets the cached file's path on success.
+ */
+int	bidcache_add_fd(struct bidcache *, const char *name, const uint8_t *id,
+	    size_t idlen, int fd, char *path, size_t pathlen, char *err, size_t errlen);
+/* The same from memory (kallsyms text, the vDSO image). */
+int	bidcache_add_buf(struct bidcache *, const char *name, const uint8_t *id,
+	    size_t idlen, const void *buf, size_t len, char *path, size_t pathlen,
+	    char *err, size_t errlen);
+
+/* Mark ID as referenced now (for eviction order). */
+void	bidcache_touch(struct bidcache *, const uint8_t *id, size_t idlen);
+
+/*
+ * Remove least recently referenced entries until the cache holds at most
+ * TARGET bytes.  KEEP (may be NULL) returns non-zero for an entry that
+ * must stay (referenced by a retained segment); REF_NS is the entry's
+ * last reference (wall clock).  Returns the number of entries removed;
+ * *LEFT (if not NULL) gets the size after eviction.
+ */
+typedef int (*bidcache_keep_fn)(const uint8_t *id, size_t idlen, int64_t ref_ns, void *arg);
+int	bidcache_evict(struct bidcache *, uint64_t target, bidcache_keep_fn keep, void *arg,
+	    uint64_t *left);
+
+/*
+ * The cache-relative name of NAME's entry directory, "<path>/<hex>" with
+ * " (deleted)" stripped; -EINVAL if NAME is not absolute, has "." or ".."
+ * components, or is too long.  Exposed for tests and for export.
+ */
+int	bidcache_entry_name(const char *name, const uint8_t *id, size_t idlen,
+	    char *out, size_t outlen);
+/*
+ * A compressed kernel module (PATH ends in .xz or .zst) open at FD,
+ * decompressed into a memfd: its fd, or -EINVAL (not a known suffix),
+ * -ENOEXEC (corrupt), -EFBIG, -errno.
+ */
+int	bidcache_decompress(int fd, const char *path);
+/* "elf", "kallsyms" or "vdso" for NAME. */
+const char *bidcache_basename(const char *name);
+
+#endif

@@ -1,0 +1,955 @@
+/*
+ * indexq.c - read-only questions to the index, and user dates.  See
+ * indexq.h for the schema and the JSON each query returns.
+ *
+ * The connection is opened with SQLITE_OPEN_READONLY, so it never writes
+ * the database, whether the daemon runs or not.  A WAL database still needs
+ * its -shm file; when that cannot be created (a read-only copy, a directory
+ * we may not write) and no -wal file exists, the file is opened as
+ * immutable: with no -wal there is nothing a writer left uncheckpointed.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <sqlite3.h>
+
+#include "indexq.h"
+#include "buildid.h"
+#include "perf_abi.h"
+
+#define Q_MAX	32		/* cached statements, one per query text */
+
+struct indexq {
+	sqlite3		*db;
+	char		 state_dir[PATH_MAX];
+	sqlite3_stmt	*st[Q_MAX];
+};
+
+#define OBJ_COLS	"o.path, o.build_id, o.kind, o.source, o.first_seen, o.last_seen, " \
+			"o.nr_maps, o.nr_procs"
+#define OBJ_NCOLS	8
+#define SEG_COLS	"s.seq, s.name, s.state, s.start_ns, s.end_ns, s.size, s.samples, " \
+			"s.lost, s.records, (SELECT count(*) FROM object_segments x " \
+			"WHERE x.seq = s.seq)"
+#define SEG_NCOLS	10
+/* The same without the count, which reads every row of the segment. */
+#define SEG_COLS_NC	"s.seq, s.name, s.state, s.start_ns, s.end_ns, s.size, s.samples, " \
+			"s.lost, s.records, NULL"
+
+int64_t
+indexq_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void
+indexq_format_time(int64_t ns, char *buf, size_t len)
+{
+	struct tm tm;
+	time_t	 t;
+	int64_t	 sec = ns / 1000000000LL, rem = ns % 1000000000LL;
+	char	 s[32];
+
+	if (rem < 0) {
+		rem += 1000000000LL;
+		sec--;
+	}
+	t = (time_t)sec;
+	if (gmtime_r(&t, &tm) == NULL) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03dZ", s, (int)(rem / 1000000));
+}
+
+/* ---------------------------------------------------------------- dates */
+
+static int
+time_error(char *err, size_t errlen, const char *s, const char *why)
+{
+	snprintf(err, errlen, "bad time '%s': %s", s, why);
+	return -1;
+}
+
+/* N digits exactly into *V; returns the pointer past them or NULL. */
+static const char *
+digits(const char *p, int n, int *v)
+{
+	int	 i;
+
+	*v = 0;
+	for (i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)p[i]))
+			return NULL;
+		*v = *v * 10 + (p[i] - '0');
+	}
+	return p + n;
+}
+
+/* ".250" -> 250000000 ns; returns the pointer past it. */
+static const char *
+fraction(const char *p, int64_t *ns)
+{
+	int64_t	 scale = 100000000LL;
+
+	*ns = 0;
+	if (*p != '.' && *p != ',')
+		return p;
+	for (p++; isdigit((unsigned char)*p); p++) {
+		*ns += (*p - '0') * scale;
+		scale /= 10;
+	}
+	return p;
+}
+
+static int
+parse_relative(const char *s, int64_t now, int64_t *out, char *err, size_t errlen)
+{
+	const char *p = s + 1;
+	int64_t	 total = 0;
+
+	if (*p == '\0')
+		return time_error(err, errlen, s, "a duration must follow the sign");
+	while (*p != '\0') {
+		int64_t	 n = 0, unit;
+
+		if (!isdigit((unsigned char)*p))
+			return time_error(err, errlen, s, "expected a number, as in -10m");
+		for (; isdigit((unsigned char)*p); p++) {
+			if (n > INT64_MAX / 10 / 1000000000LL)
+				return time_error(err, errlen, s, "too large");
+			n = n * 10 + (*p - '0');
+		}
+		if (strncmp(p, "ms", 2) == 0) {
+			unit = 1000000LL;
+			p += 2;
+		} else {
+			switch (*p) {
+			case 's': unit = 1000000000LL; break;
+			case 'm': unit = 60 * 1000000000LL; break;
+			case 'h': unit = 3600 * 1000000000LL; break;
+			case 'd': unit = 86400 * 1000000000LL; break;
+			case 'w': unit = 7 * 86400 * 1000000000LL; break;
+			default:
+				return time_error(err, errlen, s,
+				    "units are ms, s, m, h, d, w, as in -10m or -1h30m");
+			}
+			p++;
+		}
+		if (n > (INT64_MAX / 2 - total) / unit)
+			return time_error(err, errlen, s, "too large");
+		total += n * unit;
+	}
+	*out = s[0] == '-' ? now - total : now + total;
+	return 0;
+}
+
+static int
+parse_unix(const char *s, int64_t *out, char *err, size_t errlen)
+{
+	const char *p = s + 1;
+	int64_t	 sec = 0, frac;
+
+	if (!isdigit((unsigned char)*p))
+		return time_error(err, errlen, s, "expected @<unix seconds>");
+	for (; isdigit((unsigned char)*p); p++) {
+		if (sec > (INT64_MAX / 1000000000LL - 9) / 10)
+			return time_error(err, errlen, s, "too large");
+		sec = sec * 10 + (*p - '0');
+	}
+	p = fraction(p, &frac);
+	if (*p != '\0')
+		return time_error(err, errlen, s, "expected @<unix seconds>[.fraction]");
+	*out = sec * 1000000000LL + frac;
+	return 0;
+}
+
+/* HH:MM[:SS[.frac]] at P into TM and *FRAC; returns the pointer past it. */
+static const char *
+clock_part(const char *p, struct tm *tm, int64_t *frac)
+{
+	int	 v;
+
+	*frac = 0;
+	if ((p = digits(p, 2, &v)) == NULL || v > 23)
+		return NULL;
+	tm->tm_hour = v;
+	if (*p++ != ':' || (p = digits(p, 2, &v)) == NULL || v > 59)
+		return NULL;
+	tm->tm_min = v;
+	if (*p == ':') {
+		if ((p = digits(p + 1, 2, &v)) == NULL || v > 60)
+			return NULL;
+		tm->tm_sec = v;
+		p = fraction(p, frac);
+	}
+	return p;
+}
+
+int
+indexq_parse_time(const char *s, int64_t now, int64_t *out, char *err, size_t errlen)
+{
+	struct tm tm, chk;
+	const char *p = s;
+	int64_t	 frac = 0, off = 0;
+	int	 v, zone = 0, have_date = 1;
+	time_t	 t;
+
+	if (s == NULL || *s == '\0')
+		return time_error(err, errlen, "", "empty");
+	if (strcmp(s, "now") == 0) {
+		*out = now;
+		return 0;
+	}
+	if (s[0] == '-' || s[0] == '+')
+		return parse_relative(s, now, out, err, errlen);
+	if (s[0] == '@')
+		return parse_unix(s, out, err, errlen);
+
+	memset(&tm, 0, sizeof(tm));
+	if (isdigit((unsigned char)p[0]) && isdigit((unsigned char)p[1]) && p[2] == ':') {
+		/* A time of day alone: today, local time. */
+		time_t	 tn = (time_t)(now / 1000000000LL);
+
+		have_date = 0;
+		localtime_r(&tn, &tm);
+		tm.tm_sec = 0;
+	} else {
+		if ((p = digits(p, 4, &v)) == NULL || v < 1970 || *p++ != '-')
+			return time_error(err, errlen, s, "expected YYYY-MM-DD[THH:MM[:SS]]"
+			    "[Z|+HH:MM], @<unix seconds>, or -10m");
+		tm.tm_year = v - 1900;
+		if ((p = digits(p, 2, &v)) == NULL || v < 1 || v > 12 || *p++ != '-')
+			return time_error(err, errlen, s, "bad month");
+		tm.tm_mon = v - 1;
+		if ((p = digits(p, 2, &v)) == NULL || v < 1 || v > 31)
+			return time_error(err, errlen, s, "bad day");
+		tm.tm_mday = v;
+		if (*p == 'T' || *p == 't' || *p == ' ')
+			p++;
+		else if (*p != '\0' && *p != 'Z' && *p != 'z' && *p != '+' && *p != '-')
+			return time_error(err, errlen, s, "expected T or a space after the date");
+		else
+			goto zone;
+	}
+	if ((p = clock_part(p, &tm, &frac)) == NULL)
+		return time_error(err, errlen, s, "bad time of day (HH:MM or HH:MM:SS)");
+zone:
+	if (*p == 'Z' || *p == 'z') {
+		zone = 1;
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		int	 sign = *p == '-' ? -1 : 1, hh, mm = 0;
+
+		if ((p = digits(p + 1, 2, &hh)) == NULL || hh > 23)
+			return time_error(err, errlen, s, "bad UTC offset (+HH:MM)");
+		if (*p == ':')
+			p++;
+		if (isdigit((unsigned char)*p) && ((p = digits(p, 2, &mm)) == NULL || mm > 59))
+			return time_error(err, errlen, s, "bad UTC offset (+HH:MM)");
+		zone = 1;
+		off = sign * ((int64_t)hh * 3600 + mm * 60);
+	}
+	if (*p != '\0')
+		return time_error(err, errlen, s, "trailing characters");
+	chk = tm;
+	if (zone) {
+		t = timegm(&tm);
+		t -= (time_t)off;
+	} else {
+		tm.tm_isdst = -1;
+		t = mktime(&tm);
+	}
+	if (t == (time_t)-1)
+		return time_error(err, errlen, s, "out of range");
+	if (have_date && tm.tm_mday != chk.tm_mday && (zone || tm.tm_hour == chk.tm_hour))
+		return time_error(err, errlen, s, "no such day");
+	*out = (int64_t)t * 1000000000LL + frac;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- open */
+
+static int
+version_ok(struct indexq *q, char *err, size_t errlen)
+{
+	sqlite3_stmt *s;
+	int	 v = -1, rc;
+
+	if ((rc = sqlite3_prepare_v2(q->db, "PRAGMA user_version", -1, &s, NULL)) != SQLITE_OK) {
+		snprintf(err, errlen, "%s/%s: %s", q->state_dir, INDEX_FILE, sqlite3_errmsg(q->db));
+		return rc == SQLITE_CANTOPEN ? -2 : -1;
+	}
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		v = sqlite3_column_int(s, 0);
+	else
+		snprintf(err, errlen, "%s/%s: %s", q->state_dir, INDEX_FILE, sqlite3_errmsg(q->db));
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW)
+		return rc == SQLITE_CANTOPEN ? -2 : -1;
+	if (v > INDEX_SCHEMA_VERSION) {
+		snprintf(err, errlen, "%s/%s: schema version %d is newer than this program "
+		    "understands (%d)", q->state_dir, INDEX_FILE, v, INDEX_SCHEMA_VERSION);
+		return -1;
+	}
+	if (v < 1) {
+		snprintf(err, errlen, "%s/%s: not an index (empty)", q->state_dir, INDEX_FILE);
+		return -1;
+	}
+	return 0;
+}
+
+struct indexq *
+indexq_open(const char *state_dir, char *err, size_t errlen)
+{
+	struct indexq *q;
+	struct stat sb;
+	char	 path[PATH_MAX], wal[PATH_MAX + 8], uri[PATH_MAX * 3 + 32], *u;
+	const char *c;
+	int	 rc;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", state_dir, INDEX_FILE) >= sizeof(path)) {
+		snprintf(err, errlen, "%s: path too long", state_dir);
+		return NULL;
+	}
+	if (stat(path, &sb) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if ((q = calloc(1, sizeof(*q))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	snprintf(q->state_dir, sizeof(q->state_dir), "%s", state_dir);
+	rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READONLY, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_busy_timeout(q->db, 2000);
+		if ((rc = version_ok(q, err, errlen)) == 0)
+			return q;
+		if (rc == -1)
+			goto fail;
+	}
+	/* -shm cannot be created: immutable, if no writer left a -wal. */
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	if (stat(wal, &sb) == 0) {
+		if (rc == SQLITE_OK || q->db == NULL)
+			snprintf(err, errlen, "%s: cannot open read-only (its -shm file cannot "
+			    "be created here)", path);
+		goto fail;
+	}
+	sqlite3_close(q->db);
+	q->db = NULL;
+	u = uri + snprintf(uri, sizeof(uri), "file:");
+	for (c = path; *c != '\0'; c++) {
+		if (*c == '%' || *c == '?' || *c == '#')
+			u += sprintf(u, "%%%02X", (unsigned char)*c);
+		else
+			*u++ = *c;
+	}
+	snprintf(u, sizeof(uri) - (size_t)(u - uri), "?immutable=1");
+	if (sqlite3_open_v2(uri, &q->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(q->db));
+		goto fail;
+	}
+	if (version_ok(q, err, errlen) == 0)
+		return q;
+fail:
+	indexq_close(q);
+	return NULL;
+}
+
+void
+indexq_close(struct indexq *q)
+{
+	int	 i;
+
+	if (q == NULL)
+		return;
+	for (i = 0; i < Q_MAX; i++)
+		sqlite3_finalize(q->st[i]);
+	sqlite3_close(q->db);
+	free(q);
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+/*
+ * Statement number ID, prepared once per connection: a lookup is then an
+ * index seek, not a parse.  Callers sqlite3_reset() it when done.
+ */
+static sqlite3_stmt *
+cached(struct indexq *q, int id, const char *sql, char *err, size_t errlen)
+{
+	if (q->st[id] == NULL &&
+	    sqlite3_prepare_v3(q->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &q->st[id], NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "index: %s", sqlite3_errmsg(q->db));
+		q->st[id] = NULL;
+		return NULL;
+	}
+	return q->st[id];
+}
+
+static int
+prepare(struct indexq *q, int id, const char *sql, sqlite3_stmt **s, char *err, size_t errlen)
+{
+	return (*s = cached(q, id, sql, err, errlen)) == NULL ? -1 : 0;
+}
+
+static void
+set_time(json_t *o, const char *key, sqlite3_stmt *s, int col)
+{
+	char	 buf[40], nkey[64];
+
+	snprintf(nkey, sizeof(nkey), "%s_ns", key);
+	if (sqlite3_column_type(s, col) == SQLITE_NULL) {
+		json_object_set_new(o, key, json_null());
+		json_object_set_new(o, nkey, json_null());
+		return;
+	}
+	indexq_format_time(sqlite3_column_int64(s, col), buf, sizeof(buf));
+	json_object_set_new(o, key, json_string(buf));
+	json_object_set_new(o, nkey, json_integer(sqlite3_column_int64(s, col)));
+}
+
+static void
+set_text(json_t *o, const char *key, sqlite3_stmt *s, int col)
+{
+	const char *t = (const char *)sqlite3_column_text(s, col);
+
+	json_object_set_new(o, key, t ? json_string(t) : json_null());
+}
+
+/* A build-id column (BLOB) as hex; NULL or empty as null. */
+static void
+set_bid(json_t *o, const char *key, sqlite3_stmt *s, int col)
+{
+	const uint8_t *id = sqlite3_column_blob(s, col);
+	int	 len = sqlite3_column_bytes(s, col);
+	char	 hex[BUILD_ID_HEX_MAX];
+
+	if (id == NULL || len <= 0 || len > BUILD_ID_MAX) {
+		json_object_set_new(o, key, json_null());
+		return;
+	}
+	buildid_to_hex(id, (size_t)len, hex);
+	json_object_set_new(o, key, json_string(hex));
+}
+
+static void
+set_int(json_t *o, const char *key, sqlite3_stmt *s, int col)
+{
+	json_object_set_new(o, key, json_integer(sqlite3_column_int64(s, col)));
+}
+
+/* OBJ from OBJ_COLS at column C. */
+static json_t *
+obj_json(sqlite3_stmt *s, int c)
+{
+	json_t	*o = json_object();
+
+	set_text(o, "path", s, c);
+	set_bid(o, "build_id", s, c + 1);
+	set_text(o, "kind", s, c + 2);
+	set_text(o, "source", s, c + 3);
+	set_time(o, "first_seen", s, c + 4);
+	set_time(o, "last_seen", s, c + 5);
+	set_int(o, "nr_maps", s, c + 6);
+	set_int(o, "nr_procs", s, c + 7);
+	return o;
+}
+
+/* SEG from SEG_COLS at column C. */
+static json_t *
+seg_json(struct indexq *q, sqlite3_stmt *s, int c)
+{
+	json_t	*o = json_object();
+	char	 path[PATH_MAX + 300];
+
+	set_int(o, "seq", s, c);
+	set_text(o, "name", s, c + 1);
+	snprintf(path, sizeof(path), "%s/segments/%s", q->state_dir,
+	    (const char *)sqlite3_column_text(s, c + 1));
+	json_object_set_new(o, "path", json_string(path));
+	set_text(o, "state", s, c + 2);
+	set_time(o, "start", s, c + 3);
+	set_time(o, "end", s, c + 4);
+	set_int(o, "size", s, c + 5);
+	set_int(o, "samples", s, c + 6);
+	set_int(o, "lost", s, c + 7);
+	set_int(o, "records", s, c + 8);
+	if (sqlite3_column_type(s, c + 9) != SQLITE_NULL)
+		set_int(o, "objects", s, c + 9);
+	return o;
+}
+
+static int
+step_error(struct indexq *q, int rc, char *err, size_t errlen)
+{
+	if (rc == SQLITE_DONE)
+		return 0;
+	snprintf(err, errlen, "index: %s", sqlite3_errmsg(q->db));
+	return -1;
+}
+
+/* ---------------------------------------------------------------- queries */
+
+int
+indexq_lookup(struct indexq *q, const char *path, int64_t at, json_t **out,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt *s = NULL;
+	json_t	*res = NULL, *cur = NULL, *mapped;
+	char	 buf[40];
+	int	 rc;
+
+	*out = NULL;
+	if (prepare(q, 1, "SELECT " OBJ_COLS " FROM objects o WHERE o.path = ?1 AND "
+	    "o.first_seen <= ?2 ORDER BY o.first_seen DESC LIMIT 1", &s, err, errlen) < 0)
+		return -1;
+	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, at);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		cur = obj_json(s, 0);
+		json_object_set_new(cur, "mapped",
+		    json_boolean(sqlite3_column_int64(s, 5) >= at));
+	} else if (step_error(q, rc, err, errlen) < 0)
+		goto fail;
+	sqlite3_reset(s);
+	s = NULL;
+	if (cur == NULL) {
+		indexq_format_time(at, buf, sizeof(buf));
+		snprintf(err, errlen, "%s: not seen at or before %s", path, buf);
+		return -ENOENT;
+	}
+	res = json_object();
+	json_object_set_new(res, "path", json_string(path));
+	indexq_format_time(at, buf, sizeof(buf));
+	json_object_set_new(res, "at", json_string(buf));
+	json_object_set_new(res, "at_ns", json_integer(at));
+	json_object_set_new(res, "current", cur);
+	mapped = json_array();
+	json_object_set_new(res, "mapped", mapped);
+	if (prepare(q, 2, "SELECT " OBJ_COLS " FROM objects o WHERE o.path = ?1 AND "
+	    "o.first_seen <= ?2 AND o.last_seen >= ?2 ORDER BY o.first_seen DESC",
+	    &s, err, errlen) < 0)
+		goto fail;
+	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, at);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		json_array_append_new(mapped, obj_json(s, 0));
+	if (step_error(q, rc, err, errlen) < 0)
+		goto fail;
+	sqlite3_reset(s);
+	*out = res;
+	return 0;
+fail:
+	sqlite3_reset(s);
+	json_decref(res);
+	return -1;
+}
+
+int
+indexq_history(struct indexq *q, const char *path, json_t **out, char *err, size_t errlen)
+{
+	sqlite3_stmt *s;
+	json_t	*res, *arr;
+	int	 rc;
+
+	*out = NULL;
+	if (prepare(q, 3, "SELECT " OBJ_COLS ", (SELECT count(*) FROM object_segments x "
+	    "WHERE x.object_id = o.id) FROM objects o WHERE o.path = ?1 "
+	    "ORDER BY o.first_seen, o.id", &s, err, errlen) < 0)
+		return -1;
+	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+	res = json_object();
+	json_object_set_new(res, "path", json_string(path));
+	arr = json_array();
+	json_object_set_new(res, "objects", arr);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		json_t	*o = obj_json(s, 0);
+
+		set_int(o, "segments", s, OBJ_NCOLS);
+		json_array_append_new(arr, o);
+	}
+	sqlite3_reset(s);
+	if (step_error(q, rc, err, errlen) < 0) {
+		json_decref(res);
+		return -1;
+	}
+	if (json_array_size(arr) == 0) {
+		json_decref(res);
+		snprintf(err, errlen, "%s: not in the index", path);
+		return -ENOENT;
+	}
+	*out = res;
+	return 0;
+}
+
+/* The cached copy in perf's layout, if there is one. */
+static json_t *
+cached_path(struct indexq *q, const char *hex)
+{
+	char	 path[PATH_MAX + 128], elf[PATH_MAX + 140];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/debug/.build-id/%.2s/%s", q->state_dir, hex, hex + 2);
+	if (stat(path, &sb) == -1)
+		return json_null();
+	if (S_ISDIR(sb.st_mode)) {
+		snprintf(elf, sizeof(elf), "%s/elf", path);
+		return stat(elf, &sb) == 0 && S_ISREG(sb.st_mode) ? json_string(elf) : json_null();
+	}
+	return S_ISREG(sb.st_mode) ? json_string(path) : json_null();
+}
+
+int
+indexq_buildid(struct indexq *q, const char *arg, json_t **out, char *err, size_t errlen)
+{
+	sqlite3_stmt *s = NULL;
+	json_t	*res = NULL, *objs = NULL, *segs = NULL;
+	char	 hex[2 * BUILD_ID_MAX + 1], full[2 * BUILD_ID_MAX + 1];
+	uint8_t	 lo[BUILD_ID_MAX], hi[BUILD_ID_MAX], id[BUILD_ID_MAX];
+	int64_t	 first = INT64_MAX, last = 0;
+	size_t	 i, len = strlen(arg), idlen = 0;
+	int	 rc, n = 0;
+
+	*out = NULL;
+	if (len < 8 || len > 2 * BUILD_ID_MAX) {
+		snprintf(err, errlen, "bad build-id '%s': 8 to %d hex digits", arg, 2 * BUILD_ID_MAX);
+		return -1;
+	}
+	for (i = 0; i <= len; i++) {
+		if (i < len && !isxdigit((unsigned char)arg[i])) {
+			snprintf(err, errlen, "bad build-id '%s': not hex", arg);
+			return -1;
+		}
+		hex[i] = (char)tolower((unsigned char)arg[i]);
+	}
+	/* A prefix: every id between it padded with 0s and padded with fs. */
+	memset(full, '0', 2 * BUILD_ID_MAX);
+	memcpy(full, hex, len);
+	full[(len + 1) & ~(size_t)1] = '\0';
+	buildid_from_hex(full, lo);
+	memset(full, 'f', 2 * BUILD_ID_MAX);
+	memcpy(full, hex, len);
+	full[2 * BUILD_ID_MAX] = '\0';
+	buildid_from_hex(full, hi);
+	s = cached(q, 0, "SELECT DISTINCT build_id FROM objects WHERE build_id >= ?1 "
+	    "AND build_id <= ?2 LIMIT 2", err, errlen);
+	if (s == NULL)
+		return -1;
+	sqlite3_bind_blob(s, 1, lo, (int)((len + 1) / 2), SQLITE_STATIC);
+	sqlite3_bind_blob(s, 2, hi, BUILD_ID_MAX, SQLITE_STATIC);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		if (n++ == 0) {
+			idlen = (size_t)sqlite3_column_bytes(s, 0);
+			if (idlen > BUILD_ID_MAX)
+				idlen = BUILD_ID_MAX;
+			memcpy(id, sqlite3_column_blob(s, 0), idlen);
+		}
+	sqlite3_reset(s);
+	if (step_error(q, rc, err, errlen) < 0)
+		return -1;
+	if (n == 0) {
+		snprintf(err, errlen, "build-id %s: not in the index", hex);
+		return -ENOENT;
+	}
+	if (n > 1) {
+		snprintf(err, errlen, "build-id %s: ambiguous prefix", hex);
+		return -1;
+	}
+	buildid_to_hex(id, idlen, full);
+	res = json_object();
+	json_object_set_new(res, "build_id", json_string(full));
+	objs = json_array();
+	segs = json_array();
+	if (prepare(q, 4, "SELECT " OBJ_COLS " FROM objects o WHERE o.build_id = ?1 "
+	    "ORDER BY o.first_seen, o.path", &s, err, errlen) < 0)
+		goto fail;
+	sqlite3_bind_blob(s, 1, id, (int)idlen, SQLITE_STATIC);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (sqlite3_column_int64(s, 4) < first)
+			first = sqlite3_column_int64(s, 4);
+		if (sqlite3_column_int64(s, 5) > last)
+			last = sqlite3_column_int64(s, 5);
+		json_array_append_new(objs, obj_json(s, 0));
+	}
+	if (step_error(q, rc, err, errlen) < 0)
+		goto fail;
+	sqlite3_reset(s);
+	s = NULL;
+	if (prepare(q, 5, "SELECT " SEG_COLS_NC ", o.path, x.first_seen, x.last_seen, x.nr_maps "
+	    "FROM objects o JOIN object_segments x ON x.object_id = o.id "
+	    "JOIN segments s ON s.seq = x.seq WHERE o.build_id = ?1 ORDER BY s.seq, o.path",
+	    &s, err, errlen) < 0)
+		goto fail;
+	sqlite3_bind_blob(s, 1, id, (int)idlen, SQLITE_STATIC);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		json_t	*o = seg_json(q, s, 0);
+		char	 buf[40];
+
+		set_text(o, "path_seen", s, SEG_NCOLS);
+		indexq_format_time(sqlite3_column_int64(s, SEG_NCOLS + 1), buf, sizeof(buf));
+		json_object_set_new(o, "seen_first", json_string(buf));
+		indexq_format_time(sqlite3_column_int64(s, SEG_NCOLS + 2), buf, sizeof(buf));
+		json_object_set_new(o, "seen_last", json_string(buf));
+		set_int(o, "nr_maps", s, SEG_NCOLS + 3);
+		json_array_append_new(segs, o);
+	}
+	if (step_error(q, rc, err, errlen) < 0)
+		goto fail;
+	sqlite3_reset(s);
+	{
+		char	 buf[40];
+
+		indexq_format_time(first, buf, sizeof(buf));
+		json_object_set_new(res, "first_seen", json_string(buf));
+		json_object_set_new(res, "first_seen_ns", json_integer(first));
+		indexq_format_time(last, buf, sizeof(buf));
+		json_object_set_new(res, "last_seen", json_string(buf));
+		json_object_set_new(res, "last_seen_ns", json_integer(last));
+	}
+	json_object_set_new(res, "objects", objs);
+	json_object_set_new(res, "segments", segs);
+	json_object_set_new(res, "cached", cached_path(q, full));
+	*out = res;
+	return 0;
+fail:
+	sqlite3_reset(s);
+	json_decref(objs);
+	json_decref(segs);
+	json_decref(res);
+	return -1;
+}
+
+int
+indexq_segments(struct indexq *q, int all, json_t **out, char *err, size_t errlen)
+{
+	sqlite3_stmt *s;
+	json_t	*res, *arr;
+	int	 rc;
+
+	*out = NULL;
+	if (all ? prepare(q, 12, "SELECT " SEG_COLS " FROM segments s ORDER BY s.seq", &s, err,
+	    errlen) < 0 : prepare(q, 13, "SELECT " SEG_COLS " FROM segments s WHERE "
+	    "s.state != 'deleted' ORDER BY s.seq", &s, err, errlen) < 0)
+		return -1;
+	arr = json_array();
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		json_array_append_new(arr, seg_json(q, s, 0));
+	sqlite3_reset(s);
+	if (step_error(q, rc, err, errlen) < 0) {
+		json_decref(arr);
+		return -1;
+	}
+	res = json_object();
+	json_object_set_new(res, "segments", arr);
+	*out = res;
+	return 0;
+}
+
+int
+indexq_segment_buildids(struct indexq *q, const char *seg, json_t **out, char *err,
+    size_t errlen)
+{
+	sqlite3_stmt *s = NULL;
+	json_t	*res = NULL, *segj = NULL, *arr;
+	const char *base = strrchr(seg, '/'), *p;
+	int64_t	 seq = -1;
+	int	 rc;
+
+	*out = NULL;
+	base = base ? base + 1 : seg;
+	for (p = base; isdigit((unsigned char)*p); p++)
+		;
+	if (*p == '\0' && p != base)
+		seq = strtoll(base, NULL, 10);
+	if (prepare(q, 6, "SELECT " SEG_COLS " FROM segments s WHERE s.seq = ?1 OR s.name = ?2",
+	    &s, err, errlen) < 0)
+		return -1;
+	sqlite3_bind_int64(s, 1, seq);
+	sqlite3_bind_text(s, 2, base, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		segj = seg_json(q, s, 0);
+	else if (step_error(q, rc, err, errlen) < 0) {
+		sqlite3_reset(s);
+		return -1;
+	}
+	sqlite3_reset(s);
+	s = NULL;
+	if (segj == NULL) {
+		snprintf(err, errlen, "%s: no such segment in the index", seg);
+		return -ENOENT;
+	}
+	seq = json_integer_value(json_object_get(segj, "seq"));
+	res = json_object();
+	json_object_set_new(res, "segment", segj);
+	arr = json_array();
+	json_object_set_new(res, "objects", arr);
+	if (prepare(q, 7, "SELECT " OBJ_COLS ", x.first_seen, x.last_seen, x.nr_maps FROM "
+	    "object_segments x JOIN objects o ON o.id = x.object_id WHERE x.seq = ?1 "
+	    "ORDER BY o.path, o.first_seen", &s, err, errlen) < 0)
+		goto fail;
+	sqlite3_bind_int64(s, 1, seq);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		json_t	*o = obj_json(s, 0);
+		char	 buf[40];
+
+		indexq_format_time(sqlite3_column_int64(s, OBJ_NCOLS), buf, sizeof(buf));
+		json_object_set_new(o, "seen_first", json_string(buf));
+		indexq_format_time(sqlite3_column_int64(s, OBJ_NCOLS + 1), buf, sizeof(buf));
+		json_object_set_new(o, "seen_last", json_string(buf));
+		set_int(o, "nr_maps_in_segment", s, OBJ_NCOLS + 2);
+		json_array_append_new(arr, o);
+	}
+	if (step_error(q, rc, err, errlen) < 0)
+		goto fail;
+	sqlite3_reset(s);
+	*out = res;
+	return 0;
+fail:
+	sqlite3_reset(s);
+	json_decref(res);
+	return -1;
+}
+
+int
+indexq_kernel(struct indexq *q, json_t **out, char *err, size_t errlen)
+{
+	sqlite3_stmt *s = NULL, *ss = NULL;
+	json_t	*res, *kern, *mods;
+	int	 rc;
+
+	*out = NULL;
+	res = json_object();
+	kern = json_array();
+	mods = json_array();
+	json_object_set_new(res, "kernel", kern);
+	json_object_set_new(res, "modules", mods);
+	if (prepare(q, 8, "SELECT " OBJ_COLS " FROM objects o WHERE o.kind = 'kernel' "
+	    "ORDER BY o.first_seen", &s, err, errlen) < 0)
+		goto fail;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		json_array_append_new(kern, obj_json(s, 0));
+	if (step_error(q, rc, err, errlen) < 0)
+		goto fail;
+	sqlite3_reset(s);
+	s = NULL;
+	if (prepare(q, 9, "SELECT id, name, path, build_id, addr, size, first_seen, last_seen "
+	    "FROM modules ORDER BY name, first_seen", &s, err, errlen) < 0 ||
+	    prepare(q, 10, "SELECT name, addr FROM module_sections WHERE module_id = ?1 "
+	    "ORDER BY name", &ss, err, errlen) < 0)
+		goto fail;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		json_t	*m = json_object(), *sect = json_object();
+		char	 buf[40];
+		int	 rc2;
+
+		set_text(m, "name", s, 1);
+		set_text(m, "path", s, 2);
+		set_bid(m, "build_id", s, 3);
+		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)sqlite3_column_int64(s, 4));
+		json_object_set_new(m, "addr", json_string(buf));
+		set_int(m, "size", s, 5);
+		set_time(m, "first_seen", s, 6);
+		set_time(m, "last_seen", s, 7);
+		sqlite3_bind_int64(ss, 1, sqlite3_column_int64(s, 0));
+		while ((rc2 = sqlite3_step(ss)) == SQLITE_ROW) {
+			snprintf(buf, sizeof(buf), "0x%llx",
+			    (unsigned long long)sqlite3_column_int64(ss, 1));
+			json_object_set_new(sect, (const char *)sqlite3_column_text(ss, 0),
+			    json_string(buf));
+		}
+		sqlite3_reset(ss);
+		json_object_set_new(m, "sections", sect);
+		json_array_append_new(mods, m);
+	}
+	if (step_error(q, rc, err, errlen) < 0)
+		goto fail;
+	sqlite3_reset(s);
+	sqlite3_reset(ss);
+	*out = res;
+	return 0;
+fail:
+	sqlite3_reset(s);
+	sqlite3_reset(ss);
+	json_decref(res);
+	return -1;
+}
+
+static int64_t
+count(struct indexq *q, const char *sql)
+{
+	sqlite3_stmt *s;
+	int64_t	 n = -1;
+
+	if (sqlite3_prepare_v2(q->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return n;
+}
+
+int
+indexq_summary(struct indexq *q, json_t **out, char *err, size_t errlen)
+{
+	sqlite3_stmt *s;
+	json_t	*res, *arr;
+	int	 rc;
+
+	*out = NULL;
+	res = json_object();
+	json_object_set_new(res, "schema", json_integer(count(q, "PRAGMA user_version")));
+	json_object_set_new(res, "objects", json_integer(count(q,
+	    "SELECT count(*) FROM objects")));
+	json_object_set_new(res, "paths", json_integer(count(q,
+	    "SELECT count(DISTINCT path) FROM objects")));
+	json_object_set_new(res, "segments", json_integer(count(q,
+	    "SELECT count(*) FROM segments WHERE state != 'deleted'")));
+	json_object_set_new(res, "segments_deleted", json_integer(count(q,
+	    "SELECT count(*) FROM segments WHERE state = 'deleted'")));
+	json_object_set_new(res, "unresolved_maps", json_integer(count(q,
+	    "SELECT coalesce(sum(nr_maps), 0) FROM unresolved")));
+	arr = json_array();
+	json_object_set_new(res, "unresolved", arr);
+	if (prepare(q, 11, "SELECT path, reason, nr_maps, first_seen, last_seen FROM unresolved "
+	    "ORDER BY nr_maps DESC, path LIMIT 100", &s, err, errlen) < 0) {
+		json_decref(res);
+		return -1;
+	}
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		json_t	*u = json_object();
+		char	 buf[40];
+
+		set_text(u, "path", s, 0);
+		set_text(u, "reason", s, 1);
+		set_int(u, "nr_maps", s, 2);
+		indexq_format_time(sqlite3_column_int64(s, 3), buf, sizeof(buf));
+		json_object_set_new(u, "first_seen", json_string(buf));
+		indexq_format_time(sqlite3_column_int64(s, 4), buf, sizeof(buf));
+		json_object_set_new(u, "last_seen", json_string(buf));
+		json_array_append_new(arr, u);
+	}
+	sqlite3_reset(s);
+	if (step_error(q, rc, err, errlen) < 0) {
+		json_decref(res);
+		return -1;
+	}
+	*out = res;
+	return 0;
+}

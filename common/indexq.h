@@ -1,0 +1,144 @@
+/*
+ * indexq.h - questions to the index (STATE/index.db), and the dates users
+ * type.  The daemon writes the index (daemon/index.c); these functions only
+ * read it, through a connection opened read-only, so perfmapctl can use
+ * them without a daemon, on a copied state directory too.
+ *
+ * Schema (PRAGMA user_version = INDEX_SCHEMA_VERSION).  Times are wall
+ * clock, ns since the epoch; build-ids are lower-case hex.
+ *
+ *   segments(seq PK, name, start_ns, end_ns, size, samples, lost, records,
+ *            state 'open'|'closed'|'repaired'|'deleted', deleted_ns)
+ *   objects(id PK, path, build_id, kind 'user'|'kernel'|'module',
+ *            source 'mmap3'|'mmap2'|'userspace'|'kernel'|'unknown',
+ *            first_seen, last_seen, nr_maps, nr_procs)    UNIQUE(path, build_id)
+ *   object_segments(object_id, seq, first_seen, last_seen, nr_maps)
+ *   unresolved(path, reason, first_seen, last_seen, nr_maps)  PK(path, reason)
+ *   modules(id PK, name, path, build_id, addr, size, first_seen, last_seen)
+ *   module_sections(module_id, name, addr)
+ *
+ * first_seen/last_seen of an object: the first and last moment a process
+ * was seen with it mapped (a new mmap, or the live state a segment starts
+ * with).  nr_maps counts new mmaps; nr_procs distinct process ids.
+ *
+ * Every query returns 0 and a new jansson object in *OUT (the caller
+ * json_decref()s it), -ENOENT when there is nothing to report (*OUT is
+ * then NULL, ERR says what was not found), or -1 with ERR set.  Times are
+ * given twice: "first_seen": "2026-11-22T13:04:19.123Z" (UTC, ms) and
+ * "first_seen_ns": 1795438459123456789 (exact).  An object is
+ *
+ *   OBJ = { "path": s, "build_id": s, "kind": s, "source": s,
+ *           "first_seen": s, "first_seen_ns": i, "last_seen": s,
+ *           "last_seen_ns": i, "nr_maps": i, "nr_procs": i }
+ *
+ * and a segment is
+ *
+ *   SEG = { "seq": i, "name": s, "path": s (STATE/segments/name),
+ *           "state": s, "start": s, "start_ns": i, "end": s|null,
+ *           "end_ns": i|null, "size": i, "samples": i, "lost": i,
+ *           "records": i, "objects": i (distinct objects it references) }
+ */
+#ifndef PERFMAPD_INDEXQ_H
+#define PERFMAPD_INDEXQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#define INDEX_SCHEMA_VERSION	2
+#define INDEX_FILE		"index.db"
+
+struct indexq;
+
+/* Open STATE/index.db read-only.  NULL with ERR set on failure. */
+struct indexq *indexq_open(const char *state_dir, char *err, size_t errlen);
+void	indexq_close(struct indexq *);
+
+/*
+ * lookup PATH [at TIME]: the build-id PATH had at AT_NS.
+ *   { "path": s, "at": s, "at_ns": i,
+ *     "current": OBJ + { "mapped": b },	the newest object first seen
+ *					at or before AT ("mapped": AT is
+ *					within its [first_seen, last_seen])
+ *     "mapped": [ OBJ, ... ] }		every object of PATH mapped at AT
+ *					(several when versions overlap,
+ *					or mount namespaces differ), newest
+ *					first
+ * -ENOENT: PATH was never seen at or before AT.
+ */
+int	indexq_lookup(struct indexq *, const char *path, int64_t at_ns, json_t **out,
+	    char *err, size_t errlen);
+
+/*
+ * history PATH: every build-id PATH has had, oldest first.
+ *   { "path": s, "objects": [ OBJ + { "segments": i }, ... ] }
+ */
+int	indexq_history(struct indexq *, const char *path, json_t **out,
+	    char *err, size_t errlen);
+
+/*
+ * buildid ID (full hex, or a prefix of at least 8 digits that is unique):
+ *   { "build_id": s, "first_seen": s, "first_seen_ns": i, "last_seen": s,
+ *     "last_seen_ns": i,
+ *     "objects": [ OBJ, ... ],			every path it was seen under
+ *     "segments": [ SEG + { "path_seen": s, "seen_first": s,
+ *                   "seen_last": s, "nr_maps": i }, ... ],  by seq
+ *     "cached": s|null }			STATE/debug/.build-id/xx/rest
+ *						(its elf file for perf's
+ *						directory form) if it exists
+ */
+int	indexq_buildid(struct indexq *, const char *hex, json_t **out,
+	    char *err, size_t errlen);
+
+/*
+ * segments: { "segments": [ SEG, ... ] } by seq; deleted ones only with
+ * ALL (their rows are kept as history).
+ */
+int	indexq_segments(struct indexq *, int all, json_t **out, char *err, size_t errlen);
+
+/*
+ * The build-ids one segment references; SEGMENT is its seq number or file
+ * name (with or without the directory).
+ *   { "segment": SEG, "objects": [ OBJ + { "seen_first": s,
+ *     "seen_last": s, "nr_maps_in_segment": i }, ... ] }  by path
+ */
+int	indexq_segment_buildids(struct indexq *, const char *segment, json_t **out,
+	    char *err, size_t errlen);
+
+/*
+ * The kernel and modules, with section addresses.
+ *   { "kernel": [ OBJ, ... ],
+ *     "modules": [ { "name": s, "path": s, "build_id": s|null, "addr": s (0x..),
+ *                    "size": i, "first_seen": s, "last_seen": s,
+ *                    "sections": { ".text": "0x...", ... } }, ... ] }
+ */
+int	indexq_kernel(struct indexq *, json_t **out, char *err, size_t errlen);
+
+/*
+ * Coverage, for status:
+ *   { "schema": i, "objects": i, "paths": i, "segments": i,
+ *     "segments_deleted": i, "unresolved_maps": i,
+ *     "unresolved": [ { "path": s, "reason": s, "nr_maps": i,
+ *                       "first_seen": s, "last_seen": s }, ... ] }
+ *					(the 100 most mapped)
+ */
+int	indexq_summary(struct indexq *, json_t **out, char *err, size_t errlen);
+
+/*
+ * A date as users type it, into wall-clock ns since the epoch:
+ *   2026-11-22                    midnight, local time
+ *   2026-11-22T13:04, 2026-11-22 13:04:19, 2026-11-22T13:04:19.250
+ *   ... followed by Z, +01:00, +0100 or -05 (else local time)
+ *   @1795438459, @1795438459.5    unix seconds
+ *   now, -10m, -90s, -2h, -1d, -1h30m   relative to NOW_NS
+ * Returns 0, or -1 with ERR set ("bad time '...': ...").
+ */
+int	indexq_parse_time(const char *s, int64_t now_ns, int64_t *ns,
+	    char *err, size_t errlen);
+/* "2026-11-22T13:04:19.123Z" (UTC, milliseconds); LEN >= 32. */
+void	indexq_format_time(int64_t ns, char *buf, size_t len);
+/* Wall clock now, ns. */
+int64_t	indexq_now(void);
+
+#endif

@@ -1,0 +1,124 @@
+/*
+ * query.c - control methods answered from the index; see query.h.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "indexq.h"
+#include "proto.h"
+#include "query.h"
+
+static const char *const queries[] = {
+	"io.perfmap.Lookup", "io.perfmap.History", "io.perfmap.BuildId",
+	"io.perfmap.Segments",
+};
+
+int
+query_is_query(const char *method)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(queries) / sizeof(queries[0]); i++)
+		if (strcmp(method, queries[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static json_t *
+bad(const char *key, const char *msg)
+{
+	return proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}", "parameter", key,
+	    "message", msg));
+}
+
+/* Every key of PARAMS must be in KEYS (NULL-terminated). */
+static json_t *
+check_keys(json_t *params, const char *const *keys)
+{
+	const char *k;
+	json_t	*v;
+	size_t	 i;
+
+	json_object_foreach(params, k, v) {
+		for (i = 0; keys[i] != NULL; i++)
+			if (strcmp(k, keys[i]) == 0)
+				break;
+		if (keys[i] == NULL)
+			return bad(k, "unknown parameter");
+	}
+	return NULL;
+}
+
+static json_t *
+get_string(json_t *params, const char *key, int required, const char **out)
+{
+	json_t	*v = json_object_get(params, key);
+
+	*out = NULL;
+	if (v == NULL)
+		return required ? bad(key, "missing") : NULL;
+	if (!json_is_string(v) || json_string_length(v) == 0)
+		return bad(key, "must be a non-empty string");
+	if (json_string_length(v) > 4096)
+		return bad(key, "too long");
+	*out = json_string_value(v);
+	return NULL;
+}
+
+static json_t *
+result(int rc, json_t *out, const char *err)
+{
+	if (rc == 0)
+		return proto_reply(out, 0);
+	if (rc == -ENOENT)
+		return proto_error(PROTO_ERR_NOTFOUND, json_pack("{s:s}", "message", err));
+	return proto_error(PROTO_ERR_FAILED, json_pack("{s:s}", "message", err));
+}
+
+json_t *
+query_run(struct indexq *q, const char *method, json_t *params)
+{
+	static const char *const k_lookup[] = { "path", "at_ns", NULL };
+	static const char *const k_path[] = { "path", NULL };
+	static const char *const k_bid[] = { "build_id", NULL };
+	static const char *const k_seg[] = { "segment", "all", NULL };
+	const char *s;
+	json_t	*e, *out = NULL, *v;
+	char	 err[512] = "";
+	int	 rc;
+
+	if (strcmp(method, "io.perfmap.Lookup") == 0) {
+		int64_t	 at = indexq_now();
+
+		if ((e = check_keys(params, k_lookup)) || (e = get_string(params, "path", 1, &s)))
+			return e;
+		if ((v = json_object_get(params, "at_ns")) != NULL) {
+			if (!json_is_integer(v) || json_integer_value(v) < 0)
+				return bad("at_ns", "must be a non-negative integer (ns since the epoch)");
+			at = (int64_t)json_integer_value(v);
+		}
+		rc = indexq_lookup(q, s, at, &out, err, sizeof(err));
+	} else if (strcmp(method, "io.perfmap.History") == 0) {
+		if ((e = check_keys(params, k_path)) || (e = get_string(params, "path", 1, &s)))
+			return e;
+		rc = indexq_history(q, s, &out, err, sizeof(err));
+	} else if (strcmp(method, "io.perfmap.BuildId") == 0) {
+		if ((e = check_keys(params, k_bid)) || (e = get_string(params, "build_id", 1, &s)))
+			return e;
+		rc = indexq_buildid(q, s, &out, err, sizeof(err));
+	} else if (strcmp(method, "io.perfmap.Segments") == 0) {
+		int	 all = 0;
+
+		if ((e = check_keys(params, k_seg)) || (e = get_string(params, "segment", 0, &s)))
+			return e;
+		if ((v = json_object_get(params, "all")) != NULL) {
+			if (!json_is_boolean(v))
+				return bad("all", "must be a boolean");
+			all = json_is_true(v);
+		}
+		rc = s != NULL ? indexq_segment_buildids(q, s, &out, err, sizeof(err)) :
+		    indexq_segments(q, all, &out, err, sizeof(err));
+	} else
+		return proto_error(PROTO_ERR_NOMETHOD, json_pack("{s:s}", "method", method));
+	return result(rc, out, err);
+}

@@ -1,0 +1,77 @@
+/*
+ * capture.h - the capture worker: copies binaries into the build-id cache
+ * (common/bidcache.h) on a thread of its own, so that the loop that reads
+ * the rings never waits for a disk, an ELF parse or a network.
+ *
+ * The loop hands jobs over through a bounded queue and never blocks on it:
+ *
+ *	loop                                   worker
+ *	capture_map() ── first sight of ID ──► copy /proc/PID/map_files/A-B
+ *	  (queue full: ID noted as missed)       (▸ /proc/PID/root/PATH ▸ PATH),
+ *	                                         verify the copy's build-id
+ *	capture_kernel()  ───────────────────► /proc/kallsyms, modules, vDSO
+ *	capture_segment_closed() ────────────► lazy mode: store the segment;
+ *	                                         eviction above max_size
+ *	capture_store(), capture_export() ───► one reply per build-id ...
+ *	        ◄── results queue + eventfd ──  ... and a final one
+ *	capture_poll(): replies to clients, counters
+ *
+ * Shared state is only the two queues (under one mutex) and the counters
+ * (atomics); the cache itself belongs to the worker.
+ */
+#ifndef PERFMAPD_CAPTURE_H
+#define PERFMAPD_CAPTURE_H
+
+#include <stdint.h>
+#include <jansson.h>
+
+#include "config.h"
+#include "perf_abi.h"
+#include "record.h"
+
+struct capture;
+struct control_client;
+struct event_base;
+struct kinfo;
+
+struct capture_stats {
+	uint64_t	 seen;		/* distinct build-ids handed to capture */
+	uint64_t	 captured;	/* copied into the cache */
+	uint64_t	 present;	/* already there */
+	uint64_t	 failed;	/* no source could give a verified copy */
+	uint64_t	 missed;	/* queue full: left for store */
+	uint64_t	 cache_bytes, cache_entries;
+};
+
+/* Open the cache (conf->cache_dir or STATE/debug) and start the worker. */
+int	capture_start(struct capture **, const struct config *, const char *state_dir,
+	    char *err, size_t errlen);
+/* Stop the worker (finishing the job at hand) and free everything. */
+void	capture_stop(struct capture *);
+/* Watch the worker's eventfd from BASE (idempotent); without it, capture_poll does. */
+void	capture_attach(struct capture *, struct event_base *);
+/* Deliver finished results: replies to clients, counters.  Loop only. */
+void	capture_poll(struct capture *);
+void	capture_stats(struct capture *, struct capture_stats *);
+
+/* A mapping with a build-id was seen (eager mode copies it at first sight). */
+void	capture_map(struct capture *, const struct record_mmap *);
+/* The kernel, its modules and the vDSO, once per build-id. */
+void	capture_kernel(struct capture *, const struct kinfo *);
+/* The vDSO's build-id, for the segments' tables; its size or 0. */
+int	capture_vdso_id(struct capture *, uint8_t id[BUILD_ID_MAX]);
+/* A segment was closed: lazy capture, eviction. */
+void	capture_segment_closed(struct capture *, const char *path);
+
+/*
+ * Control requests, answered from the worker through capture_poll:
+ * SEGMENTS (array of strings, may be NULL), SINCE_NS (-1: none), ALL.
+ * MORE: stream one reply per build-id, else one reply with a "results"
+ * array.  Returns 0, or -1 with *ERR a proto_error message.
+ */
+int	capture_store(struct capture *, struct control_client *, int more,
+	    json_t *segments, int64_t since_ns, int all, int debuginfod, json_t **err);
+int	capture_export(struct capture *, struct control_client *, int more,
+	    json_t *segments, int64_t since_ns, const char *name, json_t **err);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * ctl-export.c - "export": a perf archive-style tarball of segments and the
+ * build-id cache entries they reference (".build-id/xx/rest" links and
+ * "<path>/<build-id>/elf" files next to the segments), written by the
+ * capture worker into STATE/exports/.  The reply names that file; the
+ * client copies it to the -o FILE it was given, so the daemon never writes
+ * where a client points it.
+ *
+ *	parameters: segments: [NAME|PATH, ...]  |  since: TIME  (neither: all)
+ *	            name: FILE (its extension picks the compression:
+ *	                  .tar .tar.gz .tgz .tar.bz2 .tar.xz .tar.zst)
+ */
+#include "capture.h"
+#include "ctl.h"
+#include "daemon.h"
+#include "proto.h"
+
+int	ctl_segment_params(struct ctl_request *, const char *const *allowed,
+	    json_t **segments, int64_t *since_ns, json_t **err);
+
+static json_t *
+ctl_export(struct ctl_request *req)
+{
+	static const char *const allowed[] = { "segments", "since", "name", NULL };
+	struct recorder *r = &req->d->rec;
+	json_t	*segments, *err = NULL;
+	const char *name;
+	int64_t	 since_ns;
+
+	if (ctl_segment_params(req, allowed, &segments, &since_ns, &err) < 0 ||
+	    ctl_param_string(req, "name", 0, &name, &err) < 0)
+		return err;
+	capture_attach(r->cap, req->d->base);
+	if (capture_export(r->cap, req->client, req->more, segments, since_ns, name, &err) < 0)
+		return err;
+	return NULL;		/* the reply comes from the worker */
+}
+
+const struct ctl_entry ctl_export_entry = {
+	.name = "export",
+	.method = "io.perfmap.Export",
+	.usage = "export [--since TIME | SEGMENT...] -o FILE",
+	.help = "write a perf archive-style tarball: segments plus their binaries",
+	.flags = CTL_PRIV,
+	.handler = ctl_export,
+};

@@ -1,0 +1,108 @@
+/*
+ * ctl-store.c - "store": make sure every build-id the named segments
+ * reference is in the build-id cache.  The work runs on the capture worker
+ * (daemon/capture.c); with "more" the client gets one reply per build-id
+ * ({"buildid", "path", "status": "OK"|"FAIL", "file"|"reason", "source"})
+ * and a final summary, else the summary with a "results" array.
+ *
+ *	parameters: segments: [NAME|PATH, ...]  |  since: TIME  |  all: true
+ *	            debuginfod: true  (fetch what is missing; DEBUGINFOD_URLS)
+ */
+#include <string.h>
+
+#include "capture.h"
+#include "ctl.h"
+#include "daemon.h"
+#include "indexq.h"
+#include "proto.h"
+
+/* Shared by store and export: segments / since, checked for type. */
+int	ctl_segment_params(struct ctl_request *, const char *const *allowed,
+	    json_t **segments, int64_t *since_ns, json_t **err);
+
+int
+ctl_segment_params(struct ctl_request *req, const char *const *allowed, json_t **segments,
+    int64_t *since_ns, json_t **err)
+{
+	const char *since, *key;
+	json_t	*v;
+	char	 msg[256];
+	size_t	 i;
+
+	json_object_foreach(req->params, key, v) {
+		for (i = 0; allowed[i] != NULL; i++)
+			if (strcmp(allowed[i], key) == 0)
+				break;
+		if (allowed[i] == NULL) {
+			*err = proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}",
+			    "parameter", key, "message", "unknown parameter"));
+			return -1;
+		}
+	}
+	*segments = json_object_get(req->params, "segments");
+	if (*segments != NULL) {
+		if (!json_is_array(*segments)) {
+			*err = proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}",
+			    "parameter", "segments", "message", "must be an array of strings"));
+			return -1;
+		}
+		json_array_foreach(*segments, i, v)
+			if (!json_is_string(v)) {
+				*err = proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}",
+				    "parameter", "segments", "message",
+				    "must be an array of strings"));
+				return -1;
+			}
+	}
+	if (ctl_param_string(req, "since", 0, &since, err) < 0)
+		return -1;
+	*since_ns = -1;
+	if (since != NULL) {
+		if (*segments != NULL && json_array_size(*segments) > 0) {
+			*err = proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}",
+			    "parameter", "since", "message", "give segments or since, not both"));
+			return -1;
+		}
+		if (indexq_parse_time(since, indexq_now(), since_ns, msg, sizeof(msg)) < 0) {
+			*err = proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}",
+			    "parameter", "since", "message", msg));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static json_t *
+ctl_store(struct ctl_request *req)
+{
+	static const char *const allowed[] = { "segments", "since", "all", "debuginfod", NULL };
+	struct recorder *r = &req->d->rec;
+	json_t	*segments, *err = NULL;
+	int64_t	 since_ns;
+	int	 all, dinfo;
+
+	if (ctl_segment_params(req, allowed, &segments, &since_ns, &err) < 0 ||
+	    ctl_param_bool(req, "all", &all, &err) < 0 ||
+	    ctl_param_bool(req, "debuginfod", &dinfo, &err) < 0)
+		return err;
+	if (!all && since_ns < 0 && json_array_size(segments) == 0)
+		return proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}", "parameter",
+		    "segments", "message", "name segments, or give since or all"));
+	if (all && (since_ns >= 0 || json_array_size(segments) > 0))
+		return proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}", "parameter",
+		    "all", "message", "all goes without segments or since"));
+	capture_attach(r->cap, req->d->base);
+	if (capture_store(r->cap, req->client, req->more, segments, since_ns, all, dinfo,
+	    &err) < 0)
+		return err;
+	return NULL;		/* the replies come from the worker */
+}
+
+const struct ctl_entry ctl_store_entry = {
+	.name = "store",
+	.method = "io.perfmap.Store",
+	.usage = "store [SEGMENT... | --since TIME | --all] [--debuginfod]",
+	.help = "put every binary the segments reference into the build-id cache",
+	.flags = CTL_PRIV,
+	.handler = ctl_store,
+};

@@ -1,0 +1,415 @@
+/*
+ * check_bidcache.c - the build-id cache (common/bidcache.c) without a
+ * daemon: perf's layout, dedupe, verification of every copy (mismatch,
+ * truncated, not ELF), a write that fails half-way (RLIMIT_FSIZE stands
+ * in for a full disk), symlinks planted in the cache, names it must
+ * refuse, eviction order with protected entries, and compressed modules.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <check.h>
+
+#include "bidcache.h"
+#include "buildid.h"
+
+static char	 dir[PATH_MAX], cdir[PATH_MAX];
+static uint8_t	 self_id[BUILD_ID_MAX];
+static int	 self_len;
+
+static void
+setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/check_bidcache.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(cdir, sizeof(cdir), "%s/cache/debug", dir);
+	self_len = buildid_read_path("/proc/self/exe", self_id);
+	ck_assert_msg(self_len > 0, "the test binary has no build-id (%d)", self_len);
+}
+
+static void
+teardown(void)
+{
+	char	 cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+static int
+open_self(void)
+{
+	int	 fd = open("/proc/self/exe", O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	return fd;
+}
+
+/* A file holding the first LEN bytes of the test binary (or TEXT). */
+static int
+make_file(const char *name, size_t len, const char *text)
+{
+	char	 path[PATH_MAX], buf[65536];
+	int	 in, out;
+	ssize_t	 n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	out = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(out, 0);
+	if (text != NULL) {
+		ck_assert_int_eq(write(out, text, strlen(text)), (ssize_t)strlen(text));
+		return out;
+	}
+	in = open_self();
+	while (len > 0 && (n = read(in, buf, len < sizeof(buf) ? len : sizeof(buf))) > 0) {
+		ck_assert_int_eq(write(out, buf, (size_t)n), n);
+		len -= (size_t)n;
+	}
+	close(in);
+	return out;
+}
+
+static int
+count_files(const char *root)
+{
+	char	 cmd[PATH_MAX + 64];
+	FILE	*p;
+	int	 n = -1;
+
+	snprintf(cmd, sizeof(cmd), "find '%s' -type f -o -type l | wc -l", root);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(fscanf(p, "%d", &n), 1);
+	pclose(p);
+	return n;
+}
+
+START_TEST(test_entry_names)
+{
+	uint8_t	 id[4] = { 0xab, 0xcd, 0xef, 0x01 };
+	char	 out[PATH_MAX];
+
+	ck_assert_int_eq(bidcache_entry_name("/usr/bin/ls", id, 4, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "usr/bin/ls/abcdef01");
+	ck_assert_int_eq(bidcache_entry_name("/tmp/x (deleted)", id, 4, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "tmp/x/abcdef01");
+	ck_assert_int_eq(bidcache_entry_name("//a///b/", id, 4, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "a/b/abcdef01");
+	ck_assert_int_eq(bidcache_entry_name("[kernel.kallsyms]", id, 4, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "[kernel.kallsyms]/abcdef01");
+	ck_assert_int_eq(bidcache_entry_name("[vdso]", id, 4, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "[vdso]/abcdef01");
+	ck_assert_str_eq(bidcache_basename("[vdso]"), "vdso");
+	ck_assert_str_eq(bidcache_basename("[kernel.kallsyms]"), "kallsyms");
+	ck_assert_str_eq(bidcache_basename("/bin/sh"), "elf");
+	/* Refused: relative, "..", ".", the link tree, nothing, no id. */
+	ck_assert_int_eq(bidcache_entry_name("usr/bin/ls", id, 4, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(bidcache_entry_name("/a/../../etc", id, 4, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(bidcache_entry_name("/a/./b", id, 4, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(bidcache_entry_name("/.build-id/ab", id, 4, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(bidcache_entry_name("/", id, 4, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(bidcache_entry_name("[other]", id, 4, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(bidcache_entry_name("/x", id, 0, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(bidcache_entry_name("/x", id, 4, out, 8), -ENAMETOOLONG);
+}
+END_TEST
+
+START_TEST(test_add_layout_dedupe)
+{
+	struct bidcache c;
+	char	 err[512], path[PATH_MAX], hex[BUILD_ID_HEX_MAX], want[PATH_MAX], lnk[PATH_MAX];
+	char	 target[PATH_MAX];
+	uint8_t	 got[BUILD_ID_MAX];
+	ssize_t	 n;
+	int	 fd;
+
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	ck_assert_int_eq(bidcache_find(&c, self_id, (size_t)self_len, path, sizeof(path)), 0);
+	fd = open_self();
+	ck_assert_int_eq(bidcache_add_fd(&c, "/opt/app/bin/prog (deleted)", self_id,
+	    (size_t)self_len, fd, path, sizeof(path), err, sizeof(err)), 1);
+	buildid_to_hex(self_id, (size_t)self_len, hex);
+	snprintf(want, sizeof(want), "%s/opt/app/bin/prog/%s/elf", cdir, hex);
+	ck_assert_str_eq(path, want);
+	ck_assert_int_eq(buildid_read_path(want, got), self_len);
+	ck_assert_mem_eq(got, self_id, (size_t)self_len);
+	/* .build-id/xx/rest -> ../../<path>/<id>, and it resolves. */
+	snprintf(lnk, sizeof(lnk), "%s/.build-id/%.2s/%s", cdir, hex, hex + 2);
+	n = readlink(lnk, target, sizeof(target) - 1);
+	ck_assert_int_gt(n, 0);
+	target[n] = '\0';
+	snprintf(want, sizeof(want), "../../opt/app/bin/prog/%s", hex);
+	ck_assert_str_eq(target, want);
+	snprintf(want, sizeof(want), "%s/elf", lnk);
+	ck_assert_int_eq(access(want, R_OK), 0);
+	ck_assert_uint_gt(c.size, 0);
+	ck_assert_uint_eq(c.entries, 1);
+	/* Found; a second insertion under another name is a no-op. */
+	ck_assert_int_eq(bidcache_find(&c, self_id, (size_t)self_len, path, sizeof(path)), 1);
+	ck_assert_int_eq(bidcache_add_fd(&c, "/other/name", self_id, (size_t)self_len, fd, NULL,
+	    0, err, sizeof(err)), 0);
+	snprintf(want, sizeof(want), "%s/other", cdir);
+	ck_assert_int_ne(access(want, F_OK), 0);
+	close(fd);
+	/* Reopening sums what is there. */
+	bidcache_close(&c);
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.entries, 1);
+	bidcache_close(&c);
+	/* A link whose target vanished counts as absent and is replaced. */
+	snprintf(want, sizeof(want), "%s/opt/app/bin/prog/%s/elf", cdir, hex);
+	ck_assert_int_eq(unlink(want), 0);
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	ck_assert_int_eq(bidcache_find(&c, self_id, (size_t)self_len, NULL, 0), 0);
+	fd = open_self();
+	ck_assert_int_eq(bidcache_add_fd(&c, "/opt/app/bin/prog", self_id, (size_t)self_len, fd,
+	    NULL, 0, err, sizeof(err)), 1);
+	ck_assert_int_eq(bidcache_find(&c, self_id, (size_t)self_len, NULL, 0), 1);
+	close(fd);
+	bidcache_close(&c);
+}
+END_TEST
+
+START_TEST(test_verification)
+{
+	struct bidcache c;
+	uint8_t	 wrong[BUILD_ID_MAX];
+	char	 err[512];
+	int	 fd, before;
+
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	memcpy(wrong, self_id, sizeof(wrong));
+	wrong[0] ^= 0xff;
+	fd = open_self();
+	ck_assert_int_eq(bidcache_add_fd(&c, "/bin/x", wrong, (size_t)self_len, fd, NULL, 0,
+	    err, sizeof(err)), -EILSEQ);
+	ck_assert_msg(strstr(err, "build-id mismatch") != NULL, "%s", err);
+	close(fd);
+	fd = make_file("trunc", 3000, NULL);
+	ck_assert_int_eq(bidcache_add_fd(&c, "/bin/t", self_id, (size_t)self_len, fd, NULL, 0,
+	    err, sizeof(err)), -ENOEXEC);
+	ck_assert_msg(strstr(err, "truncated") != NULL, "%s", err);
+	close(fd);
+	fd = make_file("text", 0, "#!/bin/sh\necho hello\n");
+	ck_assert_int_eq(bidcache_add_fd(&c, "/bin/s", self_id, (size_t)self_len, fd, NULL, 0,
+	    err, sizeof(err)), -ENOEXEC);
+	close(fd);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(bidcache_add_fd(&c, "/bin/d", self_id, (size_t)self_len, fd, NULL, 0,
+	    err, sizeof(err)), -EINVAL);
+	close(fd);
+	fd = open_self();
+	ck_assert_int_eq(bidcache_add_fd(&c, "../../etc/passwd", self_id, (size_t)self_len, fd,
+	    NULL, 0, err, sizeof(err)), -EINVAL);
+	close(fd);
+	before = count_files(cdir);
+	ck_assert_int_eq(before, 0);		/* nothing was kept, no temporary left */
+	ck_assert_uint_eq(c.entries, 0);
+	bidcache_close(&c);
+}
+END_TEST
+
+/* A write that fails half-way, as on a full disk: nothing is left behind. */
+START_TEST(test_write_fails)
+{
+	struct bidcache c;
+	struct rlimit rl = { 4096, 4096 };
+	char	 err[512];
+	int	 fd;
+
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+	fd = open_self();
+	ck_assert_int_eq(bidcache_add_fd(&c, "/bin/big", self_id, (size_t)self_len, fd, NULL, 0,
+	    err, sizeof(err)), -EFBIG);
+	ck_assert_msg(strstr(err, "File too large") != NULL, "%s", err);
+	close(fd);
+	ck_assert_int_eq(bidcache_find(&c, self_id, (size_t)self_len, NULL, 0), 0);
+	ck_assert_int_eq(count_files(cdir), 0);
+	bidcache_close(&c);
+}
+END_TEST
+
+/* A symlink planted inside the cache is not followed out of it. */
+START_TEST(test_planted_symlink)
+{
+	struct bidcache c;
+	char	 err[512], path[PATH_MAX], outside[PATH_MAX];
+	int	 fd;
+
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	snprintf(outside, sizeof(outside), "%s/outside", dir);
+	ck_assert_int_eq(mkdir(outside, 0755), 0);
+	snprintf(path, sizeof(path), "%s/usr", cdir);
+	ck_assert_int_eq(symlink(outside, path), 0);
+	fd = open_self();
+	ck_assert_int_lt(bidcache_add_fd(&c, "/usr/bin/prog", self_id, (size_t)self_len, fd,
+	    NULL, 0, err, sizeof(err)), 0);
+	close(fd);
+	ck_assert_int_eq(count_files(outside), 0);
+	bidcache_close(&c);
+}
+END_TEST
+
+START_TEST(test_kallsyms_buf)
+{
+	struct bidcache c;
+	static const char text[] = "ffffffff81000000 T _text\nffffffff81000100 T start\n";
+	uint8_t	 kid[20];
+	char	 err[512], path[PATH_MAX], buf[256];
+	FILE	*f;
+
+	memset(kid, 0x42, sizeof(kid));
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	ck_assert_int_eq(bidcache_add_buf(&c, BIDCACHE_KERNEL, kid, sizeof(kid), text,
+	    strlen(text), path, sizeof(path), err, sizeof(err)), 1);
+	ck_assert_ptr_nonnull(strstr(path, "/[kernel.kallsyms]/4242"));
+	ck_assert_ptr_nonnull(strstr(path, "/kallsyms"));
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	ck_assert_uint_eq(fread(buf, 1, sizeof(buf), f), strlen(text));
+	fclose(f);
+	ck_assert_mem_eq(buf, text, strlen(text));
+	/* The vDSO is an ELF: a text buffer is refused. */
+	kid[0] = 0x43;
+	ck_assert_int_eq(bidcache_add_buf(&c, BIDCACHE_VDSO, kid, sizeof(kid), text,
+	    strlen(text), NULL, 0, err, sizeof(err)), -ENOEXEC);
+	bidcache_close(&c);
+}
+END_TEST
+
+static int
+keep_second(const uint8_t *id, size_t len, int64_t ref_ns, void *arg)
+{
+	return id[0] == 2;
+}
+
+START_TEST(test_evict)
+{
+	struct bidcache c;
+	char	 err[512], body[1000], lnk[PATH_MAX], hex[BUILD_ID_HEX_MAX];
+	uint8_t	 id[20];
+	uint64_t left;
+	int	 i;
+
+	memset(body, 'x', sizeof(body));
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	/* Four 1000-byte entries referenced at t = 1, 2, 3, 4 (seconds). */
+	for (i = 1; i <= 4; i++) {
+		struct timespec ts[2] = { { i, 0 }, { i, 0 } };
+
+		memset(id, 0, sizeof(id));
+		id[0] = (uint8_t)i;
+		ck_assert_int_eq(bidcache_add_buf(&c, BIDCACHE_KERNEL, id, sizeof(id), body,
+		    sizeof(body), NULL, 0, err, sizeof(err)), 1);
+		buildid_to_hex(id, sizeof(id), hex);
+		snprintf(lnk, sizeof(lnk), "%s/.build-id/%.2s/%s", cdir, hex, hex + 2);
+		ck_assert_int_eq(utimensat(AT_FDCWD, lnk, ts, AT_SYMLINK_NOFOLLOW), 0);
+	}
+	ck_assert_uint_eq(c.size, 4000);
+	/* Under 2500: the oldest go first, but #2 is protected, so #1 and #3. */
+	ck_assert_int_eq(bidcache_evict(&c, 2500, keep_second, NULL, &left), 2);
+	ck_assert_uint_eq(left, 2000);
+	for (i = 1; i <= 4; i++) {
+		memset(id, 0, sizeof(id));
+		id[0] = (uint8_t)i;
+		ck_assert_int_eq(bidcache_find(&c, id, sizeof(id), NULL, 0), i == 2 || i == 4);
+	}
+	/* Touching #2... is protected anyway; touch #4 and evict to 0 without KEEP. */
+	memset(id, 0, sizeof(id));
+	id[0] = 4;
+	bidcache_touch(&c, id, sizeof(id));
+	ck_assert_int_eq(bidcache_evict(&c, 1000, NULL, NULL, &left), 1);
+	ck_assert_int_eq(bidcache_find(&c, id, sizeof(id), NULL, 0), 1);	/* newest stays */
+	ck_assert_int_eq(bidcache_evict(&c, 0, NULL, NULL, &left), 1);
+	ck_assert_uint_eq(left, 0);
+	ck_assert_int_eq(count_files(cdir), 0);	/* links and files gone */
+	bidcache_close(&c);
+}
+END_TEST
+
+/* Compressed modules: .ko.xz and .ko.zst decompress to the ELF inside. */
+START_TEST(test_decompress)
+{
+	static const char *const tools[][2] = {
+		{ "xz", "m.ko.xz" }, { "zstd -q", "m.ko.zst" },
+	};
+	struct bidcache c;
+	char	 cmd[PATH_MAX * 2], path[PATH_MAX], err[512];
+	uint8_t	 got[BUILD_ID_MAX];
+	size_t	 i;
+	int	 fd, dfd;
+
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, tools[i][1]);
+		snprintf(cmd, sizeof(cmd), "%s -c < /proc/%d/exe > '%s'", tools[i][0],
+		    (int)getpid(), path);
+		if (system(cmd) != 0) {
+			fprintf(stderr, "SKIP %s: cannot run %s\n", tools[i][1], tools[i][0]);
+			continue;
+		}
+		ck_assert_int_ge(fd = open(path, O_RDONLY), 0);
+		dfd = bidcache_decompress(fd, path);
+		ck_assert_msg(dfd >= 0, "%s: %d", path, dfd);
+		ck_assert_int_eq(buildid_read_fd(dfd, got), self_len);
+		ck_assert_mem_eq(got, self_id, (size_t)self_len);
+		if (i == 0)
+			ck_assert_int_eq(bidcache_add_fd(&c, "/lib/modules/6.1/m.ko.xz", self_id,
+			    (size_t)self_len, dfd, NULL, 0, err, sizeof(err)), 1);
+		close(dfd);
+		/* Cut in half: refused, not a crash. */
+		ck_assert_int_ge(dfd = open(path, O_RDWR), 0);
+		ck_assert_int_eq(ftruncate(dfd, 200), 0);
+		close(dfd);
+		ck_assert_int_lt(bidcache_decompress(fd, path), 0);
+		close(fd);
+	}
+	fd = open_self();
+	ck_assert_int_eq(bidcache_decompress(fd, "/x/m.ko"), -EINVAL);
+	close(fd);
+	bidcache_close(&c);
+}
+END_TEST
+
+static Suite *
+bidcache_suite(void)
+{
+	Suite	*s = suite_create("bidcache");
+	TCase	*tc;
+
+	tc = tcase_create("cache");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_entry_names);
+	tcase_add_test(tc, test_add_layout_dedupe);
+	tcase_add_test(tc, test_verification);
+	tcase_add_test(tc, test_write_fails);
+	tcase_add_test(tc, test_planted_symlink);
+	tcase_add_test(tc, test_kallsyms_buf);
+	tcase_add_test(tc, test_evict);
+	tcase_add_test(tc, test_decompress);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr;
+	int	 failed;
+
+	sr = srunner_create(bidcache_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

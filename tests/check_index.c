@@ -1,0 +1,1125 @@
+/*
+ * check_index.c - the index without a daemon: the writer (daemon/index.c)
+ * and the queries (common/indexq.c) on temporary state directories.
+ *
+ *   - dates as users type them, and the ISO output;
+ *   - a path replaced by a rebuilt binary: history, lookup at a time in
+ *     each range, buildid naming its segments, per-segment lists;
+ *   - repeat sightings are memory updates (counts), rows survive a reopen;
+ *   - migrations from version 1; an index from a newer version refused;
+ *   - a corrupt or truncated index.db moved aside and rebuilt from the
+ *     segment files (MMAP2 records, build-id tables, CLOCK_DATA);
+ *   - reconciliation: segments open at a crash, deleted, never indexed;
+ *   - module sections from a fake sysfs, an empty /proc/modules;
+ *   - unresolved mappings, retention, read-only use of a copied state dir.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <check.h>
+#include <sqlite3.h>
+
+#include "buildid.h"
+#include "config.h"
+#include "index.h"
+#include "indexq.h"
+#include "log.h"
+#include "record.h"
+#include "segment.h"
+
+#define ST	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+		 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+#define SEC	1000000000LL
+#define T0	(1795000000LL * SEC)		/* 2026-11-18T... UTC */
+
+static const struct record_layout LAYOUT = { .sample_type = ST, .sample_id_all = 1 };
+static const uint64_t IDS[1] = { 77 };
+static char	 tmpdir[64], state[128];
+static struct config conf;
+
+static void
+setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_index.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(state, sizeof(state), "%s/state", tmpdir);
+	ck_assert_int_eq(mkdir(state, 0750), 0);
+	snprintf(state + strlen(state), sizeof(state) - strlen(state), "/segments");
+	ck_assert_int_eq(mkdir(state, 0750), 0);
+	snprintf(state, sizeof(state), "%s/state", tmpdir);
+	config_defaults(&conf);
+	log_init("check_index", 0);
+}
+
+static void
+teardown(void)
+{
+	char	 cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (getenv("CHECK_INDEX_KEEP") == NULL && system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+}
+
+static void
+bid(uint8_t id[20], int n)
+{
+	int	 i;
+
+	for (i = 0; i < 20; i++)
+		id[i] = (uint8_t)(n * 31 + i);
+}
+
+static void
+bidhex(char *hex, int n)
+{
+	uint8_t	 id[20];
+
+	bid(id, n);
+	buildid_to_hex(id, 20, hex);
+}
+
+static struct index *
+open_ix(void)
+{
+	struct index *ix;
+	char	 err[512];
+
+	ck_assert_msg(index_open(&ix, state, &conf, err, sizeof(err)) == 0, "%s", err);
+	return ix;
+}
+
+static struct indexq *
+open_q(void)
+{
+	struct indexq *q;
+	char	 err[512];
+
+	q = indexq_open(state, err, sizeof(err));
+	ck_assert_msg(q != NULL, "%s", err);
+	return q;
+}
+
+/* OUT is read after the query ran (arguments are evaluated in any order). */
+static json_t *
+query(int rc, json_t **out, const char *err)
+{
+	ck_assert_msg(rc == 0, "query failed (%d): %s", rc, err);
+	ck_assert_ptr_nonnull(*out);
+	return *out;
+}
+
+static int64_t
+jint(json_t *o, const char *key)
+{
+	json_t	*v = json_object_get(o, key);
+
+	ck_assert_msg(json_is_integer(v), "no integer %s", key);
+	return json_integer_value(v);
+}
+
+static const char *
+jstr(json_t *o, const char *key)
+{
+	json_t	*v = json_object_get(o, key);
+
+	ck_assert_msg(json_is_string(v), "no string %s", key);
+	return json_string_value(v);
+}
+
+/* ---------------------------------------------------------------- dates */
+
+static int64_t
+parse(const char *s)
+{
+	char	 err[256];
+	int64_t	 t;
+
+	ck_assert_msg(indexq_parse_time(s, T0, &t, err, sizeof(err)) == 0, "%s: %s", s, err);
+	return t;
+}
+
+static void
+parse_bad(const char *s)
+{
+	char	 err[256];
+	int64_t	 t;
+
+	ck_assert_msg(indexq_parse_time(s, T0, &t, err, sizeof(err)) == -1,
+	    "%s accepted", s);
+	ck_assert_msg(strstr(err, "bad time") != NULL, "%s: message '%s'", s, err);
+}
+
+START_TEST(test_time_parse)
+{
+	setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", 1);
+	tzset();
+	/* 2026-11-22T13:04:19Z = 1795352659 */
+	ck_assert_int_eq(parse("2026-11-22T13:04:19Z"), 1795352659LL * SEC);
+	ck_assert_int_eq(parse("2026-11-22 13:04:19z"), 1795352659LL * SEC);
+	ck_assert_int_eq(parse("2026-11-22T14:04:19+01:00"), 1795352659LL * SEC);
+	ck_assert_int_eq(parse("2026-11-22T14:04:19+0100"), 1795352659LL * SEC);
+	ck_assert_int_eq(parse("2026-11-22T08:04:19-05"), 1795352659LL * SEC);
+	ck_assert_int_eq(parse("2026-11-22T13:04Z"), 1795352640LL * SEC);
+	ck_assert_int_eq(parse("2026-11-22T13:04:19.250Z"), 1795352659LL * SEC + 250000000);
+	ck_assert_int_eq(parse("2026-11-22Z"), 1795305600LL * SEC);
+	/* Local time: CET in November is UTC+1. */
+	ck_assert_int_eq(parse("2026-11-22 14:04:19"), 1795352659LL * SEC);
+	ck_assert_int_eq(parse("2026-11-22T14:04"), 1795352640LL * SEC);
+	ck_assert_int_eq(parse("2026-11-22"), (1795305600LL - 3600) * SEC);
+	/* Summer time: CEST, UTC+2. */
+	ck_assert_int_eq(parse("2026-07-01 02:00"), parse("2026-07-01T00:00Z"));
+	ck_assert_int_eq(parse("@1795352659"), 1795352659LL * SEC);
+	ck_assert_int_eq(parse("@1795352659.5"), 1795352659LL * SEC + 500000000);
+	ck_assert_int_eq(parse("now"), T0);
+	ck_assert_int_eq(parse("-10m"), T0 - 600 * SEC);
+	ck_assert_int_eq(parse("-1h30m"), T0 - 5400 * SEC);
+	ck_assert_int_eq(parse("-2d"), T0 - 2 * 86400 * SEC);
+	ck_assert_int_eq(parse("-500ms"), T0 - 500000000);
+	ck_assert_int_eq(parse("+90s"), T0 + 90 * SEC);
+	parse_bad("");
+	parse_bad("yesterday");
+	parse_bad("2026-13-01");
+	parse_bad("2026-02-30");
+	parse_bad("2026-11-22T25:00");
+	parse_bad("2026-11-22T13:04:19 junk");
+	parse_bad("2026-11-22T13:04+1:00");
+	parse_bad("-10");
+	parse_bad("-10y");
+	parse_bad("-");
+	parse_bad("@");
+	parse_bad("@12x");
+	parse_bad("-99999999999999999999d");
+}
+END_TEST
+
+START_TEST(test_time_format)
+{
+	char	 buf[40];
+
+	indexq_format_time(1795352659LL * SEC + 123999999, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "2026-11-22T13:04:19.123Z");
+	indexq_format_time(0, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1970-01-01T00:00:00.000Z");
+	/* What we print parses back (to the millisecond). */
+	ck_assert_int_eq(parse("2026-11-22T13:04:19.123Z"), 1795352659LL * SEC + 123000000);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- writer + queries */
+
+static void
+seg_name(char *buf, size_t len, uint64_t seq, int64_t wall)
+{
+	struct tm tm;
+	time_t	 t = (time_t)(wall / SEC);
+	char	 stamp[32];
+
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(buf, len, "perf-%06llu-%s.data", (unsigned long long)seq, stamp);
+}
+
+/* Sightings through the writer API: /usr/bin/app replaced between segment 1 and 2. */
+static void
+replace_scenario(struct index *ix)
+{
+	uint8_t	 a[20], b[20], libc[20];
+	char	 name[128];
+
+	bid(a, 1);
+	bid(b, 2);
+	bid(libc, 3);
+	seg_name(name, sizeof(name), 1, T0);
+	index_segment_open(ix, 1, name, T0);
+	index_add_mapping(ix, "/usr/lib/libc.so.6", libc, 20, BID_USER, 1, T0, 1);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 100, T0 + 1 * SEC, 0);
+	index_add_mapping(ix, "/usr/lib/libc.so.6", libc, 20, BID_MMAP2, 100, T0 + 1 * SEC, 0);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 101, T0 + 2 * SEC, 0);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 101, T0 + 3 * SEC, 0);
+	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 500, 0, 900);
+	seg_name(name, sizeof(name), 2, T0 + 10 * SEC);
+	index_segment_open(ix, 2, name, T0 + 10 * SEC);
+	index_add_mapping(ix, "/usr/lib/libc.so.6", libc, 20, BID_USER, 1, T0 + 10 * SEC, 1);
+	index_add_mapping(ix, "/usr/bin/app", b, 20, BID_MMAP2, 200, T0 + 12 * SEC, 0);
+	index_add_mapping(ix, "/usr/bin/app", b, 20, BID_MMAP2, 200, T0 + 14 * SEC, 0);
+	index_segment_close(ix, 2, T0 + 20 * SEC, 8192, 700, 3, 1200);
+	ck_assert_int_eq(index_flush(ix), 0);
+}
+
+START_TEST(test_replace)
+{
+	struct index *ix = open_ix();
+	struct indexq *q;
+	struct index_stats s;
+	json_t	*o, *arr, *x;
+	char	 err[512], ha[64], hb[64], prefix[16];
+	int	 rc;
+
+	replace_scenario(ix);
+	index_get_stats(ix, &s);
+	ck_assert_uint_eq(s.objects, 3);
+	ck_assert_uint_eq(s.sightings, 8);
+	ck_assert_uint_eq(s.pending, 0);
+	ck_assert_uint_eq(s.errors, 0);
+	q = open_q();
+	bidhex(ha, 1);
+	bidhex(hb, 2);
+
+	/* history: both, ordered, not overlapping. */
+	o = query(indexq_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
+	arr = json_object_get(o, "objects");
+	ck_assert_uint_eq(json_array_size(arr), 2);
+	x = json_array_get(arr, 0);
+	ck_assert_str_eq(jstr(x, "build_id"), ha);
+	ck_assert_int_eq(jint(x, "first_seen_ns"), T0 + 1 * SEC);
+	ck_assert_int_eq(jint(x, "last_seen_ns"), T0 + 3 * SEC);
+	ck_assert_int_eq(jint(x, "nr_maps"), 3);
+	ck_assert_int_eq(jint(x, "nr_procs"), 2);
+	ck_assert_int_eq(jint(x, "segments"), 1);
+	ck_assert_str_eq(jstr(x, "source"), "mmap2");
+	ck_assert_str_eq(jstr(x, "kind"), "user");
+	ck_assert_str_eq(jstr(x, "first_seen"), "2026-11-18T11:06:41.000Z");
+	x = json_array_get(arr, 1);
+	ck_assert_str_eq(jstr(x, "build_id"), hb);
+	ck_assert_int_eq(jint(x, "first_seen_ns"), T0 + 12 * SEC);
+	ck_assert_int_eq(jint(x, "last_seen_ns"), T0 + 14 * SEC);
+	json_decref(o);
+
+	/* lookup at a time in each range, between them, before, after. */
+	o = query(indexq_lookup(q, "/usr/bin/app", T0 + 2 * SEC, &o, err, sizeof(err)), &o, err);
+	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), ha);
+	ck_assert(json_is_true(json_object_get(json_object_get(o, "current"), "mapped")));
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "mapped")), 1);
+	json_decref(o);
+	o = query(indexq_lookup(q, "/usr/bin/app", T0 + 8 * SEC, &o, err, sizeof(err)), &o, err);
+	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), ha);
+	ck_assert(json_is_false(json_object_get(json_object_get(o, "current"), "mapped")));
+	json_decref(o);
+	o = query(indexq_lookup(q, "/usr/bin/app", T0 + 13 * SEC, &o, err, sizeof(err)), &o, err);
+	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), hb);
+	ck_assert_int_eq(jint(o, "at_ns"), T0 + 13 * SEC);
+	json_decref(o);
+	o = query(indexq_lookup(q, "/usr/bin/app", T0 + 100 * SEC, &o, err, sizeof(err)), &o, err);
+	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), hb);
+	json_decref(o);
+	o = NULL;
+	rc = indexq_lookup(q, "/usr/bin/app", T0, &o, err, sizeof(err));
+	ck_assert_int_eq(rc, -ENOENT);
+	ck_assert_ptr_null(o);
+	ck_assert_int_eq(indexq_lookup(q, "/nope", T0 + 5 * SEC, &o, err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(indexq_history(q, "/nope", &o, err, sizeof(err)), -ENOENT);
+
+	/* buildid of the old one: its segment, its path; by prefix too. */
+	memcpy(prefix, ha, 10);
+	prefix[10] = '\0';
+	o = query(indexq_buildid(q, prefix, &o, err, sizeof(err)), &o, err);
+	ck_assert_str_eq(jstr(o, "build_id"), ha);
+	arr = json_object_get(o, "segments");
+	ck_assert_uint_eq(json_array_size(arr), 1);
+	ck_assert_int_eq(jint(json_array_get(arr, 0), "seq"), 1);
+	ck_assert_str_eq(jstr(json_array_get(arr, 0), "state"), "closed");
+	ck_assert_str_eq(jstr(json_array_get(arr, 0), "path_seen"), "/usr/bin/app");
+	ck_assert_int_eq(jint(json_array_get(arr, 0), "nr_maps"), 3);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
+	ck_assert(json_is_null(json_object_get(o, "cached")));
+	json_decref(o);
+	/* libc: in both segments (the second only from the initial state). */
+	bidhex(ha, 3);
+	o = query(indexq_buildid(q, ha, &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 2);
+	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "objects"), 0), "nr_maps"), 1);
+	json_decref(o);
+	ck_assert_int_eq(indexq_buildid(q, "00000000", &o, err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(indexq_buildid(q, "xyz", &o, err, sizeof(err)), -1);
+	ck_assert_int_eq(indexq_buildid(q, "abcd", &o, err, sizeof(err)), -1);
+
+	/* segments and per-segment lists */
+	o = query(indexq_segments(q, 0, &o, err, sizeof(err)), &o, err);
+	arr = json_object_get(o, "segments");
+	ck_assert_uint_eq(json_array_size(arr), 2);
+	x = json_array_get(arr, 1);
+	ck_assert_int_eq(jint(x, "seq"), 2);
+	ck_assert_int_eq(jint(x, "start_ns"), T0 + 10 * SEC);
+	ck_assert_int_eq(jint(x, "end_ns"), T0 + 20 * SEC);
+	ck_assert_int_eq(jint(x, "size"), 8192);
+	ck_assert_int_eq(jint(x, "samples"), 700);
+	ck_assert_int_eq(jint(x, "lost"), 3);
+	ck_assert_int_eq(jint(x, "objects"), 2);
+	ck_assert_ptr_nonnull(strstr(jstr(x, "path"), "/segments/perf-000002-"));
+	json_decref(o);
+	o = query(indexq_segment_buildids(q, "2", &o, err, sizeof(err)), &o, err);
+	arr = json_object_get(o, "objects");
+	ck_assert_uint_eq(json_array_size(arr), 2);
+	ck_assert_str_eq(jstr(json_array_get(arr, 0), "path"), "/usr/bin/app");
+	ck_assert_str_eq(jstr(json_array_get(arr, 0), "build_id"), hb);
+	ck_assert_int_eq(jint(json_array_get(arr, 0), "nr_maps_in_segment"), 2);
+	ck_assert_int_eq(jint(json_array_get(arr, 1), "nr_maps_in_segment"), 0);
+	json_decref(o);
+	ck_assert_int_eq(indexq_segment_buildids(q, "9", &o, err, sizeof(err)), -ENOENT);
+	indexq_close(q);
+	index_close(ix);
+}
+END_TEST
+
+/* Two programs at one path at the same time (two mount namespaces): both mapped. */
+START_TEST(test_two_namespaces)
+{
+	struct index *ix = open_ix();
+	struct indexq *q;
+	uint8_t	 a[20], b[20];
+	json_t	*o;
+	char	 err[512];
+
+	bid(a, 5);
+	bid(b, 6);
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	index_add_mapping(ix, "/opt/svc", a, 20, BID_MMAP2, 10, T0 + 1 * SEC, 0);
+	index_add_mapping(ix, "/opt/svc", b, 20, BID_MMAP2, 20, T0 + 2 * SEC, 0);
+	index_segment_close(ix, 1, T0 + 5 * SEC, 1, 1, 0, 1);
+	index_segment_open(ix, 2, "perf-000002-20261118T110645Z.data", T0 + 5 * SEC);
+	index_add_mapping(ix, "/opt/svc", a, 20, BID_MMAP2, 10, T0 + 5 * SEC, 1);
+	index_add_mapping(ix, "/opt/svc", b, 20, BID_MMAP2, 20, T0 + 5 * SEC, 1);
+	ck_assert_int_eq(index_flush(ix), 0);
+	q = open_q();
+	o = query(indexq_lookup(q, "/opt/svc", T0 + 3 * SEC, &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "mapped")), 2);
+	json_decref(o);
+	o = query(indexq_history(q, "/opt/svc", &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 2);
+	json_decref(o);
+	indexq_close(q);
+	index_close(ix);
+}
+END_TEST
+
+/* "PATH (deleted)": a binary replaced under a running process is still PATH. */
+START_TEST(test_deleted_suffix)
+{
+	struct index *ix = open_ix();
+	struct indexq *q;
+	uint8_t	 a[20];
+	json_t	*o;
+	char	 err[512];
+
+	bid(a, 8);
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	index_add_mapping(ix, "/usr/sbin/daemon (deleted)", a, 20, BID_USER, 5, T0, 1);
+	index_add_mapping(ix, "/usr/sbin/daemon", a, 20, BID_MMAP2, 6, T0 + SEC, 0);
+	index_close(ix);
+	q = open_q();
+	o = query(indexq_history(q, "/usr/sbin/daemon", &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
+	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "objects"), 0), "nr_procs"), 2);
+	json_decref(o);
+	ck_assert_int_eq(indexq_history(q, "/usr/sbin/daemon (deleted)", &o, err, sizeof(err)),
+	    -ENOENT);
+	indexq_close(q);
+}
+END_TEST
+
+/* Rows survive a reopen and counts go on from where they were. */
+START_TEST(test_reopen)
+{
+	struct index *ix = open_ix();
+	struct indexq *q;
+	uint8_t	 a[20];
+	json_t	*o;
+	char	 err[512];
+
+	bid(a, 1);
+	replace_scenario(ix);
+	index_close(ix);
+	ix = open_ix();
+	index_segment_open(ix, 3, "perf-000003-20261118T110700Z.data", T0 + 20 * SEC);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 300, T0 + 21 * SEC, 0);
+	index_close(ix);
+	q = open_q();
+	o = query(indexq_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 2);
+	/* The old build-id came back: it sorts first (first seen) with 4 maps. */
+	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "objects"), 0), "nr_maps"), 4);
+	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "objects"), 0), "last_seen_ns"),
+	    T0 + 21 * SEC);
+	json_decref(o);
+	/* Segments 1 and 2 have no files: reconciliation marked them deleted. */
+	o = query(indexq_segments(q, 1, &o, err, sizeof(err)), &o, err);
+	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "segments"), 0), "state"),
+	    "deleted");
+	json_decref(o);
+	o = query(indexq_segments(q, 0, &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 1);
+	json_decref(o);
+	indexq_close(q);
+}
+END_TEST
+
+/* A batch goes out at commit_rows rows without a flush. */
+START_TEST(test_commit_rows)
+{
+	struct index *ix;
+	struct index_stats s;
+	uint8_t	 id[20];
+	char	 path[64];
+	int	 i;
+
+	conf.index_commit_rows = 100;
+	ix = open_ix();
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	for (i = 0; i < 250; i++) {
+		bid(id, i);
+		snprintf(path, sizeof(path), "/bin/p%d", i);
+		index_add_mapping(ix, path, id, 20, BID_MMAP2, 1, T0 + i, 0);
+	}
+	index_get_stats(ix, &s);
+	ck_assert_uint_lt(s.pending, 100);
+	ck_assert_uint_eq(s.objects, 250);
+	/* Repeats are memory updates: nothing new pending beyond the dirty rows. */
+	for (i = 0; i < 1000; i++)
+		index_add_mapping(ix, "/bin/p0", (bid(id, 0), id), 20, BID_MMAP2, 1, T0 + i, 0);
+	index_get_stats(ix, &s);
+	ck_assert_uint_le(s.pending, 100);
+	index_close(ix);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- versions */
+
+START_TEST(test_migration_from_v1)
+{
+	struct indexq *q;
+	sqlite3	*db;
+	char	 path[256], err[512];
+	json_t	*o;
+	struct index *ix;
+	int	 v = 0;
+	sqlite3_stmt *s;
+	char	 hex[64];
+
+	bidhex(hex, 1);
+	snprintf(path, sizeof(path), "%s/index.db", state);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_msg(index_migrate(db, 1, err, sizeof(err)) == 0, "%s", err);
+	snprintf(path, sizeof(path), "INSERT INTO objects VALUES (1, '/bin/old', '%s', "
+	    "'user', 'mmap2', %lld, %lld, 1, 1)", hex, (long long)T0, (long long)T0);
+	ck_assert_int_eq(sqlite3_exec(db, path, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+
+	ix = open_ix();
+	index_close(ix);
+	snprintf(path, sizeof(path), "%s/index.db", state);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	ck_assert_int_eq(v, INDEX_SCHEMA_VERSION);
+	q = open_q();
+	o = query(indexq_history(q, "/bin/old", &o, err, sizeof(err)), &o, err);
+	json_decref(o);
+	o = query(indexq_kernel(q, &o, err, sizeof(err)), &o, err);	/* v2 tables */
+	json_decref(o);
+	indexq_close(q);
+}
+END_TEST
+
+START_TEST(test_newer_refused)
+{
+	struct index *ix = NULL;
+	sqlite3	*db;
+	char	 path[256], err[512];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/index.db", state);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE future(x); PRAGMA user_version = 99",
+	    NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	ck_assert_int_eq(index_open(&ix, state, &conf, err, sizeof(err)), -1);
+	ck_assert_ptr_null(ix);
+	ck_assert_msg(strstr(err, "version 99 is newer") != NULL, "%s", err);
+	ck_assert_ptr_null(indexq_open(state, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "newer") != NULL, "%s", err);
+	/* Refused, not moved aside: the file is still there. */
+	ck_assert_int_eq(stat(path, &sb), 0);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- segment files */
+
+struct segrec {
+	const char	*path;
+	int		 id;		/* bid(n); 0: no build-id */
+	uint32_t	 pid;
+	uint64_t	 t;		/* CLOCK_MONOTONIC */
+	int		 synth;		/* before FINISHED_INIT */
+};
+
+#define MONO0	5000000000ULL
+
+/* A closed segment as the recorder writes it; REPAIRED: as repair.c leaves it. */
+static void
+write_segment(uint64_t seq, int64_t wall, const struct segrec *r, size_t n, int repaired)
+{
+	struct perfdata_attr a;
+	struct perfdata_meta m;
+	struct segment seg;
+	uint8_t	 buf[8192], id[20];
+	char	 dir[256];
+	struct perf_event_header fi = { PERF_RECORD_FINISHED_INIT, 0, 8 };
+	size_t	 i, len;
+	int	 init = 0;
+
+	memset(&a, 0, sizeof(a));
+	a.attr.type = PERF_TYPE_SOFTWARE;
+	a.attr.size = PERF_FILE_ATTR_SIZE;
+	a.attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.attr.sample_type = ST;
+	a.attr.sample_id_all = 1;
+	a.attr.mmap2 = 1;
+	a.name = "cpu-clock";
+	a.ids = IDS;
+	a.nids = 1;
+	snprintf(dir, sizeof(dir), "%s/segments", state);
+	ck_assert_int_eq(segment_open(&seg, dir, seq, MONO0, (uint64_t)wall, &a, 1), 0);
+	for (i = 0; i < n; i++) {
+		struct record_mmap mm;
+		struct record_sample_id sid = { .pid = r[i].pid, .tid = r[i].pid,
+		    .time = r[i].t, .id = IDS[0] };
+
+		if (!r[i].synth && !init) {
+			segment_write(&seg, &fi, sizeof(fi));
+			init = 1;
+		}
+		memset(&mm, 0, sizeof(mm));
+		mm.pid = mm.tid = r[i].pid;
+		mm.addr = 0x400000;
+		mm.len = 0x1000;
+		mm.prot = 5;
+		mm.flags = 2;
+		mm.filename = r[i].path;
+		if (r[i].id != 0) {
+			bid(id, r[i].id);
+			memcpy(mm.build_id, id, 20);
+			mm.build_id_size = 20;
+			len = record_build_mmap2(buf, &mm, PERF_RECORD_MISC_USER, &LAYOUT, &sid);
+			segment_add_buildid(&seg, r[i].path, id, 20, 0);
+		} else
+			len = record_build_mmap2_plain(buf, &mm, PERF_RECORD_MISC_USER, &LAYOUT,
+			    &sid);
+		ck_assert_int_eq(segment_write(&seg, buf, len), 0);
+	}
+	bid(id, 99);
+	segment_add_buildid(&seg, "[kernel.kallsyms]", id, 20, 1);
+	memset(&m, 0, sizeof(m));
+	m.hostname = "h";
+	m.osrelease = "r";
+	m.arch = "x86_64";
+	m.version = repaired ? "perfmapd 0.1.0 (repaired)" : "perfmapd 0.1.0";
+	m.nr_cpus_avail = m.nr_cpus_online = 1;
+	m.clockid = repaired ? -1 : CLOCK_MONOTONIC;
+	m.clock_wall_ns = (uint64_t)wall;
+	m.clock_ref_ns = MONO0;
+	seg.t_end = MONO0 + 10ULL * SEC;
+	ck_assert_int_eq(segment_close(&seg, &a, 1, &m), 0);
+}
+
+static const struct segrec SEG1[] = {
+	{ "/usr/lib/libc.so.6", 3, 1, MONO0, 1 },
+	{ "/usr/bin/app", 1, 100, MONO0 + 1 * SEC, 0 },
+	{ "/usr/bin/app", 1, 101, MONO0 + 3 * SEC, 0 },
+	{ "/usr/bin/nobid", 0, 102, MONO0 + 4 * SEC, 0 },
+};
+static const struct segrec SEG2[] = {
+	{ "/usr/lib/libc.so.6", 3, 1, MONO0, 1 },
+	{ "/usr/bin/app", 2, 200, MONO0 + 2 * SEC, 0 },
+};
+
+static void
+two_segments(void)
+{
+	write_segment(1, T0, SEG1, 4, 0);
+	write_segment(2, T0 + 10 * SEC, SEG2, 2, 1);
+}
+
+/* What index_open rebuilt from the files of two_segments(). */
+static void
+check_rebuilt(void)
+{
+	struct indexq *q = open_q();
+	json_t	*o, *arr;
+	char	 err[512], ha[64], hk[64];
+
+	bidhex(ha, 1);
+	bidhex(hk, 99);
+	o = query(indexq_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
+	arr = json_object_get(o, "objects");
+	ck_assert_uint_eq(json_array_size(arr), 2);
+	ck_assert_str_eq(jstr(json_array_get(arr, 0), "build_id"), ha);
+	ck_assert_int_eq(jint(json_array_get(arr, 0), "first_seen_ns"), T0 + 1 * SEC);
+	ck_assert_int_eq(jint(json_array_get(arr, 0), "last_seen_ns"), T0 + 3 * SEC);
+	ck_assert_int_eq(jint(json_array_get(arr, 0), "nr_maps"), 2);
+	/* Segment 2 has no CLOCK_DATA (repaired): its name's second is the reference. */
+	ck_assert_int_eq(jint(json_array_get(arr, 1), "first_seen_ns"), T0 + 12 * SEC);
+	json_decref(o);
+	o = query(indexq_lookup(q, "/usr/bin/app", T0 + 5 * SEC, &o, err, sizeof(err)), &o, err);
+	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), ha);
+	json_decref(o);
+	o = query(indexq_buildid(q, ha, &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 1);
+	json_decref(o);
+	o = query(indexq_segments(q, 0, &o, err, sizeof(err)), &o, err);
+	arr = json_object_get(o, "segments");
+	ck_assert_uint_eq(json_array_size(arr), 2);
+	ck_assert_str_eq(jstr(json_array_get(arr, 0), "state"), "closed");
+	ck_assert_str_eq(jstr(json_array_get(arr, 1), "state"), "repaired");
+	ck_assert_int_eq(jint(json_array_get(arr, 0), "start_ns"), T0);
+	ck_assert_int_eq(jint(json_array_get(arr, 0), "end_ns"), T0 + 10 * SEC);
+	ck_assert_int_eq(jint(json_array_get(arr, 0), "records"), 5);
+	json_decref(o);
+	o = query(indexq_kernel(q, &o, err, sizeof(err)), &o, err);
+	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "kernel"), 0), "build_id"), hk);
+	json_decref(o);
+	indexq_close(q);
+}
+
+START_TEST(test_rebuild_from_segments)
+{
+	two_segments();
+	index_close(open_ix());
+	check_rebuilt();
+	/* A second open finds nothing to do and changes nothing. */
+	index_close(open_ix());
+	check_rebuilt();
+}
+END_TEST
+
+static int
+count_aside(void)
+{
+	DIR	*d = opendir(state);
+	struct dirent *de;
+	int	 n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, "index.db.corrupt-", 17) == 0 &&
+		    strchr(de->d_name + 17, '-') == NULL)
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void
+damage(int how)
+{
+	char	 path[256];
+	struct stat sb;
+	int	 fd;
+	off_t	 off;
+	char	 junk[4096];
+
+	snprintf(path, sizeof(path), "%s/index.db", state);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_int_ge(sb.st_size, 8192);
+	ck_assert_int_ge(fd = open(path, O_RDWR), 0);
+	memset(junk, 0xa5, sizeof(junk));
+	switch (how) {
+	case 0:		/* truncated */
+		ck_assert_int_eq(ftruncate(fd, sb.st_size / 2 + 100), 0);
+		break;
+	case 1:		/* overwritten pages in the middle */
+		for (off = 4096; off + 4096 <= sb.st_size; off += 8192)
+			ck_assert_int_eq(pwrite(fd, junk, sizeof(junk), off), 4096);
+		break;
+	case 2:		/* header */
+		ck_assert_int_eq(pwrite(fd, junk, 100, 0), 100);
+		break;
+	}
+	close(fd);
+}
+
+static void
+corrupt_case(int how)
+{
+	two_segments();
+	index_close(open_ix());
+	check_rebuilt();
+	damage(how);
+	index_close(open_ix());
+	ck_assert_int_eq(count_aside(), 1);
+	check_rebuilt();
+}
+
+START_TEST(test_corrupt_truncated) { corrupt_case(0); } END_TEST
+START_TEST(test_corrupt_overwritten) { corrupt_case(1); } END_TEST
+START_TEST(test_corrupt_header) { corrupt_case(2); } END_TEST
+
+/*
+ * A crash: the index knew segment 1 as open with some rows; the segment
+ * was finished by repair since, and segment 2 was never indexed.
+ */
+START_TEST(test_reconcile_after_crash)
+{
+	struct index *ix = open_ix();
+	struct indexq *q;
+	uint8_t	 a[20];
+	json_t	*o, *arr;
+	char	 err[512];
+
+	bid(a, 1);
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 100, T0 + 1 * SEC, 0);
+	index_close(ix);	/* as the last commit before the crash */
+	write_segment(1, T0, SEG1, 4, 1);
+	write_segment(2, T0 + 10 * SEC, SEG2, 2, 0);
+	index_close(open_ix());
+	q = open_q();
+	o = query(indexq_segments(q, 0, &o, err, sizeof(err)), &o, err);
+	arr = json_object_get(o, "segments");
+	ck_assert_uint_eq(json_array_size(arr), 2);
+	ck_assert_str_eq(jstr(json_array_get(arr, 0), "state"), "repaired");
+	ck_assert_int_eq(jint(json_array_get(arr, 0), "start_ns"), T0);
+	ck_assert_str_eq(jstr(json_array_get(arr, 1), "state"), "closed");
+	json_decref(o);
+	/* The map counted before the crash is not counted twice; the later one is lost. */
+	o = query(indexq_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
+	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "objects"), 0), "nr_maps"), 1);
+	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "objects"), 0), "last_seen_ns"),
+	    T0 + 3 * SEC);
+	json_decref(o);
+	o = query(indexq_segment_buildids(q, "perf-000002-20261118T110650Z.data", &o, err,
+	    sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 3);
+	json_decref(o);
+	indexq_close(q);
+}
+END_TEST
+
+/* Retention deletes a file: the segment row is marked, the objects stay (history). */
+START_TEST(test_segment_deleted)
+{
+	struct index *ix;
+	struct indexq *q;
+	json_t	*o;
+	char	 err[512], hex[64];
+
+	two_segments();
+	ix = open_ix();
+	index_segment_deleted(ix, "perf-000001-20261118T110640Z.data");
+	ck_assert_int_eq(index_flush(ix), 0);
+	q = open_q();
+	o = query(indexq_segments(q, 1, &o, err, sizeof(err)), &o, err);
+	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "segments"), 0), "state"),
+	    "deleted");
+	json_decref(o);
+	bidhex(hex, 1);
+	o = query(indexq_buildid(q, hex, &o, err, sizeof(err)), &o, err);
+	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "segments"), 0), "state"),
+	    "deleted");
+	json_decref(o);
+	indexq_close(q);
+	index_close(ix);
+}
+END_TEST
+
+START_TEST(test_retention)
+{
+	struct index *ix = open_ix();
+	struct indexq *q;
+	uint8_t	 a[20], b[20];
+	int64_t	 old = indexq_now() - 3 * 3600 * SEC;
+	json_t	*o;
+	char	 err[512];
+
+	bid(a, 1);
+	bid(b, 2);
+	index_segment_open(ix, 1, "perf-000001-20200101T000000Z.data", old);
+	index_add_mapping(ix, "/bin/gone", a, 20, BID_MMAP2, 1, old + SEC, 0);
+	index_segment_close(ix, 1, old + 2 * SEC, 1, 1, 0, 1);
+	index_segment_open(ix, 2, "perf-000002-20200101T000010Z.data", old + 2 * SEC);
+	index_add_mapping(ix, "/bin/kept", b, 20, BID_MMAP2, 1, old + 3 * SEC, 0);
+	index_close(ix);
+	/* No files: both segments are marked deleted at the next open. */
+	conf.index_retention_ms = 3600 * 1000;
+	index_close(open_ix());
+	index_close(open_ix());	/* the retention of the open before saw them live */
+	q = open_q();
+	ck_assert_int_eq(indexq_history(q, "/bin/gone", &o, err, sizeof(err)), -ENOENT);
+	o = query(indexq_segments(q, 1, &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 0);
+	json_decref(o);
+	indexq_close(q);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- kernel, unresolved */
+
+static void
+write_file(const char *path, const void *buf, size_t len)
+{
+	FILE	*f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
+	fclose(f);
+}
+
+START_TEST(test_module_sections)
+{
+	struct index_section *s;
+	struct index *ix;
+	struct indexq *q;
+	size_t	 n;
+	char	 p[512], err[512], hk[64], hm[64];
+	uint8_t	 kid[20], note[64];
+	uint32_t hdr[3] = { 4, 20, 3 };	/* namesz, descsz, NT_GNU_BUILD_ID */
+	json_t	*o, *m;
+
+	snprintf(p, sizeof(p), "%s/sys", tmpdir);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/sys/fake_mod", tmpdir);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/sys/fake_mod/sections", tmpdir);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/sys/fake_mod/notes", tmpdir);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/sys/fake_mod/sections/.text", tmpdir);
+	write_file(p, "0xffffffffc0a01000\n", 19);
+	snprintf(p, sizeof(p), "%s/sys/fake_mod/sections/.data", tmpdir);
+	write_file(p, "0xffffffffc0a05000\n", 19);
+	snprintf(p, sizeof(p), "%s/sys/fake_mod/sections/.bad", tmpdir);
+	write_file(p, "zzz\n", 4);
+	snprintf(p, sizeof(p), "%s/sys/fake_mod/sections/.empty", tmpdir);
+	write_file(p, "", 0);
+	bid(kid, 42);
+	memcpy(note, hdr, 12);
+	memcpy(note + 12, "GNU", 4);
+	memcpy(note + 16, kid, 20);
+	snprintf(p, sizeof(p), "%s/sys/fake_mod/notes/.note.gnu.build-id", tmpdir);
+	write_file(p, note, 36);
+
+	snprintf(p, sizeof(p), "%s/sys/fake_mod/sections", tmpdir);
+	ck_assert_int_eq(index_read_sections(p, &s, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(s[0].name, ".data");
+	ck_assert_uint_eq(s[0].addr, 0xffffffffc0a05000ULL);
+	ck_assert_str_eq(s[1].name, ".text");
+	free(s);
+	snprintf(p, sizeof(p), "%s/sys/none/sections", tmpdir);
+	ck_assert_int_eq(index_read_sections(p, &s, &n), -ENOENT);
+
+	snprintf(p, sizeof(p), "%s/modules", tmpdir);
+	write_file(p, "fake_mod 16384 0 - Live 0xffffffffc0a00000\n"
+	    "nosys_mod 8192 1 fake_mod, Live 0xffffffffc0b00000 (OE)\n", 98);
+	ix = open_ix();
+	bid(kid, 99);
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	snprintf(err, sizeof(err), "%s/sys", tmpdir);
+	ck_assert_int_eq(index_scan_kernel(ix, kid, 20, p, err, T0), 2);
+	/* Unchanged at the next segment: only last_seen moves. */
+	ck_assert_int_eq(index_scan_kernel(ix, kid, 20, p, err, T0 + 5 * SEC), 2);
+	/* An empty /proc/modules (no loadable modules, like this machine). */
+	snprintf(p, sizeof(p), "%s/empty", tmpdir);
+	write_file(p, "", 0);
+	ck_assert_int_eq(index_scan_kernel(ix, kid, 20, p, err, T0 + 6 * SEC), 0);
+	ck_assert_int_eq(index_scan_kernel(ix, kid, 20, "/nonexistent", err, T0), -ENOENT);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+
+	q = open_q();
+	o = query(indexq_kernel(q, &o, err, sizeof(err)), &o, err);
+	bidhex(hk, 99);
+	bidhex(hm, 42);
+	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "kernel"), 0), "build_id"), hk);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "modules")), 2);
+	m = json_array_get(json_object_get(o, "modules"), 0);
+	ck_assert_str_eq(jstr(m, "name"), "fake_mod");
+	ck_assert_str_eq(jstr(m, "build_id"), hm);
+	ck_assert_str_eq(jstr(m, "addr"), "0xffffffffc0a00000");
+	ck_assert_int_eq(jint(m, "size"), 16384);
+	ck_assert_int_eq(jint(m, "last_seen_ns"), T0 + 5 * SEC);
+	ck_assert_str_eq(jstr(json_object_get(m, "sections"), ".text"), "0xffffffffc0a01000");
+	ck_assert_uint_eq(json_object_size(json_object_get(m, "sections")), 2);
+	m = json_array_get(json_object_get(o, "modules"), 1);
+	ck_assert_str_eq(jstr(m, "name"), "nosys_mod");
+	ck_assert(json_is_null(json_object_get(m, "build_id")));
+	ck_assert_uint_eq(json_object_size(json_object_get(m, "sections")), 0);
+	json_decref(o);
+	/* The module's build-id is an object too: buildid finds it. */
+	o = query(indexq_buildid(q, hm, &o, err, sizeof(err)), &o, err);
+	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "objects"), 0), "kind"), "module");
+	json_decref(o);
+	indexq_close(q);
+}
+END_TEST
+
+START_TEST(test_unresolved)
+{
+	struct index *ix = open_ix();
+	struct indexq *q;
+	json_t	*o, *u;
+	char	 err[512];
+
+	index_add_unresolved(ix, "/usr/bin/stripped", -ENOENT, T0);
+	index_add_unresolved(ix, "/usr/bin/stripped", -ENOENT, T0 + SEC);
+	index_add_unresolved(ix, "/data/blob", -ENOEXEC, T0);
+	index_close(ix);
+	q = open_q();
+	o = query(indexq_summary(q, &o, err, sizeof(err)), &o, err);
+	ck_assert_int_eq(jint(o, "unresolved_maps"), 3);
+	ck_assert_int_eq(jint(o, "schema"), INDEX_SCHEMA_VERSION);
+	u = json_array_get(json_object_get(o, "unresolved"), 0);
+	ck_assert_str_eq(jstr(u, "path"), "/usr/bin/stripped");
+	ck_assert_int_eq(jint(u, "nr_maps"), 2);
+	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "unresolved"), 1), "reason"),
+	    "not an ELF file");
+	json_decref(o);
+	indexq_close(q);
+}
+END_TEST
+
+/* The cached copy in perf's layout: a directory with elf, or a plain file. */
+START_TEST(test_cached_path)
+{
+	struct index *ix = open_ix();
+	struct indexq *q;
+	char	 p[512], hex[64], err[512];
+	json_t	*o;
+
+	replace_scenario(ix);
+	index_close(ix);
+	bidhex(hex, 1);
+	snprintf(p, sizeof(p), "%s/debug", state);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/debug/.build-id", state);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/debug/.build-id/%.2s", state, hex);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/debug/.build-id/%.2s/%s", state, hex, hex + 2);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/debug/.build-id/%.2s/%s/elf", state, hex, hex + 2);
+	write_file(p, "ELF", 3);
+	q = open_q();
+	o = query(indexq_buildid(q, hex, &o, err, sizeof(err)), &o, err);
+	ck_assert_str_eq(jstr(o, "cached"), p);
+	json_decref(o);
+	indexq_close(q);
+}
+END_TEST
+
+/* A copied state directory, no daemon, no -wal: read-only queries work and write nothing. */
+START_TEST(test_readonly_copy)
+{
+	struct index *ix = open_ix();
+	struct indexq *q;
+	struct stat a, b;
+	char	 cmd[512], copy[256], path[300], err[512];
+	json_t	*o;
+
+	replace_scenario(ix);
+	index_close(ix);
+	snprintf(copy, sizeof(copy), "%s/copy", tmpdir);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", state, copy);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/index.db", copy);
+	ck_assert_int_eq(stat(path, &a), 0);
+	q = indexq_open(copy, err, sizeof(err));
+	ck_assert_msg(q != NULL, "%s", err);
+	o = query(indexq_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
+	json_decref(o);
+	indexq_close(q);
+	ck_assert_int_eq(stat(path, &b), 0);
+	ck_assert_int_eq(a.st_mtime, b.st_mtime);
+	ck_assert_int_eq(a.st_size, b.st_size);
+	ck_assert_ptr_null(indexq_open(tmpdir, err, sizeof(err)));	/* no index there */
+}
+END_TEST
+
+/* Readers see committed rows while the writer goes on (WAL). */
+START_TEST(test_concurrent_reader)
+{
+	struct index *ix = open_ix();
+	struct indexq *q;
+	uint8_t	 id[20];
+	char	 path[64], err[512];
+	json_t	*o;
+	int	 i;
+
+	replace_scenario(ix);
+	q = open_q();
+	index_segment_open(ix, 3, "perf-000003-20261118T110700Z.data", T0 + 20 * SEC);
+	for (i = 0; i < 5000; i++) {
+		bid(id, i + 1000);
+		snprintf(path, sizeof(path), "/bin/x%d", i);
+		index_add_mapping(ix, path, id, 20, BID_MMAP2, 1, T0 + 21 * SEC, 0);
+		if (i % 1000 == 0) {
+			index_commit(ix);
+			o = query(indexq_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
+			json_decref(o);
+		}
+	}
+	ck_assert_int_eq(index_flush(ix), 0);
+	o = query(indexq_history(q, "/bin/x4999", &o, err, sizeof(err)), &o, err);
+	json_decref(o);
+	indexq_close(q);
+	index_close(ix);
+}
+END_TEST
+
+static Suite *
+index_suite(void)
+{
+	Suite	*s = suite_create("index");
+	TCase	*tc;
+
+	tc = tcase_create("time");
+	tcase_add_test(tc, test_time_parse);
+	tcase_add_test(tc, test_time_format);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("writer");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_replace);
+	tcase_add_test(tc, test_two_namespaces);
+	tcase_add_test(tc, test_deleted_suffix);
+	tcase_add_test(tc, test_reopen);
+	tcase_add_test(tc, test_commit_rows);
+	tcase_add_test(tc, test_migration_from_v1);
+	tcase_add_test(tc, test_newer_refused);
+	tcase_add_test(tc, test_rebuild_from_segments);
+	tcase_add_test(tc, test_corrupt_truncated);
+	tcase_add_test(tc, test_corrupt_overwritten);
+	tcase_add_test(tc, test_corrupt_header);
+	tcase_add_test(tc, test_reconcile_after_crash);
+	tcase_add_test(tc, test_segment_deleted);
+	tcase_add_test(tc, test_retention);
+	tcase_add_test(tc, test_module_sections);
+	tcase_add_test(tc, test_unresolved);
+	tcase_add_test(tc, test_cached_path);
+	tcase_add_test(tc, test_readonly_copy);
+	tcase_add_test(tc, test_concurrent_reader);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(index_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
