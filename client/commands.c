@@ -79,14 +79,51 @@ print_status(json_t *p, FILE *f)
 	fprintf(f, "%-18s %lld segments, ", "disk", num(d, "segments"));
 	client_print_size(f, num(d, "segments_bytes"));
 	fputc('\n', f);
+	if (json_is_object(json_object_get(p, "cache"))) {
+		json_t *k = json_object_get(p, "cache");
+
+		fprintf(f, "%-18s %lld entries, ", "cache", num(k, "entries"));
+		client_print_size(f, num(k, "bytes"));
+		fprintf(f, "; %lld captured, %lld failed, %lld missed (left for store)\n",
+		    num(k, "captured"), num(k, "failed"), num(k, "missed"));
+	}
+	if (json_is_object(json_object_get(p, "index"))) {
+		json_t *x = json_object_get(p, "index");
+
+		client_print_kv(f, "index", "%lld objects, %lld mappings without build-id%s",
+		    num(x, "objects"), num(x, "unresolved"),
+		    num(x, "errors") > 0 ? " (write errors: see the log)" : "");
+	}
 	client_print_kv(f, "processes", "%lld (%lld executable maps)",
 	    num(p, "model_processes"), num(p, "model_maps"));
 }
 
+static void	print_store(json_t *, FILE *);
+static int	finish_store(json_t *, int);
+
+static json_t *
+parse_snapshot(int argc, char **argv, char *err, size_t errlen)
+{
+	if (argc == 1 && strcmp(argv[0], "--store") == 0)
+		return json_pack("{s:b}", "store", 1);
+	return parse_none(argc, argv, err, errlen);
+}
+
+/* The closed segment's path; with --store, the store's lines follow. */
 static void
 print_snapshot(json_t *p, FILE *f)
 {
-	fprintf(f, "%s\n", str(p, "path"));
+	if (json_object_get(p, "buildids") != NULL && json_object_get(p, "path") != NULL &&
+	    json_object_get(p, "status") == NULL)
+		fprintf(f, "%s\n", str(p, "path"));
+	else
+		print_store(p, f);
+}
+
+static int
+finish_snapshot(json_t *p, int rc)
+{
+	return json_object_get(p, "failed") != NULL ? finish_store(p, rc) : rc;
 }
 
 static void
@@ -274,9 +311,9 @@ const struct client_cmd client_cmds[] = {
 	{ "status", "io.perfmap.Status", "status",
 	    "mode, event, current segment, counters, disk use, uptime",
 	    parse_none, print_status, NULL },
-	{ "snapshot", "io.perfmap.Snapshot", "snapshot",
-	    "close the current segment now and print its path", parse_none, print_snapshot,
-	    NULL },
+	{ "snapshot", "io.perfmap.Snapshot", "snapshot [--store]",
+	    "close the current segment now and print its path; --store also stores its binaries",
+	    parse_snapshot, print_snapshot, finish_snapshot },
 	{ "store", "io.perfmap.Store",
 	    "store [SEGMENT... | --since TIME | --all] [--debuginfod]",
 	    "put every binary the segments reference into the build-id cache",

@@ -2,10 +2,14 @@
  * ctl-snapshot.c - "snapshot": close the current segment now.  The reply
  * names the closed file only once it is complete on disk (features,
  * header, fsync, rename), so the caller can hand it to perf at once.
- * Recording goes on in the next segment without a gap.
+ * Recording goes on in the next segment without a gap.  With "store" the
+ * binaries it references are then put into the build-id cache, streamed
+ * as by "store" (ctl-store.c).
  */
 #include <string.h>
 
+#include "capture.h"
+#include "control.h"
 #include "ctl.h"
 #include "daemon.h"
 #include "proto.h"
@@ -14,28 +18,48 @@ static json_t *
 ctl_snapshot(struct ctl_request *req)
 {
 	struct recorder *r = &req->d->rec;
-	void	*iter;
+	json_t	*reply, *segs, *err = NULL;
+	const char *key;
+	json_t	*v;
+	int	 store = 0;
 
-	for (iter = json_object_iter(req->params); iter != NULL;
-	    iter = json_object_iter_next(req->params, iter))
+	json_object_foreach(req->params, key, v)
+		if (strcmp(key, "store") != 0)
+			return proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}", "parameter",
+			    key, "message", "unknown parameter"));
+	if (ctl_param_bool(req, "store", &store, &err) < 0)
+		return err;
+	if (store && !req->more)
 		return proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}", "parameter",
-		    json_object_iter_key(iter), "message", "unknown parameter"));
+		    "store", "message", "store streams its results: call with \"more\": true"));
 	r->last_closed[0] = '\0';
 	if (recorder_rotate(r, ROTATE_REQUEST) < 0 || r->last_closed[0] == '\0')
 		return proto_errorf(PROTO_ERR_FAILED, "the segment could not be finished; "
 		    "see the daemon's log");
-	return proto_reply(json_pack("{s:s, s:I, s:I, s:I, s:I}", "path", r->last_closed,
+	reply = json_pack("{s:s, s:I, s:I, s:I, s:I}", "path", r->last_closed,
 	    "samples", (json_int_t)r->last_stats.samples,
 	    "records", (json_int_t)r->last_stats.records,
 	    "lost", (json_int_t)r->last_stats.lost,
-	    "buildids", (json_int_t)r->last_stats.nbuildids), 0);
+	    "buildids", (json_int_t)r->last_stats.nbuildids);
+	if (!store)
+		return proto_reply(reply, 0);
+	/* The path first, then the store's own replies from the worker. */
+	control_send(req->client, proto_reply(reply, 1));
+	segs = json_pack("[s]", r->last_closed);
+	capture_attach(r->cap, req->d->base);
+	if (capture_store(r->cap, req->client, 1, segs, -1, 0, 0, &err) < 0) {
+		json_decref(segs);
+		return err;
+	}
+	json_decref(segs);
+	return NULL;
 }
 
 const struct ctl_entry ctl_snapshot_entry = {
 	.name = "snapshot",
 	.method = "io.perfmap.Snapshot",
-	.usage = "snapshot",
-	.help = "close the current segment now and print its path",
+	.usage = "snapshot [--store]",
+	.help = "close the current segment now and print its path; --store also stores its binaries",
 	.flags = CTL_PRIV,
 	.handler = ctl_snapshot,
 };

@@ -1,6 +1,7 @@
 /*
  * ctl-status.c - "status": what the daemon records, where, and how it goes:
- * mode, event, CPUs, the current segment, counters, disk use, uptime.
+ * mode, event, CPUs, the current segment, counters, disk use, uptime, and
+ * the build-id cache's capture figures.
  */
 #include <dirent.h>
 #include <string.h>
@@ -8,7 +9,9 @@
 #include <sys/stat.h>
 
 #include "control.h"
+#include "capture.h"
 #include "ctl.h"
+#include "index.h"
 #include "daemon.h"
 #include "events.h"
 #include "proto.h"
@@ -40,11 +43,15 @@ ctl_status(struct ctl_request *req)
 	struct perfmapd *d = req->d;
 	struct recorder *r = &d->rec;
 	struct recorder_stats *s = &r->st;
+	struct capture_stats cs;
+	struct index_stats is;
 	char	 started[TIMEFMT_LEN], segstart[TIMEFMT_LEN];
 	json_int_t nseg, segbytes;
 	json_t	*counters, *seg, *out;
 
 	segdir_usage(r->segdir, &nseg, &segbytes);
+	capture_stats(r->cap, &cs);
+	index_get_stats(r->index, &is);
 	counters = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 	    "samples", (json_int_t)s->samples, "records", (json_int_t)s->records,
 	    "mmaps", (json_int_t)s->mmaps,
@@ -73,6 +80,15 @@ ctl_status(struct ctl_request *req)
 	    "clients", (int)control_nclients(d->control),
 	    "model_processes", (json_int_t)r->model.nprocs,
 	    "model_maps", (json_int_t)r->model.nmaps);
+	json_object_set_new(out, "cache", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	    "buildids_seen", (json_int_t)cs.seen, "captured", (json_int_t)cs.captured,
+	    "already_cached", (json_int_t)cs.present, "failed", (json_int_t)cs.failed,
+	    "missed", (json_int_t)cs.missed, "bytes", (json_int_t)cs.cache_bytes,
+	    "entries", (json_int_t)cs.cache_entries));
+	json_object_set_new(out, "index", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
+	    "objects", (json_int_t)is.objects, "sightings", (json_int_t)is.sightings,
+	    "unresolved", (json_int_t)is.unresolved, "pending", (json_int_t)is.pending,
+	    "commit_us_max", (json_int_t)is.commit_us_max, "errors", (json_int_t)is.errors));
 	return proto_reply(out, 0);
 }
 

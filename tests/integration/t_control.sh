@@ -33,6 +33,15 @@ perf report -i "$snap" --stdio --comm pm-spin --sort sym 2>/dev/null | grep -q p
 ctl --json snapshot > "$T/snap.json" || fail "snapshot --json"
 grep -q '"path"' "$T/snap.json" || fail "snapshot --json has no path"
 
+ctl snapshot --store > "$T/snapstore" || { cat "$T/snapstore"; fail "snapshot --store"; }
+[ -f "$(head -1 "$T/snapstore")" ] || fail "snapshot --store: first line is not the segment"
+grep -q "^OK $(readelf_buildid "$T/pm-spin") " "$T/snapstore" ||
+	{ cat "$T/snapstore"; fail "snapshot --store did not store pm-spin"; }
+ctl --json snapshot --store | grep -q '"failed": 0' || fail "snapshot --store --json summary"
+printf '{"method":"io.perfmap.Snapshot","parameters":{"store":true}}\0' |
+	"$T/ctlclient" "$S" raw | grep -q 'InvalidParameter' || fail "store without more accepted"
+ctl status | grep -q '^cache .* captured' || fail "status shows no cache figures"
+
 ctl reload | grep -q 'reloaded' || fail "reload"
 cp "$T/perfmapd.conf" "$T/good.conf"
 printf '[record]\nfrequency = banana\n' > "$T/perfmapd.conf"
