@@ -15,7 +15,7 @@
 #include "daemon.h"
 #include "events.h"
 #include "proto.h"
-#include "timefmt.h"
+#include "indexq.h"
 
 static void
 segdir_usage(const char *dir, json_int_t *count, json_int_t *bytes)
@@ -37,6 +37,13 @@ segdir_usage(const char *dir, json_int_t *count, json_int_t *bytes)
 	closedir(d);
 }
 
+static const char *
+iso(uint64_t ns, char buf[32])
+{
+	indexq_format_time((int64_t)ns, buf, 32);
+	return buf;
+}
+
 static json_t *
 ctl_status(struct ctl_request *req)
 {
@@ -45,7 +52,7 @@ ctl_status(struct ctl_request *req)
 	struct recorder_stats *s = &r->st;
 	struct capture_stats cs;
 	struct index_stats is;
-	char	 started[TIMEFMT_LEN], segstart[TIMEFMT_LEN];
+	char	 started[32], segstart[32];
 	json_int_t nseg, segbytes;
 	json_t	*counters, *seg, *out;
 
@@ -64,14 +71,14 @@ ctl_status(struct ctl_request *req)
 	    "bytes_written", (json_int_t)s->bytes, "segments_closed", (json_int_t)s->segments);
 	seg = r->seg.open ? json_pack("{s:s, s:I, s:s, s:I, s:I, s:I}",
 	    "path", r->seg.partial, "seq", (json_int_t)r->seg.seq,
-	    "started", timefmt_iso(r->seg.wall_start_ns, segstart, sizeof(segstart)),
+	    "started", iso(r->seg.wall_start_ns, segstart),
 	    "bytes", (json_int_t)r->seg.pd.data_size, "samples", (json_int_t)r->seg.samples,
 	    "records", (json_int_t)r->seg.records) : json_null();
 	out = json_pack("{s:s, s:i, s:s, s:I, s:s, s:s, s:i, s:b, s:i, s:s, s:o, s:o, "
 	    "s:{s:I, s:I}, s:i, s:I, s:I}",
 	    "version", PERFMAPD_VERSION, "pid", (int)getpid(),
-	    "started", timefmt_iso(d->start_wall_ns, started, sizeof(started)),
-	    "uptime_s", (json_int_t)((timefmt_now_ns() - d->start_wall_ns) / 1000000000ULL),
+	    "started", iso(d->start_wall_ns, started),
+	    "uptime_s", (json_int_t)(((uint64_t)indexq_now() - d->start_wall_ns) / 1000000000ULL),
 	    "buildid_mode", events_mode_name(r->ev.mode), "event", r->ev.name,
 	    "frequency", (int)d->conf.frequency, "callchain", d->conf.callchain,
 	    "cpus", r->ev.ncpus, "state_dir", d->conf.state_dir,

@@ -25,7 +25,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "recorder.h"
-#include "timefmt.h"
+#include "indexq.h"
 
 #define DEFAULT_CONFIG	"/etc/perfmapd/perfmapd.conf"
 
@@ -232,7 +232,7 @@ main(int argc, char *argv[])
 		return 0;
 	}
 
-	d.start_wall_ns = timefmt_now_ns();
+	d.start_wall_ns = (uint64_t)indexq_now();
 	if (lock_state(&d, d.conf.state_dir, err, sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		return 1;

@@ -530,6 +530,22 @@ capture_model_cb(struct model_proc *p, void *arg)
 	return 0;
 }
 
+/* Everything recorder_start set up, in reverse; safe on a partial start. */
+static void
+release(struct recorder *r)
+{
+	capture_stop(r->cap);
+	r->cap = NULL;
+	index_close(r->index);
+	r->index = NULL;
+	events_close(&r->ev);
+	free(r->next);
+	r->next = NULL;
+	model_free(&r->model);
+	bidres_free(&r->bidres);
+	kinfo_free(&r->kinfo);
+}
+
 int
 recorder_start(struct recorder *r, const struct config *c, const char *state_dir,
     int argc, char *const *argv, char *err, size_t errlen)
@@ -588,16 +604,7 @@ recorder_start(struct recorder *r, const struct config *c, const char *state_dir
 	}
 	return 0;
 fail:
-	capture_stop(r->cap);
-	r->cap = NULL;
-	index_close(r->index);
-	r->index = NULL;
-	events_close(&r->ev);
-	free(r->next);
-	r->next = NULL;
-	model_free(&r->model);
-	bidres_free(&r->bidres);
-	kinfo_free(&r->kinfo);
+	release(r);
 	return -1;
 }
 
@@ -610,14 +617,5 @@ recorder_stop(struct recorder *r)
 		ioctl(r->ev.cpus[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (r->seg.open)
 		recorder_rotate(r, ROTATE_STOP);
-	capture_stop(r->cap);
-	r->cap = NULL;
-	index_close(r->index);
-	r->index = NULL;
-	events_close(&r->ev);
-	free(r->next);
-	r->next = NULL;
-	model_free(&r->model);
-	bidres_free(&r->bidres);
-	kinfo_free(&r->kinfo);
+	release(r);
 }

@@ -18,6 +18,8 @@
 
 #include <check.h>
 
+#include "check_main.h"
+
 #include "bidcache.h"
 #include "buildid.h"
 
@@ -401,15 +403,4 @@ bidcache_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner	*sr;
-	int	 failed;
-
-	sr = srunner_create(bidcache_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(bidcache_suite)

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 
 #include <check.h>
+
+#include "check_main.h"
 #include <dirent.h>
 #include <elf.h>
 #include <endian.h>
@@ -1122,16 +1124,4 @@ buildid_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner	*sr;
-	int	 failed;
-
-	sr = srunner_create(buildid_suite());
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(buildid_suite)

@@ -18,6 +18,8 @@
 
 #include <check.h>
 
+#include "check_main.h"
+
 #include "config.h"
 
 #define SHIPPED_CONF	"conf/perfmapd.conf"
@@ -841,16 +843,4 @@ config_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner	*sr;
-	int	 failed;
-
-	sr = srunner_create(config_suite());
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(config_suite)

@@ -10,6 +10,8 @@
 
 #include <check.h>
 
+#include "check_main.h"
+
 #include "client.h"
 #include "ctl.h"
 
@@ -127,13 +129,11 @@ START_TEST(test_client_parse_rejects_extra_args)
 }
 END_TEST
 
-int
-main(void)
+static Suite *
+ctl_suite(void)
 {
 	Suite	*s = suite_create("ctl");
 	TCase	*tc = tcase_create("tables");
-	SRunner	*sr;
-	int	 failed;
 
 	tcase_add_test(tc, test_daemon_table_complete_unique);
 	tcase_add_test(tc, test_client_mirrors_daemon);
@@ -141,9 +141,7 @@ main(void)
 	tcase_add_test(tc, test_privileges);
 	tcase_add_test(tc, test_client_parse_rejects_extra_args);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return s;
 }
+
+CHECK_MAIN(ctl_suite)

@@ -24,6 +24,8 @@
 #include <sys/stat.h>
 
 #include <check.h>
+
+#include "check_main.h"
 #include <sqlite3.h>
 
 #include "buildid.h"
@@ -1112,14 +1114,4 @@ index_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner	*sr = srunner_create(index_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(index_suite)

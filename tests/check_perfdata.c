@@ -24,6 +24,8 @@
 
 #include <check.h>
 
+#include "check_main.h"
+
 #include "perfdata.h"
 #include "record.h"
 
@@ -917,16 +919,4 @@ perfdata_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner	*sr;
-	int	 failed;
-
-	sr = srunner_create(perfdata_suite());
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(perfdata_suite)

@@ -14,6 +14,8 @@
 
 #include <check.h>
 
+#include "check_main.h"
+
 #include "ring.h"
 
 #define SMALL	4096u
@@ -601,16 +603,4 @@ ring_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner	*sr;
-	int	 failed;
-
-	sr = srunner_create(ring_suite());
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(ring_suite)
