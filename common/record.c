@@ -85,6 +85,35 @@ decode_sample_id(const struct record_layout *l, const uint8_t *p,
 		sid->id = get_u64(p);
 }
 
+int
+record_time(const void *buf, size_t len, const struct record_layout *l, uint64_t *time)
+{
+	const struct perf_event_header *h = buf;
+	const uint8_t *p = buf;
+	uint64_t t = l->sample_type;
+	size_t	 off, sidsz;
+
+	if (len < sizeof(*h) || h->size < sizeof(*h) || h->size > len || !(t & PERF_SAMPLE_TIME))
+		return -1;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		/* IDENTIFIER, IP, TID come before TIME in a sample */
+		off = sizeof(*h) + 8 * (((t & PERF_SAMPLE_IDENTIFIER) != 0) +
+		    ((t & PERF_SAMPLE_IP) != 0) + ((t & PERF_SAMPLE_TID) != 0));
+	} else {
+		if (h->type >= PERF_RECORD_USER_TYPE_START || !l->sample_id_all)
+			return -1;
+		/* in the trailer, only TID comes before TIME */
+		sidsz = record_sample_id_size(l);
+		if (h->size < sizeof(*h) + sidsz)
+			return -1;
+		off = h->size - sidsz + 8 * ((t & PERF_SAMPLE_TID) != 0);
+	}
+	if (off + 8 > h->size)
+		return -1;
+	*time = get_u64(p + off);
+	return 0;
+}
+
 void
 record_encode_sample_id(const struct record_layout *l,
     const struct record_sample_id *sid, void *out)

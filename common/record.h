@@ -97,6 +97,14 @@ size_t	record_sample_id_size(const struct record_layout *);
 int	record_decode(const void *buf, size_t len, const struct record_layout *,
 	    struct record *);
 
+/*
+ * Only the time stamp of the record at BUF (LEN bytes available), as
+ * record_decode would find it, without decoding the rest: the ring merge
+ * asks this of every ring's next record.  Returns 0, or -1 if the record
+ * is malformed or carries no time.
+ */
+int	record_time(const void *buf, size_t len, const struct record_layout *, uint64_t *time);
+
 /* Write the sample_id trailer for SID into OUT (record_sample_id_size bytes). */
 void	record_encode_sample_id(const struct record_layout *,
 	    const struct record_sample_id *, void *out);

@@ -231,13 +231,10 @@ static int
 ring_peek_cb(const struct perf_event_header *h, void *arg)
 {
 	struct recorder *r = arg;
-	struct record rec;
+	uint64_t t;
 
 	/* Undecodable or timeless: first, so ring_record_cb deals with it now. */
-	if (record_decode(h, h->size, &r->ev.layout, &rec) < 0 || !rec.has_sid)
-		r->peek = 0;
-	else
-		r->peek = rec.sid.time;
+	r->peek = record_time(h, h->size, &r->ev.layout, &t) < 0 ? 0 : t;
 	return 1;
 }
 

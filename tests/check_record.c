@@ -921,6 +921,71 @@ START_TEST(test_encode_sample_id)
 }
 END_TEST
 
+/* record_time() must find the same time as record_decode(), or refuse. */
+START_TEST(test_record_time_agrees)
+{
+	static const uint64_t types[] = {
+		PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+		    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN,
+		PERF_SAMPLE_TIME | PERF_SAMPLE_CPU,
+		PERF_SAMPLE_IP | PERF_SAMPLE_TIME | PERF_SAMPLE_ID,
+		PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID,		/* no time */
+	};
+	uint8_t	 buf[512];
+	size_t	 i, j;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		struct record_layout l = { types[i], 1, 0 };
+		struct record_sample_id sid = { 11, 12, 0x1122334455667788ULL, 99, 0, 1 };
+		struct record_mmap m;
+		struct record r;
+		uint64_t t;
+		size_t	 n;
+
+		memset(&m, 0, sizeof(m));
+		m.pid = m.tid = 11;
+		m.filename = "/usr/bin/true";
+		n = record_build_mmap2_plain(buf, &m, 0, &l, &sid);
+		ck_assert_int_eq(record_decode(buf, n, &l, &r), 0);
+		if (types[i] & PERF_SAMPLE_TIME) {
+			ck_assert_int_eq(record_time(buf, n, &l, &t), 0);
+			ck_assert_uint_eq(t, r.sid.time);
+			ck_assert_uint_eq(t, 0x1122334455667788ULL);
+		} else
+			ck_assert_int_eq(record_time(buf, n, &l, &t), -1);
+
+		/* a SAMPLE laid out by hand: each u64 field in order */
+		{
+			uint64_t *q = (uint64_t *)(void *)(buf + 8);
+			struct perf_event_header *h = (struct perf_event_header *)(void *)buf;
+			size_t	 k = 0;
+
+			if (types[i] & PERF_SAMPLE_IDENTIFIER) q[k++] = 1;
+			if (types[i] & PERF_SAMPLE_IP) q[k++] = 0x401000;
+			if (types[i] & PERF_SAMPLE_TID) q[k++] = (12ULL << 32) | 11;
+			if (types[i] & PERF_SAMPLE_TIME) q[k++] = 777;
+			if (types[i] & PERF_SAMPLE_ID) q[k++] = 5;
+			if (types[i] & PERF_SAMPLE_CPU) q[k++] = 0;
+			if (types[i] & PERF_SAMPLE_PERIOD) q[k++] = 1000;
+			if (types[i] & PERF_SAMPLE_CALLCHAIN) q[k++] = 0;
+			h->type = PERF_RECORD_SAMPLE;
+			h->misc = 0;
+			h->size = (uint16_t)(8 + 8 * k);
+			ck_assert_int_eq(record_decode(buf, h->size, &l, &r), 0);
+			if (types[i] & PERF_SAMPLE_TIME) {
+				ck_assert_int_eq(record_time(buf, h->size, &l, &t), 0);
+				ck_assert_uint_eq(t, 777);
+				ck_assert_uint_eq(t, r.sid.time);
+			}
+			/* every truncation is refused or agrees, never read past */
+			for (j = 0; j < h->size; j += 8)
+				if (record_time(buf, j, &l, &t) == 0)
+					ck_abort_msg("time from a record cut to %zu bytes", j);
+		}
+	}
+}
+END_TEST
+
 static Suite *
 record_suite(void)
 {
@@ -929,6 +994,7 @@ record_suite(void)
 
 	tc = tcase_create("decode");
 	tcase_add_test(tc, test_sample_id_size);
+	tcase_add_test(tc, test_record_time_agrees);
 	tcase_add_test(tc, test_mmap);
 	tcase_add_test(tc, test_mmap2_plain);
 	tcase_add_test(tc, test_mmap2_buildid);
