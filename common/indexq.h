@@ -19,7 +19,8 @@
  *
  * first_seen/last_seen of an object: the first and last moment a process
  * was seen with it mapped (a new mmap, or the live state a segment starts
- * with).  nr_maps counts new mmaps; nr_procs distinct process ids.
+ * with).  nr_maps counts new mmaps; nr_procs the processes that mapped it
+ * (approximate: counted in constant memory, see index.c add_object).
  *
  * Every query returns 0 and a new jansson object in *OUT (the caller
  * json_decref()s it), -ENOENT when there is nothing to report (*OUT is

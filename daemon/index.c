@@ -49,7 +49,6 @@
 
 #define ARENA_CHUNK	(1024 * 1024)
 #define OBJ_CHUNK	65536		/* objects per chunk of ix->objs */
-#define PIDSET_MAX	(1U << 20)	/* (object, pid) pairs remembered for nr_procs */
 #define RETENTION_EVERY_NS (3600ULL * 1000000000ULL)
 #define WAL_IDLE_FRAMES	1024		/* checkpoint when idle past this (16 MiB of WAL) */
 #define WAL_MAX_FRAMES	8192		/* ... and even when busy past this (128 MiB) */
@@ -72,6 +71,7 @@ struct ix_obj {
 	int64_t		 id;
 	uint64_t	 first, last, nr_maps, nr_procs;
 	uint64_t	 seg_seq, seg_first, seg_last, seg_maps;
+	uint32_t	 last_pid;	/* of the last mapping counted in nr_procs */
 	uint8_t		 bid[BUILD_ID_MAX];
 	uint8_t		 bidsize, source, kind, flags;
 };
@@ -178,8 +178,6 @@ struct index {
 	uint32_t	*ohash;		/* slot + 1, 0 = empty */
 	size_t		 ohcap;
 	int64_t		 next_id;
-	uint64_t	*pids;		/* (slot + 1) << 32 | pid */
-	size_t		 npids, pcap;
 	struct ix_unres	*unres;
 	size_t		 nunres, cunres;
 	uint32_t	*uhash;
@@ -228,16 +226,6 @@ fnv1a(const void *p, size_t n, uint64_t h)
 		h *= 1099511628211ULL;
 	}
 	return h;
-}
-
-static uint64_t
-mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	return x ^ (x >> 33);
 }
 
 static const char *
@@ -938,43 +926,6 @@ obj_get(struct index *ix, const char *path, const uint8_t *id, uint8_t size,
 	return (ssize_t)ix->nobjs++;
 }
 
-/* Is (SLOT, PID) new?  Remembered up to PIDSET_MAX pairs, then forgotten. */
-static int
-pid_new(struct index *ix, size_t slot, uint32_t pid)
-{
-	uint64_t key = ((uint64_t)(slot + 1) << 32) | pid;
-	size_t	 j;
-
-	if ((ix->npids + 1) * 2 > ix->pcap) {
-		size_t	 cap = ix->pcap ? ix->pcap * 2 : 4096, i;
-		uint64_t *n;
-
-		if (cap > PIDSET_MAX * 2) {
-			memset(ix->pids, 0, ix->pcap * sizeof(*ix->pids));
-			ix->npids = 0;
-		} else {
-			if ((n = calloc(cap, sizeof(*n))) == NULL)
-				return 0;
-			for (i = 0; i < ix->pcap; i++) {
-				if (ix->pids[i] == 0)
-					continue;
-				for (j = mix64(ix->pids[i]) & (cap - 1); n[j] != 0;
-				    j = (j + 1) & (cap - 1))
-					;
-				n[j] = ix->pids[i];
-			}
-			free(ix->pids);
-			ix->pids = n;
-			ix->pcap = cap;
-		}
-	}
-	for (j = mix64(key) & (ix->pcap - 1); ix->pids[j] != 0; j = (j + 1) & (ix->pcap - 1))
-		if (ix->pids[j] == key)
-			return 0;
-	ix->pids[j] = key;
-	ix->npids++;
-	return 1;
-}
 
 static void
 mark_dirty(struct index *ix, size_t slot, uint8_t what)
@@ -1021,8 +972,19 @@ add_object(struct index *ix, const char *path, const uint8_t *id, uint8_t idsize
 	e->kind = kind;
 	if (count)
 		e->nr_maps++;
-	if (kind == KIND_USER && pid_new(ix, (size_t)slot, pid))
-		e->nr_procs++;
+	/*
+	 * Processes, counted in O(1) memory: a new mapping from another pid
+	 * than the last one (a process maps its pieces of a file one after
+	 * the other); a segment's initial state counts only for an object no
+	 * process was counted for yet (what the start-up scan found running).
+	 * Approximate by design: a pid reused for the same object, or two
+	 * processes alternating, are not told apart.
+	 */
+	if (kind == KIND_USER && (count || e->nr_procs == 0)) {
+		if (pid != e->last_pid)
+			e->nr_procs++;
+		e->last_pid = pid;
+	}
 	if (ix->cur_seq != 0) {
 		if (e->seg_seq != ix->cur_seq) {
 			struct ix_op *o;
@@ -1842,7 +1804,6 @@ index_close(struct index *ix)
 		free(ix->objs[i]);
 	free(ix->objs);
 	free(ix->ohash);
-	free(ix->pids);
 	free(ix->unres);
 	free(ix->uhash);
 	free(ix->dirty);
