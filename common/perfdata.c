@@ -405,11 +405,13 @@ perfdata_finish(struct perfdata *pd, const struct perfdata_attr *attrs, size_t n
 		rc = -errno;
 		goto out;
 	}
-	if (fdatasync(pd->fd) == -1 && errno != EINVAL) {
-		rc = -errno;
-		goto out;
-	}
-	/* The header last: until it lands the file reads as unfinished. */
+	/*
+	 * The header last, then one sync.  The caller renames the file only
+	 * after this, so a file under its final name is complete on disk; one
+	 * cut short by a power loss still has its .partial name, and repair
+	 * rebuilds features and header from its records, which were written
+	 * (data.size of them) before any of this.
+	 */
 	if ((rc = pwrite_all(pd->fd, &h, sizeof(h), 0)) < 0)
 		goto out;
 	if (fdatasync(pd->fd) == -1 && errno != EINVAL)

@@ -16,6 +16,7 @@ public_queries = yes
 control_group = nogroup"
 S=$T/control.sock
 ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
+raw() { printf "$1" | "$T/ctlclient" "$S" raw; }
 
 # --- every command, human and --json ---------------------------------------
 ctl ping | grep -q '^pong' || fail "ping"
@@ -41,6 +42,23 @@ ctl --json snapshot --store | grep -q '"failed": 0' || fail "snapshot --store --
 printf '{"method":"io.perfmap.Snapshot","parameters":{"store":true}}\0' |
 	"$T/ctlclient" "$S" raw | grep -q 'InvalidParameter' || fail "store without more accepted"
 ctl status | grep -q '^cache .* captured' || fail "status shows no cache figures"
+
+# the index queries, through the socket, both forms
+pmid=$(readelf_buildid "$T/pm-spin")
+ctl segments | grep -q "$(basename "$snap")" || fail "segments does not list the snapshot"
+ctl --json segments | grep -q '"samples"' || fail "segments --json"
+ctl segments "$(basename "$snap")" | grep -q "^$pmid  $T/pm-spin" || fail "segments SEG: no pm-spin"
+ctl history "$T/pm-spin" | grep -q "^$pmid " || fail "history"
+ctl --json history "$T/pm-spin" | grep -q "\"build_id\": \"$pmid\"" || fail "history --json"
+ctl lookup "$T/pm-spin" | grep -q "^$pmid " || fail "lookup"
+ctl lookup "$T/pm-spin" --at -1s --json | grep -q "$pmid" || fail "lookup --at --json"
+ctl buildid "$pmid" | grep -q "$T/pm-spin" || fail "buildid"
+ctl --json buildid "$pmid" | grep -q '"segments"' || fail "buildid --json"
+ctl lookup /no/such/path 2> "$T/err"; [ $? -eq 1 ] && grep -q NotFound "$T/err" ||
+	fail "lookup of an unknown path: $(cat "$T/err")"
+ctl lookup "$T/pm-spin" --at 'not a date' 2>/dev/null; [ $? -eq 2 ] || fail "bad date not a usage error"
+out=$(raw '{"method":"io.perfmap.Lookup","parameters":{"path":7}}\0')
+echo "$out" | grep -q 'InvalidParameter' || fail "lookup with a number for path: $out"
 
 ctl reload | grep -q 'reloaded' || fail "reload"
 cp "$T/perfmapd.conf" "$T/good.conf"
@@ -78,7 +96,6 @@ else
 fi
 
 # --- bad input ------------------------------------------------------------------
-raw() { printf "$1" | "$T/ctlclient" "$S" raw; }
 out=$(raw '{"method": "io.perfmap.Ping"}\0')
 echo "$out" | grep -q pong || fail "raw ping: $out"
 out=$(raw '{"method":"org.varlink.service.GetInfo"}\0')

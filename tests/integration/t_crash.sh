@@ -6,7 +6,7 @@
 need_events
 need_perf
 
-ROUNDS=${CRASH_ROUNDS:-5}
+ROUNDS=${CRASH_ROUNDS:-20}
 build_prog spin
 cp "$T/spin" "$T/pm-spin"
 "$T/pm-spin" 60 & BG_PIDS="$!"
