@@ -191,35 +191,36 @@ fail:
 	return (int)off;
 }
 
+/*
+ * A failed flush keeps what it could not write and says why (pd->error);
+ * the next flush tries again from the same offset, so the file never has
+ * a hole or half a record once it succeeds: the caller can make room
+ * (ENOSPC) and carry on.
+ */
 int
 perfdata_flush(struct perfdata *pd)
 {
 	uint64_t pos;
 	int	 rc;
 
-	if (pd->error)
-		return -pd->error;
 	if (pd->buflen == 0)
 		return 0;
 	pos = pd->data_offset + pd->data_size - pd->buflen;
 	if ((rc = pwrite_all(pd->fd, pd->buf, pd->buflen, (off_t)pos)) < 0) {
-		/* What did not reach the disk is dropped, not retried forever. */
-		pd->data_size -= pd->buflen;
-		pd->buflen = 0;
 		pd->error = -rc;
 		return rc;
 	}
 	pd->buflen = 0;
+	pd->error = 0;
 	return 0;
 }
 
+/* Append a record; it fails, and the record is not taken, only if it cannot be buffered. */
 int
 perfdata_write(struct perfdata *pd, const void *data, size_t len)
 {
 	int	 rc;
 
-	if (pd->error)
-		return -pd->error;
 	if (pd->buflen + len > pd->bufcap && (rc = perfdata_flush(pd)) < 0)
 		return rc;
 	if (len > pd->bufcap) {

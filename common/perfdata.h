@@ -57,7 +57,7 @@ struct perfdata {
 	uint64_t	 data_size;		/* written + buffered */
 	uint8_t		*buf;
 	size_t		 buflen, bufcap;
-	int		 error;			/* sticky errno of a failed write */
+	int		 error;			/* errno of the last failed flush, 0 once one succeeds */
 };
 
 int	perfdata_create(struct perfdata *, const char *path,

@@ -87,6 +87,12 @@ ctl_status(struct ctl_request *req)
 	    "clients", (int)control_nclients(d->control),
 	    "model_processes", (json_int_t)r->model.nprocs,
 	    "model_maps", (json_int_t)r->model.nmaps);
+	json_object_set_new(json_object_get(out, "disk"), "error",
+	    r->disk_error != 0 ? json_string(strerror(r->disk_error)) : json_null());
+	json_object_set_new(json_object_get(out, "disk"), "records_dropped",
+	    json_integer((json_int_t)s->write_errors));
+	json_object_set_new(json_object_get(out, "disk"), "segments_deleted_for_space",
+	    json_integer((json_int_t)s->deleted_for_space));
 	json_object_set_new(out, "cache", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 	    "buildids_seen", (json_int_t)cs.seen, "captured", (json_int_t)cs.captured,
 	    "already_cached", (json_int_t)cs.present, "failed", (json_int_t)cs.failed,

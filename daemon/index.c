@@ -200,6 +200,7 @@ struct index {
 	struct ix_batch	*q_head, *q_tail;
 	int		 busy;
 	uint64_t	 w_batches, w_rows, w_errors, w_us_last, w_us_max;
+	uint64_t	 w_failing, w_lost_rows;	/* writer thread only */
 	int		 wal_frames;	/* in the WAL since the last checkpoint */
 };
 
@@ -605,7 +606,8 @@ run_batches(struct index *ix, struct ix_batch *list)
 		rows += b->n;
 	}
 	if (rc == 0 && sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-		log_warnx("index: commit: %s", sqlite3_errmsg(ix->db));
+		if (ix->w_failing == 0)
+			log_warnx("index: commit: %s", sqlite3_errmsg(ix->db));
 		rc = -1;
 	}
 	if (rc < 0)
@@ -622,11 +624,26 @@ out:
 	else
 		ix->w_errors++;
 	pthread_mutex_unlock(&ix->mu);
-	if (rc < 0)
-		log_warnx("index: %llu rows were not written", (unsigned long long)rows);
-	else
+	/*
+	 * A failing disk is reported once, and its end once: rows of objects
+	 * come back with their next sighting, segments with the reconciliation
+	 * at the next start.
+	 */
+	if (rc < 0) {
+		if (ix->w_failing++ == 0)
+			log_warnx("index: batches are not written (%llu rows so far) until "
+			    "this is fixed", (unsigned long long)rows);
+		ix->w_lost_rows += rows;
+	} else {
+		if (ix->w_failing > 0)
+			log_info("index: writing again; %llu batches (%llu rows) were lost",
+			    (unsigned long long)ix->w_failing,
+			    (unsigned long long)ix->w_lost_rows);
+		ix->w_failing = 0;
+		ix->w_lost_rows = 0;
 		log_debug("index: committed %llu rows in %llu us", (unsigned long long)rows,
 		    (unsigned long long)us);
+	}
 	return rc;
 }
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@ static void
 log_stats(struct perfmapd *d, const char *what)
 {
 	struct recorder_stats *s = &d->rec.st;
+	struct mallinfo2 mi = mallinfo2();
 
 	log_info("%s: samples=%llu records=%llu mmaps=%llu lost=%llu lost_samples=%llu "
 	    "bad=%llu write_errors=%llu bytes=%llu segments=%llu no_buildid=%llu",
@@ -61,6 +63,9 @@ log_stats(struct perfmapd *d, const char *what)
 	    (unsigned long long)s->lost_samples, (unsigned long long)s->bad_records,
 	    (unsigned long long)s->write_errors, (unsigned long long)s->bytes,
 	    (unsigned long long)s->segments, (unsigned long long)s->mmaps_no_id);
+	log_info("%s: heap in use %zu kB of %zu kB from the system; model %zu processes, "
+	    "%zu maps", what, mi.uordblks / 1024, (mi.arena + mi.hblkhd) / 1024,
+	    d->rec.model.nprocs, d->rec.model.nmaps);
 }
 
 static void
@@ -68,9 +73,11 @@ notify_status(struct perfmapd *d)
 {
 	struct recorder_stats *s = &d->rec.st;
 
-	sd_notifyf(0, "STATUS=recording (%s): %llu samples, %llu lost, %llu segments",
+	sd_notifyf(0, "STATUS=recording (%s): %llu samples, %llu lost, %llu segments%s%s",
 	    events_mode_name(d->rec.ev.mode), (unsigned long long)s->samples,
-	    (unsigned long long)s->lost, (unsigned long long)s->segments);
+	    (unsigned long long)s->lost, (unsigned long long)s->segments,
+	    d->rec.disk_error != 0 ? "; cannot write: " : "",
+	    d->rec.disk_error != 0 ? strerror(d->rec.disk_error) : "");
 }
 
 static void

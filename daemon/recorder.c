@@ -77,20 +77,77 @@ record_wall(struct recorder *r, const struct record *rec)
 	    ((int64_t)rec->sid.time - (int64_t)r->seg.t_start));
 }
 
+static void	retention_deleted_cb(const char *, void *);
+
+static int
+is_space_error(int rc)
+{
+	return rc == -ENOSPC || rc == -EDQUOT;
+}
+
+/*
+ * The disk is full: make room the way retention would, by deleting the
+ * oldest closed segment (never the open one).  Returns 0 if one was
+ * deleted.  With nothing left to delete, it does not look again for a
+ * second, so a full disk costs one failed write per second, not one per
+ * record.
+ */
+static int
+make_room(struct recorder *r)
+{
+	uint64_t now = recorder_now();
+
+	if (r->room_gone_at != 0 && now - r->room_gone_at < 1000000000ULL)
+		return -1;
+	if (segment_delete_oldest(r->segdir, retention_deleted_cb, r) == 1) {
+		r->st.deleted_for_space++;
+		r->room_gone_at = 0;
+		return 0;
+	}
+	r->room_gone_at = now;
+	return -1;
+}
+
+/* A write failed with RC: enter the disk-full state (logged once). */
+static void
+disk_trouble(struct recorder *r, int rc)
+{
+	if (r->disk_error != 0)
+		return;
+	r->disk_error = -rc;
+	errno = -rc;
+	log_warn("%s: cannot write%s", r->seg.open ? r->seg.partial : r->segdir,
+	    is_space_error(rc) ? "; deleting the oldest segments to make room, "
+	    "dropping records while there is none" : "; dropping records");
+}
+
+/* A flush went through: leave the disk-full state. */
+static void
+disk_recovered(struct recorder *r)
+{
+	if (r->disk_error == 0)
+		return;
+	log_info("%s: writing again; %llu records could not be written meanwhile",
+	    r->segdir, (unsigned long long)r->st.write_errors);
+	r->disk_error = 0;
+	r->room_gone_at = 0;
+}
+
 static void
 seg_write(struct recorder *r, const void *buf, size_t len)
 {
-	int	 rc;
+	int	 rc, tries;
 
-	if (!r->seg.open)
-		return;
-	if ((rc = segment_write(&r->seg, buf, len)) < 0) {
+	if (!r->seg.open) {
 		r->st.write_errors++;
-		if (!r->disk_error_logged) {
-			errno = -rc;
-			log_warn("%s: write", r->seg.partial);
-			r->disk_error_logged = 1;
-		}
+		return;
+	}
+	for (tries = 0; (rc = segment_write(&r->seg, buf, len)) < 0 && tries < 8; tries++)
+		if (!is_space_error(rc) || make_room(r) < 0)
+			break;
+	if (rc < 0) {
+		r->st.write_errors++;
+		disk_trouble(r, rc);
 		return;
 	}
 	r->st.bytes += len;
@@ -250,16 +307,21 @@ static void
 write_round(struct recorder *r)
 {
 	struct perf_event_header fr = { PERF_RECORD_FINISHED_ROUND, 0, sizeof(fr) };
+	int	 rc, tries;
 
 	if (!r->wrote || !r->seg.open)
 		return;
+
 	if (segment_write(&r->seg, &fr, sizeof(fr)) == 0)
 		r->st.bytes += sizeof(fr);
 	r->wrote = 0;
-	if (perfdata_flush(&r->seg.pd) < 0 && !r->disk_error_logged) {
-		log_warnx("%s: write failed, records are being dropped", r->seg.partial);
-		r->disk_error_logged = 1;
-	}
+	for (tries = 0; (rc = perfdata_flush(&r->seg.pd)) < 0 && tries < 8; tries++)
+		if (!is_space_error(rc) || make_room(r) < 0)
+			break;
+	if (rc < 0)
+		disk_trouble(r, rc);
+	else
+		disk_recovered(r);
 }
 
 /* Consume every ring up to records stamped at LIMIT. */
@@ -355,9 +417,17 @@ close_segment(struct recorder *r, uint64_t t_end)
 	r->seg.t_end = t_end;
 	fill_meta(r, &meta, &u, host, sizeof(host));
 	if ((rc = segment_close(&r->seg, &r->attr, 1, &meta)) < 0) {
+		char	 err[512];
+
 		errno = -rc;
 		log_warn("%s: cannot finish segment", r->seg.partial);
-		return rc;
+		/*
+		 * Out of space for its features and header: make room and
+		 * finish it from its records, as after a crash.
+		 */
+		if (!is_space_error(rc) || make_room(r) < 0 ||
+		    repair_segment(r->seg.partial, err, sizeof(err)) < 0)
+			return rc;
 	}
 	r->st.segments++;
 	snprintf(r->last_closed, sizeof(r->last_closed), "%s", r->seg.path);
@@ -403,17 +473,19 @@ open_segment(struct recorder *r, uint64_t t_start)
 {
 	struct synth_stats ss;
 	uint8_t	 vid[BUILD_ID_MAX];
-	int	 rc, vlen;
+	int	 rc, vlen, tries;
 
-	r->seq++;
-	rc = segment_open(&r->seg, r->segdir, r->seq, t_start, wall_at(t_start),
-	    &r->attr, 1);
+	for (tries = 0; ; tries++) {
+		rc = segment_open(&r->seg, r->segdir, r->seq + 1, t_start, wall_at(t_start),
+		    &r->attr, 1);
+		if (rc == 0 || !is_space_error(rc) || tries == 8 || make_room(r) < 0)
+			break;
+	}
 	if (rc < 0) {
-		errno = -rc;
-		log_warn("%s: cannot open a new segment", r->segdir);
+		disk_trouble(r, rc);
 		return rc;
 	}
-	r->disk_error_logged = 0;
+	r->seq++;
 	kinfo_free(&r->kinfo);
 	kinfo_load(&r->kinfo);
 	capture_kernel(r->cap, &r->kinfo);

@@ -29,6 +29,7 @@ struct recorder_stats {
 	uint64_t	 lost_samples;		/* LOST_SAMPLES */
 	uint64_t	 bad_records;		/* malformed, dropped */
 	uint64_t	 write_errors;		/* records that could not be written */
+	uint64_t	 deleted_for_space;	/* segments deleted because the disk was full */
 	uint64_t	 bytes;			/* written to segments */
 	uint64_t	 segments;		/* closed */
 	uint64_t	 rotations_size, rotations_age, rotations_signal, rotations_request;
@@ -66,7 +67,8 @@ struct recorder {
 	struct {
 		uint64_t samples, records, lost, bytes, nbuildids;
 	}		 last_stats;		/* of last_closed */
-	int		 disk_error_logged;
+	int		 disk_error;		/* errno while segments cannot be written, else 0 */
+	uint64_t	 room_gone_at;		/* no segment left to delete for space, at */
 	struct index	*index;		/* STATE/index.db writer */
 	struct capture	*cap;		/* build-id cache worker (capture.h) */
 };

@@ -230,20 +230,84 @@ segfile_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static int	segfiles_list(const char *, struct segfile **, size_t *, uint64_t *);
+static int	delete_one(const char *, const char *, const char *, segment_deleted_fn,
+		    void *);
+
 int
 segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
     uint64_t keep_age_ms, segment_deleted_fn deleted_cb, void *arg)
 {
+	struct segfile	*v;
+	size_t		 n, i;
+	uint64_t	 total;
+	time_t		 now = time(NULL);
+	int		 deleted = 0;
+
+	if (segfiles_list(dir, &v, &n, &total) < 0)
+		return -errno;
+	for (i = 0; i < n; i++) {
+		int	 old = keep_age_ms != 0 &&
+		    (uint64_t)(now - v[i].mtime) * 1000 > keep_age_ms;
+
+		if (!((keep_count != 0 && n - i > keep_count) ||
+		    (keep_size != 0 && total > keep_size) || old))
+			break;
+		if (delete_one(dir, v[i].name, "retention", deleted_cb, arg) < 0)
+			continue;
+		total -= v[i].size;
+		deleted++;
+	}
+	free(v);
+	return deleted;
+}
+
+int
+segment_delete_oldest(const char *dir, segment_deleted_fn deleted_cb, void *arg)
+{
+	struct segfile	*v;
+	size_t		 n;
+	uint64_t	 total;
+	int		 rc = 0;
+
+	if (segfiles_list(dir, &v, &n, &total) < 0)
+		return -errno;
+	if (n > 0 && delete_one(dir, v[0].name, "disk full", deleted_cb, arg) == 0)
+		rc = 1;
+	free(v);
+	return rc;
+}
+
+static int
+delete_one(const char *dir, const char *name, const char *why,
+    segment_deleted_fn deleted_cb, void *arg)
+{
+	char	 path[PATH_MAX];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
+	    unlink(path) == -1) {
+		log_warn("%s: unlink %s", why, path);
+		return -1;
+	}
+	log_info_field("SEGMENT", name, "%s: deleted %s", why, name);
+	if (deleted_cb != NULL)
+		deleted_cb(name, arg);
+	return 0;
+}
+
+/* The closed segments of DIR, oldest first, and their total size. */
+static int
+segfiles_list(const char *dir, struct segfile **out, size_t *np, uint64_t *totalp)
+{
 	DIR		*d;
 	struct dirent	*de;
 	struct segfile	*v = NULL, *nv;
-	size_t		 n = 0, i;
+	size_t		 n = 0;
 	uint64_t	 total = 0;
-	time_t		 now = time(NULL);
-	int		 deleted = 0, partial, dfd;
+	int		 partial, dfd;
 
 	if ((d = opendir(dir)) == NULL)
-		return -errno;
+		return -1;
 	dfd = dirfd(d);
 	while ((de = readdir(d)) != NULL) {
 		struct stat st;
@@ -261,25 +325,11 @@ segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
 		total += v[n].size;
 		n++;
 	}
-	qsort(v, n, sizeof(*v), segfile_cmp);
-	for (i = 0; i < n; i++) {
-		int	 old = keep_age_ms != 0 &&
-		    (uint64_t)(now - v[i].mtime) * 1000 > keep_age_ms;
-
-		if (!((keep_count != 0 && n - i > keep_count) ||
-		    (keep_size != 0 && total > keep_size) || old))
-			break;
-		if (unlinkat(dfd, v[i].name, 0) == -1) {
-			log_warn("retention: unlink %s/%s", dir, v[i].name);
-			continue;
-		}
-		log_info_field("SEGMENT", v[i].name, "retention: deleted %s", v[i].name);
-		if (deleted_cb != NULL)
-			deleted_cb(v[i].name, arg);
-		total -= v[i].size;
-		deleted++;
-	}
 	closedir(d);
-	free(v);
-	return deleted;
+	if (n > 0)
+		qsort(v, n, sizeof(*v), segfile_cmp);
+	*out = v;
+	*np = n;
+	*totalp = total;
+	return 0;
 }

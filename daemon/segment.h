@@ -60,6 +60,12 @@ uint64_t segment_last_seq(const char *dir);
  * deleted.  Returns the number deleted.
  */
 typedef void (*segment_deleted_fn)(const char *name, void *arg);
+/*
+ * Disk full: delete DIR's oldest closed segment.  Returns 1 if one was
+ * deleted, 0 if none is left, -errno.
+ */
+int	segment_delete_oldest(const char *dir, segment_deleted_fn, void *arg);
+
 int	segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
 	    uint64_t keep_age_ms, segment_deleted_fn deleted_cb, void *arg);
 

@@ -5,7 +5,7 @@
  * written, read back with our reader, and judged by the real perf
  * (report -D, buildid-list, report --header-only, script).  Then damage:
  * a torn file as after a crash, files that are not perf.data or have an
- * absurd header, and a write on a full filesystem (sticky -ENOSPC).
+ * absurd header, and a write on a full filesystem (-ENOSPC, then recovery).
  */
 
 #include <errno.h>
@@ -813,7 +813,11 @@ START_TEST(test_big_writes)
 }
 END_TEST
 
-/* A full filesystem: -ENOSPC from write/flush/finish, and it sticks. */
+/*
+ * A full filesystem: -ENOSPC from write/flush/finish while it lasts; what
+ * was buffered is kept, and once space returns it all lands, the file
+ * finishes and reads back whole.
+ */
 START_TEST(test_enospc)
 {
 	char	 mnt[128], path[160];
@@ -848,7 +852,7 @@ START_TEST(test_enospc)
 		rc = perfdata_write(&pd, rec, sizeof(rec));
 	ck_assert_int_eq(rc, -ENOSPC);
 	ck_assert_int_eq(pd.error, ENOSPC);
-	/* Sticky: later writes and flushes fail the same way without writing. */
+	/* The buffer is full and cannot be flushed: writes and flushes keep failing. */
 	ck_assert_int_eq(perfdata_write(&pd, rec, sizeof(rec)), -ENOSPC);
 	ck_assert_int_eq(perfdata_write(&pd, rec, 8), -ENOSPC);
 	ck_assert_int_eq(perfdata_flush(&pd), -ENOSPC);
@@ -869,18 +873,35 @@ START_TEST(test_enospc)
 			;
 		close(fd);
 		unlink(filler);
-		/* leave ~16 KiB free: enough for the prologue */
+		/* leave ~8 KiB free: enough for the prologue, not for the records */
 		ck_assert_int_ge(fd = open(filler, O_WRONLY | O_CREAT, 0600), 0);
-		for (i = 0; i < 12; i++)
+		for (i = 0; i < 14; i++)
 			ck_assert_int_eq(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
 		close(fd);
 		ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
-		for (i = 0; i < 16; i++)
+		for (i = 0; i < 4; i++)
 			ck_assert_int_eq(perfdata_write(&pd, rec, sizeof(rec)), 0);
 		ck_assert_int_eq(perfdata_flush(&pd), -ENOSPC);
-		ck_assert_int_eq(perfdata_write(&pd, rec, 8), -ENOSPC);
+		ck_assert_int_eq(pd.error, ENOSPC);
+		/* still room in the buffer: a record is taken (not lost) */
+		ck_assert_int_eq(perfdata_write(&pd, rec, sizeof(rec)), 0);
 		ck_assert_int_eq(perfdata_flush(&pd), -ENOSPC);
-		perfdata_close(&pd);
+		/* space returns: everything buffered lands, the file finishes */
+		ck_assert_int_eq(unlink(filler), 0);
+		ck_assert_int_eq(perfdata_flush(&pd), 0);
+		ck_assert_int_eq(pd.error, 0);
+		ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, NULL, 0), 0);
+		{
+			struct perfdata_file f;
+			char	 err[256];
+			int64_t	 good;
+
+			ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+			good = perfdata_walk(&f, NULL, NULL);
+			ck_assert_int_eq(good, 5 * (int64_t)sizeof(rec));
+			ck_assert_uint_eq(f.h.data.size, 5 * sizeof(rec));
+			perfdata_file_close(&f);
+		}
 	}
 	umount(mnt);
 }

@@ -1,0 +1,85 @@
+#!/bin/sh
+# A full disk: the state directory on a small tmpfs under an exec storm.
+# - squeezed by a filler file: the oldest segments are deleted to make room
+#   (logged, counted in status) and recording goes on;
+# - completely full: records are dropped and status says so, the daemon
+#   keeps running and answering;
+# - space returns: recording resumes, status clears;
+# and in the end every segment on disk is one perf reads, the index passes
+# SQLite's integrity check, and nothing is left half-written.
+. tests/lib.sh
+need_events
+need_perf
+command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
+mkdir -p "$T/state" "$T/cache"
+mount -t tmpfs -o size=24m tmpfs "$T/state" 2>/dev/null || skip "cannot mount a tmpfs"
+cleanup_mount() { umount -l "$T/state" 2>/dev/null; }
+trap 'cleanup_mount; cleanup' EXIT
+cc -O2 -o "$T/execstorm" tests/bench/execstorm.c || fail "cannot build execstorm"
+# 16 of the 24 MiB taken: segments fill the rest within seconds
+dd if=/dev/zero of="$T/state/filler" bs=1M count=16 status=none
+
+start_daemon "[record]
+frequency = 999
+drain_interval = 250ms
+[segments]
+rotate_age = 0
+rotate_size = 0
+keep_size = 0
+keep_count = 0
+keep_age = 0
+[cache]
+dir = $T/cache"
+S=$T/control.sock
+ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
+dropped() { ctl --json status | jq -r ".disk.$1"; }
+"$T/execstorm" 60 2 /bin/true > /dev/null & BG_PIDS=$!
+# closed segments to sacrifice; from now on only the open one grows
+for i in 1 2 3 4; do sleep 1; ctl snapshot > /dev/null || fail "snapshot $i"; done
+
+# 1. squeezed: the oldest segments make room
+for _ in $(seq 1 60); do [ "$(dropped segments_deleted_for_space)" -gt 0 ] && break; sleep 0.5; done
+n=$(dropped segments_deleted_for_space)
+[ "$n" -gt 0 ] || { ctl status; df -h "$T/state"; fail "no segment was deleted to make room"; }
+grep -q 'disk full: deleted perf-' "$T/daemon.log" || fail "deletions for space not logged"
+note "squeezed: $n segments deleted to make room, $(ls "$T/state/segments" | wc -l) files left"
+
+# 2. completely full: the open segment has taken all the room the closed
+# ones gave; nothing left to delete, records dropped, still answering
+for _ in $(seq 1 60); do [ "$(dropped error)" != null ] && break; sleep 0.5; done
+[ "$(dropped error)" != null ] || { ctl status; fail "status does not report the full disk"; }
+ctl status | grep -q '^DISK TROUBLE' || fail "status text does not show the trouble"
+sleep 2
+d1=$(dropped records_dropped)
+[ "$d1" -gt 0 ] || fail "records dropped not counted"
+ctl ping > /dev/null || fail "daemon does not answer while the disk is full"
+grep -q 'cannot write' "$T/daemon.log" || fail "the full disk was not logged"
+note "full: $(dropped error), $d1 records dropped so far"
+
+# 3. space returns: recording resumes
+rm -f "$T/state/filler" "$T/state/filler2"
+for _ in $(seq 1 40); do [ "$(dropped error)" = null ] && break; sleep 0.5; done
+[ "$(dropped error)" = null ] || { ctl status; fail "status still reports trouble after space returned"; }
+grep -q 'writing again' "$T/daemon.log" || fail "recovery not logged"
+before=$(ls "$T/state/segments" | grep -c '\.data$')
+sleep 2
+seg=$(ctl snapshot) || fail "snapshot after recovery"
+after=$(ls "$T/state/segments" | grep -c '\.data$')
+[ "$after" -gt "$before" ] || fail "no new segment after space returned ($before -> $after)"
+d2=$(dropped records_dropped)
+sleep 1
+[ "$(dropped records_dropped)" = "$d2" ] || fail "records still dropped after space returned"
+kill $BG_PIDS 2>/dev/null; wait $BG_PIDS 2>/dev/null; BG_PIDS=""
+stop_daemon
+
+# 4. nothing corrupt
+ls "$T/state/segments" | grep -q '\.partial$' && fail "a .partial segment is left"
+bad=0
+for f in $(segments); do
+	perf report -i "$f" --stdio > /dev/null 2>&1 || { bad=$((bad + 1)); note "perf cannot read $f"; }
+done
+[ "$bad" -eq 0 ] || fail "$bad segments perf cannot read"
+[ "$(sqlite3 "$T/state/index.db" 'PRAGMA integrity_check')" = ok ] || fail "index.db is damaged"
+perf report -i "$seg" --stdio --sort comm 2>/dev/null | grep -q 'true\|execstorm' ||
+	fail "the segment taken after recovery has no samples of the storm"
+echo "PASS: $n segments deleted for space, $d1+ records dropped while full, resumed"
