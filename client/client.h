@@ -56,6 +56,10 @@ int	client_offline(const struct client_opts *, const struct client_cmd *, json_t
 /* Connect, call, print every reply; returns an exit status. */
 int	client_call(const struct client_opts *, const struct client_cmd *, json_t *params);
 
+/* Fields of a reply: a string ("-" if absent), an integer (0 if absent). */
+const char *client_str(json_t *, const char *key);
+long long client_num(json_t *, const char *key);
+
 /* Output helpers: "1.5G", aligned key/value lines. */
 void	client_print_size(FILE *, long long bytes);
 void	client_print_kv(FILE *, const char *key, const char *fmt, ...)

@@ -24,24 +24,11 @@ parse_none(int argc, char **argv, char *err, size_t errlen)
 	return json_object();
 }
 
-static const char *
-str(json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-
-	return s ? s : "-";
-}
-
-static long long
-num(json_t *o, const char *k)
-{
-	return (long long)json_integer_value(json_object_get(o, k));
-}
 
 static void
 print_ping(json_t *p, FILE *f)
 {
-	fprintf(f, "pong (perfmapd %s)\n", str(p, "version"));
+	fprintf(f, "pong (perfmapd %s)\n", client_str(p, "version"));
 }
 
 static void
@@ -49,53 +36,60 @@ print_status(json_t *p, FILE *f)
 {
 	json_t	*c = json_object_get(p, "counters"), *s = json_object_get(p, "segment");
 	json_t	*d = json_object_get(p, "disk");
-	long long up = num(p, "uptime_s");
+	long long up = client_num(p, "uptime_s");
 
-	client_print_kv(f, "version", "%s (pid %lld)", str(p, "version"), num(p, "pid"));
-	client_print_kv(f, "started", "%s (up %lldd %02lld:%02lld:%02lld)", str(p, "started"),
+	client_print_kv(f, "version", "%s (pid %lld)", client_str(p, "version"), client_num(p, "pid"));
+	client_print_kv(f, "started", "%s (up %lldd %02lld:%02lld:%02lld)", client_str(p, "started"),
 	    up / 86400, up / 3600 % 24, up / 60 % 60, up % 60);
-	client_print_kv(f, "recording", "%s at %lld Hz on %lld CPUs%s", str(p, "event"),
-	    num(p, "frequency"), num(p, "cpus"),
+	client_print_kv(f, "recording", "%s at %lld Hz on %lld CPUs%s", client_str(p, "event"),
+	    client_num(p, "frequency"), client_num(p, "cpus"),
 	    json_is_true(json_object_get(p, "callchain")) ? ", call chains" : "");
-	client_print_kv(f, "build-id mode", "%s", str(p, "buildid_mode"));
-	client_print_kv(f, "state", "%s", str(p, "state_dir"));
+	client_print_kv(f, "build-id mode", "%s", client_str(p, "buildid_mode"));
+	client_print_kv(f, "state", "%s", client_str(p, "state_dir"));
 	if (json_is_object(s)) {
-		client_print_kv(f, "segment", "%s", str(s, "path"));
-		fprintf(f, "%-18s since %s, %lld samples, ", "", str(s, "started"), num(s, "samples"));
-		client_print_size(f, num(s, "bytes"));
+		client_print_kv(f, "segment", "%s", client_str(s, "path"));
+		fprintf(f, "%-18s since %s, %lld samples, ", "", client_str(s, "started"), client_num(s, "samples"));
+		client_print_size(f, client_num(s, "bytes"));
 		fputc('\n', f);
 	} else
 		client_print_kv(f, "segment", "none (see the log)");
-	client_print_kv(f, "samples", "%lld", num(c, "samples"));
-	client_print_kv(f, "records", "%lld (%lld mmaps)", num(c, "records"), num(c, "mmaps"));
+	client_print_kv(f, "samples", "%lld", client_num(c, "samples"));
+	client_print_kv(f, "records", "%lld (%lld mmaps)", client_num(c, "records"), client_num(c, "mmaps"));
 	client_print_kv(f, "build-ids", "%lld from the kernel, %lld read by perfmapd, %lld "
-	    "without", num(c, "mmaps_kernel_buildid"), num(c, "mmaps_user_buildid"),
-	    num(c, "mmaps_no_buildid"));
-	client_print_kv(f, "lost", "%lld records, %lld samples", num(c, "lost"),
-	    num(c, "lost_samples"));
-	if (num(c, "write_errors") > 0 || num(c, "bad_records") > 0)
+	    "without", client_num(c, "mmaps_kernel_buildid"), client_num(c, "mmaps_user_buildid"),
+	    client_num(c, "mmaps_no_buildid"));
+	client_print_kv(f, "lost", "%lld records, %lld samples", client_num(c, "lost"),
+	    client_num(c, "lost_samples"));
+	if (client_num(c, "write_errors") > 0 || client_num(c, "bad_records") > 0)
 		client_print_kv(f, "errors", "%lld write errors, %lld malformed records",
-		    num(c, "write_errors"), num(c, "bad_records"));
-	fprintf(f, "%-18s %lld segments, ", "disk", num(d, "segments"));
-	client_print_size(f, num(d, "segments_bytes"));
+		    client_num(c, "write_errors"), client_num(c, "bad_records"));
+	fprintf(f, "%-18s %lld segments, ", "disk", client_num(d, "segments"));
+	client_print_size(f, client_num(d, "segments_bytes"));
 	fputc('\n', f);
+	if (json_is_string(json_object_get(d, "error")))
+		client_print_kv(f, "DISK TROUBLE", "%s: %lld records dropped, %lld segments "
+		    "deleted to make room", client_str(d, "error"), client_num(d, "records_dropped"),
+		    client_num(d, "segments_deleted_for_space"));
+	else if (client_num(d, "segments_deleted_for_space") > 0)
+		client_print_kv(f, "disk was full", "%lld records dropped, %lld segments deleted "
+		    "to make room", client_num(d, "records_dropped"), client_num(d, "segments_deleted_for_space"));
 	if (json_is_object(json_object_get(p, "cache"))) {
 		json_t *k = json_object_get(p, "cache");
 
-		fprintf(f, "%-18s %lld entries, ", "cache", num(k, "entries"));
-		client_print_size(f, num(k, "bytes"));
+		fprintf(f, "%-18s %lld entries, ", "cache", client_num(k, "entries"));
+		client_print_size(f, client_num(k, "bytes"));
 		fprintf(f, "; %lld captured, %lld failed, %lld missed (left for store)\n",
-		    num(k, "captured"), num(k, "failed"), num(k, "missed"));
+		    client_num(k, "captured"), client_num(k, "failed"), client_num(k, "missed"));
 	}
 	if (json_is_object(json_object_get(p, "index"))) {
 		json_t *x = json_object_get(p, "index");
 
 		client_print_kv(f, "index", "%lld objects, %lld mappings without build-id%s",
-		    num(x, "objects"), num(x, "unresolved"),
-		    num(x, "errors") > 0 ? " (write errors: see the log)" : "");
+		    client_num(x, "objects"), client_num(x, "unresolved"),
+		    client_num(x, "errors") > 0 ? " (write errors: see the log)" : "");
 	}
 	client_print_kv(f, "processes", "%lld (%lld executable maps)",
-	    num(p, "model_processes"), num(p, "model_maps"));
+	    client_num(p, "model_processes"), client_num(p, "model_maps"));
 }
 
 static void	print_store(json_t *, FILE *);
@@ -115,7 +109,7 @@ print_snapshot(json_t *p, FILE *f)
 {
 	if (json_object_get(p, "buildids") != NULL && json_object_get(p, "path") != NULL &&
 	    json_object_get(p, "status") == NULL)
-		fprintf(f, "%s\n", str(p, "path"));
+		fprintf(f, "%s\n", client_str(p, "path"));
 	else
 		print_store(p, f);
 }
@@ -129,7 +123,7 @@ finish_snapshot(json_t *p, int rc)
 static void
 print_reload(json_t *p, FILE *f)
 {
-	fprintf(f, "configuration reloaded from %s\n", str(p, "config"));
+	fprintf(f, "configuration reloaded from %s\n", client_str(p, "config"));
 }
 
 static void
@@ -233,22 +227,22 @@ print_store(json_t *p, FILE *f)
 	const char *status = json_string_value(json_object_get(p, "status"));
 
 	if (status != NULL && strcmp(status, "OK") == 0)
-		fprintf(f, "OK %s %s\n", str(p, "buildid"), str(p, "path"));
+		fprintf(f, "OK %s %s\n", client_str(p, "buildid"), client_str(p, "path"));
 	else if (status != NULL)
-		fprintf(f, "FAIL %s %s: %s\n", str(p, "buildid"), str(p, "path"),
-		    str(p, "reason"));
+		fprintf(f, "FAIL %s %s: %s\n", client_str(p, "buildid"), client_str(p, "path"),
+		    client_str(p, "reason"));
 	else
 		fprintf(f, "%lld build-ids in %lld segments: %lld stored (%lld new), "
-		    "%lld failed; cache %s\n", num(p, "buildids"), num(p, "segments"),
-		    num(p, "ok"), num(p, "added"), num(p, "failed"), str(p, "cache"));
+		    "%lld failed; cache %s\n", client_num(p, "buildids"), client_num(p, "segments"),
+		    client_num(p, "ok"), client_num(p, "added"), client_num(p, "failed"), client_str(p, "cache"));
 }
 
 static int
 finish_store(json_t *p, int rc)
 {
-	if (rc == EXIT_OK && num(p, "failed") > 0) {
+	if (rc == EXIT_OK && client_num(p, "failed") > 0) {
 		fprintf(stderr, "perfmapctl: store: %lld build-ids could not be stored\n",
-		    num(p, "failed"));
+		    client_num(p, "failed"));
 		return EXIT_FAILED;
 	}
 	return rc;
@@ -260,12 +254,12 @@ print_export(json_t *p, FILE *f)
 	const char *status = json_string_value(json_object_get(p, "status"));
 
 	if (status != NULL)		/* a build-id that could not be packed */
-		fprintf(f, "FAIL %s %s: %s\n", str(p, "buildid"), str(p, "path"),
-		    str(p, "reason"));
+		fprintf(f, "FAIL %s %s: %s\n", client_str(p, "buildid"), client_str(p, "path"),
+		    client_str(p, "reason"));
 	else {
 		fprintf(f, "%s: %lld segments, %lld binaries (%lld missing), ",
-		    export_out, num(p, "segments"), num(p, "buildids"), num(p, "missing"));
-		client_print_size(f, num(p, "bytes"));
+		    export_out, client_num(p, "segments"), client_num(p, "buildids"), client_num(p, "missing"));
+		client_print_size(f, client_num(p, "bytes"));
 		fputc('\n', f);
 	}
 }

@@ -7,6 +7,22 @@
 
 #include "client.h"
 
+/* A string field of a reply, "-" if absent. */
+const char *
+client_str(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "-";
+}
+
+/* An integer field of a reply, 0 if absent. */
+long long
+client_num(json_t *o, const char *k)
+{
+	return (long long)json_integer_value(json_object_get(o, k));
+}
+
 void
 client_print_size(FILE *f, long long bytes)
 {

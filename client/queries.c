@@ -10,19 +10,6 @@
 #include "client.h"
 #include "indexq.h"
 
-static const char *
-str(json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-
-	return s ? s : "-";
-}
-
-static long long
-num(json_t *o, const char *k)
-{
-	return (long long)json_integer_value(json_object_get(o, k));
-}
 
 /* PATH [--at TIME] */
 json_t *
@@ -103,9 +90,9 @@ query_parse_segments(int argc, char **argv, char *err, size_t errlen)
 static void
 print_object_line(json_t *o, FILE *f)
 {
-	fprintf(f, "%-40s  %-24s  %-24s  %5lld %5lld  %s\n", str(o, "build_id"),
-	    str(o, "first_seen"), str(o, "last_seen"), num(o, "nr_maps"), num(o, "nr_procs"),
-	    str(o, "source"));
+	fprintf(f, "%-40s  %-24s  %-24s  %5lld %5lld  %s\n", client_str(o, "build_id"),
+	    client_str(o, "first_seen"), client_str(o, "last_seen"), client_num(o, "nr_maps"), client_num(o, "nr_procs"),
+	    client_str(o, "source"));
 }
 
 static void
@@ -122,7 +109,7 @@ query_print_lookup(json_t *p, FILE *f)
 	json_t	*o;
 	size_t	 i;
 
-	fprintf(f, "%s at %s\n", str(p, "path"), str(p, "at"));
+	fprintf(f, "%s at %s\n", client_str(p, "path"), client_str(p, "at"));
 	object_header(f);
 	if (json_array_size(mapped) > 0)
 		json_array_foreach(mapped, i, o)
@@ -139,13 +126,13 @@ query_print_history(json_t *p, FILE *f)
 	json_t	*o;
 	size_t	 i;
 
-	fprintf(f, "%s\n", str(p, "path"));
+	fprintf(f, "%s\n", client_str(p, "path"));
 	fprintf(f, "%-40s  %-24s  %-24s  %5s %5s %5s  %s\n", "BUILD-ID", "FIRST SEEN",
 	    "LAST SEEN", "MAPS", "PROCS", "SEGS", "SOURCE");
 	json_array_foreach(json_object_get(p, "objects"), i, o)
-		fprintf(f, "%-40s  %-24s  %-24s  %5lld %5lld %5lld  %s\n", str(o, "build_id"),
-		    str(o, "first_seen"), str(o, "last_seen"), num(o, "nr_maps"),
-		    num(o, "nr_procs"), num(o, "segments"), str(o, "source"));
+		fprintf(f, "%-40s  %-24s  %-24s  %5lld %5lld %5lld  %s\n", client_str(o, "build_id"),
+		    client_str(o, "first_seen"), client_str(o, "last_seen"), client_num(o, "nr_maps"),
+		    client_num(o, "nr_procs"), client_num(o, "segments"), client_str(o, "source"));
 }
 
 void
@@ -154,27 +141,27 @@ query_print_buildid(json_t *p, FILE *f)
 	json_t	*o;
 	size_t	 i;
 
-	client_print_kv(f, "build-id", "%s", str(p, "build_id"));
-	client_print_kv(f, "seen", "%s .. %s", str(p, "first_seen"), str(p, "last_seen"));
-	client_print_kv(f, "cached", "%s", str(p, "cached"));
+	client_print_kv(f, "build-id", "%s", client_str(p, "build_id"));
+	client_print_kv(f, "seen", "%s .. %s", client_str(p, "first_seen"), client_str(p, "last_seen"));
+	client_print_kv(f, "cached", "%s", client_str(p, "cached"));
 	fprintf(f, "\npaths:\n");
 	json_array_foreach(json_object_get(p, "objects"), i, o)
-		fprintf(f, "  %s  (%s .. %s, %lld maps, %lld processes, %s)\n", str(o, "path"),
-		    str(o, "first_seen"), str(o, "last_seen"), num(o, "nr_maps"),
-		    num(o, "nr_procs"), str(o, "source"));
+		fprintf(f, "  %s  (%s .. %s, %lld maps, %lld processes, %s)\n", client_str(o, "path"),
+		    client_str(o, "first_seen"), client_str(o, "last_seen"), client_num(o, "nr_maps"),
+		    client_num(o, "nr_procs"), client_str(o, "source"));
 	fprintf(f, "\nsegments:\n");
 	json_array_foreach(json_object_get(p, "segments"), i, o)
-		fprintf(f, "  %6lld  %-40s  %s .. %s  %s\n", num(o, "seq"), str(o, "name"),
-		    str(o, "seen_first"), str(o, "seen_last"), str(o, "state"));
+		fprintf(f, "  %6lld  %-40s  %s .. %s  %s\n", client_num(o, "seq"), client_str(o, "name"),
+		    client_str(o, "seen_first"), client_str(o, "seen_last"), client_str(o, "state"));
 }
 
 static void
 print_segment_line(json_t *s, FILE *f)
 {
-	fprintf(f, "%6lld  %-24s  %-24s  ", num(s, "seq"), str(s, "start"), str(s, "end"));
-	client_print_size(f, num(s, "size"));
-	fprintf(f, "\t%8lld %6lld  %-8s  %s\n", num(s, "samples"), num(s, "lost"),
-	    str(s, "state"), str(s, "name"));
+	fprintf(f, "%6lld  %-24s  %-24s  ", client_num(s, "seq"), client_str(s, "start"), client_str(s, "end"));
+	client_print_size(f, client_num(s, "size"));
+	fprintf(f, "\t%8lld %6lld  %-8s  %s\n", client_num(s, "samples"), client_num(s, "lost"),
+	    client_str(s, "state"), client_str(s, "name"));
 }
 
 void
@@ -184,11 +171,11 @@ query_print_segments(json_t *p, FILE *f)
 	size_t	 i;
 
 	if (json_is_object(seg)) {
-		fprintf(f, "segment %s (%s, %s .. %s)\n", str(seg, "name"), str(seg, "state"),
-		    str(seg, "start"), str(seg, "end"));
+		fprintf(f, "segment %s (%s, %s .. %s)\n", client_str(seg, "name"), client_str(seg, "state"),
+		    client_str(seg, "start"), client_str(seg, "end"));
 		fprintf(f, "%-40s  %s\n", "BUILD-ID", "PATH");
 		json_array_foreach(json_object_get(p, "objects"), i, o)
-			fprintf(f, "%-40s  %s\n", str(o, "build_id"), str(o, "path"));
+			fprintf(f, "%-40s  %s\n", client_str(o, "build_id"), client_str(o, "path"));
 		return;
 	}
 	fprintf(f, "%6s  %-24s  %-24s  %s\t%8s %6s  %-8s  %s\n", "SEQ", "START", "END", "SIZE",

@@ -43,6 +43,7 @@
 #include "buildid.h"
 #include "index.h"
 #include "indexq.h"
+#include "hash.h"
 #include "log.h"
 #include "perfdata.h"
 #include "record.h"
@@ -215,18 +216,6 @@ mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t
-fnv1a(const void *p, size_t n, uint64_t h)
-{
-	const uint8_t *b = p;
-
-	while (n-- > 0) {
-		h ^= *b++;
-		h *= 1099511628211ULL;
-	}
-	return h;
 }
 
 static const char *
@@ -899,7 +888,7 @@ ohash_grow(struct index *ix)
 static uint64_t
 obj_hash(const char *path, const uint8_t *id, uint8_t size)
 {
-	return fnv1a(id, size, fnv1a(path, strlen(path), 14695981039346656037ULL));
+	return fnv1a(id, size, fnv1a(path, strlen(path), FNV1A_INIT));
 }
 
 /* The slot of (PATH, ID), created if new; -1 when out of memory. */
@@ -1067,7 +1056,7 @@ index_add_unresolved(struct index *ix, const char *path, int err, uint64_t wall_
 	if (ix == NULL)
 		return;
 	ix->stats.unresolved++;
-	h = fnv1a(reason, strlen(reason), fnv1a(path, strlen(path), 14695981039346656037ULL));
+	h = fnv1a(reason, strlen(reason), fnv1a(path, strlen(path), FNV1A_INIT));
 	if ((ix->nunres + 1) * 2 > ix->uhcap) {
 		size_t	 cap = ix->uhcap ? ix->uhcap * 2 : 256;
 		uint32_t *n = calloc(cap, sizeof(*n));

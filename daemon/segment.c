@@ -17,20 +17,9 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "hash.h"
 #include "log.h"
 #include "segment.h"
-
-static uint64_t
-fnv1a(const void *p, size_t n, uint64_t h)
-{
-	const uint8_t *b = p;
-
-	while (n-- > 0) {
-		h ^= *b++;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
 
 static int
 bidset_grow(struct bidset *s)
@@ -79,7 +68,7 @@ segment_add_buildid(struct segment *seg, const char *filename, const uint8_t *id
 
 	if (size == 0 || size > BUILD_ID_MAX)
 		return 0;
-	h = fnv1a(id, size, fnv1a(filename, strlen(filename), 14695981039346656037ULL));
+	h = fnv1a(id, size, fnv1a(filename, strlen(filename), FNV1A_INIT));
 	if ((s->n + 1) * 2 > s->cap && bidset_grow(s) < 0)
 		return -ENOMEM;
 	for (j = h & (s->cap - 1); s->e[j].filename != NULL; j = (j + 1) & (s->cap - 1))
