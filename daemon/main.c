@@ -39,14 +39,27 @@ usage(void)
 	exit(2);
 }
 
+/*
+ * A path from the command line, made absolute against the working
+ * directory (`--state-dir ./state` is what `make run` uses), as the
+ * configuration wants its paths.
+ */
 static int
 copy_path(char *dst, size_t len, const char *src)
 {
-	if (strlen(src) >= len) {
+	char	 cwd[4096];
+	int	 n;
+
+	if (src[0] == '/')
+		n = snprintf(dst, len, "%s", src);
+	else if (getcwd(cwd, sizeof(cwd)) == NULL)
+		n = -1;
+	else
+		n = snprintf(dst, len, "%s/%s", cwd, src[0] == '.' && src[1] == '/' ? src + 2 : src);
+	if (n < 0 || (size_t)n >= len) {
 		fprintf(stderr, "perfmapd: %s: path too long\n", src);
 		return -1;
 	}
-	memcpy(dst, src, strlen(src) + 1);
 	return 0;
 }
 

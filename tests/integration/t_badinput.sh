@@ -41,6 +41,9 @@ expect_error "ring not a power of two" "ring_size" "$PERFMAPD" -n -c "$T/c.conf"
 
 conf "[record]"
 "$PERFMAPD" -n -c "$T/c.conf" 2>/dev/null || fail "a good config is refused by -n"
+# relative paths on the command line, as README's `make run` gives them
+( cd "$T" && "$PERFMAPD" -n -c c.conf --state-dir ./state --socket ./state/control.sock \
+	2>/dev/null ) || fail "relative --state-dir/--socket refused"
 
 : > "$T/file"
 expect_error "state dir under a file" "$T/file/state" \
