@@ -21,9 +21,15 @@ usage(FILE *f)
 	size_t	 i;
 
 	fprintf(f, "usage: perfmapctl [-s|--socket PATH] [--json] COMMAND [ARGS]\n"
+	    "       perfmapctl --state-dir DIR [--json] lookup|history|buildid|segments ARGS\n"
 	    "       perfmapctl COMMAND --help\n\ncommands:\n");
-	for (i = 0; i < client_ncmds; i++)
-		fprintf(f, "  %-34s %s\n", client_cmds[i].usage, client_cmds[i].help);
+	for (i = 0; i < client_ncmds; i++) {
+		if (strlen(client_cmds[i].usage) > 34)
+			fprintf(f, "  %s\n  %-34s %s\n", client_cmds[i].usage, "",
+			    client_cmds[i].help);
+		else
+			fprintf(f, "  %-34s %s\n", client_cmds[i].usage, client_cmds[i].help);
+	}
 	fprintf(f, "\nThe socket is also taken from PERFMAPD_SOCKET (default %s).\n"
 	    "See perfmapctl(8).\n", DEFAULT_SOCKET);
 }
