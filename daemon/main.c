@@ -194,6 +194,14 @@ main(int argc, char *argv[])
 	int		 ch, checkonly = 0, debug = 0, i;
 	size_t		 k;
 
+	/*
+	 * One malloc arena, set before any thread exists.  With glibc's
+	 * default of one per thread, what the capture and index threads hand
+	 * to the loop spreads the heap over several arenas, and a 10-minute
+	 * soak's RSS crept up ~100 kB/min; with one it stays flat.  Those
+	 * threads allocate little: no contention to speak of.
+	 */
+	mallopt(M_ARENA_MAX, 1);
 	memset(&d, 0, sizeof(d));
 	d.config_file = DEFAULT_CONFIG;
 	d.lockfd = -1;
