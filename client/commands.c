@@ -90,6 +90,17 @@ print_status(json_t *p, FILE *f)
 	}
 	client_print_kv(f, "processes", "%lld (%lld executable maps)",
 	    client_num(p, "model_processes"), client_num(p, "model_maps"));
+	if (json_is_object(json_object_get(p, "memory"))) {
+		json_t *m = json_object_get(p, "memory");
+
+		fprintf(f, "%-18s ", "memory");
+		client_print_size(f, client_num(m, "heap_in_use"));
+		fputs(" in use (SQLite ", f);
+		client_print_size(f, client_num(m, "sqlite"));
+		fputs("), ", f);
+		client_print_size(f, client_num(m, "heap_from_system"));
+		fputs(" of heap from the system\n", f);
+	}
 }
 
 static void	print_store(json_t *, FILE *);

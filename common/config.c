@@ -132,6 +132,10 @@ const struct config_key config_keys[] = {
 	{ .section = "segments", .name = "rotate_age", .type = CONFIG_DURATION,
 	  KEY_FIELD(rotate_age_ms), .defval = "10m",
 	  .help = "Start a new segment at this age (0 = never by age)." },
+	{ .section = "segments", .name = "sync", .type = CONFIG_BOOL,
+	  KEY_FIELD(segment_sync), .defval = "no",
+	  .help = "Flush each segment to disk before it takes its final name "
+	    "(survives a power loss; costs the writeback in the daemon)." },
 	{ .section = "segments", .name = "keep_size", .type = CONFIG_SIZE,
 	  KEY_FIELD(keep_size), .defval = "1G",
 	  .help = "Delete the oldest segments above this total "
@@ -151,6 +155,10 @@ const struct config_key config_keys[] = {
 	  KEY_FIELD(index_commit_rows), .defval = "10000", .min = 1,
 	  .max = 10000000,
 	  .help = "Commit as soon as this many index rows are pending." },
+	{ .section = "index", .name = "cache_size", .type = CONFIG_SIZE,
+	  KEY_FIELD(index_cache_size), .defval = "2M", .min = 64 * KIB,
+	  .max = 64 * GIB,
+	  .help = "SQLite page cache of the index writer (memory it keeps)." },
 	{ .section = "index", .name = "retention", .type = CONFIG_DURATION,
 	  KEY_FIELD(index_retention_ms), .defval = "0",
 	  .help = "Forget objects no segment references that were last seen "

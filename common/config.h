@@ -44,6 +44,7 @@ struct config {
 	/* [segments] */
 	uint64_t	 rotate_size;		/* rotate_size = 64M (0 = never by size) */
 	uint64_t	 rotate_age_ms;		/* rotate_age = 10m (0 = never by age) */
+	int		 segment_sync;		/* sync = no */
 	uint64_t	 keep_size;		/* keep_size = 1G (0 = unlimited) */
 	uint64_t	 keep_count;		/* keep_count = 0 (0 = unlimited) */
 	uint64_t	 keep_age_ms;		/* keep_age = 7d (0 = unlimited) */
@@ -52,6 +53,7 @@ struct config {
 	uint64_t	 index_commit_ms;	/* commit_interval = 1s */
 	uint64_t	 index_commit_rows;	/* commit_rows = 10000 */
 	uint64_t	 index_retention_ms;	/* retention = 0 (0 = keep history forever) */
+	uint64_t	 index_cache_size;	/* cache_size = 2M (SQLite page cache) */
 
 	/* [cache] */
 	char		 cache_dir[4096];	/* dir = (empty: state_dir/debug) */

@@ -407,15 +407,17 @@ perfdata_finish(struct perfdata *pd, const struct perfdata_attr *attrs, size_t n
 		goto out;
 	}
 	/*
-	 * The header last, then one sync.  The caller renames the file only
-	 * after this, so a file under its final name is complete on disk; one
-	 * cut short by a power loss still has its .partial name, and repair
-	 * rebuilds features and header from its records, which were written
-	 * (data.size of them) before any of this.
+	 * The header last, then (pd->sync) one sync.  The caller renames the
+	 * file only after this, so a file under its final name is complete on
+	 * disk; one cut short by a power loss still has its .partial name, and
+	 * repair rebuilds features and header from its records, which were
+	 * written (data.size of them) before any of this.  Without the sync a
+	 * power loss can leave the last files renamed but incomplete: repair
+	 * checks those at the next start (repair_all).
 	 */
 	if ((rc = pwrite_all(pd->fd, &h, sizeof(h), 0)) < 0)
 		goto out;
-	if (fdatasync(pd->fd) == -1 && errno != EINVAL)
+	if (pd->sync && fdatasync(pd->fd) == -1 && errno != EINVAL)
 		rc = -errno;
 out:
 	free(payload.p);

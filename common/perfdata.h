@@ -58,6 +58,7 @@ struct perfdata {
 	uint8_t		*buf;
 	size_t		 buflen, bufcap;
 	int		 error;			/* errno of the last failed flush, 0 once one succeeds */
+	int		 sync;			/* perfdata_finish: fdatasync before returning */
 };
 
 int	perfdata_create(struct perfdata *, const char *path,

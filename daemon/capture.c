@@ -45,6 +45,7 @@
 #include "buildid.h"
 #include "capture.h"
 #include "control.h"
+#include "hash.h"
 #include "indexq.h"
 #include "log.h"
 #include "perfdata.h"
@@ -200,14 +201,7 @@ wall_now(void)
 static size_t
 id_hash(const uint8_t *id, size_t len)
 {
-	uint64_t h = 14695981039346656037ULL;
-	size_t	 i;
-
-	for (i = 0; i < len; i++) {
-		h ^= id[i];
-		h *= 1099511628211ULL;
-	}
-	return (size_t)(h ^ (h >> 31));
+	return (size_t)hash_bytes(id, len, HASH_INIT);
 }
 
 /* Insert; 1 if new, 0 if present, -1 out of memory. */

@@ -1,12 +1,15 @@
 /*
  * ctl-status.c - "status": what the daemon records, where, and how it goes:
  * mode, event, CPUs, the current segment, counters, disk use, uptime, and
- * the build-id cache's capture figures.
+ * the build-id cache's capture figures, the daemon's memory.
  */
 #include <dirent.h>
+#include <malloc.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+
+#include <sqlite3.h>
 
 #include "control.h"
 #include "capture.h"
@@ -52,6 +55,7 @@ ctl_status(struct ctl_request *req)
 	struct recorder_stats *s = &r->st;
 	struct capture_stats cs;
 	struct index_stats is;
+	struct mallinfo2 mi;
 	char	 started[32], segstart[32];
 	json_int_t nseg, segbytes;
 	json_t	*counters, *seg, *out;
@@ -98,6 +102,11 @@ ctl_status(struct ctl_request *req)
 	    "already_cached", (json_int_t)cs.present, "failed", (json_int_t)cs.failed,
 	    "missed", (json_int_t)cs.missed, "bytes", (json_int_t)cs.cache_bytes,
 	    "entries", (json_int_t)cs.cache_entries));
+	mi = mallinfo2();
+	json_object_set_new(out, "memory", json_pack("{s:I, s:I, s:I}",
+	    "heap_in_use", (json_int_t)mi.uordblks,
+	    "heap_from_system", (json_int_t)(mi.arena + mi.hblkhd),
+	    "sqlite", (json_int_t)sqlite3_memory_used()));
 	json_object_set_new(out, "index", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
 	    "objects", (json_int_t)is.objects, "sightings", (json_int_t)is.sightings,
 	    "unresolved", (json_int_t)is.unresolved, "pending", (json_int_t)is.pending,

@@ -65,6 +65,7 @@ static const char *const source_names[] = {
 #define OBJ_DIRTY	0x02	/* object row changed */
 #define OBJ_SEG_DIRTY	0x04	/* object_segments row of seg_seq changed */
 #define OBJ_WRITTEN	0x08	/* handed to the writer once (or loaded): a row exists */
+#define OBJ_SEEN	0x10	/* sighted since index_open (not only loaded) */
 
 struct ix_obj {
 	const char	*path;		/* arena */
@@ -888,7 +889,7 @@ ohash_grow(struct index *ix)
 static uint64_t
 obj_hash(const char *path, const uint8_t *id, uint8_t size)
 {
-	return fnv1a(id, size, fnv1a(path, strlen(path), FNV1A_INIT));
+	return hash_str(path, hash_bytes(id, size, HASH_INIT));
 }
 
 /* The slot of (PATH, ID), created if new; -1 when out of memory. */
@@ -954,21 +955,21 @@ mark_dirty(struct index *ix, size_t slot, uint8_t what)
 	e->flags |= what;
 }
 
+/* A sighting of the object in SLOT; what was new about it into *OUT (may be NULL). */
 static void
-add_object(struct index *ix, const char *path, const uint8_t *id, uint8_t idsize,
-    uint8_t source, uint8_t kind, uint32_t pid, uint64_t wall, int count)
+sight(struct index *ix, size_t slot, uint8_t source, uint8_t kind, uint32_t pid,
+    uint64_t wall, int count, struct index_sighting *out)
 {
-	struct ix_obj *e;
-	ssize_t	 slot;
+	struct ix_obj *e = OBJ(ix, slot);
 
-	if (idsize == 0 || idsize > BUILD_ID_MAX)
-		return;
 	ix->stats.sightings++;
-	if ((slot = obj_get(ix, path, id, idsize, 0)) < 0) {
-		log_warnx("index: out of memory");
-		return;
+	/* The recorder's sightings (OUT given) mark it seen; scans of old segments do not. */
+	if (out != NULL) {
+		out->obj = (int32_t)slot;
+		out->new_in_segment = ix->cur_seq == 0 || e->seg_seq != ix->cur_seq;
+		out->new_in_run = !(e->flags & OBJ_SEEN);
+		e->flags |= OBJ_SEEN;
 	}
-	e = OBJ(ix, (size_t)slot);
 	if (e->first == 0 || wall < e->first)
 		e->first = wall;
 	if (wall > e->last)
@@ -1015,6 +1016,24 @@ add_object(struct index *ix, const char *path, const uint8_t *id, uint8_t idsize
 	maybe_commit(ix);
 }
 
+static void
+add_object(struct index *ix, const char *path, const uint8_t *id, uint8_t idsize,
+    uint8_t source, uint8_t kind, uint32_t pid, uint64_t wall, int count,
+    struct index_sighting *out)
+{
+	ssize_t	 slot;
+
+	if (out != NULL)
+		out->obj = -1;
+	if (idsize == 0 || idsize > BUILD_ID_MAX)
+		return;
+	if ((slot = obj_get(ix, path, id, idsize, 0)) < 0 || slot > INT32_MAX) {
+		log_warnx("index: out of memory");
+		return;
+	}
+	sight(ix, (size_t)slot, source, kind, pid, wall, count, out);
+}
+
 /*
  * The kernel names a file that was unlinked (replaced by an upgrade) when
  * it was mapped "PATH (deleted)"; /proc/PID/maps does the same for a
@@ -1035,14 +1054,27 @@ strip_deleted(const char *path, char *buf, size_t len)
 
 void
 index_add_mapping(struct index *ix, const char *path, const uint8_t *id, uint8_t idsize,
-    uint8_t source, uint32_t pid, uint64_t wall_ns, int synthesized)
+    uint8_t source, uint32_t pid, uint64_t wall_ns, int synthesized,
+    struct index_sighting *out)
 {
 	char	 buf[PATH_MAX];
 
-	if (ix == NULL)
+	if (ix == NULL) {
+		if (out != NULL)
+			out->obj = -1;
 		return;
+	}
 	add_object(ix, strip_deleted(path, buf, sizeof(buf)), id, idsize, source, KIND_USER,
-	    pid, wall_ns, !synthesized);
+	    pid, wall_ns, !synthesized, out);
+}
+
+void
+index_add_object(struct index *ix, int32_t obj, uint32_t pid, uint64_t wall_ns,
+    int synthesized)
+{
+	if (ix == NULL || obj < 0 || (size_t)obj >= ix->nobjs)
+		return;
+	sight(ix, (size_t)obj, BID_NONE, KIND_USER, pid, wall_ns, !synthesized, NULL);
 }
 
 void
@@ -1056,7 +1088,7 @@ index_add_unresolved(struct index *ix, const char *path, int err, uint64_t wall_
 	if (ix == NULL)
 		return;
 	ix->stats.unresolved++;
-	h = fnv1a(reason, strlen(reason), fnv1a(path, strlen(path), FNV1A_INIT));
+	h = hash_str(reason, hash_str(path, HASH_INIT));
 	if ((ix->nunres + 1) * 2 > ix->uhcap) {
 		size_t	 cap = ix->uhcap ? ix->uhcap * 2 : 256;
 		uint32_t *n = calloc(cap, sizeof(*n));
@@ -1264,7 +1296,7 @@ index_scan_kernel(struct index *ix, const uint8_t *id, uint8_t idsize,
 		return 0;
 	if (idsize > 0)
 		add_object(ix, "[kernel.kallsyms]", id, idsize, BID_KERNEL, KIND_KERNEL,
-		    0, wall_ns, 0);
+		    0, wall_ns, 0, NULL);
 	if ((f = fopen(proc_modules, "re")) == NULL)
 		return -errno;
 	while (fgets(line, sizeof(line), f) != NULL) {
@@ -1283,7 +1315,7 @@ index_scan_kernel(struct index *ix, const uint8_t *id, uint8_t idsize,
 		snprintf(path, sizeof(path), "[%s]", m.name);
 		if (m.bidsize > 0)
 			add_object(ix, path, m.bid, m.bidsize, BID_KERNEL, KIND_MODULE, 0,
-			    wall_ns, 0);
+			    wall_ns, 0, NULL);
 		for (i = 0; i < ix->nmods; i++)
 			if (strcmp(ix->mods[i].name, m.name) == 0 && ix->mods[i].addr == m.addr &&
 			    ix->mods[i].bidsize == m.bidsize &&
@@ -1366,7 +1398,7 @@ scan_record_cb(const struct perf_event_header *h, void *arg)
 		    scan_wall(c, rec.sid.time) : (uint64_t)c->wall_ref;
 		add_object(c->ix, strip_deleted(rec.mmap.filename, buf, sizeof(buf)),
 		    rec.mmap.build_id, rec.mmap.build_id_size, BID_NONE, KIND_USER,
-		    rec.mmap.pid, wall, c->count && c->init_done);
+		    rec.mmap.pid, wall, c->count && c->init_done, NULL);
 		break;
 	}
 	return 0;
@@ -1428,7 +1460,7 @@ scan_buildid_table(struct index *ix, struct perfdata_file *f, uint64_t wall)
 		    memchr(name, '\0', len - sizeof(*e)) != NULL)
 			add_object(ix, name, e->build_id, (uint8_t)idsize, BID_KERNEL,
 			    strcmp(name, "[kernel.kallsyms]") == 0 ? KIND_KERNEL : KIND_MODULE,
-			    0, wall, 0);
+			    0, wall, 0, NULL);
 		p += len;
 	}
 	free(buf);
@@ -1634,6 +1666,7 @@ db_open(struct index *ix, char *err, size_t errlen)
 {
 	sqlite3_stmt *s;
 	const char *res;
+	char	 sql[256];
 	int	 rc, damaged = 0;
 
 	rc = sqlite3_open_v2(ix->path, &ix->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
@@ -1678,9 +1711,11 @@ db_open(struct index *ix, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", sqlite3_errmsg(ix->db));
 	if (damaged)
 		return 1;
-	sqlite3_exec(ix->db, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536; "
-	    "PRAGMA temp_store = MEMORY; "
-	    "PRAGMA wal_autocheckpoint = 0", NULL, NULL, NULL);
+	/* cache_size < 0: in KiB.  The memory the writer keeps, whatever the index's size. */
+	snprintf(sql, sizeof(sql), "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -%llu; "
+	    "PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 0",
+	    (unsigned long long)(ix->conf->index_cache_size / 1024));
+	sqlite3_exec(ix->db, sql, NULL, NULL, NULL);
 	return 0;
 }
 

@@ -59,13 +59,31 @@ void	index_segment_close(struct index *, uint64_t seq, uint64_t wall_end_ns,
 void	index_segment_deleted(struct index *, const char *name);
 
 /*
+ * What a sighting told of its object (path, build-id): a handle for
+ * index_add_object (-1: none), and whether this is the object's first
+ * sighting in the current segment, and since index_open.  The recorder's
+ * one lookup of (path, build-id) per mapping is the index's: these flags
+ * tell it when the segment's build-id table and the capture worker need
+ * to hear of the object, and the handle serves the process's exit.
+ */
+struct index_sighting {
+	int32_t		 obj;
+	uint8_t		 new_in_segment;
+	uint8_t		 new_in_run;
+};
+
+/*
  * A mapping of PATH with build-id ID, seen at WALL_NS by process PID, in
  * the current segment.  SOURCE is an enum buildid_source.  SYNTHESIZED: it
  * comes from a segment's initial state, not from a new mmap, so it moves
- * last_seen and links the segment but is not counted as a mapping.
+ * last_seen and links the segment but is not counted as a mapping.  OUT
+ * (may be NULL) gets what was new about the object.
  */
 void	index_add_mapping(struct index *, const char *path, const uint8_t *id,
 	    uint8_t idsize, uint8_t source, uint32_t pid, uint64_t wall_ns,
+	    int synthesized, struct index_sighting *out);
+/* Another sighting of the object OBJ (a handle from index_add_mapping). */
+void	index_add_object(struct index *, int32_t obj, uint32_t pid, uint64_t wall_ns,
 	    int synthesized);
 /* A file mapping whose build-id could not be learned: ERR is the -errno of the read. */
 void	index_add_unresolved(struct index *, const char *path, int err, uint64_t wall_ns);

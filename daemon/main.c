@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include <event2/event.h>
+#include <sqlite3.h>
 #include <systemd/sd-daemon.h>
 
 #include "config.h"
@@ -76,8 +77,9 @@ log_stats(struct perfmapd *d, const char *what)
 	    (unsigned long long)s->lost_samples, (unsigned long long)s->bad_records,
 	    (unsigned long long)s->write_errors, (unsigned long long)s->bytes,
 	    (unsigned long long)s->segments, (unsigned long long)s->mmaps_no_id);
-	log_info("%s: heap in use %zu kB of %zu kB from the system; model %zu processes, "
-	    "%zu maps", what, mi.uordblks / 1024, (mi.arena + mi.hblkhd) / 1024,
+	log_info("%s: heap in use %zu kB of %zu kB from the system (SQLite %lld kB); "
+	    "model %zu processes, %zu maps", what, mi.uordblks / 1024,
+	    (mi.arena + mi.hblkhd) / 1024, (long long)(sqlite3_memory_used() / 1024),
 	    d->rec.model.nprocs, d->rec.model.nmaps);
 }
 

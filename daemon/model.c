@@ -14,12 +14,57 @@
  * we did and the /proc scan raced it): such a process is created on demand.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
 
 #define MODEL_BUCKETS	4096
+
+/*
+ * A map's file name is shared by every copy of the map (a fork copies all
+ * of the parent's, a split makes two) and freed with the last: under an
+ * exec storm, each fork would otherwise duplicate every name of the
+ * parent only for the exec to drop them a moment later.
+ */
+struct name {
+	uint32_t	 refs;
+	char		 s[];
+};
+
+static struct name *
+name_of(char *s)
+{
+	return (struct name *)(s - offsetof(struct name, s));
+}
+
+static char *
+name_new(const char *s)
+{
+	size_t	 len = strlen(s) + 1;
+	struct name *n = malloc(sizeof(*n) + len);
+
+	if (n == NULL)
+		return NULL;
+	n->refs = 1;
+	memcpy(n->s, s, len);
+	return n->s;
+}
+
+static char *
+name_ref(char *s)
+{
+	name_of(s)->refs++;
+	return s;
+}
+
+static void
+name_unref(char *s)
+{
+	if (s != NULL && --name_of(s)->refs == 0)
+		free(name_of(s));
+}
 
 int
 model_init(struct model *m)
@@ -36,7 +81,7 @@ proc_free(struct model_proc *p)
 	size_t	 i;
 
 	for (i = 0; i < p->nmaps; i++)
-		free(p->maps[i].filename);
+		name_unref(p->maps[i].filename);
 	free(p->maps);
 	free(p->threads);
 	free(p);
@@ -160,7 +205,7 @@ maps_reserve(struct model_proc *p, size_t extra)
 static void
 maps_remove(struct model *m, struct model_proc *p, size_t i)
 {
-	free(p->maps[i].filename);
+	name_unref(p->maps[i].filename);
 	memmove(&p->maps[i], &p->maps[i + 1], (p->nmaps - i - 1) * sizeof(p->maps[0]));
 	p->nmaps--;
 	m->nmaps--;
@@ -189,8 +234,7 @@ maps_punch(struct model *m, struct model_proc *p, uint64_t start, uint64_t end)
 			if (maps_reserve(p, 1) < 0)
 				return -ENOMEM;
 			mm = &p->maps[i];
-			if ((tail.filename = strdup(mm->filename)) == NULL)
-				return -ENOMEM;
+			tail.filename = name_ref(mm->filename);
 			tail.pgoff += end - ms;
 			tail.addr = end;
 			tail.len = me - end;
@@ -217,7 +261,7 @@ maps_punch(struct model *m, struct model_proc *p, uint64_t start, uint64_t end)
 }
 
 int
-model_add_map(struct model *m, const struct record_mmap *r, uint8_t source)
+model_add_map(struct model *m, const struct record_mmap *r, uint8_t source, int32_t obj)
 {
 	struct model_proc *p;
 	struct model_map *mm;
@@ -234,7 +278,7 @@ model_add_map(struct model *m, const struct record_mmap *r, uint8_t source)
 	memmove(&p->maps[i + 1], &p->maps[i], (p->nmaps - i) * sizeof(p->maps[0]));
 	mm = &p->maps[i];
 	memset(mm, 0, sizeof(*mm));
-	if ((mm->filename = strdup(r->filename)) == NULL) {
+	if ((mm->filename = name_new(r->filename)) == NULL) {
 		memmove(&p->maps[i], &p->maps[i + 1], (p->nmaps - i) * sizeof(p->maps[0]));
 		return -ENOMEM;
 	}
@@ -250,6 +294,7 @@ model_add_map(struct model *m, const struct record_mmap *r, uint8_t source)
 	mm->build_id_size = r->build_id_size;
 	memcpy(mm->build_id, r->build_id, sizeof(mm->build_id));
 	mm->source = source;
+	mm->obj = obj;
 	p->nmaps++;
 	m->nmaps++;
 	return 0;
@@ -299,11 +344,10 @@ model_fork(struct model *m, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t 
 				return -ENOMEM;
 			for (i = 0; i < parent->nmaps; i++) {
 				p->maps[i] = parent->maps[i];
-				if ((p->maps[i].filename = strdup(parent->maps[i].filename)) == NULL)
-					return -ENOMEM;
-				p->nmaps++;
-				m->nmaps++;
+				name_ref(p->maps[i].filename);
 			}
+			p->nmaps = parent->nmaps;
+			m->nmaps += parent->nmaps;
 		}
 	} else if ((p = proc_get(m, pid)) == NULL)
 		return -ENOMEM;

@@ -21,7 +21,8 @@ struct model_map {
 	uint8_t		 build_id[BUILD_ID_MAX];
 	uint8_t		 build_id_size;
 	uint8_t		 source;	/* enum buildid_source */
-	char		*filename;	/* owned */
+	int32_t		 obj;		/* the index's handle of (filename, build-id), or -1 */
+	char		*filename;	/* shared by copies of the map (counted) */
 };
 
 struct model_thread {
@@ -53,8 +54,11 @@ struct model_proc *model_find(struct model *, uint32_t pid);
 /* The thread's name, or NULL. */
 const char *model_comm(struct model *, uint32_t pid, uint32_t tid);
 
-/* Record a mapping (replaces whatever it overlaps).  Returns 0 or -ENOMEM. */
-int	model_add_map(struct model *, const struct record_mmap *, uint8_t source);
+/*
+ * Record a mapping (replaces whatever it overlaps); OBJ is the index's
+ * handle of its object, or -1.  Returns 0 or -ENOMEM.
+ */
+int	model_add_map(struct model *, const struct record_mmap *, uint8_t source, int32_t obj);
 int	model_set_comm(struct model *, uint32_t pid, uint32_t tid, const char *comm, int exec);
 int	model_fork(struct model *, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid);
 void	model_exit(struct model *, uint32_t pid, uint32_t tid);

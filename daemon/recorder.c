@@ -154,10 +154,41 @@ seg_write(struct recorder *r, const void *buf, size_t len)
 	r->wrote = 1;
 }
 
+/* "PATH (deleted)": the kernel's name for a mapped file since unlinked */
+static int
+is_deleted(const char *path)
+{
+	size_t	 n = strlen(path);
+
+	return n > 10 && memcmp(path + n - 10, " (deleted)", 10) == 0;
+}
+
+/*
+ * A model map's object seen again (at a process's exit, in a new segment's
+ * initial state): by its index handle, or the first time (maps from the
+ * start-up scan) by (path, build-id), keeping the handle.
+ */
+static void
+index_map_again(struct recorder *r, struct model_map *mm, uint32_t pid, uint64_t wall)
+{
+	struct index_sighting s;
+
+	if (mm->build_id_size == 0)
+		return;
+	if (mm->obj >= 0) {
+		index_add_object(r->index, mm->obj, pid, wall, 1);
+		return;
+	}
+	index_add_mapping(r->index, mm->filename, mm->build_id, mm->build_id_size, mm->source,
+	    pid, wall, 1, &s);
+	mm->obj = s.obj;
+}
+
 static void
 handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record *rec)
 {
 	struct record_mmap *m = &rec->mmap;
+	struct index_sighting s = { .obj = -1 };
 	uint8_t	 source = BID_NONE;
 	int	 rewrite = 0, rc;
 	size_t	 n;
@@ -183,14 +214,23 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 	}
 	if (rec->type == PERF_RECORD_MMAP3)
 		rewrite = 1;
-	if (model_add_map(&r->model, m, source) < 0)
-		log_warnx("model: out of memory");
 	if (m->build_id_size > 0) {
-		segment_add_buildid(&r->seg, m->filename, m->build_id, m->build_id_size, 0);
-		capture_map(r->cap, m);		/* first sight: queued for the worker */
+		/*
+		 * The one lookup of (path, build-id): the index's.  It tells
+		 * whether the segment's build-id table and the capture worker
+		 * have heard of the object yet.  The index keys "PATH (deleted)"
+		 * as PATH; the table keeps the name the record has.
+		 */
 		index_add_mapping(r->index, m->filename, m->build_id, m->build_id_size,
-		    source, m->pid, record_wall(r, rec), 0);
+		    source, m->pid, record_wall(r, rec), 0, &s);
+		if (s.obj < 0 || s.new_in_segment || is_deleted(m->filename))
+			segment_add_buildid(&r->seg, m->filename, m->build_id,
+			    m->build_id_size, 0);
+		if (s.obj < 0 || s.new_in_run)
+			capture_map(r->cap, m);	/* first sight: queued for the worker */
 	}
+	if (model_add_map(&r->model, m, source, s.obj) < 0)
+		log_warnx("model: out of memory");
 	if (!rewrite || strlen(m->filename) >= PATH_MAX) {
 		seg_write(r, h, h->size);
 		return;
@@ -213,9 +253,7 @@ index_exit(struct recorder *r, const struct record *rec)
 		return;
 	wall = record_wall(r, rec);
 	for (i = 0; i < p->nmaps; i++)
-		if (p->maps[i].build_id_size > 0)
-			index_add_mapping(r->index, p->maps[i].filename, p->maps[i].build_id,
-			    p->maps[i].build_id_size, p->maps[i].source, p->pid, wall, 1);
+		index_map_again(r, &p->maps[i], p->pid, wall);
 }
 
 static void
@@ -263,22 +301,43 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 	seg_write(r, h, h->size);
 }
 
+/* 1 when a record stamped T is left for later, 0 when it is taken now. */
+static int
+not_yet(const struct recorder *r, uint64_t t)
+{
+	if (t >= r->limit + DRAIN_MARGIN_NS + FUTURE_NS)
+		return 0;		/* a stamp from the far future: taken as is */
+	return t >= r->limit ||		/* too young: next pass */
+	    t > r->bound;		/* another ring has older records: those first */
+}
+
 static int
 ring_record_cb(const struct perf_event_header *h, void *arg)
 {
 	struct recorder *r = arg;
 	struct record rec;
+	uint64_t t;
 
+	/*
+	 * Samples are most of the stream and need nothing but their time:
+	 * copied as they are, like perf record does, without a full decode.
+	 */
+	if (h->type == PERF_RECORD_SAMPLE &&
+	    record_time(h, h->size, &r->ev.layout, &t) == 0) {
+		if (not_yet(r, t))
+			return 1;
+		r->st.records++;
+		r->st.samples++;
+		r->seg.samples++;
+		seg_write(r, h, h->size);
+		return 0;
+	}
 	if (record_decode(h, h->size, &r->ev.layout, &rec) < 0) {
 		r->st.bad_records++;
 		return 0;
 	}
-	if (rec.has_sid && rec.sid.time >= r->limit &&
-	    rec.sid.time < r->limit + DRAIN_MARGIN_NS + FUTURE_NS)
-		return 1;	/* too young: next pass */
-	if (rec.has_sid && rec.sid.time > r->bound &&
-	    rec.sid.time < r->limit + DRAIN_MARGIN_NS + FUTURE_NS)
-		return 1;	/* another ring has older records: those first */
+	if (rec.has_sid && not_yet(r, rec.sid.time))
+		return 1;
 	process_record(r, h, &rec);
 	return 0;
 }
@@ -453,10 +512,7 @@ index_model_cb(struct model_proc *p, void *arg)
 	size_t	 i;
 
 	for (i = 0; i < p->nmaps; i++)
-		if (p->maps[i].build_id_size > 0)
-			index_add_mapping(r->index, p->maps[i].filename, p->maps[i].build_id,
-			    p->maps[i].build_id_size, p->maps[i].source, p->pid,
-			    r->seg.wall_start_ns, 1);
+		index_map_again(r, &p->maps[i], p->pid, r->seg.wall_start_ns);
 	return 0;
 }
 
@@ -486,6 +542,7 @@ open_segment(struct recorder *r, uint64_t t_start)
 		return rc;
 	}
 	r->seq++;
+	r->seg.pd.sync = r->conf->segment_sync;
 	kinfo_free(&r->kinfo);
 	kinfo_load(&r->kinfo);
 	capture_kernel(r->cap, &r->kinfo);

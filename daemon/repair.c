@@ -164,6 +164,7 @@ repair_segment(const char *partial, char *err, size_t errlen)
 	c.seg.t_start = c.first;
 	c.seg.t_end = c.last + 1;
 	c.seg.pd = pd;
+	c.seg.pd.sync = 1;	/* rare, and the last chance for these records */
 	c.seg.open = 1;
 	snprintf(c.seg.partial, sizeof(c.seg.partial), "%s", partial);
 	snprintf(c.seg.path, sizeof(c.seg.path), "%s", final);
@@ -190,6 +191,73 @@ out:
 	return rc;
 }
 
+/* 1 if PATH reads back whole: header, every record of its data, features. */
+static int
+segment_whole(const char *path)
+{
+	struct perfdata_file f;
+	struct perf_file_section sec;
+	char	 err[512];
+	int	 ok;
+
+	if (perfdata_open(&f, path, err, sizeof(err)) < 0)
+		return 0;
+	ok = f.h.data.size > 0 && perfdata_walk(&f, NULL, NULL) == (int64_t)f.h.data.size &&
+	    (!(f.h.adds_features[0] & (1ULL << HEADER_BUILD_ID)) ||
+	    perfdata_feature(&f, HEADER_BUILD_ID, &sec) == 0);
+	perfdata_file_close(&f);
+	return ok;
+}
+
+/*
+ * With [segments] sync = no, a power loss can leave the segments closed
+ * just before it under their final names, incomplete on disk (the page
+ * cache was not written back yet).  Those closed before this boot and
+ * within RECENT_S of the newest such one are read back whole; one that
+ * does not read is renamed NAME.partial, for the repair that follows.
+ */
+#define RECENT_S	120
+
+static void
+recheck_last(const char *dir)
+{
+	DIR	*d;
+	struct dirent *de;
+	struct stat st;
+	char	 path[PATH_MAX], partial[PATH_MAX + 16];
+	time_t	 boot = boot_time(), newest = 0;
+	int	 pass;
+
+	if (boot == 0 || (d = opendir(dir)) == NULL)
+		return;
+	for (pass = 0; pass < 2; pass++) {
+		rewinddir(d);
+		while ((de = readdir(d)) != NULL) {
+			size_t	 len = strlen(de->d_name);
+
+			if (strncmp(de->d_name, "perf-", 5) != 0 || len < 6 ||
+			    strcmp(de->d_name + len - 5, ".data") != 0 ||
+			    (size_t)snprintf(path, sizeof(path), "%s/%s", dir,
+			    de->d_name) >= sizeof(path) ||
+			    stat(path, &st) == -1 || st.st_mtime >= boot)
+				continue;
+			if (pass == 0) {
+				if (st.st_mtime > newest)
+					newest = st.st_mtime;
+				continue;
+			}
+			if (st.st_mtime < newest - RECENT_S || segment_whole(path))
+				continue;
+			snprintf(partial, sizeof(partial), "%s.partial", path);
+			if (rename(path, partial) == -1)
+				log_warn("%s: unreadable after a power loss; cannot rename it", path);
+			else
+				log_warnx("%s: unreadable after a power loss: repairing it", path);
+		}
+	}
+	closedir(d);
+}
+
 int
 repair_all(const char *dir)
 {
@@ -198,6 +266,7 @@ repair_all(const char *dir)
 	char	 path[PATH_MAX], err[1024];
 	int	 n = 0;
 
+	recheck_last(dir);
 	if ((d = opendir(dir)) == NULL)
 		return 0;
 	while ((de = readdir(d)) != NULL) {

@@ -68,7 +68,7 @@ segment_add_buildid(struct segment *seg, const char *filename, const uint8_t *id
 
 	if (size == 0 || size > BUILD_ID_MAX)
 		return 0;
-	h = fnv1a(id, size, fnv1a(filename, strlen(filename), FNV1A_INIT));
+	h = hash_str(filename, hash_bytes(id, size, HASH_INIT));
 	if ((s->n + 1) * 2 > s->cap && bidset_grow(s) < 0)
 		return -ENOMEM;
 	for (j = h & (s->cap - 1); s->e[j].filename != NULL; j = (j + 1) & (s->cap - 1))

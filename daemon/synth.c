@@ -205,7 +205,7 @@ scan_maps(struct model *m, struct bidres *br, uint32_t pid)
 		/* A path the kernel marks " (deleted)" is still readable via map_files. */
 		if (bidres_is_file(r.filename))
 			bidres_resolve(br, &r);
-		model_add_map(m, &r, r.build_id_size ? BID_USER : BID_NONE);
+		model_add_map(m, &r, r.build_id_size ? BID_USER : BID_NONE, -1);
 	}
 	fclose(f);
 }

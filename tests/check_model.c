@@ -89,7 +89,7 @@ add_map(uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff, const char *f
 		memset(r.build_id, bid_byte, 20);
 	}
 	r.filename = file;
-	return model_add_map(&M, &r, bid_byte ? BID_MMAP2 : BID_NONE);
+	return model_add_map(&M, &r, bid_byte ? BID_MMAP2 : BID_NONE, -1);
 }
 
 /* Map I of PID is [addr, addr+len) of FILE at PGOFF. */
@@ -180,11 +180,12 @@ START_TEST(test_overlap_split)
 	{
 		struct model_proc *p = model_find(&M, 20);
 
-		/* both halves keep the build-id, with distinct filename copies */
+		/* both halves keep the build-id, and share the name (counted) */
 		ck_assert_uint_eq(p->maps[2].build_id_size, 20);
 		ck_assert_uint_eq(p->maps[2].build_id[0], 7);
 		ck_assert_uint_eq(p->maps[2].source, BID_MMAP2);
-		ck_assert_ptr_ne(p->maps[0].filename, p->maps[2].filename);
+		ck_assert_ptr_eq(p->maps[0].filename, p->maps[2].filename);
+		ck_assert_str_eq(p->maps[2].filename, p->maps[0].filename);
 	}
 	check_counts();
 }
@@ -304,8 +305,10 @@ START_TEST(test_fork_copies)
 		ck_assert_mem_eq(c->maps[i].build_id, p->maps[i].build_id, BUILD_ID_MAX);
 		ck_assert_uint_eq(c->maps[i].build_id_size, p->maps[i].build_id_size);
 		ck_assert_str_eq(c->maps[i].filename, p->maps[i].filename);
-		ck_assert_ptr_ne(c->maps[i].filename, p->maps[i].filename);	/* own copy */
+		ck_assert_ptr_eq(c->maps[i].filename, p->maps[i].filename);	/* shared, counted */
 	}
+	/* a second child that does not exec keeps the names past the parent's exit */
+	ck_assert_int_eq(model_fork(&M, 300, 100, 300, 100), 0);
 	ck_assert_str_eq(model_comm(&M, 200, 200), "parent");
 	ck_assert_uint_eq(c->nthreads, 1);
 	/* independent afterwards: the child's exec does not touch the parent */
@@ -317,6 +320,12 @@ START_TEST(test_fork_copies)
 	model_exit(&M, 100, 100);
 	ck_assert_ptr_null(model_find(&M, 100));
 	ck_assert_str_eq(model_comm(&M, 200, 200), "child");
+	c = model_find(&M, 300);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->nmaps, 2);
+	ck_assert_str_eq(c->maps[0].filename, "/bin/parent");
+	ck_assert_str_eq(c->maps[1].filename, "/lib/libx.so");
+	model_exit(&M, 300, 300);
 	ck_assert_uint_eq(M.nprocs, 1);
 	ck_assert_uint_eq(M.nmaps, 0);
 	check_counts();

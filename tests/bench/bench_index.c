@@ -10,7 +10,8 @@
  *   lookup   random `lookup PATH --at T` and `buildid ID` through indexq
  *            on the read-only connection perfmapctl uses: p50/p99/max.
  *
- * usage: bench_index [-n OBJECTS] [-q QUERIES] [-d DIR]
+ * usage: bench_index [-n OBJECTS] [-q QUERIES] [-d DIR] [-c CACHE_KIB]
+ * (-c: the writer's [index] cache_size; the default is the daemon's)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -95,13 +96,17 @@ main(int argc, char *argv[])
 	struct stat sb;
 	int	 ch, rc;
 
-	while ((ch = getopt(argc, argv, "n:q:d:")) != -1) {
+	uint64_t cache = 0;
+
+	while ((ch = getopt(argc, argv, "n:q:d:c:")) != -1) {
 		switch (ch) {
 		case 'n': n = strtoul(optarg, NULL, 10); break;
 		case 'q': nq = strtoul(optarg, NULL, 10); break;
 		case 'd': snprintf(dir, sizeof(dir), "%s", optarg); break;
+		case 'c': cache = strtoull(optarg, NULL, 10) * 1024; break;
 		default:
-			fprintf(stderr, "usage: bench_index [-n OBJECTS] [-q QUERIES] [-d DIR]\n");
+			fprintf(stderr, "usage: bench_index [-n OBJECTS] [-q QUERIES] [-d DIR] "
+			    "[-c CACHE_KIB]\n");
 			return 2;
 		}
 	}
@@ -115,12 +120,15 @@ main(int argc, char *argv[])
 	mkdir(segdir, 0750);
 	log_init("bench_index", 0);
 	config_defaults(&conf);
+	if (cache != 0)
+		conf.index_cache_size = cache;	/* [index] cache_size */
 	if (index_open(&ix, dir, &conf, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	printf("index in %s, commit_rows %llu, %zu objects\n", dir,
-	    (unsigned long long)conf.index_commit_rows, n);
+	printf("index in %s, commit_rows %llu, cache_size %llu KiB, %zu objects\n", dir,
+	    (unsigned long long)conf.index_commit_rows,
+	    (unsigned long long)(conf.index_cache_size / 1024), n);
 	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
 
 	/* ingest */
@@ -131,7 +139,7 @@ main(int argc, char *argv[])
 		object(i, path, sizeof(path), id);
 		a = now_ns();
 		index_add_mapping(ix, path, id, 20, BID_MMAP2, (uint32_t)(1000 + i % 5000),
-		    (uint64_t)(T0 + (int64_t)i * 1000), 0);
+		    (uint64_t)(T0 + (int64_t)i * 1000), 0, NULL);
 		b = now_ns();
 		if (b - a > worst)
 			worst = b - a;
@@ -150,7 +158,8 @@ main(int argc, char *argv[])
 	t0 = now_ns();
 	for (i = 0; i < n; i++) {
 		object(i, path, sizeof(path), id);
-		index_add_mapping(ix, path, id, 20, BID_MMAP2, 7, (uint64_t)(T0 + 2000000000000LL), 0);
+		index_add_mapping(ix, path, id, 20, BID_MMAP2, 7, (uint64_t)(T0 + 2000000000000LL), 0,
+		    NULL);
 	}
 	t1 = now_ns();
 	index_flush(ix);
