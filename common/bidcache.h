@@ -1,6 +1,6 @@
 /*
  * bidcache.h - the build-id cache, in perf's layout (~/.debug), so that
- * `PERF_BUILDID_DIR=DIR perf report` symbolizes from it and elfutils
+ * `perf --buildid-dir DIR report` symbolizes from it and elfutils
  * `debuginfod -F DIR` serves it:
  *
  *	DIR/<path>/<build-id>/elf			a binary (path without the leading /)
