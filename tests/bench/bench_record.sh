@@ -2,19 +2,28 @@
 # Recording overhead, side by side in one run, on the same workload (a CPU
 # spinner plus an exec storm of thousands of processes per second), same
 # event and frequency for all:
-#   perfmapd          rotation every second, everything on
+#   perfmapd          rotation every second, everything on; restarted on the
+#                     state directory of its earlier runs (the usual case)
+#   perfmapd-first    the same on an empty state directory: its first start,
+#                     when the build-id cache is filled with every binary running
 #   perf-switch       perf record -a --buildid-mmap --switch-output=1s
 #   perf              perf record -a --buildid-mmap
-# For each: collector CPU time (user+sys, wait4 rusage, exit included), peak
-# RSS, RSS slope, bytes written, samples recorded, records lost; medians of
-# BENCH_RUNS runs; ratios perfmapd / perf.
-#   BENCH_SECONDS (20), BENCH_RUNS (3), BENCH_FREQ (999), BENCH_STORM (2 workers)
+# For each: collector CPU time (user+sys, wait4 rusage, exit included), the
+# steady-state CPU rate (ms per second of recording, start-up and exit left
+# out), peak RSS, RSS slope, bytes written, samples recorded, records lost;
+# medians of BENCH_RUNS runs; ratios perfmapd / perf.
+#   BENCH_SECONDS (20), BENCH_RUNS (3), BENCH_FREQ (999), BENCH_STORM (2 workers),
+#   BENCH_COLLECTORS ("perfmapd perfmapd-first perf-switch perf": a subset,
+#   for a quick look; perfmapd-first starts on an empty state directory),
+#   BENCH_PERFMAPD (./perfmapd: another build, e.g. to compare two commits)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 SECS=${BENCH_SECONDS:-20}
 RUNS=${BENCH_RUNS:-3}
 FREQ=${BENCH_FREQ:-999}
 STORM=${BENCH_STORM:-2}
+COLLECTORS=${BENCH_COLLECTORS:-perfmapd perfmapd-first perf-switch perf}
+PERFMAPD=${BENCH_PERFMAPD:-./perfmapd}
 B=$(mktemp -d /tmp/perfmapd-bench.XXXXXX)
 trap 'rm -rf "$B"' EXIT
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
@@ -38,11 +47,16 @@ count() {
 run() {
 	name=$1 out=$B/$1.$2
 	rm -rf "$out"; mkdir -p "$out"
+	state=$out/state
 	case $name in
-	perfmapd)
+	perfmapd|perfmapd-first)
+		# perfmapd: the state directory of earlier runs (its build-id cache
+		# holds the machine's binaries, as after the daemon's first start);
+		# perfmapd-first: an empty one (the cache is filled during the run).
+		[ "$name" = perfmapd ] && { state=$B/warm; rm -rf "$state/segments"; }
 		printf '[record]\nevent = cpu-clock\nfrequency = %s\n[segments]\nrotate_age = 1s\nkeep_count = 0\nkeep_size = 0\n' \
 			"$FREQ" > "$out/conf"
-		"$B/measure" "$out/m" ./perfmapd -f -c "$out/conf" --state-dir "$out/state" \
+		"$B/measure" "$out/m" "$PERFMAPD" -f -c "$out/conf" --state-dir "$state" \
 			--socket "$out/sock" > "$out/log" 2>&1 &
 		;;
 	perf-switch)
@@ -60,39 +74,62 @@ run() {
 	"$B/execstorm" "$SECS" "$STORM" /bin/true > "$out/storm"
 	wait $spid
 	kill -INT $mpid; wait $mpid
-	files=$(find "$out" -name 'perf*.data*' -type f ! -name '*.partial' | sort)
+	case $name in
+	perfmapd*) files=$(find "$state/segments" -name 'perf*.data' -type f | sort);;
+	*) files=$(find "$out" -name 'perf*.data*' -type f | sort);;
+	esac
 	bytes=$(cat $files | wc -c)
 	set -- $(count $files)
 	samples=$1 lost=$2
-	if [ "$name" = perfmapd ]; then
+	case $name in
+	perfmapd*)
 		l2=$(sed -n 's/.*stopped:.* lost=\([0-9]*\).*/\1/p' "$out/log")
-		[ -n "$l2" ] && lost=$l2
-	fi
+		[ -n "$l2" ] && lost=$l2;;
+	esac
 	cpu=$(awk '/^cpu_user/ { u = $2 } /^cpu_sys/ { s = $2 } END { printf "%.2f", u + s }' "$out/m")
+	# steady state: CPU per second of recording, from 3 s after the start
+	# to the last reading before the stop (start-up and exit left out)
+	steady=$(awk '/^cpu / && $2 >= 3 { if (t0 == "") { t0 = $2; c0 = $3 } t1 = $2; c1 = $3 }
+		END { if (t1 > t0) printf "%.2f", 1000 * (c1 - c0) / (t1 - t0); else print 0 }' "$out/m")
 	rss=$(awk '/^maxrss_kb/ { print $2 }' "$out/m")
 	slope=$(awk '/^rss / && $2 >= 3 { n++; x += $2; y += $3; xx += $2 * $2; xy += $2 * $3 }
 		END { d = n * xx - x * x; if (n < 3 || d == 0) print 0; else printf "%.1f", 60 * (n * xy - x * y) / d }' "$out/m")
-	echo "$cpu $rss $slope $bytes $samples $lost"
+	echo "$cpu $rss $slope $bytes $samples $lost $steady"
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 echo "workload: spin + exec storm ($STORM workers) for ${SECS}s, cpu-clock at ${FREQ} Hz, $RUNS runs"
+case " $COLLECTORS " in
+*" perfmapd "*)
+	# fill the warm state directory once (not measured): its first start
+	mkdir -p "$B/warm0"
+	printf '[record]\nevent = cpu-clock\nfrequency = %s\n' "$FREQ" > "$B/warm0/conf"
+	"$PERFMAPD" -f -c "$B/warm0/conf" --state-dir "$B/warm" --socket "$B/warm0/sock" \
+		> "$B/warm0/log" 2>&1 & wpid=$!
+	sleep 5; kill -INT $wpid; wait $wpid;;
+esac
 for i in $(seq 1 "$RUNS"); do
-	for c in perfmapd perf-switch perf; do
+	for c in $COLLECTORS; do
 		r=$(run "$c" "$i")
 		echo "$c $r" >> "$B/results"
-		echo "  run $i $c: cpu=$(echo "$r" | cut -d' ' -f1)s rss=$(echo "$r" | cut -d' ' -f2)kB samples=$(echo "$r" | cut -d' ' -f5) lost=$(echo "$r" | cut -d' ' -f6) storm: $(cat "$B/$c.$i/storm")"
+		set -- $r
+		echo "  run $i $c: cpu=${1}s steady=${7}ms/s rss=${2}kB samples=$5 lost=$6 storm: $(cat "$B/$c.$i/storm")"
 	done
 done
 
 col() { awk -v c="$1" -v k="$2" '$1 == c { print $k }' "$B/results" | median; }
-printf '\n| collector | CPU s | peak RSS kB | RSS slope kB/min | bytes | samples | lost |\n|---|---|---|---|---|---|---|\n'
-for c in perfmapd perf-switch perf; do
-	printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$c" "$(col $c 2)" "$(col $c 3)" "$(col $c 4)" \
-		"$(col $c 5)" "$(col $c 6)" "$(col $c 7)"
+printf '\n| collector | CPU s | steady CPU ms/s | peak RSS kB | RSS slope kB/min | bytes | samples | lost |\n|---|---|---|---|---|---|---|---|\n'
+for c in $COLLECTORS; do
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$c" "$(col $c 2)" "$(col $c 8)" \
+		"$(col $c 3)" "$(col $c 4)" "$(col $c 5)" "$(col $c 6)" "$(col $c 7)"
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 echo
-echo "perfmapd / perf record --switch-output=1s: CPU $(ratio "$(col perfmapd 2)" "$(col perf-switch 2)"), RSS $(ratio "$(col perfmapd 3)" "$(col perf-switch 3)"), bytes $(ratio "$(col perfmapd 5)" "$(col perf-switch 5)")"
-echo "perfmapd / perf record:                    CPU $(ratio "$(col perfmapd 2)" "$(col perf 2)"), RSS $(ratio "$(col perfmapd 3)" "$(col perf 3)"), bytes $(ratio "$(col perfmapd 5)" "$(col perf 5)")"
+for p in perfmapd perfmapd-first; do
+	for q in perf-switch perf; do
+		case " $COLLECTORS " in *" $p "*) ;; *) continue;; esac
+		case " $COLLECTORS " in *" $q "*) ;; *) continue;; esac
+		echo "$p / $q: CPU $(ratio "$(col $p 2)" "$(col $q 2)"), steady CPU $(ratio "$(col $p 8)" "$(col $q 8)"), RSS $(ratio "$(col $p 3)" "$(col $q 3)"), bytes $(ratio "$(col $p 5)" "$(col $q 5)")"
+	done
+done

@@ -1,10 +1,12 @@
 /*
  * measure.c - run a collector and report what it cost: user and system
  * CPU seconds and peak RSS (wait4 rusage, so the exit path is counted),
- * and its RSS every second (for the slope).  SIGINT/SIGTERM received are
+ * and its RSS and CPU so far every second (for the slope, and to see
+ * when the CPU was spent).  SIGINT/SIGTERM received are
  * forwarded to the child, so `kill -INT` stops the collector cleanly.
  * Usage: measure OUTFILE COMMAND [ARGS...]
- * OUTFILE gets: "cpu_user S", "cpu_sys S", "maxrss_kb N", "rss T KB" lines.
+ * OUTFILE gets: "cpu_user S", "cpu_sys S", "maxrss_kb N", "rss T KB" and
+ * "cpu T S" lines (S: user+sys seconds of the whole process until T).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -41,6 +43,30 @@ rss_kb(pid_t pid)
 	return kb;
 }
 
+/* user+sys seconds so far, from /proc/PID/stat (clock ticks); -1 if gone */
+static double
+cpu_s(pid_t pid)
+{
+	char	 path[64], buf[1024], *p;
+	unsigned long ut, st;
+	ssize_t	 n;
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	n = (ssize_t)fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* after "(comm)": state, then fields 4..13, then utime stime (14, 15) */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -66,11 +92,14 @@ main(int argc, char **argv)
 	for (;;) {
 		pid_t	 r = wait4(child, &status, WNOHANG, &ru);
 		long	 kb;
+		double	 cpu;
 
 		if (r == child)
 			break;
 		if ((kb = rss_kb(child)) > 0)
 			fprintf(out, "rss %d %ld\n", t, kb);
+		if ((cpu = cpu_s(child)) >= 0)
+			fprintf(out, "cpu %d %.2f\n", t, cpu);
 		sleep(1);
 		t++;
 	}
