@@ -235,7 +235,7 @@ segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
 
 	if (segfiles_list(dir, &v, &n, &total) < 0)
 		return -errno;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i + 1 < n; i++) {		/* the newest stays */
 		int	 old = keep_age_ms != 0 &&
 		    (uint64_t)(now - v[i].mtime) * 1000 > keep_age_ms;
 

@@ -53,12 +53,6 @@ void	segment_abandon(struct segment *);
 /* Highest sequence number among DIR's segments (0 if none). */
 uint64_t segment_last_seq(const char *dir);
 
-/*
- * Retention over DIR's closed segments, oldest first: delete while more
- * than KEEP_COUNT, more than KEEP_SIZE bytes, or older than KEEP_AGE_MS
- * (0 = no limit).  DELETED_CB (if not NULL) is called with each file name
- * deleted.  Returns the number deleted.
- */
 typedef void (*segment_deleted_fn)(const char *name, void *arg);
 /*
  * Disk full: delete DIR's oldest closed segment.  Returns 1 if one was
@@ -66,6 +60,14 @@ typedef void (*segment_deleted_fn)(const char *name, void *arg);
  */
 int	segment_delete_oldest(const char *dir, segment_deleted_fn, void *arg);
 
+/*
+ * Retention over DIR's closed segments, oldest first: delete while more
+ * than KEEP_COUNT, more than KEEP_SIZE bytes, or older than KEEP_AGE_MS
+ * (0 = no limit), but never the newest: the one a snapshot just handed
+ * out stays even when it alone is larger than KEEP_SIZE.  DELETED_CB (if
+ * not NULL) is called with each file name deleted.  Returns the number
+ * deleted.
+ */
 int	segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
 	    uint64_t keep_age_ms, segment_deleted_fn deleted_cb, void *arg);
 
