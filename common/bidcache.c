@@ -31,8 +31,8 @@
 
 #include "bidcache.h"
 #include "buildid.h"
+#include "record.h"
 
-#define DELETED_SUFFIX	" (deleted)"
 #define DECOMPRESS_MAX	(512U << 20)	/* a decompressed module, at most */
 
 const char *
@@ -62,7 +62,7 @@ bidcache_entry_name(const char *name, const uint8_t *id, size_t idlen, char *out
 {
 	char	 hex[BUILD_ID_HEX_MAX], path[PATH_MAX];
 	const char *p, *c;
-	size_t	 len = strlen(name), o = 0, n;
+	size_t	 len = record_name_len(name), o = 0, n;
 
 	if (idlen == 0 || idlen > BUILD_ID_MAX)
 		return -EINVAL;
@@ -74,9 +74,6 @@ bidcache_entry_name(const char *name, const uint8_t *id, size_t idlen, char *out
 	}
 	if (name[0] != '/')
 		return -EINVAL;
-	if (len > strlen(DELETED_SUFFIX) &&
-	    strcmp(name + len - strlen(DELETED_SUFFIX), DELETED_SUFFIX) == 0)
-		len -= strlen(DELETED_SUFFIX);
 	/* Components without the empty ones: "/a//b/" is "a/b". */
 	for (p = name; p < name + len; p = c + 1) {
 		for (c = p; c < name + len && *c != '/'; c++)

@@ -85,6 +85,15 @@ decode_sample_id(const struct record_layout *l, const uint8_t *p,
 		sid->id = get_u64(p);
 }
 
+size_t
+record_name_len(const char *name)
+{
+	static const char deleted[] = " (deleted)";
+	size_t	 n = strlen(name), s = sizeof(deleted) - 1;
+
+	return n > s && memcmp(name + n - s, deleted, s) == 0 ? n - s : n;
+}
+
 int
 record_time(const void *buf, size_t len, const struct record_layout *l, uint64_t *time)
 {

@@ -105,6 +105,13 @@ int	record_decode(const void *buf, size_t len, const struct record_layout *,
  */
 int	record_time(const void *buf, size_t len, const struct record_layout *, uint64_t *time);
 
+/*
+ * The length of a mapped file's name without the " (deleted)" the kernel
+ * appends when the file was unlinked since it was mapped (strlen(NAME)
+ * for a name without it).
+ */
+size_t	record_name_len(const char *name);
+
 /* Write the sample_id trailer for SID into OUT (record_sample_id_size bytes). */
 void	record_encode_sample_id(const struct record_layout *,
 	    const struct record_sample_id *, void *out);

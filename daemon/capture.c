@@ -472,11 +472,7 @@ new_req(struct capture *c, struct control_client *cl, int more)
 static void
 strip_deleted(const char *name, char *out, size_t len)
 {
-	size_t	 n = strlen(name), s = strlen(" (deleted)");
-
-	if (n > s && strcmp(name + n - s, " (deleted)") == 0)
-		n -= s;
-	snprintf(out, len, "%.*s", (int)n, name);
+	snprintf(out, len, "%.*s", (int)record_name_len(name), name);
 }
 
 static int

@@ -1043,12 +1043,12 @@ add_object(struct index *ix, const char *path, const uint8_t *id, uint8_t idsize
 static const char *
 strip_deleted(const char *path, char *buf, size_t len)
 {
-	size_t	 n = strlen(path);
+	size_t	 n = record_name_len(path);
 
-	if (n <= 10 || strcmp(path + n - 10, " (deleted)") != 0 || n - 10 >= len)
+	if (path[n] == '\0' || n >= len)
 		return path;
-	memcpy(buf, path, n - 10);
-	buf[n - 10] = '\0';
+	memcpy(buf, path, n);
+	buf[n] = '\0';
 	return buf;
 }
 

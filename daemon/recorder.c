@@ -154,15 +154,6 @@ seg_write(struct recorder *r, const void *buf, size_t len)
 	r->wrote = 1;
 }
 
-/* "PATH (deleted)": the kernel's name for a mapped file since unlinked */
-static int
-is_deleted(const char *path)
-{
-	size_t	 n = strlen(path);
-
-	return n > 10 && memcmp(path + n - 10, " (deleted)", 10) == 0;
-}
-
 /*
  * A model map's object seen again (at a process's exit, in a new segment's
  * initial state): by its index handle, or the first time (maps from the
@@ -223,7 +214,8 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 		 */
 		index_add_mapping(r->index, m->filename, m->build_id, m->build_id_size,
 		    source, m->pid, record_wall(r, rec), 0, &s);
-		if (s.obj < 0 || s.new_in_segment || is_deleted(m->filename))
+		if (s.obj < 0 || s.new_in_segment ||
+		    m->filename[record_name_len(m->filename)] != '\0')
 			segment_add_buildid(&r->seg, m->filename, m->build_id,
 			    m->build_id_size, 0);
 		if (s.obj < 0 || s.new_in_run)
