@@ -1023,8 +1023,6 @@ add_object(struct index *ix, const char *path, const uint8_t *id, uint8_t idsize
 {
 	ssize_t	 slot;
 
-	if (out != NULL)
-		out->obj = -1;
 	if (idsize == 0 || idsize > BUILD_ID_MAX)
 		return;
 	if ((slot = obj_get(ix, path, id, idsize, 0)) < 0 || slot > INT32_MAX) {
@@ -1059,11 +1057,10 @@ index_add_mapping(struct index *ix, const char *path, const uint8_t *id, uint8_t
 {
 	char	 buf[PATH_MAX];
 
-	if (ix == NULL) {
-		if (out != NULL)
-			out->obj = -1;
+	if (out != NULL)
+		out->obj = -1;		/* until a slot is found */
+	if (ix == NULL)
 		return;
-	}
 	add_object(ix, strip_deleted(path, buf, sizeof(buf)), id, idsize, source, KIND_USER,
 	    pid, wall_ns, !synthesized, out);
 }

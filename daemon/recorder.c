@@ -318,10 +318,8 @@ ring_record_cb(const struct perf_event_header *h, void *arg)
 	    record_time(h, h->size, &r->ev.layout, &t) == 0) {
 		if (not_yet(r, t))
 			return 1;
-		r->st.records++;
-		r->st.samples++;
-		r->seg.samples++;
-		seg_write(r, h, h->size);
+		rec.type = PERF_RECORD_SAMPLE;	/* all process_record reads of a sample */
+		process_record(r, h, &rec);
 		return 0;
 	}
 	if (record_decode(h, h->size, &r->ev.layout, &rec) < 0) {
