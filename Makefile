@@ -24,51 +24,79 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-format-truncation \
 	    -Wformat=2 -Wformat-security -fstack-protector-strong \
 	    -D_FORTIFY_SOURCE=2 -fPIE -D_GNU_SOURCE -DPERFMAPD_VERSION='"$(VERSION)"' \
-	    -Icommon $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+	    -Icommon -Idaemon -Iclient -MMD -MP $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS  += -pie -Wl,-z,relro,-z,now
-# make SAN=1: AddressSanitizer + UndefinedBehaviorSanitizer build (check-asan)
+
+# Everything that is built goes to $(BUILD): objects mirror the source tree,
+# the programs and the unit tests sit at its top (build/perfmapd,
+# build/perfmapctl, build/tests/check_*).  Sanitizer builds get their own
+# directory, so switching never needs a clean.
+#   make SAN=1   AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
+#   make SAN=tsan ThreadSanitizer (build-tsan/)
 ifeq ($(SAN),1)
+BUILD    ?= build-asan
 CFLAGS   := $(filter-out -D_FORTIFY_SOURCE=2 -O2,$(CFLAGS)) -O1 -fsanitize=address,undefined \
 	    -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS  += -fsanitize=address,undefined
+else ifeq ($(SAN),tsan)
+BUILD    ?= build-tsan
+CFLAGS   := $(filter-out -D_FORTIFY_SOURCE=2 -O2,$(CFLAGS)) -O1 -fsanitize=thread \
+	    -fno-omit-frame-pointer
+LDFLAGS  += -fsanitize=thread
 endif
+BUILD    ?= build
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
-COMMON_SRC := $(sort $(wildcard common/*.c))
-DAEMON_SRC := $(sort $(wildcard daemon/*.c))
+# Sources, by room: common/ (both programs), daemon/<room>/, client/.
+COMMON_SRC := $(sort $(wildcard common/*.c common/*/*.c))
+DAEMON_SRC := $(sort $(wildcard daemon/*.c daemon/*/*.c))
 CLIENT_SRC := $(sort $(wildcard client/*.c))
 TEST_SRC   := $(sort $(wildcard tests/check_*.c))
 
-COMMON_OBJ := $(COMMON_SRC:.c=.o)
-DAEMON_OBJ := $(DAEMON_SRC:.c=.o)
-DAEMON_LIB_OBJ := $(filter-out daemon/main.o,$(DAEMON_OBJ))
-CLIENT_OBJ := $(CLIENT_SRC:.c=.o)
-CLIENT_LIB_OBJ := $(filter-out client/perfmapctl.o,$(CLIENT_OBJ))
-TEST_BIN   := $(TEST_SRC:.c=)
+obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+COMMON_OBJ := $(call obj,$(COMMON_SRC))
+DAEMON_LIB_OBJ := $(call obj,$(filter-out daemon/main.c,$(DAEMON_SRC)))
+CLIENT_LIB_OBJ := $(call obj,$(filter-out client/perfmapctl.c,$(CLIENT_SRC)))
+TEST_BIN   := $(patsubst %.c,$(BUILD)/%,$(TEST_SRC))
+LIBCOMMON  := $(BUILD)/libcommon.a
+LIBDAEMON  := $(BUILD)/libdaemon.a
+LIBCLIENT  := $(BUILD)/libclient.a
 
-all: perfmapd $(if $(CLIENT_SRC),perfmapctl) $(TEST_BIN)
+all: $(BUILD)/perfmapd $(BUILD)/perfmapctl $(TEST_BIN)
 
-common/libcommon.a: $(COMMON_OBJ)
-	$(AR) rcs $@ $^
+$(LIBCOMMON): $(COMMON_OBJ)
+	$(Q)$(AR) rcs $@ $^
+$(LIBDAEMON): $(DAEMON_LIB_OBJ)
+	$(Q)$(AR) rcs $@ $^
+$(LIBCLIENT): $(CLIENT_LIB_OBJ)
+	$(Q)$(AR) rcs $@ $^
 
-daemon/libdaemon.a: $(DAEMON_LIB_OBJ)
-	$(AR) rcs $@ $^
+$(BUILD)/perfmapd: $(BUILD)/daemon/main.o $(LIBDAEMON) $(LIBCOMMON)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-perfmapd: daemon/main.o daemon/libdaemon.a common/libcommon.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/perfmapctl: $(BUILD)/client/perfmapctl.o $(LIBCLIENT) $(LIBCOMMON)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-client/libclient.a: $(CLIENT_LIB_OBJ)
-	$(AR) rcs $@ $^
+$(BUILD)/tests/check_%: $(BUILD)/tests/check_%.o $(LIBDAEMON) $(LIBCLIENT) $(LIBCOMMON)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-perfmapctl: client/perfmapctl.o client/libclient.a common/libcommon.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# Quiet by default; make V=1 shows the commands.
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
 
-tests/check_%: tests/check_%.o daemon/libdaemon.a client/libclient.a common/libcommon.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
-%.o: %.c $(wildcard common/*.h daemon/*.h client/*.h)
-	$(CC) $(CFLAGS) -Idaemon -Iclient -c -o $@ $<
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 deps:
 	@tests/deps.sh
@@ -77,36 +105,35 @@ deps:
 run: deps
 	$(MAKE) all
 	mkdir -p state
-	./perfmapd -f --state-dir ./state --socket ./state/control.sock -c conf/perfmapd.conf
+	$(BUILD)/perfmapd -f --state-dir ./state --socket ./state/control.sock -c conf/perfmapd.conf
 
+# The test runner takes the build directory from BUILD (tests/lib.sh).
 check: deps
 	$(MAKE) all
-	tests/run-tests.sh
+	BUILD=$(BUILD) tests/run-tests.sh
 
-# The whole suite under ASan + UBSan (objects are rebuilt, then rebuilt plain).
+# The whole suite under ASan + UBSan, built in build-asan/.
 check-asan: deps
-	$(MAKE) clean
 	$(MAKE) SAN=1 all
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run-tests.sh; \
-	rc=$$?; $(MAKE) clean; $(MAKE) all; exit $$rc
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 BUILD=build-asan tests/run-tests.sh
 
 bench: deps
-	$(MAKE) all tests/bench/bench_index
-	tests/bench/run.sh
+	$(MAKE) all $(BUILD)/tests/bench/bench_index
+	BUILD=$(BUILD) tests/bench/run.sh
 
-tests/bench/bench_index: tests/bench/bench_index.o daemon/libdaemon.a common/libcommon.a
+$(BUILD)/tests/bench/bench_index: $(BUILD)/tests/bench/bench_index.o $(LIBDAEMON) $(LIBCOMMON)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 UNITS := perfmapd.service perfmapd.socket perfmapd-snapshot.service perfmapd-snapshot.timer
 
 # Units name /usr/sbin and /usr/bin; installed, they name SBINDIR and BINDIR.
-install: perfmapd perfmapctl
+install: $(BUILD)/perfmapd $(BUILD)/perfmapctl
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/perfmapd $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR)
-	install -m 0755 perfmapd $(DESTDIR)$(SBINDIR)/perfmapd
-	install -m 0755 perfmapctl $(DESTDIR)$(BINDIR)/perfmapctl
+	install -m 0755 $(BUILD)/perfmapd $(DESTDIR)$(SBINDIR)/perfmapd
+	install -m 0755 $(BUILD)/perfmapctl $(DESTDIR)$(BINDIR)/perfmapctl
 	install -m 0644 man/perfmapd.8 man/perfmapctl.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 man/perfmapd.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	[ -e $(DESTDIR)$(SYSCONFDIR)/perfmapd/perfmapd.conf ] || \
@@ -127,12 +154,13 @@ uninstall:
 		rm -f $(DESTDIR)$(SYSCONFDIR)/perfmapd/perfmapd.conf || true
 	-rmdir $(DESTDIR)$(SYSCONFDIR)/perfmapd 2>/dev/null
 
+# Everything built lives in the build directories: the tree is left as cloned.
 clean:
-	rm -f perfmapd perfmapctl $(TEST_BIN) common/*.o daemon/*.o client/*.o tests/*.o \
-		common/libcommon.a daemon/libdaemon.a tests/bench/*.o tests/bench/bench_index
+	rm -rf build build-asan build-tsan tests/fuzz/fuzz_record tests/fuzz/fuzz_proto \
+		tests/fuzz/fuzz_config tests/fuzz/fuzz_buildid
 
 .PHONY: all deps run check check-asan bench clean install uninstall
-.SECONDARY: $(TEST_SRC:.c=.o)
+.SECONDARY: $(call obj,$(TEST_SRC))
 
 # make fuzz: each libFuzzer harness for FUZZ_SECONDS (default 60) from its
 # committed seed corpus; new finds go to a scratch copy, crashes fail.

@@ -11,7 +11,7 @@
 #include <sys/un.h>
 
 #include "client.h"
-#include "indexq.h"
+#include "index_reader.h"
 #include "proto.h"
 #include "query.h"
 
@@ -108,7 +108,7 @@ handle_message(const struct client_opts *o, const struct client_cmd *cmd, json_t
 int
 client_offline(const struct client_opts *o, const struct client_cmd *cmd, json_t *params)
 {
-	struct indexq *q;
+	struct index_reader *q;
 	json_t	*reply;
 	char	 err[512];
 	int	 rc = EXIT_OK;
@@ -119,7 +119,7 @@ client_offline(const struct client_opts *o, const struct client_cmd *cmd, json_t
 		json_decref(params);
 		return EXIT_USAGE;
 	}
-	if ((q = indexq_open(o->state_dir, err, sizeof(err))) == NULL) {
+	if ((q = index_reader_open(o->state_dir, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "perfmapctl: %s\n", err);
 		json_decref(params);
 		return EXIT_FAILED;
@@ -128,7 +128,7 @@ client_offline(const struct client_opts *o, const struct client_cmd *cmd, json_t
 	handle_message(o, cmd, reply, &rc);
 	json_decref(reply);
 	json_decref(params);
-	indexq_close(q);
+	index_reader_close(q);
 	return rc;
 }
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "client.h"
-#include "indexq.h"
+#include "walltime.h"
 
 
 /* PATH [--at TIME] */
@@ -25,7 +25,7 @@ query_parse_lookup(int argc, char **argv, char *err, size_t errlen)
 				snprintf(err, errlen, "--at needs a TIME");
 				return NULL;
 			}
-			if (indexq_parse_time(argv[i], indexq_now(), &at, err, errlen) < 0)
+			if (walltime_parse(argv[i], walltime_now(), &at, err, errlen) < 0)
 				return NULL;
 		} else if (path == NULL && argv[i][0] != '-')
 			path = argv[i];

@@ -4,7 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "indexq.h"
+#include "index_reader.h"
+#include "walltime.h"
 #include "proto.h"
 #include "query.h"
 
@@ -76,7 +77,7 @@ result(int rc, json_t *out, const char *err)
 }
 
 json_t *
-query_run(struct indexq *q, const char *method, json_t *params)
+query_run(struct index_reader *q, const char *method, json_t *params)
 {
 	static const char *const k_lookup[] = { "path", "at_ns", NULL };
 	static const char *const k_path[] = { "path", NULL };
@@ -88,7 +89,7 @@ query_run(struct indexq *q, const char *method, json_t *params)
 	int	 rc;
 
 	if (strcmp(method, "io.perfmap.Lookup") == 0) {
-		int64_t	 at = indexq_now();
+		int64_t	 at = walltime_now();
 
 		if ((e = check_keys(params, k_lookup)) || (e = get_string(params, "path", 1, &s)))
 			return e;
@@ -97,15 +98,15 @@ query_run(struct indexq *q, const char *method, json_t *params)
 				return bad("at_ns", "must be a non-negative integer (ns since the epoch)");
 			at = (int64_t)json_integer_value(v);
 		}
-		rc = indexq_lookup(q, s, at, &out, err, sizeof(err));
+		rc = index_reader_lookup(q, s, at, &out, err, sizeof(err));
 	} else if (strcmp(method, "io.perfmap.History") == 0) {
 		if ((e = check_keys(params, k_path)) || (e = get_string(params, "path", 1, &s)))
 			return e;
-		rc = indexq_history(q, s, &out, err, sizeof(err));
+		rc = index_reader_history(q, s, &out, err, sizeof(err));
 	} else if (strcmp(method, "io.perfmap.BuildId") == 0) {
 		if ((e = check_keys(params, k_bid)) || (e = get_string(params, "build_id", 1, &s)))
 			return e;
-		rc = indexq_buildid(q, s, &out, err, sizeof(err));
+		rc = index_reader_buildid(q, s, &out, err, sizeof(err));
 	} else if (strcmp(method, "io.perfmap.Segments") == 0) {
 		int	 all = 0;
 
@@ -116,8 +117,8 @@ query_run(struct indexq *q, const char *method, json_t *params)
 				return bad("all", "must be a boolean");
 			all = json_is_true(v);
 		}
-		rc = s != NULL ? indexq_segment_buildids(q, s, &out, err, sizeof(err)) :
-		    indexq_segments(q, all, &out, err, sizeof(err));
+		rc = s != NULL ? index_reader_segment_buildids(q, s, &out, err, sizeof(err)) :
+		    index_reader_segments(q, all, &out, err, sizeof(err));
 	} else
 		return proto_error(PROTO_ERR_NOMETHOD, json_pack("{s:s}", "method", method));
 	return result(rc, out, err);

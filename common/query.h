@@ -1,14 +1,14 @@
 /*
  * query.h - the index queries as control methods: one place that checks a
- * call's parameters and runs it on an indexq, used both by the daemon's
- * handlers (ctl-lookup.c, ...) and by perfmapctl without a daemon
+ * call's parameters and runs it on the index's read side (index_reader.h), used both by the daemon's
+ * handlers (control/cmd-lookup.c, ...) and by perfmapctl without a daemon
  * (--state-dir), so both answer alike.
  *
- *   io.perfmap.Lookup    { "path": s, "at_ns": i? }       indexq_lookup
- *   io.perfmap.History   { "path": s }                    indexq_history
- *   io.perfmap.BuildId   { "build_id": s }                indexq_buildid
- *   io.perfmap.Segments  { "segment": s?, "all": b? }     indexq_segments, or
- *                                                         indexq_segment_buildids
+ *   io.perfmap.Lookup    { "path": s, "at_ns": i? }       index_reader_lookup
+ *   io.perfmap.History   { "path": s }                    index_reader_history
+ *   io.perfmap.BuildId   { "build_id": s }                index_reader_buildid
+ *   io.perfmap.Segments  { "segment": s?, "all": b? }     index_reader_segments, or
+ *                                                         index_reader_segment_buildids
  */
 #ifndef PERFMAPD_QUERY_H
 #define PERFMAPD_QUERY_H
@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <jansson.h>
 
-struct indexq;
+struct index_reader;
 
 /* Is METHOD one of the queries above? */
 int	query_is_query(const char *method);
@@ -25,6 +25,6 @@ int	query_is_query(const char *method);
  * Run METHOD with PARAMS.  Returns a reply message (proto_reply) or a typed
  * error message (proto_error: InvalidParameter, NotFound, Failed).
  */
-json_t	*query_run(struct indexq *, const char *method, json_t *params);
+json_t	*query_run(struct index_reader *, const char *method, json_t *params);
 
 #endif

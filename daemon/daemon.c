@@ -1,6 +1,6 @@
 /*
  * daemon.c - daemon-wide actions shared by the signal handlers (main.c)
- * and the control commands (ctl-reload.c, ctl-stop.c).
+ * and the control commands (control/cmd-reload.c, control/cmd-stop.c).
  */
 #include <string.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 /*
  * daemon.h - the daemon's top-level state, shared by main.c and the
- * control command handlers (ctl-*.c).
+ * control command handlers (control/cmd-*.c).
  */
 #ifndef PERFMAPD_DAEMON_H
 #define PERFMAPD_DAEMON_H
@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "recorder.h"
+#include "record/recorder.h"
 
 struct event_base;
 struct event;

@@ -23,11 +23,11 @@
 #include <systemd/sd-daemon.h>
 
 #include "config.h"
-#include "control.h"
+#include "control/control.h"
 #include "daemon.h"
 #include "log.h"
-#include "recorder.h"
-#include "indexq.h"
+#include "record/recorder.h"
+#include "walltime.h"
 
 #define DEFAULT_CONFIG	"/etc/perfmapd/perfmapd.conf"
 
@@ -262,7 +262,7 @@ main(int argc, char *argv[])
 		return 0;
 	}
 
-	d.start_wall_ns = (uint64_t)indexq_now();
+	d.start_wall_ns = (uint64_t)walltime_now();
 	if (lock_state(&d, d.conf.state_dir, err, sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		return 1;

@@ -1,6 +1,6 @@
 /*
  * check_index.c - the index without a daemon: the writer (daemon/index.c)
- * and the queries (common/indexq.c) on temporary state directories.
+ * and the queries (common/index_reader.c) on temporary state directories.
  *
  *   - dates as users type them, and the ISO output;
  *   - a path replaced by a rebuilt binary: history, lookup at a time in
@@ -30,11 +30,12 @@
 
 #include "buildid.h"
 #include "config.h"
-#include "index.h"
-#include "indexq.h"
+#include "index/index.h"
+#include "index_reader.h"
+#include "walltime.h"
 #include "log.h"
 #include "record.h"
-#include "segment.h"
+#include "record/segment.h"
 
 #define ST	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 		 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
@@ -98,13 +99,13 @@ open_ix(void)
 	return ix;
 }
 
-static struct indexq *
+static struct index_reader *
 open_q(void)
 {
-	struct indexq *q;
+	struct index_reader *q;
 	char	 err[512];
 
-	q = indexq_open(state, err, sizeof(err));
+	q = index_reader_open(state, err, sizeof(err));
 	ck_assert_msg(q != NULL, "%s", err);
 	return q;
 }
@@ -144,7 +145,7 @@ parse(const char *s)
 	char	 err[256];
 	int64_t	 t;
 
-	ck_assert_msg(indexq_parse_time(s, T0, &t, err, sizeof(err)) == 0, "%s: %s", s, err);
+	ck_assert_msg(walltime_parse(s, T0, &t, err, sizeof(err)) == 0, "%s: %s", s, err);
 	return t;
 }
 
@@ -154,7 +155,7 @@ parse_bad(const char *s)
 	char	 err[256];
 	int64_t	 t;
 
-	ck_assert_msg(indexq_parse_time(s, T0, &t, err, sizeof(err)) == -1,
+	ck_assert_msg(walltime_parse(s, T0, &t, err, sizeof(err)) == -1,
 	    "%s accepted", s);
 	ck_assert_msg(strstr(err, "bad time") != NULL, "%s: message '%s'", s, err);
 }
@@ -206,9 +207,9 @@ START_TEST(test_time_format)
 {
 	char	 buf[40];
 
-	indexq_format_time(1795352659LL * SEC + 123999999, buf, sizeof(buf));
+	walltime_format(1795352659LL * SEC + 123999999, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "2026-11-22T13:04:19.123Z");
-	indexq_format_time(0, buf, sizeof(buf));
+	walltime_format(0, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "1970-01-01T00:00:00.000Z");
 	/* What we print parses back (to the millisecond). */
 	ck_assert_int_eq(parse("2026-11-22T13:04:19.123Z"), 1795352659LL * SEC + 123000000);
@@ -259,7 +260,7 @@ replace_scenario(struct index *ix)
 START_TEST(test_replace)
 {
 	struct index *ix = open_ix();
-	struct indexq *q;
+	struct index_reader *q;
 	struct index_stats s;
 	json_t	*o, *arr, *x;
 	char	 err[512], ha[64], hb[64], prefix[16];
@@ -276,7 +277,7 @@ START_TEST(test_replace)
 	bidhex(hb, 2);
 
 	/* history: both, ordered, not overlapping. */
-	o = query(indexq_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
 	arr = json_object_get(o, "objects");
 	ck_assert_uint_eq(json_array_size(arr), 2);
 	x = json_array_get(arr, 0);
@@ -296,33 +297,33 @@ START_TEST(test_replace)
 	json_decref(o);
 
 	/* lookup at a time in each range, between them, before, after. */
-	o = query(indexq_lookup(q, "/usr/bin/app", T0 + 2 * SEC, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 2 * SEC, &o, err, sizeof(err)), &o, err);
 	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), ha);
 	ck_assert(json_is_true(json_object_get(json_object_get(o, "current"), "mapped")));
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "mapped")), 1);
 	json_decref(o);
-	o = query(indexq_lookup(q, "/usr/bin/app", T0 + 8 * SEC, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 8 * SEC, &o, err, sizeof(err)), &o, err);
 	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), ha);
 	ck_assert(json_is_false(json_object_get(json_object_get(o, "current"), "mapped")));
 	json_decref(o);
-	o = query(indexq_lookup(q, "/usr/bin/app", T0 + 13 * SEC, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 13 * SEC, &o, err, sizeof(err)), &o, err);
 	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), hb);
 	ck_assert_int_eq(jint(o, "at_ns"), T0 + 13 * SEC);
 	json_decref(o);
-	o = query(indexq_lookup(q, "/usr/bin/app", T0 + 100 * SEC, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 100 * SEC, &o, err, sizeof(err)), &o, err);
 	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), hb);
 	json_decref(o);
 	o = NULL;
-	rc = indexq_lookup(q, "/usr/bin/app", T0, &o, err, sizeof(err));
+	rc = index_reader_lookup(q, "/usr/bin/app", T0, &o, err, sizeof(err));
 	ck_assert_int_eq(rc, -ENOENT);
 	ck_assert_ptr_null(o);
-	ck_assert_int_eq(indexq_lookup(q, "/nope", T0 + 5 * SEC, &o, err, sizeof(err)), -ENOENT);
-	ck_assert_int_eq(indexq_history(q, "/nope", &o, err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(index_reader_lookup(q, "/nope", T0 + 5 * SEC, &o, err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(index_reader_history(q, "/nope", &o, err, sizeof(err)), -ENOENT);
 
 	/* buildid of the old one: its segment, its path; by prefix too. */
 	memcpy(prefix, ha, 10);
 	prefix[10] = '\0';
-	o = query(indexq_buildid(q, prefix, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_buildid(q, prefix, &o, err, sizeof(err)), &o, err);
 	ck_assert_str_eq(jstr(o, "build_id"), ha);
 	arr = json_object_get(o, "segments");
 	ck_assert_uint_eq(json_array_size(arr), 1);
@@ -335,16 +336,16 @@ START_TEST(test_replace)
 	json_decref(o);
 	/* libc: in both segments (the second only from the initial state). */
 	bidhex(ha, 3);
-	o = query(indexq_buildid(q, ha, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_buildid(q, ha, &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 2);
 	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "objects"), 0), "nr_maps"), 1);
 	json_decref(o);
-	ck_assert_int_eq(indexq_buildid(q, "00000000", &o, err, sizeof(err)), -ENOENT);
-	ck_assert_int_eq(indexq_buildid(q, "xyz", &o, err, sizeof(err)), -1);
-	ck_assert_int_eq(indexq_buildid(q, "abcd", &o, err, sizeof(err)), -1);
+	ck_assert_int_eq(index_reader_buildid(q, "00000000", &o, err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(index_reader_buildid(q, "xyz", &o, err, sizeof(err)), -1);
+	ck_assert_int_eq(index_reader_buildid(q, "abcd", &o, err, sizeof(err)), -1);
 
 	/* segments and per-segment lists */
-	o = query(indexq_segments(q, 0, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_segments(q, 0, &o, err, sizeof(err)), &o, err);
 	arr = json_object_get(o, "segments");
 	ck_assert_uint_eq(json_array_size(arr), 2);
 	x = json_array_get(arr, 1);
@@ -357,7 +358,7 @@ START_TEST(test_replace)
 	ck_assert_int_eq(jint(x, "objects"), 2);
 	ck_assert_ptr_nonnull(strstr(jstr(x, "path"), "/segments/perf-000002-"));
 	json_decref(o);
-	o = query(indexq_segment_buildids(q, "2", &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_segment_buildids(q, "2", &o, err, sizeof(err)), &o, err);
 	arr = json_object_get(o, "objects");
 	ck_assert_uint_eq(json_array_size(arr), 2);
 	ck_assert_str_eq(jstr(json_array_get(arr, 0), "path"), "/usr/bin/app");
@@ -365,8 +366,8 @@ START_TEST(test_replace)
 	ck_assert_int_eq(jint(json_array_get(arr, 0), "nr_maps_in_segment"), 2);
 	ck_assert_int_eq(jint(json_array_get(arr, 1), "nr_maps_in_segment"), 0);
 	json_decref(o);
-	ck_assert_int_eq(indexq_segment_buildids(q, "9", &o, err, sizeof(err)), -ENOENT);
-	indexq_close(q);
+	ck_assert_int_eq(index_reader_segment_buildids(q, "9", &o, err, sizeof(err)), -ENOENT);
+	index_reader_close(q);
 	index_close(ix);
 }
 END_TEST
@@ -375,7 +376,7 @@ END_TEST
 START_TEST(test_two_namespaces)
 {
 	struct index *ix = open_ix();
-	struct indexq *q;
+	struct index_reader *q;
 	uint8_t	 a[20], b[20];
 	json_t	*o;
 	char	 err[512];
@@ -391,13 +392,13 @@ START_TEST(test_two_namespaces)
 	index_add_mapping(ix, "/opt/svc", b, 20, BID_MMAP2, 20, T0 + 5 * SEC, 1, NULL);
 	ck_assert_int_eq(index_flush(ix), 0);
 	q = open_q();
-	o = query(indexq_lookup(q, "/opt/svc", T0 + 3 * SEC, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_lookup(q, "/opt/svc", T0 + 3 * SEC, &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "mapped")), 2);
 	json_decref(o);
-	o = query(indexq_history(q, "/opt/svc", &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_history(q, "/opt/svc", &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 2);
 	json_decref(o);
-	indexq_close(q);
+	index_reader_close(q);
 	index_close(ix);
 }
 END_TEST
@@ -406,7 +407,7 @@ END_TEST
 START_TEST(test_deleted_suffix)
 {
 	struct index *ix = open_ix();
-	struct indexq *q;
+	struct index_reader *q;
 	uint8_t	 a[20];
 	json_t	*o;
 	char	 err[512];
@@ -417,13 +418,13 @@ START_TEST(test_deleted_suffix)
 	index_add_mapping(ix, "/usr/sbin/daemon", a, 20, BID_MMAP2, 6, T0 + SEC, 0, NULL);
 	index_close(ix);
 	q = open_q();
-	o = query(indexq_history(q, "/usr/sbin/daemon", &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_history(q, "/usr/sbin/daemon", &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
 	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "objects"), 0), "nr_procs"), 2);
 	json_decref(o);
-	ck_assert_int_eq(indexq_history(q, "/usr/sbin/daemon (deleted)", &o, err, sizeof(err)),
+	ck_assert_int_eq(index_reader_history(q, "/usr/sbin/daemon (deleted)", &o, err, sizeof(err)),
 	    -ENOENT);
-	indexq_close(q);
+	index_reader_close(q);
 }
 END_TEST
 
@@ -431,7 +432,7 @@ END_TEST
 START_TEST(test_reopen)
 {
 	struct index *ix = open_ix();
-	struct indexq *q;
+	struct index_reader *q;
 	uint8_t	 a[20];
 	json_t	*o;
 	char	 err[512];
@@ -444,7 +445,7 @@ START_TEST(test_reopen)
 	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 300, T0 + 21 * SEC, 0, NULL);
 	index_close(ix);
 	q = open_q();
-	o = query(indexq_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 2);
 	/* The old build-id came back: it sorts first (first seen) with 4 maps. */
 	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "objects"), 0), "nr_maps"), 4);
@@ -452,14 +453,14 @@ START_TEST(test_reopen)
 	    T0 + 21 * SEC);
 	json_decref(o);
 	/* Segments 1 and 2 have no files: reconciliation marked them deleted. */
-	o = query(indexq_segments(q, 1, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_segments(q, 1, &o, err, sizeof(err)), &o, err);
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "segments"), 0), "state"),
 	    "deleted");
 	json_decref(o);
-	o = query(indexq_segments(q, 0, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_segments(q, 0, &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 1);
 	json_decref(o);
-	indexq_close(q);
+	index_reader_close(q);
 }
 END_TEST
 
@@ -496,7 +497,7 @@ END_TEST
 
 START_TEST(test_migration_from_v1)
 {
-	struct indexq *q;
+	struct index_reader *q;
 	sqlite3	*db;
 	char	 path[256], err[512];
 	json_t	*o;
@@ -525,11 +526,11 @@ START_TEST(test_migration_from_v1)
 	sqlite3_close(db);
 	ck_assert_int_eq(v, INDEX_SCHEMA_VERSION);
 	q = open_q();
-	o = query(indexq_history(q, "/bin/old", &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_history(q, "/bin/old", &o, err, sizeof(err)), &o, err);
 	json_decref(o);
-	o = query(indexq_kernel(q, &o, err, sizeof(err)), &o, err);	/* v2 tables */
+	o = query(index_reader_kernel(q, &o, err, sizeof(err)), &o, err);	/* v2 tables */
 	json_decref(o);
-	indexq_close(q);
+	index_reader_close(q);
 }
 END_TEST
 
@@ -548,7 +549,7 @@ START_TEST(test_newer_refused)
 	ck_assert_int_eq(index_open(&ix, state, &conf, err, sizeof(err)), -1);
 	ck_assert_ptr_null(ix);
 	ck_assert_msg(strstr(err, "version 99 is newer") != NULL, "%s", err);
-	ck_assert_ptr_null(indexq_open(state, err, sizeof(err)));
+	ck_assert_ptr_null(index_reader_open(state, err, sizeof(err)));
 	ck_assert_msg(strstr(err, "newer") != NULL, "%s", err);
 	/* Refused, not moved aside: the file is still there. */
 	ck_assert_int_eq(stat(path, &sb), 0);
@@ -656,13 +657,13 @@ two_segments(void)
 static void
 check_rebuilt(void)
 {
-	struct indexq *q = open_q();
+	struct index_reader *q = open_q();
 	json_t	*o, *arr;
 	char	 err[512], ha[64], hk[64];
 
 	bidhex(ha, 1);
 	bidhex(hk, 99);
-	o = query(indexq_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
 	arr = json_object_get(o, "objects");
 	ck_assert_uint_eq(json_array_size(arr), 2);
 	ck_assert_str_eq(jstr(json_array_get(arr, 0), "build_id"), ha);
@@ -672,13 +673,13 @@ check_rebuilt(void)
 	/* Segment 2 has no CLOCK_DATA (repaired): its name's second is the reference. */
 	ck_assert_int_eq(jint(json_array_get(arr, 1), "first_seen_ns"), T0 + 12 * SEC);
 	json_decref(o);
-	o = query(indexq_lookup(q, "/usr/bin/app", T0 + 5 * SEC, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 5 * SEC, &o, err, sizeof(err)), &o, err);
 	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), ha);
 	json_decref(o);
-	o = query(indexq_buildid(q, ha, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_buildid(q, ha, &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 1);
 	json_decref(o);
-	o = query(indexq_segments(q, 0, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_segments(q, 0, &o, err, sizeof(err)), &o, err);
 	arr = json_object_get(o, "segments");
 	ck_assert_uint_eq(json_array_size(arr), 2);
 	ck_assert_str_eq(jstr(json_array_get(arr, 0), "state"), "closed");
@@ -687,10 +688,10 @@ check_rebuilt(void)
 	ck_assert_int_eq(jint(json_array_get(arr, 0), "end_ns"), T0 + 10 * SEC);
 	ck_assert_int_eq(jint(json_array_get(arr, 0), "records"), 5);
 	json_decref(o);
-	o = query(indexq_kernel(q, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_kernel(q, &o, err, sizeof(err)), &o, err);
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "kernel"), 0), "build_id"), hk);
 	json_decref(o);
-	indexq_close(q);
+	index_reader_close(q);
 }
 
 START_TEST(test_rebuild_from_segments)
@@ -772,7 +773,7 @@ START_TEST(test_corrupt_header) { corrupt_case(2); } END_TEST
 START_TEST(test_reconcile_after_crash)
 {
 	struct index *ix = open_ix();
-	struct indexq *q;
+	struct index_reader *q;
 	uint8_t	 a[20];
 	json_t	*o, *arr;
 	char	 err[512];
@@ -785,7 +786,7 @@ START_TEST(test_reconcile_after_crash)
 	write_segment(2, T0 + 10 * SEC, SEG2, 2, 0);
 	index_close(open_ix());
 	q = open_q();
-	o = query(indexq_segments(q, 0, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_segments(q, 0, &o, err, sizeof(err)), &o, err);
 	arr = json_object_get(o, "segments");
 	ck_assert_uint_eq(json_array_size(arr), 2);
 	ck_assert_str_eq(jstr(json_array_get(arr, 0), "state"), "repaired");
@@ -793,16 +794,16 @@ START_TEST(test_reconcile_after_crash)
 	ck_assert_str_eq(jstr(json_array_get(arr, 1), "state"), "closed");
 	json_decref(o);
 	/* The map counted before the crash is not counted twice; the later one is lost. */
-	o = query(indexq_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
 	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "objects"), 0), "nr_maps"), 1);
 	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "objects"), 0), "last_seen_ns"),
 	    T0 + 3 * SEC);
 	json_decref(o);
-	o = query(indexq_segment_buildids(q, "perf-000002-20261118T110650Z.data", &o, err,
+	o = query(index_reader_segment_buildids(q, "perf-000002-20261118T110650Z.data", &o, err,
 	    sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 3);
 	json_decref(o);
-	indexq_close(q);
+	index_reader_close(q);
 }
 END_TEST
 
@@ -810,7 +811,7 @@ END_TEST
 START_TEST(test_segment_deleted)
 {
 	struct index *ix;
-	struct indexq *q;
+	struct index_reader *q;
 	json_t	*o;
 	char	 err[512], hex[64];
 
@@ -819,16 +820,16 @@ START_TEST(test_segment_deleted)
 	index_segment_deleted(ix, "perf-000001-20261118T110640Z.data");
 	ck_assert_int_eq(index_flush(ix), 0);
 	q = open_q();
-	o = query(indexq_segments(q, 1, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_segments(q, 1, &o, err, sizeof(err)), &o, err);
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "segments"), 0), "state"),
 	    "deleted");
 	json_decref(o);
 	bidhex(hex, 1);
-	o = query(indexq_buildid(q, hex, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_buildid(q, hex, &o, err, sizeof(err)), &o, err);
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "segments"), 0), "state"),
 	    "deleted");
 	json_decref(o);
-	indexq_close(q);
+	index_reader_close(q);
 	index_close(ix);
 }
 END_TEST
@@ -836,9 +837,9 @@ END_TEST
 START_TEST(test_retention)
 {
 	struct index *ix = open_ix();
-	struct indexq *q;
+	struct index_reader *q;
 	uint8_t	 a[20], b[20];
-	int64_t	 old = indexq_now() - 3 * 3600 * SEC;
+	int64_t	 old = walltime_now() - 3 * 3600 * SEC;
 	json_t	*o;
 	char	 err[512];
 
@@ -855,11 +856,11 @@ START_TEST(test_retention)
 	index_close(open_ix());
 	index_close(open_ix());	/* the retention of the open before saw them live */
 	q = open_q();
-	ck_assert_int_eq(indexq_history(q, "/bin/gone", &o, err, sizeof(err)), -ENOENT);
-	o = query(indexq_segments(q, 1, &o, err, sizeof(err)), &o, err);
+	ck_assert_int_eq(index_reader_history(q, "/bin/gone", &o, err, sizeof(err)), -ENOENT);
+	o = query(index_reader_segments(q, 1, &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 0);
 	json_decref(o);
-	indexq_close(q);
+	index_reader_close(q);
 }
 END_TEST
 
@@ -879,7 +880,7 @@ START_TEST(test_module_sections)
 {
 	struct index_section *s;
 	struct index *ix;
-	struct indexq *q;
+	struct index_reader *q;
 	size_t	 n;
 	char	 p[512], err[512], hk[64], hm[64];
 	uint8_t	 kid[20], note[64];
@@ -938,7 +939,7 @@ START_TEST(test_module_sections)
 	index_close(ix);
 
 	q = open_q();
-	o = query(indexq_kernel(q, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_kernel(q, &o, err, sizeof(err)), &o, err);
 	bidhex(hk, 99);
 	bidhex(hm, 42);
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "kernel"), 0), "build_id"), hk);
@@ -957,17 +958,17 @@ START_TEST(test_module_sections)
 	ck_assert_uint_eq(json_object_size(json_object_get(m, "sections")), 0);
 	json_decref(o);
 	/* The module's build-id is an object too: buildid finds it. */
-	o = query(indexq_buildid(q, hm, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_buildid(q, hm, &o, err, sizeof(err)), &o, err);
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "objects"), 0), "kind"), "module");
 	json_decref(o);
-	indexq_close(q);
+	index_reader_close(q);
 }
 END_TEST
 
 START_TEST(test_unresolved)
 {
 	struct index *ix = open_ix();
-	struct indexq *q;
+	struct index_reader *q;
 	json_t	*o, *u;
 	char	 err[512];
 
@@ -976,7 +977,7 @@ START_TEST(test_unresolved)
 	index_add_unresolved(ix, "/data/blob", -ENOEXEC, T0);
 	index_close(ix);
 	q = open_q();
-	o = query(indexq_summary(q, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_summary(q, &o, err, sizeof(err)), &o, err);
 	ck_assert_int_eq(jint(o, "unresolved_maps"), 3);
 	ck_assert_int_eq(jint(o, "schema"), INDEX_SCHEMA_VERSION);
 	u = json_array_get(json_object_get(o, "unresolved"), 0);
@@ -985,7 +986,7 @@ START_TEST(test_unresolved)
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "unresolved"), 1), "reason"),
 	    "not an ELF file");
 	json_decref(o);
-	indexq_close(q);
+	index_reader_close(q);
 }
 END_TEST
 
@@ -993,7 +994,7 @@ END_TEST
 START_TEST(test_cached_path)
 {
 	struct index *ix = open_ix();
-	struct indexq *q;
+	struct index_reader *q;
 	char	 p[512], hex[64], err[512];
 	json_t	*o;
 
@@ -1011,10 +1012,10 @@ START_TEST(test_cached_path)
 	snprintf(p, sizeof(p), "%s/debug/.build-id/%.2s/%s/elf", state, hex, hex + 2);
 	write_file(p, "ELF", 3);
 	q = open_q();
-	o = query(indexq_buildid(q, hex, &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_buildid(q, hex, &o, err, sizeof(err)), &o, err);
 	ck_assert_str_eq(jstr(o, "cached"), p);
 	json_decref(o);
-	indexq_close(q);
+	index_reader_close(q);
 }
 END_TEST
 
@@ -1022,7 +1023,7 @@ END_TEST
 START_TEST(test_readonly_copy)
 {
 	struct index *ix = open_ix();
-	struct indexq *q;
+	struct index_reader *q;
 	struct stat a, b;
 	char	 cmd[512], copy[256], path[300], err[512];
 	json_t	*o;
@@ -1034,15 +1035,15 @@ START_TEST(test_readonly_copy)
 	ck_assert_int_eq(system(cmd), 0);
 	snprintf(path, sizeof(path), "%s/index.db", copy);
 	ck_assert_int_eq(stat(path, &a), 0);
-	q = indexq_open(copy, err, sizeof(err));
+	q = index_reader_open(copy, err, sizeof(err));
 	ck_assert_msg(q != NULL, "%s", err);
-	o = query(indexq_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
 	json_decref(o);
-	indexq_close(q);
+	index_reader_close(q);
 	ck_assert_int_eq(stat(path, &b), 0);
 	ck_assert_int_eq(a.st_mtime, b.st_mtime);
 	ck_assert_int_eq(a.st_size, b.st_size);
-	ck_assert_ptr_null(indexq_open(tmpdir, err, sizeof(err)));	/* no index there */
+	ck_assert_ptr_null(index_reader_open(tmpdir, err, sizeof(err)));	/* no index there */
 }
 END_TEST
 
@@ -1050,7 +1051,7 @@ END_TEST
 START_TEST(test_concurrent_reader)
 {
 	struct index *ix = open_ix();
-	struct indexq *q;
+	struct index_reader *q;
 	uint8_t	 id[20];
 	char	 path[64], err[512];
 	json_t	*o;
@@ -1065,14 +1066,14 @@ START_TEST(test_concurrent_reader)
 		index_add_mapping(ix, path, id, 20, BID_MMAP2, 1, T0 + 21 * SEC, 0, NULL);
 		if (i % 1000 == 0) {
 			index_commit(ix);
-			o = query(indexq_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
+			o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
 			json_decref(o);
 		}
 	}
 	ck_assert_int_eq(index_flush(ix), 0);
-	o = query(indexq_history(q, "/bin/x4999", &o, err, sizeof(err)), &o, err);
+	o = query(index_reader_history(q, "/bin/x4999", &o, err, sizeof(err)), &o, err);
 	json_decref(o);
-	indexq_close(q);
+	index_reader_close(q);
 	index_close(ix);
 }
 END_TEST

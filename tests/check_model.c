@@ -16,7 +16,7 @@
 
 #include "check_main.h"
 
-#include "model.h"
+#include "record/model.h"
 
 static struct model M;
 

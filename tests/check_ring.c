@@ -16,7 +16,7 @@
 
 #include "check_main.h"
 
-#include "ring.h"
+#include "record/ring.h"
 
 #define SMALL	4096u
 

@@ -4,8 +4,9 @@
 
 set -u
 TOP=$(pwd)
-PERFMAPD=$TOP/perfmapd
-PERFMAPCTL=$TOP/perfmapctl
+BUILD=${BUILD:-build}
+PERFMAPD=$TOP/$BUILD/perfmapd
+PERFMAPCTL=$TOP/$BUILD/perfmapctl
 T=$(mktemp -d /tmp/perfmapd-t.XXXXXX)
 DAEMON_PID=""
 

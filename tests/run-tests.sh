@@ -1,10 +1,18 @@
 #!/bin/sh
-# Run every unit test (tests/check_*) and integration test
+# Run every unit test ($BUILD/tests/check_*) and integration test
 # (tests/integration/t_*.sh) and print "N passed, N failed, N skipped".
 # An integration test exits 0 (pass), 77 (skip, after printing why) or
-# anything else (fail).  Set TESTS="name ..." to run a subset.
+# anything else (fail).  Set TESTS="name ..." to run a subset; BUILD names
+# the build directory (default build; make check-asan uses build-asan).
+#
+# Only a run where every selected test passed is a pass: a name in TESTS
+# that matches no test, a run that selected nothing, and a skipped test all
+# make it fail (ALLOW_SKIP=1 accepts skips, for a developer's machine that
+# cannot run some tests; CI never sets it).
 cd "$(dirname "$0")/.." || exit 1
-pass=0 fail=0 skip=0 failed=""
+BUILD=${BUILD:-build}
+export BUILD
+pass=0 fail=0 skip=0 failed="" skipped=""
 logdir=${TEST_LOGDIR:-$(mktemp -d /tmp/perfmapd-tests.XXXXXX)}
 
 run() {
@@ -15,7 +23,8 @@ run() {
 	secs=$(( $(date +%s) - start ))
 	case $rc in
 	0)  pass=$((pass + 1)); echo "PASS $name (${secs}s)";;
-	77) skip=$((skip + 1)); echo "SKIP $name: $(grep -m1 '^SKIP' "$logdir/$name.log" | sed 's/^SKIP:* *//')";;
+	77) skip=$((skip + 1)); skipped="$skipped $name"
+	    echo "SKIP $name: $(grep -m1 '^SKIP' "$logdir/$name.log" | sed 's/^SKIP:* *//')";;
 	*)  fail=$((fail + 1)); failed="$failed $name"; echo "FAIL $name (exit $rc, ${secs}s)"
 	    sed 's/^/    | /' "$logdir/$name.log" | tail -40;;
 	esac
@@ -27,17 +36,38 @@ want() {
 	return 1
 }
 
-for t in tests/check_*; do
-	case $t in *.c|*.o|*.h) continue;; esac
-	[ -x "$t" ] || continue
-	n=$(basename "$t")
-	want "$n" && run "$n" env CK_FORK=yes "$t"
+all=""
+for t in tests/check_*.c; do
+	n=$(basename "$t" .c)
+	all="$all $n"
+	want "$n" || continue
+	if [ ! -x "$BUILD/tests/$n" ]; then
+		fail=$((fail + 1)); failed="$failed $n"
+		echo "FAIL $n: $BUILD/tests/$n is not built (make all)"
+		continue
+	fi
+	run "$n" env CK_FORK=yes "$BUILD/tests/$n"
 done
 for t in tests/integration/t_*.sh; do
 	n=$(basename "$t" .sh)
+	all="$all $n"
 	want "$n" && run "$n" sh "$t"
+done
+for w in ${TESTS:-}; do
+	case " $all " in
+	*" $w "*) ;;
+	*) fail=$((fail + 1)); failed="$failed $w"; echo "FAIL $w: no such test";;
+	esac
 done
 echo "logs in $logdir"
 [ -n "$failed" ] && echo "failed:$failed"
 echo "$pass passed, $fail failed, $skip skipped"
+if [ $((pass + fail + skip)) -eq 0 ]; then
+	echo "nothing ran: not a pass"
+	exit 1
+fi
+if [ "$skip" -gt 0 ] && [ "${ALLOW_SKIP:-0}" != 1 ]; then
+	echo "skipped:$skipped — a run with skipped tests is not a pass (ALLOW_SKIP=1 accepts them)"
+	exit 1
+fi
 [ "$fail" -eq 0 ]

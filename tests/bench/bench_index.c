@@ -7,7 +7,7 @@
  *            per mapping, its worst single call (a batch hand-over included),
  *            and the end-to-end rate to disk.
  *   repeat   the same mappings seen again (memory updates only).
- *   lookup   random `lookup PATH --at T` and `buildid ID` through indexq
+ *   lookup   random `lookup PATH --at T` and `buildid ID` through the index reader
  *            on the read-only connection perfmapctl uses: p50/p99/max.
  *
  * usage: bench_index [-n OBJECTS] [-q QUERIES] [-d DIR] [-c CACHE_KIB]
@@ -23,8 +23,8 @@
 
 #include "buildid.h"
 #include "config.h"
-#include "index.h"
-#include "indexq.h"
+#include "index/index.h"
+#include "index_reader.h"
 #include "log.h"
 #include "record.h"
 
@@ -87,7 +87,7 @@ main(int argc, char *argv[])
 	struct config conf;
 	struct index *ix;
 	struct index_stats st;
-	struct indexq *q;
+	struct index_reader *q;
 	size_t	 n = 1000000, nq = 100000, i;
 	char	 dir[256] = "", tmpl[] = "/tmp/bench_index.XXXXXX", segdir[300], err[512];
 	char	 path[128], hex[BUILD_ID_HEX_MAX], cmd[400];
@@ -169,7 +169,7 @@ main(int argc, char *argv[])
 	index_close(ix);
 
 	/* queries */
-	if ((q = indexq_open(dir, err, sizeof(err))) == NULL) {
+	if ((q = index_reader_open(dir, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
@@ -181,7 +181,7 @@ main(int argc, char *argv[])
 
 		object(k, path, sizeof(path), id);
 		t0 = now_ns();
-		rc = indexq_lookup(q, path, T0 + (int64_t)k * 1000 + 500, &o, err, sizeof(err));
+		rc = index_reader_lookup(q, path, T0 + (int64_t)k * 1000 + 500, &o, err, sizeof(err));
 		lat[i] = now_ns() - t0;
 		if (rc != 0) {
 			fprintf(stderr, "lookup %s: %s\n", path, err);
@@ -197,7 +197,7 @@ main(int argc, char *argv[])
 		object(k, path, sizeof(path), id);
 		buildid_to_hex(id, 20, hex);
 		t0 = now_ns();
-		rc = indexq_buildid(q, hex, &o, err, sizeof(err));
+		rc = index_reader_buildid(q, hex, &o, err, sizeof(err));
 		lat[i] = now_ns() - t0;
 		if (rc != 0) {
 			fprintf(stderr, "buildid %s: %s\n", hex, err);
@@ -212,14 +212,14 @@ main(int argc, char *argv[])
 
 		object(k, path, sizeof(path), id);
 		t0 = now_ns();
-		rc = indexq_history(q, path, &o, err, sizeof(err));
+		rc = index_reader_history(q, path, &o, err, sizeof(err));
 		lat[i] = now_ns() - t0;
 		if (rc != 0)
 			return 1;
 		json_decref(o);
 	}
 	report_lat("history PATH", lat, nq / 10);
-	indexq_close(q);
+	index_reader_close(q);
 	free(lat);
 	snprintf(path, sizeof(path), "%s/index.db", dir);
 	if (stat(path, &sb) == 0)

@@ -15,7 +15,7 @@
 #   BENCH_SECONDS (20), BENCH_RUNS (3), BENCH_FREQ (999), BENCH_STORM (2 workers),
 #   BENCH_COLLECTORS ("perfmapd perfmapd-first perf-switch perf": a subset,
 #   for a quick look; perfmapd-first starts on an empty state directory),
-#   BENCH_PERFMAPD (./perfmapd: another build, e.g. to compare two commits)
+#   BENCH_PERFMAPD (build/perfmapd: another build, e.g. to compare two commits)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 SECS=${BENCH_SECONDS:-20}
@@ -23,7 +23,7 @@ RUNS=${BENCH_RUNS:-3}
 FREQ=${BENCH_FREQ:-999}
 STORM=${BENCH_STORM:-2}
 COLLECTORS=${BENCH_COLLECTORS:-perfmapd perfmapd-first perf-switch perf}
-PERFMAPD=${BENCH_PERFMAPD:-./perfmapd}
+PERFMAPD=${BENCH_PERFMAPD:-./${BUILD:-build}/perfmapd}
 B=$(mktemp -d /tmp/perfmapd-bench.XXXXXX)
 trap 'rm -rf "$B"' EXIT
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }

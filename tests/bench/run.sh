@@ -5,7 +5,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 rc=0
 echo "== index: ingest and lookup (tests/bench/bench_index)"
-tests/bench/bench_index -n "${BENCH_INDEX_OBJECTS:-1000000}" -q "${BENCH_INDEX_QUERIES:-100000}" || rc=1
+"${BUILD:-build}"/tests/bench/bench_index -n "${BENCH_INDEX_OBJECTS:-1000000}" -q "${BENCH_INDEX_QUERIES:-100000}" || rc=1
 for b in tests/bench/bench_*.sh; do
 	[ -f "$b" ] || continue
 	echo "== $(basename "$b" .sh)"

@@ -9,7 +9,7 @@
 # - kill -9 between commits, restart: the index agrees with the segments;
 # - index.db truncated or overwritten: moved aside, rebuilt from the
 #   segments with the same objects.
-# Queries go through perfmapctl --state-dir (common/indexq, what perfmapctl
+# Queries go through perfmapctl --state-dir (common/index_reader, what perfmapctl
 # uses without a daemon); sqlite3 only cross-checks.
 . tests/lib.sh
 need_events

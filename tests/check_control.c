@@ -13,7 +13,7 @@
 #include "check_main.h"
 
 #include "client.h"
-#include "ctl.h"
+#include "control/command.h"
 
 static char *
 slurp(const char *path)
@@ -36,9 +36,9 @@ START_TEST(test_daemon_table_complete_unique)
 {
 	size_t	 i, j;
 
-	ck_assert_uint_gt(ctl_ntable, 0);
-	for (i = 0; i < ctl_ntable; i++) {
-		const struct ctl_entry *e = ctl_table[i];
+	ck_assert_uint_gt(control_ncommands, 0);
+	for (i = 0; i < control_ncommands; i++) {
+		const struct control_command *e = control_commands[i];
 
 		ck_assert_ptr_nonnull(e->name);
 		ck_assert_ptr_nonnull(e->handler);
@@ -47,13 +47,13 @@ START_TEST(test_daemon_table_complete_unique)
 		ck_assert_msg(e->help != NULL && e->help[0] != '\0', "%s: no help", e->name);
 		ck_assert_msg(strncmp(e->method, "io.perfmap.", 11) == 0, "%s: method %s",
 		    e->name, e->method);
-		ck_assert_ptr_eq(ctl_find_method(e->method), e);
-		for (j = i + 1; j < ctl_ntable; j++) {
-			ck_assert_str_ne(e->name, ctl_table[j]->name);
-			ck_assert_str_ne(e->method, ctl_table[j]->method);
+		ck_assert_ptr_eq(control_find_method(e->method), e);
+		for (j = i + 1; j < control_ncommands; j++) {
+			ck_assert_str_ne(e->name, control_commands[j]->name);
+			ck_assert_str_ne(e->method, control_commands[j]->method);
 		}
 	}
-	ck_assert_ptr_null(ctl_find_method("io.perfmap.NoSuchThing"));
+	ck_assert_ptr_null(control_find_method("io.perfmap.NoSuchThing"));
 }
 END_TEST
 
@@ -61,13 +61,13 @@ START_TEST(test_client_mirrors_daemon)
 {
 	size_t	 i;
 
-	ck_assert_uint_eq(client_ncmds, ctl_ntable);
-	for (i = 0; i < ctl_ntable; i++) {
-		const struct client_cmd *c = client_find(ctl_table[i]->name);
+	ck_assert_uint_eq(client_ncmds, control_ncommands);
+	for (i = 0; i < control_ncommands; i++) {
+		const struct client_cmd *c = client_find(control_commands[i]->name);
 
-		ck_assert_msg(c != NULL, "perfmapctl lacks %s", ctl_table[i]->name);
-		ck_assert_str_eq(c->method, ctl_table[i]->method);
-		ck_assert_str_eq(c->usage, ctl_table[i]->usage);
+		ck_assert_msg(c != NULL, "perfmapctl lacks %s", control_commands[i]->name);
+		ck_assert_str_eq(c->method, control_commands[i]->method);
+		ck_assert_str_eq(c->usage, control_commands[i]->usage);
 		ck_assert_ptr_nonnull(c->parse);
 		ck_assert_ptr_nonnull(c->print);
 	}
@@ -79,17 +79,17 @@ START_TEST(test_every_command_in_man_page)
 	char	*man = slurp("man/perfmapctl.8");
 	size_t	 i;
 
-	for (i = 0; i < ctl_ntable; i++) {
+	for (i = 0; i < control_ncommands; i++) {
 		char	 item[128], item_args[128], method[128];
 
 		/* ".It Ic NAME" alone or followed by its arguments */
-		snprintf(item, sizeof(item), ".It Ic %s\n", ctl_table[i]->name);
-		snprintf(item_args, sizeof(item_args), ".It Ic %s ", ctl_table[i]->name);
-		snprintf(method, sizeof(method), ".Li %s", ctl_table[i]->method);
+		snprintf(item, sizeof(item), ".It Ic %s\n", control_commands[i]->name);
+		snprintf(item_args, sizeof(item_args), ".It Ic %s ", control_commands[i]->name);
+		snprintf(method, sizeof(method), ".Li %s", control_commands[i]->method);
 		ck_assert_msg(strstr(man, item) != NULL || strstr(man, item_args) != NULL,
-		    "perfmapctl.8 does not document %s", ctl_table[i]->name);
+		    "perfmapctl.8 does not document %s", control_commands[i]->name);
 		ck_assert_msg(strstr(man, method) != NULL, "perfmapctl.8 does not name %s",
-		    ctl_table[i]->method);
+		    control_commands[i]->method);
 	}
 	free(man);
 }
@@ -100,18 +100,18 @@ START_TEST(test_privileges)
 	size_t	 i;
 
 	/* What changes the daemon's state needs privileges; ping is open. */
-	for (i = 0; i < ctl_ntable; i++) {
-		const struct ctl_entry *e = ctl_table[i];
+	for (i = 0; i < control_ncommands; i++) {
+		const struct control_command *e = control_commands[i];
 
 		if (strcmp(e->name, "ping") == 0)
-			ck_assert_int_eq(e->flags & CTL_PUBLIC, CTL_PUBLIC);
+			ck_assert_int_eq(e->flags & CMD_PUBLIC, CMD_PUBLIC);
 		else if (strcmp(e->name, "status") == 0)
-			ck_assert_int_eq(e->flags & (CTL_PRIV | CTL_PUBLIC), 0);
+			ck_assert_int_eq(e->flags & (CMD_PRIV | CMD_PUBLIC), 0);
 		else if (strcmp(e->name, "snapshot") == 0 || strcmp(e->name, "stop") == 0 ||
 		    strcmp(e->name, "reload") == 0 || strcmp(e->name, "store") == 0 ||
 		    strcmp(e->name, "export") == 0)
-			ck_assert_msg(e->flags & CTL_PRIV, "%s must be privileged", e->name);
-		ck_assert_msg(!((e->flags & CTL_PRIV) && (e->flags & CTL_PUBLIC)),
+			ck_assert_msg(e->flags & CMD_PRIV, "%s must be privileged", e->name);
+		ck_assert_msg(!((e->flags & CMD_PRIV) && (e->flags & CMD_PUBLIC)),
 		    "%s is both privileged and public", e->name);
 	}
 }
@@ -130,7 +130,7 @@ START_TEST(test_client_parse_rejects_extra_args)
 END_TEST
 
 static Suite *
-ctl_suite(void)
+control_suite(void)
 {
 	Suite	*s = suite_create("ctl");
 	TCase	*tc = tcase_create("tables");
@@ -144,4 +144,4 @@ ctl_suite(void)
 	return s;
 }
 
-CHECK_MAIN(ctl_suite)
+CHECK_MAIN(control_suite)

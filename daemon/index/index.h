@@ -1,6 +1,6 @@
 /*
  * index.h - the daemon's writer of STATE/index.db: which build-id every
- * path had, and when (see common/indexq.h for the schema and the queries).
+ * path had, and when (see common/index_reader.h for the schema and the queries).
  *
  * Calls come from the loop thread and never wait for SQLite: each sighting
  * updates an in-memory row (a hash of (path, build-id) -> row state), and

@@ -1,5 +1,5 @@
 /*
- * ctl-export.c - "export": a perf archive-style tarball of segments and the
+ * cmd-export.c - "export": a perf archive-style tarball of segments and the
  * build-id cache entries they reference (".build-id/xx/rest" links and
  * "<path>/<build-id>/elf" files next to the segments), written by the
  * capture worker into STATE/exports/.  The reply names that file; the
@@ -10,16 +10,13 @@
  *	            name: FILE (its extension picks the compression:
  *	                  .tar .tar.gz .tgz .tar.bz2 .tar.xz .tar.zst)
  */
-#include "capture.h"
-#include "ctl.h"
+#include "capture/capture.h"
+#include "command.h"
 #include "daemon.h"
 #include "proto.h"
 
-int	ctl_segment_params(struct ctl_request *, const char *const *allowed,
-	    json_t **segments, int64_t *since_ns, json_t **err);
-
 static json_t *
-ctl_export(struct ctl_request *req)
+cmd_export_run(struct control_request *req)
 {
 	static const char *const allowed[] = { "segments", "since", "name", NULL };
 	struct recorder *r = &req->d->rec;
@@ -27,8 +24,8 @@ ctl_export(struct ctl_request *req)
 	const char *name;
 	int64_t	 since_ns;
 
-	if (ctl_segment_params(req, allowed, &segments, &since_ns, &err) < 0 ||
-	    ctl_param_string(req, "name", 0, &name, &err) < 0)
+	if (control_segment_params(req, allowed, &segments, &since_ns, &err) < 0 ||
+	    control_param_string(req, "name", 0, &name, &err) < 0)
 		return err;
 	capture_attach(r->cap, req->d->base);
 	if (capture_export(r->cap, req->client, req->more, segments, since_ns, name, &err) < 0)
@@ -36,11 +33,11 @@ ctl_export(struct ctl_request *req)
 	return NULL;		/* the reply comes from the worker */
 }
 
-const struct ctl_entry ctl_export_entry = {
+const struct control_command cmd_export = {
 	.name = "export",
 	.method = "io.perfmap.Export",
 	.usage = "export [--since TIME | SEGMENT...] -o FILE",
 	.help = "write a perf archive-style tarball: segments plus their binaries",
-	.flags = CTL_PRIV,
-	.handler = ctl_export,
+	.flags = CMD_PRIV,
+	.handler = cmd_export_run,
 };

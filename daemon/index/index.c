@@ -1,6 +1,6 @@
 /*
  * index.c - the writer of STATE/index.db.  See index.h for the threads and
- * common/indexq.h for the schema.
+ * common/index_reader.h for the schema.
  *
  * Rows live in memory first.  An object (path, build-id) is a slot of
  * ix->objs, found through an open-addressing hash; a sighting updates the
@@ -42,7 +42,8 @@
 
 #include "buildid.h"
 #include "index.h"
-#include "indexq.h"
+#include "index_reader.h"
+#include "walltime.h"
 #include "hash.h"
 #include "log.h"
 #include "perfdata.h"
@@ -837,7 +838,7 @@ index_tick(struct index *ix)
 
 		ix->last_retention_ns = now;
 		if (o != NULL)
-			o->v[0] = indexq_now() - (int64_t)(ix->conf->index_retention_ms * 1000000ULL);
+			o->v[0] = walltime_now() - (int64_t)(ix->conf->index_retention_ms * 1000000ULL);
 	}
 	if (now - ix->last_commit_ns >= ix->conf->index_commit_ms * 1000000ULL)
 		index_commit(ix);
@@ -1198,7 +1199,7 @@ index_segment_deleted(struct index *ix, const char *name)
 		return;
 	if ((o = batch_add(&ix->early, OP_SEG_DELETED)) != NULL) {
 		o->v[0] = (int64_t)seq;
-		o->v[1] = indexq_now();
+		o->v[1] = walltime_now();
 	}
 }
 
@@ -1796,7 +1797,7 @@ index_open(struct index **out, const char *state_dir, const struct config *conf,
 		struct ix_op *o = batch_add(&ix->early, OP_RETENTION);
 
 		if (o != NULL)
-			o->v[0] = indexq_now() - (int64_t)(conf->index_retention_ms * 1000000ULL);
+			o->v[0] = walltime_now() - (int64_t)(conf->index_retention_ms * 1000000ULL);
 		index_commit(ix);
 	}
 	ix->last_retention_ns = ix->last_commit_ns = mono_ns();

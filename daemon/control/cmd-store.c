@@ -1,5 +1,5 @@
 /*
- * ctl-store.c - "store": make sure every build-id the named segments
+ * cmd-store.c - "store": make sure every build-id the named segments
  * reference is in the build-id cache.  The work runs on the capture worker
  * (daemon/capture.c); with "more" the client gets one reply per build-id
  * ({"buildid", "path", "status": "OK"|"FAIL", "file"|"reason", "source"})
@@ -10,18 +10,15 @@
  */
 #include <string.h>
 
-#include "capture.h"
-#include "ctl.h"
+#include "capture/capture.h"
+#include "command.h"
 #include "daemon.h"
-#include "indexq.h"
+#include "walltime.h"
 #include "proto.h"
 
 /* Shared by store and export: segments / since, checked for type. */
-int	ctl_segment_params(struct ctl_request *, const char *const *allowed,
-	    json_t **segments, int64_t *since_ns, json_t **err);
-
 int
-ctl_segment_params(struct ctl_request *req, const char *const *allowed, json_t **segments,
+control_segment_params(struct control_request *req, const char *const *allowed, json_t **segments,
     int64_t *since_ns, json_t **err)
 {
 	const char *since, *key;
@@ -54,7 +51,7 @@ ctl_segment_params(struct ctl_request *req, const char *const *allowed, json_t *
 				return -1;
 			}
 	}
-	if (ctl_param_string(req, "since", 0, &since, err) < 0)
+	if (control_param_string(req, "since", 0, &since, err) < 0)
 		return -1;
 	*since_ns = -1;
 	if (since != NULL) {
@@ -63,7 +60,7 @@ ctl_segment_params(struct ctl_request *req, const char *const *allowed, json_t *
 			    "parameter", "since", "message", "give segments or since, not both"));
 			return -1;
 		}
-		if (indexq_parse_time(since, indexq_now(), since_ns, msg, sizeof(msg)) < 0) {
+		if (walltime_parse(since, walltime_now(), since_ns, msg, sizeof(msg)) < 0) {
 			*err = proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}",
 			    "parameter", "since", "message", msg));
 			return -1;
@@ -73,7 +70,7 @@ ctl_segment_params(struct ctl_request *req, const char *const *allowed, json_t *
 }
 
 static json_t *
-ctl_store(struct ctl_request *req)
+cmd_store_run(struct control_request *req)
 {
 	static const char *const allowed[] = { "segments", "since", "all", "debuginfod", NULL };
 	struct recorder *r = &req->d->rec;
@@ -81,9 +78,9 @@ ctl_store(struct ctl_request *req)
 	int64_t	 since_ns;
 	int	 all, dinfo;
 
-	if (ctl_segment_params(req, allowed, &segments, &since_ns, &err) < 0 ||
-	    ctl_param_bool(req, "all", &all, &err) < 0 ||
-	    ctl_param_bool(req, "debuginfod", &dinfo, &err) < 0)
+	if (control_segment_params(req, allowed, &segments, &since_ns, &err) < 0 ||
+	    control_param_bool(req, "all", &all, &err) < 0 ||
+	    control_param_bool(req, "debuginfod", &dinfo, &err) < 0)
 		return err;
 	if (!all && since_ns < 0 && json_array_size(segments) == 0)
 		return proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}", "parameter",
@@ -98,11 +95,11 @@ ctl_store(struct ctl_request *req)
 	return NULL;		/* the replies come from the worker */
 }
 
-const struct ctl_entry ctl_store_entry = {
+const struct control_command cmd_store = {
 	.name = "store",
 	.method = "io.perfmap.Store",
 	.usage = "store [SEGMENT... | --since TIME | --all] [--debuginfod]",
 	.help = "put every binary the segments reference into the build-id cache",
-	.flags = CTL_PRIV,
-	.handler = ctl_store,
+	.flags = CMD_PRIV,
+	.handler = cmd_store_run,
 };

@@ -1,13 +1,13 @@
 /*
- * ctl-reload.c - "reload": re-read the configuration file, as SIGHUP does.
+ * cmd-reload.c - "reload": re-read the configuration file, as SIGHUP does.
  * A bad file is refused and the old configuration stays in force.
  */
-#include "ctl.h"
+#include "command.h"
 #include "daemon.h"
 #include "proto.h"
 
 static json_t *
-ctl_reload(struct ctl_request *req)
+cmd_reload_run(struct control_request *req)
 {
 	char	 err[1024];
 
@@ -16,11 +16,11 @@ ctl_reload(struct ctl_request *req)
 	return proto_reply(json_pack("{s:s}", "config", req->d->config_file), 0);
 }
 
-const struct ctl_entry ctl_reload_entry = {
+const struct control_command cmd_reload = {
 	.name = "reload",
 	.method = "io.perfmap.Reload",
 	.usage = "reload",
 	.help = "re-read the configuration file (a bad one is refused)",
-	.flags = CTL_PRIV,
-	.handler = ctl_reload,
+	.flags = CMD_PRIV,
+	.handler = cmd_reload_run,
 };

@@ -44,13 +44,12 @@
 #include "bidcache.h"
 #include "buildid.h"
 #include "capture.h"
-#include "control.h"
+#include "control/control.h"
 #include "hash.h"
-#include "indexq.h"
 #include "log.h"
 #include "perfdata.h"
 #include "proto.h"
-#include "synth.h"
+#include "record/synth.h"
 
 #define EXPORTS_KEPT		4		/* newest export files kept */
 #define EVICT_RETRY_NS		(60ULL * 1000000000ULL)

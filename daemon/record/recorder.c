@@ -35,7 +35,7 @@
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
 
-#include "capture.h"
+#include "capture/capture.h"
 #include "log.h"
 #include "recorder.h"
 #include "repair.h"
@@ -193,8 +193,8 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 	if (m->build_id_size > 0) {
 		source = rec->type == PERF_RECORD_MMAP3 ? BID_MMAP3 : BID_MMAP2;
 		r->st.mmaps_kernel_id++;
-	} else if (bidres_is_file(m->filename)) {
-		if ((rc = bidres_resolve(&r->bidres, m)) > 0) {
+	} else if (buildid_reader_is_file(m->filename)) {
+		if ((rc = buildid_reader_resolve(&r->reader, m)) > 0) {
 			source = BID_USER;
 			r->st.mmaps_user_id++;
 			rewrite = 1;
@@ -658,7 +658,7 @@ release(struct recorder *r)
 	free(r->next);
 	r->next = NULL;
 	model_free(&r->model);
-	bidres_free(&r->bidres);
+	buildid_reader_free(&r->reader);
 	kinfo_free(&r->kinfo);
 }
 
@@ -682,7 +682,7 @@ recorder_start(struct recorder *r, const struct config *c, const char *state_dir
 		return -1;
 	repair_all(r->segdir);
 	r->seq = segment_last_seq(r->segdir);
-	if (model_init(&r->model) < 0 || bidres_init(&r->bidres) < 0) {
+	if (model_init(&r->model) < 0 || buildid_reader_init(&r->reader) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -708,7 +708,7 @@ recorder_start(struct recorder *r, const struct config *c, const char *state_dir
 			snprintf(err, errlen, "PERF_EVENT_IOC_ENABLE: %s", strerror(errno));
 			goto fail;
 		}
-	n = synth_scan_proc(&r->model, &r->bidres);
+	n = synth_scan_proc(&r->model, &r->reader);
 	model_foreach(&r->model, capture_model_cb, r);
 	log_info("build-id mode %s, event %s at %u Hz%s on %d CPUs; %d processes, "
 	    "%zu executable maps at start", events_mode_name(r->ev.mode), r->ev.name,

@@ -7,10 +7,10 @@
 #include <limits.h>
 #include <stdint.h>
 
-#include "bidres.h"
+#include "buildid_reader.h"
 #include "config.h"
 #include "events.h"
-#include "index.h"
+#include "index/index.h"
 #include "model.h"
 #include "perfdata.h"
 #include "segment.h"
@@ -49,7 +49,7 @@ struct recorder {
 	struct events	 ev;
 	struct perfdata_attr attr;
 	struct model	 model;
-	struct bidres	 bidres;
+	struct buildid_reader	 reader;
 	struct kinfo	 kinfo;
 	struct segment	 seg;
 	uint64_t	 seq;

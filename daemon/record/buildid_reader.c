@@ -11,13 +11,13 @@
 #include <unistd.h>
 #include <limits.h>
 
-#include "bidres.h"
+#include "buildid_reader.h"
 #include "buildid.h"
 
 #define BIDRES_MAX	65536
 
 int
-bidres_init(struct bidres *b)
+buildid_reader_init(struct buildid_reader *b)
 {
 	memset(b, 0, sizeof(*b));
 	b->cap = 1024;
@@ -26,14 +26,14 @@ bidres_init(struct bidres *b)
 }
 
 void
-bidres_free(struct bidres *b)
+buildid_reader_free(struct buildid_reader *b)
 {
 	free(b->e);
 	memset(b, 0, sizeof(*b));
 }
 
 int
-bidres_is_file(const char *f)
+buildid_reader_is_file(const char *f)
 {
 	return f[0] == '/' && strncmp(f, "//anon", 6) != 0 &&
 	    strncmp(f, "/memfd:", 7) != 0 && strncmp(f, "/dev/", 5) != 0;
@@ -54,8 +54,8 @@ key_of(const struct record_mmap *m)
 	return h | 1;
 }
 
-static struct bidres_entry *
-slot(struct bidres *b, const struct record_mmap *m, uint64_t key)
+static struct buildid_reader_entry *
+slot(struct buildid_reader *b, const struct record_mmap *m, uint64_t key)
 {
 	size_t	 j;
 
@@ -67,9 +67,9 @@ slot(struct bidres *b, const struct record_mmap *m, uint64_t key)
 }
 
 static int
-grow(struct bidres *b)
+grow(struct buildid_reader *b)
 {
-	struct bidres_entry *old = b->e, *ne;
+	struct buildid_reader_entry *old = b->e, *ne;
 	size_t	 oldcap = b->cap, i, j;
 
 	if (b->cap * 2 > BIDRES_MAX) {
@@ -111,14 +111,14 @@ read_mapping(const struct record_mmap *m, uint8_t id[BUILD_ID_MAX])
 }
 
 int
-bidres_resolve(struct bidres *b, struct record_mmap *m)
+buildid_reader_resolve(struct buildid_reader *b, struct record_mmap *m)
 {
-	struct bidres_entry *e = NULL;
+	struct buildid_reader_entry *e = NULL;
 	uint8_t	 id[BUILD_ID_MAX];
 	uint64_t key = 0;
 	int	 rc;
 
-	if (!bidres_is_file(m->filename))
+	if (!buildid_reader_is_file(m->filename))
 		return -ENOENT;
 	if (m->has_inode && m->ino != 0) {
 		key = key_of(m);

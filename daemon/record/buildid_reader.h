@@ -12,7 +12,7 @@
 
 #include "record.h"
 
-struct bidres_entry {
+struct buildid_reader_entry {
 	uint64_t	 key;		/* 0: empty */
 	uint32_t	 maj, min;
 	uint64_t	 ino, gen;
@@ -20,20 +20,20 @@ struct bidres_entry {
 	uint8_t		 id[BUILD_ID_MAX];
 };
 
-struct bidres {
-	struct bidres_entry *e;
+struct buildid_reader {
+	struct buildid_reader_entry *e;
 	size_t		 n, cap;
 	uint64_t	 reads, hits, failures;
 };
 
-int	bidres_init(struct bidres *);
-void	bidres_free(struct bidres *);
+int	buildid_reader_init(struct buildid_reader *);
+void	buildid_reader_free(struct buildid_reader *);
 /*
  * Fill M's build-id; returns its size, or -errno (-ENOENT: no build-id
  * note, -ENOEXEC: not ELF, -EACCES/-ENOENT from /proc: process gone).
  */
-int	bidres_resolve(struct bidres *, struct record_mmap *m);
+int	buildid_reader_resolve(struct buildid_reader *, struct record_mmap *m);
 /* Is FILENAME a file path that can carry a build-id ("/..." but not "//anon")? */
-int	bidres_is_file(const char *filename);
+int	buildid_reader_is_file(const char *filename);
 
 #endif

@@ -167,7 +167,7 @@ scan_threads(struct model *m, uint32_t pid)
 }
 
 static void
-scan_maps(struct model *m, struct bidres *br, uint32_t pid)
+scan_maps(struct model *m, struct buildid_reader *br, uint32_t pid)
 {
 	char	 path[64], line[PATH_MAX + 256];
 	FILE	*f;
@@ -203,15 +203,15 @@ scan_maps(struct model *m, struct bidres *br, uint32_t pid)
 		if (r.filename[0] == '\0')
 			r.filename = "//anon";
 		/* A path the kernel marks " (deleted)" is still readable via map_files. */
-		if (bidres_is_file(r.filename))
-			bidres_resolve(br, &r);
+		if (buildid_reader_is_file(r.filename))
+			buildid_reader_resolve(br, &r);
 		model_add_map(m, &r, r.build_id_size ? BID_USER : BID_NONE, -1);
 	}
 	fclose(f);
 }
 
 int
-synth_scan_proc(struct model *m, struct bidres *br)
+synth_scan_proc(struct model *m, struct buildid_reader *br)
 {
 	DIR	*d;
 	struct dirent *de;

@@ -1,21 +1,21 @@
 /*
- * ctl-snapshot.c - "snapshot": close the current segment now.  The reply
+ * cmd-snapshot.c - "snapshot": close the current segment now.  The reply
  * names the closed file only once it is complete on disk (features,
  * header, fsync, rename), so the caller can hand it to perf at once.
  * Recording goes on in the next segment without a gap.  With "store" the
  * binaries it references are then put into the build-id cache, streamed
- * as by "store" (ctl-store.c).
+ * as by "store" (cmd-store.c).
  */
 #include <string.h>
 
-#include "capture.h"
+#include "capture/capture.h"
 #include "control.h"
-#include "ctl.h"
+#include "command.h"
 #include "daemon.h"
 #include "proto.h"
 
 static json_t *
-ctl_snapshot(struct ctl_request *req)
+cmd_snapshot_run(struct control_request *req)
 {
 	struct recorder *r = &req->d->rec;
 	json_t	*reply, *segs, *err = NULL;
@@ -27,7 +27,7 @@ ctl_snapshot(struct ctl_request *req)
 		if (strcmp(key, "store") != 0)
 			return proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}", "parameter",
 			    key, "message", "unknown parameter"));
-	if (ctl_param_bool(req, "store", &store, &err) < 0)
+	if (control_param_bool(req, "store", &store, &err) < 0)
 		return err;
 	if (store && !req->more)
 		return proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}", "parameter",
@@ -55,11 +55,11 @@ ctl_snapshot(struct ctl_request *req)
 	return NULL;
 }
 
-const struct ctl_entry ctl_snapshot_entry = {
+const struct control_command cmd_snapshot = {
 	.name = "snapshot",
 	.method = "io.perfmap.Snapshot",
 	.usage = "snapshot [--store]",
 	.help = "close the current segment now and print its path; --store also stores its binaries",
-	.flags = CTL_PRIV,
-	.handler = ctl_snapshot,
+	.flags = CMD_PRIV,
+	.handler = cmd_snapshot_run,
 };

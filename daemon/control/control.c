@@ -34,14 +34,14 @@
 #include <systemd/sd-daemon.h>
 
 #include "control.h"
-#include "ctl.h"
+#include "command.h"
 #include "daemon.h"
 #include "log.h"
 #include "proto.h"
 
 struct control_client {
 	TAILQ_ENTRY(control_client) entry;
-	struct control		*ctl;
+	struct control		*ctrl;
 	struct bufferevent	*bev;
 	struct event		*msg_timer;	/* a message started and not finished */
 	uid_t			 uid;
@@ -98,9 +98,9 @@ control_client_privileged(const struct control_client *c)
 }
 
 size_t
-control_nclients(const struct control *ctl)
+control_nclients(const struct control *ctrl)
 {
-	return ctl->nclients;
+	return ctrl->nclients;
 }
 
 int
@@ -156,13 +156,13 @@ control_keep_alive(struct control_client *c, int on)
 static void
 client_free(struct control_client *c)
 {
-	struct control *ctl = c->ctl;
+	struct control *ctrl = c->ctrl;
 
 	if (c->on_close != NULL)
 		c->on_close(c, c->on_close_arg);
 
-	TAILQ_REMOVE(&ctl->clients, c, entry);
-	ctl->nclients--;
+	TAILQ_REMOVE(&ctrl->clients, c, entry);
+	ctrl->nclients--;
 	if (c->msg_timer != NULL)
 		event_free(c->msg_timer);
 	bufferevent_free(c->bev);	/* closes the fd */
@@ -180,15 +180,15 @@ client_protocol_error(struct control_client *c, const char *what)
 }
 
 static int
-allowed(const struct control_client *c, const struct ctl_entry *e)
+allowed(const struct control_client *c, const struct control_command *e)
 {
-	if (e->flags & CTL_PUBLIC)
+	if (e->flags & CMD_PUBLIC)
 		return 1;
 	if (c->priv)
 		return 1;
-	if (e->flags & CTL_PRIV)
+	if (e->flags & CMD_PRIV)
 		return 0;
-	return c->ctl->d->conf.readonly_public;
+	return c->ctrl->d->conf.readonly_public;
 }
 
 static json_t *
@@ -204,8 +204,8 @@ get_info(void)
 static void
 dispatch(struct control_client *c, json_t *msg)
 {
-	const struct ctl_entry *e;
-	struct ctl_request req;
+	const struct control_command *e;
+	struct control_request req;
 	const char	*method;
 	json_t		*params, *reply;
 	char		 err[256];
@@ -219,20 +219,20 @@ dispatch(struct control_client *c, json_t *msg)
 		control_send(c, get_info());
 		return;
 	}
-	if ((e = ctl_find_method(method)) == NULL) {
+	if ((e = control_find_method(method)) == NULL) {
 		control_send(c, proto_error(PROTO_ERR_NOMETHOD,
 		    json_pack("{s:s}", "method", method)));
 		return;
 	}
 	if (!allowed(c, e)) {
 		control_send(c, proto_errorf(PROTO_ERR_DENIED, "%s needs root or membership "
-		    "of group %s (uid %u is neither)", e->name, c->ctl->d->conf.control_group,
+		    "of group %s (uid %u is neither)", e->name, c->ctrl->d->conf.control_group,
 		    (unsigned)c->uid));
 		return;
 	}
 	memset(&req, 0, sizeof(req));
 	req.entry = e;
-	req.d = c->ctl->d;
+	req.d = c->ctrl->d;
 	req.client = c;
 	req.params = params != NULL ? params : json_object();
 	if (params == NULL)
@@ -334,7 +334,7 @@ in_group(int fd, gid_t group, gid_t primary)
 static void
 accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
-	struct control	*ctl = arg;
+	struct control	*ctrl = arg;
 	struct control_client *c, *o;
 	struct group	*gr;
 	struct ucred	 cred;
@@ -353,10 +353,10 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 		close(fd);
 		return;
 	}
-	TAILQ_FOREACH(o, &ctl->clients, entry)
+	TAILQ_FOREACH(o, &ctrl->clients, entry)
 		if (o->uid == cred.uid)
 			peruid++;
-	if (ctl->nclients >= CONTROL_MAX_CLIENTS || peruid >= CONTROL_MAX_CLIENTS_PER_UID) {
+	if (ctrl->nclients >= CONTROL_MAX_CLIENTS || peruid >= CONTROL_MAX_CLIENTS_PER_UID) {
 		static const char busy[] = "{\"error\":\"" PROTO_ERR_BUSY "\",\"parameters\":"
 		    "{\"message\":\"too many clients\"}}";
 
@@ -369,15 +369,15 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 		close(fd);
 		return;
 	}
-	c->ctl = ctl;
+	c->ctrl = ctrl;
 	c->uid = cred.uid;
 	c->gid = cred.gid;
 	c->pid = cred.pid;
 	/* Looked up per connection, so a reloaded control_group takes effect. */
-	gr = cred.uid == 0 ? NULL : getgrnam(ctl->d->conf.control_group);
+	gr = cred.uid == 0 ? NULL : getgrnam(ctrl->d->conf.control_group);
 	c->priv = cred.uid == 0 || (gr != NULL && in_group(fd, gr->gr_gid, cred.gid));
-	c->bev = bufferevent_socket_new(ctl->d->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	c->msg_timer = evtimer_new(ctl->d->base, msg_timeout_cb, c);
+	c->bev = bufferevent_socket_new(ctrl->d->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->msg_timer = evtimer_new(ctrl->d->base, msg_timeout_cb, c);
 	if (c->bev == NULL || c->msg_timer == NULL) {
 		if (c->bev != NULL)
 			bufferevent_free(c->bev);
@@ -388,15 +388,15 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 		free(c);
 		return;
 	}
-	TAILQ_INSERT_TAIL(&ctl->clients, c, entry);
-	ctl->nclients++;
+	TAILQ_INSERT_TAIL(&ctrl->clients, c, entry);
+	ctrl->nclients++;
 	bufferevent_setcb(c->bev, client_read_cb, client_write_cb, client_event_cb, c);
 	bufferevent_set_timeouts(c->bev, &idle, &idle);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }
 
 static int
-listen_path(struct control *ctl, const char *path, char *err, size_t errlen)
+listen_path(struct control *ctrl, const char *path, char *err, size_t errlen)
 {
 	struct sockaddr_un sun;
 	struct stat	 st;
@@ -426,80 +426,80 @@ listen_path(struct control *ctl, const char *path, char *err, size_t errlen)
 		}
 		unlink(path);
 	}
-	if ((ctl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1) {
+	if ((ctrl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1) {
 		snprintf(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
 	old = umask(0117);		/* srw-rw---- */
-	if (bind(ctl->fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+	if (bind(ctrl->fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		umask(old);
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	umask(old);
-	if (ctl->have_group && chown(path, 0, ctl->group) == -1)
+	if (ctrl->have_group && chown(path, 0, ctrl->group) == -1)
 		log_warn("%s: chown to the control group", path);
-	if (ctl->d->conf.readonly_public && chmod(path, 0666) == -1)
+	if (ctrl->d->conf.readonly_public && chmod(path, 0666) == -1)
 		log_warn("%s: chmod", path);
-	if (listen(ctl->fd, 64) == -1) {
+	if (listen(ctrl->fd, 64) == -1) {
 		snprintf(err, errlen, "listen on %s: %s", path, strerror(errno));
 		return -1;
 	}
-	snprintf(ctl->path, sizeof(ctl->path), "%s", path);
+	snprintf(ctrl->path, sizeof(ctrl->path), "%s", path);
 	return 0;
 }
 
 struct control *
 control_open(struct perfmapd *d, const char *path, char *err, size_t errlen)
 {
-	struct control	*ctl;
+	struct control	*ctrl;
 	struct group	*gr;
 	int		 n;
 
-	if ((ctl = calloc(1, sizeof(*ctl))) == NULL) {
+	if ((ctrl = calloc(1, sizeof(*ctrl))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	ctl->d = d;
-	ctl->fd = -1;
-	TAILQ_INIT(&ctl->clients);
+	ctrl->d = d;
+	ctrl->fd = -1;
+	TAILQ_INIT(&ctrl->clients);
 	if ((gr = getgrnam(d->conf.control_group)) != NULL) {
-		ctl->group = gr->gr_gid;
-		ctl->have_group = 1;
+		ctrl->group = gr->gr_gid;
+		ctrl->have_group = 1;
 	}
 	n = sd_listen_fds(1);
 	if (n >= 1 && sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) > 0) {
-		ctl->fd = SD_LISTEN_FDS_START;
-		ctl->activated = 1;
-		evutil_make_socket_nonblocking(ctl->fd);
-		evutil_make_socket_closeonexec(ctl->fd);
-		log_info("control socket from systemd (fd %d)", ctl->fd);
-	} else if (listen_path(ctl, path, err, errlen) < 0)
+		ctrl->fd = SD_LISTEN_FDS_START;
+		ctrl->activated = 1;
+		evutil_make_socket_nonblocking(ctrl->fd);
+		evutil_make_socket_closeonexec(ctrl->fd);
+		log_info("control socket from systemd (fd %d)", ctrl->fd);
+	} else if (listen_path(ctrl, path, err, errlen) < 0)
 		goto fail;
-	ctl->accept_ev = event_new(d->base, ctl->fd, EV_READ | EV_PERSIST, accept_cb, ctl);
-	if (ctl->accept_ev == NULL || event_add(ctl->accept_ev, NULL) == -1) {
+	ctrl->accept_ev = event_new(d->base, ctrl->fd, EV_READ | EV_PERSIST, accept_cb, ctrl);
+	if (ctrl->accept_ev == NULL || event_add(ctrl->accept_ev, NULL) == -1) {
 		snprintf(err, errlen, "cannot watch the control socket");
 		goto fail;
 	}
-	return ctl;
+	return ctrl;
 fail:
-	control_close(ctl);
+	control_close(ctrl);
 	return NULL;
 }
 
 void
-control_close(struct control *ctl)
+control_close(struct control *ctrl)
 {
-	if (ctl == NULL)
+	if (ctrl == NULL)
 		return;
-	while (!TAILQ_EMPTY(&ctl->clients))
-		client_free(TAILQ_FIRST(&ctl->clients));
-	if (ctl->accept_ev != NULL)
-		event_free(ctl->accept_ev);
-	if (ctl->fd >= 0 && !ctl->activated) {
-		close(ctl->fd);
-		if (ctl->path[0] != '\0')
-			unlink(ctl->path);
+	while (!TAILQ_EMPTY(&ctrl->clients))
+		client_free(TAILQ_FIRST(&ctrl->clients));
+	if (ctrl->accept_ev != NULL)
+		event_free(ctrl->accept_ev);
+	if (ctrl->fd >= 0 && !ctrl->activated) {
+		close(ctrl->fd);
+		if (ctrl->path[0] != '\0')
+			unlink(ctrl->path);
 	}
-	free(ctl);
+	free(ctrl);
 }

@@ -1,14 +1,14 @@
 /*
- * ctl-buildid.c - "buildid": where and when a build-id was seen, and its cached file.
+ * cmd-buildid.c - "buildid": where and when a build-id was seen, and its cached file.
  * Answered from the index (common/query.c), read-only.
  */
-#include "ctl.h"
+#include "command.h"
 
-const struct ctl_entry ctl_buildid_entry = {
+const struct control_command cmd_buildid = {
 	.name = "buildid",
 	.method = "io.perfmap.BuildId",
 	.usage = "buildid ID",
 	.help = "where and when a build-id was seen, and its cached file",
 	.flags = 0,
-	.handler = ctl_query,
+	.handler = control_query,
 };

@@ -1,14 +1,14 @@
 /*
- * ctl-history.c - "history": every build-id PATH has had, with first/last seen and process counts.
+ * cmd-history.c - "history": every build-id PATH has had, with first/last seen and process counts.
  * Answered from the index (common/query.c), read-only.
  */
-#include "ctl.h"
+#include "command.h"
 
-const struct ctl_entry ctl_history_entry = {
+const struct control_command cmd_history = {
 	.name = "history",
 	.method = "io.perfmap.History",
 	.usage = "history PATH",
 	.help = "every build-id PATH has had, with first/last seen and process counts",
 	.flags = 0,
-	.handler = ctl_query,
+	.handler = control_query,
 };

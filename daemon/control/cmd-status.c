@@ -1,5 +1,5 @@
 /*
- * ctl-status.c - "status": what the daemon records, where, and how it goes:
+ * cmd-status.c - "status": what the daemon records, where, and how it goes:
  * mode, event, CPUs, the current segment, counters, disk use, uptime, and
  * the build-id cache's capture figures, the daemon's memory.
  */
@@ -12,13 +12,13 @@
 #include <sqlite3.h>
 
 #include "control.h"
-#include "capture.h"
-#include "ctl.h"
-#include "index.h"
+#include "capture/capture.h"
+#include "command.h"
+#include "index/index.h"
 #include "daemon.h"
-#include "events.h"
+#include "record/events.h"
 #include "proto.h"
-#include "indexq.h"
+#include "walltime.h"
 
 static void
 segdir_usage(const char *dir, json_int_t *count, json_int_t *bytes)
@@ -43,12 +43,12 @@ segdir_usage(const char *dir, json_int_t *count, json_int_t *bytes)
 static const char *
 iso(uint64_t ns, char buf[32])
 {
-	indexq_format_time((int64_t)ns, buf, 32);
+	walltime_format((int64_t)ns, buf, 32);
 	return buf;
 }
 
 static json_t *
-ctl_status(struct ctl_request *req)
+cmd_status_run(struct control_request *req)
 {
 	struct perfmapd *d = req->d;
 	struct recorder *r = &d->rec;
@@ -82,7 +82,7 @@ ctl_status(struct ctl_request *req)
 	    "s:{s:I, s:I}, s:i, s:I, s:I}",
 	    "version", PERFMAPD_VERSION, "pid", (int)getpid(),
 	    "started", iso(d->start_wall_ns, started),
-	    "uptime_s", (json_int_t)(((uint64_t)indexq_now() - d->start_wall_ns) / 1000000000ULL),
+	    "uptime_s", (json_int_t)(((uint64_t)walltime_now() - d->start_wall_ns) / 1000000000ULL),
 	    "buildid_mode", events_mode_name(r->ev.mode), "event", r->ev.name,
 	    "frequency", (int)d->conf.frequency, "callchain", d->conf.callchain,
 	    "cpus", r->ev.ncpus, "state_dir", d->conf.state_dir,
@@ -114,11 +114,11 @@ ctl_status(struct ctl_request *req)
 	return proto_reply(out, 0);
 }
 
-const struct ctl_entry ctl_status_entry = {
+const struct control_command cmd_status = {
 	.name = "status",
 	.method = "io.perfmap.Status",
 	.usage = "status",
 	.help = "mode, event, current segment, counters, disk use, uptime",
 	.flags = 0,
-	.handler = ctl_status,
+	.handler = cmd_status_run,
 };

@@ -1,9 +1,9 @@
 /*
- * ctl-stop.c - "stop": finish the current segment and exit, like SIGTERM.
+ * cmd-stop.c - "stop": finish the current segment and exit, like SIGTERM.
  * The reply goes out first; the loop ends once it is written.
  */
 #include "control.h"
-#include "ctl.h"
+#include "command.h"
 #include "daemon.h"
 #include "proto.h"
 
@@ -14,17 +14,17 @@ stop_after_reply(void *arg)
 }
 
 static json_t *
-ctl_stop(struct ctl_request *req)
+cmd_stop_run(struct control_request *req)
 {
 	control_after_reply(req->client, stop_after_reply, req->d);
 	return proto_reply(json_pack("{s:b}", "stopping", 1), 0);
 }
 
-const struct ctl_entry ctl_stop_entry = {
+const struct control_command cmd_stop = {
 	.name = "stop",
 	.method = "io.perfmap.Stop",
 	.usage = "stop",
 	.help = "finish the current segment and stop the daemon",
-	.flags = CTL_PRIV,
-	.handler = ctl_stop,
+	.flags = CMD_PRIV,
+	.handler = cmd_stop_run,
 };

@@ -1,6 +1,6 @@
 /*
- * indexq.h - questions to the index (STATE/index.db), and the dates users
- * type.  The daemon writes the index (daemon/index.c); these functions only
+ * index_reader.h - the read side of the index: questions to STATE/index.db.
+ * The daemon writes the index (daemon/index/); these functions only
  * read it, through a connection opened read-only, so perfmapctl can use
  * them without a daemon, on a copied state directory too.
  *
@@ -39,8 +39,8 @@
  *           "end_ns": i|null, "size": i, "samples": i, "lost": i,
  *           "records": i, "objects": i (distinct objects it references) }
  */
-#ifndef PERFMAPD_INDEXQ_H
-#define PERFMAPD_INDEXQ_H
+#ifndef PERFMAPD_INDEX_READER_H
+#define PERFMAPD_INDEX_READER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -50,11 +50,11 @@
 #define INDEX_SCHEMA_VERSION	2
 #define INDEX_FILE		"index.db"
 
-struct indexq;
+struct index_reader;
 
 /* Open STATE/index.db read-only.  NULL with ERR set on failure. */
-struct indexq *indexq_open(const char *state_dir, char *err, size_t errlen);
-void	indexq_close(struct indexq *);
+struct index_reader *index_reader_open(const char *state_dir, char *err, size_t errlen);
+void	index_reader_close(struct index_reader *);
 
 /*
  * lookup PATH [at TIME]: the build-id PATH had at AT_NS.
@@ -68,14 +68,14 @@ void	indexq_close(struct indexq *);
  *					first
  * -ENOENT: PATH was never seen at or before AT.
  */
-int	indexq_lookup(struct indexq *, const char *path, int64_t at_ns, json_t **out,
+int	index_reader_lookup(struct index_reader *, const char *path, int64_t at_ns, json_t **out,
 	    char *err, size_t errlen);
 
 /*
  * history PATH: every build-id PATH has had, oldest first.
  *   { "path": s, "objects": [ OBJ + { "segments": i }, ... ] }
  */
-int	indexq_history(struct indexq *, const char *path, json_t **out,
+int	index_reader_history(struct index_reader *, const char *path, json_t **out,
 	    char *err, size_t errlen);
 
 /*
@@ -89,14 +89,14 @@ int	indexq_history(struct indexq *, const char *path, json_t **out,
  *						(its elf file for perf's
  *						directory form) if it exists
  */
-int	indexq_buildid(struct indexq *, const char *hex, json_t **out,
+int	index_reader_buildid(struct index_reader *, const char *hex, json_t **out,
 	    char *err, size_t errlen);
 
 /*
  * segments: { "segments": [ SEG, ... ] } by seq; deleted ones only with
  * ALL (their rows are kept as history).
  */
-int	indexq_segments(struct indexq *, int all, json_t **out, char *err, size_t errlen);
+int	index_reader_segments(struct index_reader *, int all, json_t **out, char *err, size_t errlen);
 
 /*
  * The build-ids one segment references; SEGMENT is its seq number or file
@@ -104,7 +104,7 @@ int	indexq_segments(struct indexq *, int all, json_t **out, char *err, size_t er
  *   { "segment": SEG, "objects": [ OBJ + { "seen_first": s,
  *     "seen_last": s, "nr_maps_in_segment": i }, ... ] }  by path
  */
-int	indexq_segment_buildids(struct indexq *, const char *segment, json_t **out,
+int	index_reader_segment_buildids(struct index_reader *, const char *segment, json_t **out,
 	    char *err, size_t errlen);
 
 /*
@@ -114,7 +114,7 @@ int	indexq_segment_buildids(struct indexq *, const char *segment, json_t **out,
  *                    "size": i, "first_seen": s, "last_seen": s,
  *                    "sections": { ".text": "0x...", ... } }, ... ] }
  */
-int	indexq_kernel(struct indexq *, json_t **out, char *err, size_t errlen);
+int	index_reader_kernel(struct index_reader *, json_t **out, char *err, size_t errlen);
 
 /*
  * Coverage, for status:
@@ -124,22 +124,6 @@ int	indexq_kernel(struct indexq *, json_t **out, char *err, size_t errlen);
  *                       "first_seen": s, "last_seen": s }, ... ] }
  *					(the 100 most mapped)
  */
-int	indexq_summary(struct indexq *, json_t **out, char *err, size_t errlen);
-
-/*
- * A date as users type it, into wall-clock ns since the epoch:
- *   2026-11-22                    midnight, local time
- *   2026-11-22T13:04, 2026-11-22 13:04:19, 2026-11-22T13:04:19.250
- *   ... followed by Z, +01:00, +0100 or -05 (else local time)
- *   @1795438459, @1795438459.5    unix seconds
- *   now, -10m, -90s, -2h, -1d, -1h30m   relative to NOW_NS
- * Returns 0, or -1 with ERR set ("bad time '...': ...").
- */
-int	indexq_parse_time(const char *s, int64_t now_ns, int64_t *ns,
-	    char *err, size_t errlen);
-/* "2026-11-22T13:04:19.123Z" (UTC, milliseconds); LEN >= 32. */
-void	indexq_format_time(int64_t ns, char *buf, size_t len);
-/* Wall clock now, ns. */
-int64_t	indexq_now(void);
+int	index_reader_summary(struct index_reader *, json_t **out, char *err, size_t errlen);
 
 #endif

@@ -9,7 +9,7 @@
 #include <limits.h>
 #include <stdint.h>
 
-#include "bidres.h"
+#include "buildid_reader.h"
 #include "model.h"
 #include "record.h"
 #include "segment.h"
@@ -35,7 +35,7 @@ int	kinfo_load(struct kinfo *);
 void	kinfo_free(struct kinfo *);
 
 /* Fill the model from /proc; returns the number of processes seen. */
-int	synth_scan_proc(struct model *, struct bidres *);
+int	synth_scan_proc(struct model *, struct buildid_reader *);
 
 struct synth_stats {
 	uint64_t	 procs, threads, maps;

@@ -1,6 +1,7 @@
 /*
- * indexq.c - read-only questions to the index, and user dates.  See
- * indexq.h for the schema and the JSON each query returns.
+ * index_reader.c - the read side of the index: read-only questions to
+ * STATE/index.db.  See index_reader.h for the schema and the JSON each query
+ * returns.
  *
  * The connection is opened with SQLITE_OPEN_READONLY, so it never writes
  * the database, whether the daemon runs or not.  A WAL database still needs
@@ -20,13 +21,14 @@
 
 #include <sqlite3.h>
 
-#include "indexq.h"
+#include "index_reader.h"
+#include "walltime.h"
 #include "buildid.h"
 #include "perf_abi.h"
 
 #define Q_MAX	32		/* cached statements, one per query text */
 
-struct indexq {
+struct index_reader {
 	sqlite3		*db;
 	char		 state_dir[PATH_MAX];
 	sqlite3_stmt	*st[Q_MAX];
@@ -43,246 +45,10 @@ struct indexq {
 #define SEG_COLS_NC	"s.seq, s.name, s.state, s.start_ns, s.end_ns, s.size, s.samples, " \
 			"s.lost, s.records, NULL"
 
-int64_t
-indexq_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-void
-indexq_format_time(int64_t ns, char *buf, size_t len)
-{
-	struct tm tm;
-	time_t	 t;
-	int64_t	 sec = ns / 1000000000LL, rem = ns % 1000000000LL;
-	char	 s[32];
-
-	if (rem < 0) {
-		rem += 1000000000LL;
-		sec--;
-	}
-	t = (time_t)sec;
-	if (gmtime_r(&t, &tm) == NULL) {
-		snprintf(buf, len, "?");
-		return;
-	}
-	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%03dZ", s, (int)(rem / 1000000));
-}
-
-/* ---------------------------------------------------------------- dates */
-
-static int
-time_error(char *err, size_t errlen, const char *s, const char *why)
-{
-	snprintf(err, errlen, "bad time '%s': %s", s, why);
-	return -1;
-}
-
-/* N digits exactly into *V; returns the pointer past them or NULL. */
-static const char *
-digits(const char *p, int n, int *v)
-{
-	int	 i;
-
-	*v = 0;
-	for (i = 0; i < n; i++) {
-		if (!isdigit((unsigned char)p[i]))
-			return NULL;
-		*v = *v * 10 + (p[i] - '0');
-	}
-	return p + n;
-}
-
-/* ".250" -> 250000000 ns; returns the pointer past it. */
-static const char *
-fraction(const char *p, int64_t *ns)
-{
-	int64_t	 scale = 100000000LL;
-
-	*ns = 0;
-	if (*p != '.' && *p != ',')
-		return p;
-	for (p++; isdigit((unsigned char)*p); p++) {
-		*ns += (*p - '0') * scale;
-		scale /= 10;
-	}
-	return p;
-}
-
-static int
-parse_relative(const char *s, int64_t now, int64_t *out, char *err, size_t errlen)
-{
-	const char *p = s + 1;
-	int64_t	 total = 0;
-
-	if (*p == '\0')
-		return time_error(err, errlen, s, "a duration must follow the sign");
-	while (*p != '\0') {
-		int64_t	 n = 0, unit;
-
-		if (!isdigit((unsigned char)*p))
-			return time_error(err, errlen, s, "expected a number, as in -10m");
-		for (; isdigit((unsigned char)*p); p++) {
-			if (n > INT64_MAX / 10 / 1000000000LL)
-				return time_error(err, errlen, s, "too large");
-			n = n * 10 + (*p - '0');
-		}
-		if (strncmp(p, "ms", 2) == 0) {
-			unit = 1000000LL;
-			p += 2;
-		} else {
-			switch (*p) {
-			case 's': unit = 1000000000LL; break;
-			case 'm': unit = 60 * 1000000000LL; break;
-			case 'h': unit = 3600 * 1000000000LL; break;
-			case 'd': unit = 86400 * 1000000000LL; break;
-			case 'w': unit = 7 * 86400 * 1000000000LL; break;
-			default:
-				return time_error(err, errlen, s,
-				    "units are ms, s, m, h, d, w, as in -10m or -1h30m");
-			}
-			p++;
-		}
-		if (n > (INT64_MAX / 2 - total) / unit)
-			return time_error(err, errlen, s, "too large");
-		total += n * unit;
-	}
-	*out = s[0] == '-' ? now - total : now + total;
-	return 0;
-}
-
-static int
-parse_unix(const char *s, int64_t *out, char *err, size_t errlen)
-{
-	const char *p = s + 1;
-	int64_t	 sec = 0, frac;
-
-	if (!isdigit((unsigned char)*p))
-		return time_error(err, errlen, s, "expected @<unix seconds>");
-	for (; isdigit((unsigned char)*p); p++) {
-		if (sec > (INT64_MAX / 1000000000LL - 9) / 10)
-			return time_error(err, errlen, s, "too large");
-		sec = sec * 10 + (*p - '0');
-	}
-	p = fraction(p, &frac);
-	if (*p != '\0')
-		return time_error(err, errlen, s, "expected @<unix seconds>[.fraction]");
-	*out = sec * 1000000000LL + frac;
-	return 0;
-}
-
-/* HH:MM[:SS[.frac]] at P into TM and *FRAC; returns the pointer past it. */
-static const char *
-clock_part(const char *p, struct tm *tm, int64_t *frac)
-{
-	int	 v;
-
-	*frac = 0;
-	if ((p = digits(p, 2, &v)) == NULL || v > 23)
-		return NULL;
-	tm->tm_hour = v;
-	if (*p++ != ':' || (p = digits(p, 2, &v)) == NULL || v > 59)
-		return NULL;
-	tm->tm_min = v;
-	if (*p == ':') {
-		if ((p = digits(p + 1, 2, &v)) == NULL || v > 60)
-			return NULL;
-		tm->tm_sec = v;
-		p = fraction(p, frac);
-	}
-	return p;
-}
-
-int
-indexq_parse_time(const char *s, int64_t now, int64_t *out, char *err, size_t errlen)
-{
-	struct tm tm, chk;
-	const char *p = s;
-	int64_t	 frac = 0, off = 0;
-	int	 v, zone = 0, have_date = 1;
-	time_t	 t;
-
-	if (s == NULL || *s == '\0')
-		return time_error(err, errlen, "", "empty");
-	if (strcmp(s, "now") == 0) {
-		*out = now;
-		return 0;
-	}
-	if (s[0] == '-' || s[0] == '+')
-		return parse_relative(s, now, out, err, errlen);
-	if (s[0] == '@')
-		return parse_unix(s, out, err, errlen);
-
-	memset(&tm, 0, sizeof(tm));
-	if (isdigit((unsigned char)p[0]) && isdigit((unsigned char)p[1]) && p[2] == ':') {
-		/* A time of day alone: today, local time. */
-		time_t	 tn = (time_t)(now / 1000000000LL);
-
-		have_date = 0;
-		localtime_r(&tn, &tm);
-		tm.tm_sec = 0;
-	} else {
-		if ((p = digits(p, 4, &v)) == NULL || v < 1970 || *p++ != '-')
-			return time_error(err, errlen, s, "expected YYYY-MM-DD[THH:MM[:SS]]"
-			    "[Z|+HH:MM], @<unix seconds>, or -10m");
-		tm.tm_year = v - 1900;
-		if ((p = digits(p, 2, &v)) == NULL || v < 1 || v > 12 || *p++ != '-')
-			return time_error(err, errlen, s, "bad month");
-		tm.tm_mon = v - 1;
-		if ((p = digits(p, 2, &v)) == NULL || v < 1 || v > 31)
-			return time_error(err, errlen, s, "bad day");
-		tm.tm_mday = v;
-		if (*p == 'T' || *p == 't' || *p == ' ')
-			p++;
-		else if (*p != '\0' && *p != 'Z' && *p != 'z' && *p != '+' && *p != '-')
-			return time_error(err, errlen, s, "expected T or a space after the date");
-		else
-			goto zone;
-	}
-	if ((p = clock_part(p, &tm, &frac)) == NULL)
-		return time_error(err, errlen, s, "bad time of day (HH:MM or HH:MM:SS)");
-zone:
-	if (*p == 'Z' || *p == 'z') {
-		zone = 1;
-		p++;
-	} else if (*p == '+' || *p == '-') {
-		int	 sign = *p == '-' ? -1 : 1, hh, mm = 0;
-
-		if ((p = digits(p + 1, 2, &hh)) == NULL || hh > 23)
-			return time_error(err, errlen, s, "bad UTC offset (+HH:MM)");
-		if (*p == ':')
-			p++;
-		if (isdigit((unsigned char)*p) && ((p = digits(p, 2, &mm)) == NULL || mm > 59))
-			return time_error(err, errlen, s, "bad UTC offset (+HH:MM)");
-		zone = 1;
-		off = sign * ((int64_t)hh * 3600 + mm * 60);
-	}
-	if (*p != '\0')
-		return time_error(err, errlen, s, "trailing characters");
-	chk = tm;
-	if (zone) {
-		t = timegm(&tm);
-		t -= (time_t)off;
-	} else {
-		tm.tm_isdst = -1;
-		t = mktime(&tm);
-	}
-	if (t == (time_t)-1)
-		return time_error(err, errlen, s, "out of range");
-	if (have_date && tm.tm_mday != chk.tm_mday && (zone || tm.tm_hour == chk.tm_hour))
-		return time_error(err, errlen, s, "no such day");
-	*out = (int64_t)t * 1000000000LL + frac;
-	return 0;
-}
-
 /* ---------------------------------------------------------------- open */
 
 static int
-version_ok(struct indexq *q, char *err, size_t errlen)
+version_ok(struct index_reader *q, char *err, size_t errlen)
 {
 	sqlite3_stmt *s;
 	int	 v = -1, rc;
@@ -311,10 +77,10 @@ version_ok(struct indexq *q, char *err, size_t errlen)
 	return 0;
 }
 
-struct indexq *
-indexq_open(const char *state_dir, char *err, size_t errlen)
+struct index_reader *
+index_reader_open(const char *state_dir, char *err, size_t errlen)
 {
-	struct indexq *q;
+	struct index_reader *q;
 	struct stat sb;
 	char	 path[PATH_MAX], wal[PATH_MAX + 8], uri[PATH_MAX * 3 + 32], *u;
 	const char *c;
@@ -367,12 +133,12 @@ indexq_open(const char *state_dir, char *err, size_t errlen)
 	if (version_ok(q, err, errlen) == 0)
 		return q;
 fail:
-	indexq_close(q);
+	index_reader_close(q);
 	return NULL;
 }
 
 void
-indexq_close(struct indexq *q)
+index_reader_close(struct index_reader *q)
 {
 	int	 i;
 
@@ -391,7 +157,7 @@ indexq_close(struct indexq *q)
  * index seek, not a parse.  Callers sqlite3_reset() it when done.
  */
 static sqlite3_stmt *
-cached(struct indexq *q, int id, const char *sql, char *err, size_t errlen)
+cached(struct index_reader *q, int id, const char *sql, char *err, size_t errlen)
 {
 	if (q->st[id] == NULL &&
 	    sqlite3_prepare_v3(q->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &q->st[id], NULL) !=
@@ -404,7 +170,7 @@ cached(struct indexq *q, int id, const char *sql, char *err, size_t errlen)
 }
 
 static int
-prepare(struct indexq *q, int id, const char *sql, sqlite3_stmt **s, char *err, size_t errlen)
+prepare(struct index_reader *q, int id, const char *sql, sqlite3_stmt **s, char *err, size_t errlen)
 {
 	return (*s = cached(q, id, sql, err, errlen)) == NULL ? -1 : 0;
 }
@@ -420,7 +186,7 @@ set_time(json_t *o, const char *key, sqlite3_stmt *s, int col)
 		json_object_set_new(o, nkey, json_null());
 		return;
 	}
-	indexq_format_time(sqlite3_column_int64(s, col), buf, sizeof(buf));
+	walltime_format(sqlite3_column_int64(s, col), buf, sizeof(buf));
 	json_object_set_new(o, key, json_string(buf));
 	json_object_set_new(o, nkey, json_integer(sqlite3_column_int64(s, col)));
 }
@@ -474,7 +240,7 @@ obj_json(sqlite3_stmt *s, int c)
 
 /* SEG from SEG_COLS at column C. */
 static json_t *
-seg_json(struct indexq *q, sqlite3_stmt *s, int c)
+seg_json(struct index_reader *q, sqlite3_stmt *s, int c)
 {
 	json_t	*o = json_object();
 	char	 path[PATH_MAX + 300];
@@ -497,7 +263,7 @@ seg_json(struct indexq *q, sqlite3_stmt *s, int c)
 }
 
 static int
-step_error(struct indexq *q, int rc, char *err, size_t errlen)
+step_error(struct index_reader *q, int rc, char *err, size_t errlen)
 {
 	if (rc == SQLITE_DONE)
 		return 0;
@@ -508,7 +274,7 @@ step_error(struct indexq *q, int rc, char *err, size_t errlen)
 /* ---------------------------------------------------------------- queries */
 
 int
-indexq_lookup(struct indexq *q, const char *path, int64_t at, json_t **out,
+index_reader_lookup(struct index_reader *q, const char *path, int64_t at, json_t **out,
     char *err, size_t errlen)
 {
 	sqlite3_stmt *s = NULL;
@@ -531,13 +297,13 @@ indexq_lookup(struct indexq *q, const char *path, int64_t at, json_t **out,
 	sqlite3_reset(s);
 	s = NULL;
 	if (cur == NULL) {
-		indexq_format_time(at, buf, sizeof(buf));
+		walltime_format(at, buf, sizeof(buf));
 		snprintf(err, errlen, "%s: not seen at or before %s", path, buf);
 		return -ENOENT;
 	}
 	res = json_object();
 	json_object_set_new(res, "path", json_string(path));
-	indexq_format_time(at, buf, sizeof(buf));
+	walltime_format(at, buf, sizeof(buf));
 	json_object_set_new(res, "at", json_string(buf));
 	json_object_set_new(res, "at_ns", json_integer(at));
 	json_object_set_new(res, "current", cur);
@@ -563,7 +329,7 @@ fail:
 }
 
 int
-indexq_history(struct indexq *q, const char *path, json_t **out, char *err, size_t errlen)
+index_reader_history(struct index_reader *q, const char *path, json_t **out, char *err, size_t errlen)
 {
 	sqlite3_stmt *s;
 	json_t	*res, *arr;
@@ -601,7 +367,7 @@ indexq_history(struct indexq *q, const char *path, json_t **out, char *err, size
 
 /* The cached copy in perf's layout, if there is one. */
 static json_t *
-cached_path(struct indexq *q, const char *hex)
+cached_path(struct index_reader *q, const char *hex)
 {
 	char	 path[PATH_MAX + 128], elf[PATH_MAX + 140];
 	struct stat sb;
@@ -617,7 +383,7 @@ cached_path(struct indexq *q, const char *hex)
 }
 
 int
-indexq_buildid(struct indexq *q, const char *arg, json_t **out, char *err, size_t errlen)
+index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char *err, size_t errlen)
 {
 	sqlite3_stmt *s = NULL;
 	json_t	*res = NULL, *objs = NULL, *segs = NULL;
@@ -703,9 +469,9 @@ indexq_buildid(struct indexq *q, const char *arg, json_t **out, char *err, size_
 		char	 buf[40];
 
 		set_text(o, "path_seen", s, SEG_NCOLS);
-		indexq_format_time(sqlite3_column_int64(s, SEG_NCOLS + 1), buf, sizeof(buf));
+		walltime_format(sqlite3_column_int64(s, SEG_NCOLS + 1), buf, sizeof(buf));
 		json_object_set_new(o, "seen_first", json_string(buf));
-		indexq_format_time(sqlite3_column_int64(s, SEG_NCOLS + 2), buf, sizeof(buf));
+		walltime_format(sqlite3_column_int64(s, SEG_NCOLS + 2), buf, sizeof(buf));
 		json_object_set_new(o, "seen_last", json_string(buf));
 		set_int(o, "nr_maps", s, SEG_NCOLS + 3);
 		json_array_append_new(segs, o);
@@ -716,10 +482,10 @@ indexq_buildid(struct indexq *q, const char *arg, json_t **out, char *err, size_
 	{
 		char	 buf[40];
 
-		indexq_format_time(first, buf, sizeof(buf));
+		walltime_format(first, buf, sizeof(buf));
 		json_object_set_new(res, "first_seen", json_string(buf));
 		json_object_set_new(res, "first_seen_ns", json_integer(first));
-		indexq_format_time(last, buf, sizeof(buf));
+		walltime_format(last, buf, sizeof(buf));
 		json_object_set_new(res, "last_seen", json_string(buf));
 		json_object_set_new(res, "last_seen_ns", json_integer(last));
 	}
@@ -737,7 +503,7 @@ fail:
 }
 
 int
-indexq_segments(struct indexq *q, int all, json_t **out, char *err, size_t errlen)
+index_reader_segments(struct index_reader *q, int all, json_t **out, char *err, size_t errlen)
 {
 	sqlite3_stmt *s;
 	json_t	*res, *arr;
@@ -763,7 +529,7 @@ indexq_segments(struct indexq *q, int all, json_t **out, char *err, size_t errle
 }
 
 int
-indexq_segment_buildids(struct indexq *q, const char *seg, json_t **out, char *err,
+index_reader_segment_buildids(struct index_reader *q, const char *seg, json_t **out, char *err,
     size_t errlen)
 {
 	sqlite3_stmt *s = NULL;
@@ -809,9 +575,9 @@ indexq_segment_buildids(struct indexq *q, const char *seg, json_t **out, char *e
 		json_t	*o = obj_json(s, 0);
 		char	 buf[40];
 
-		indexq_format_time(sqlite3_column_int64(s, OBJ_NCOLS), buf, sizeof(buf));
+		walltime_format(sqlite3_column_int64(s, OBJ_NCOLS), buf, sizeof(buf));
 		json_object_set_new(o, "seen_first", json_string(buf));
-		indexq_format_time(sqlite3_column_int64(s, OBJ_NCOLS + 1), buf, sizeof(buf));
+		walltime_format(sqlite3_column_int64(s, OBJ_NCOLS + 1), buf, sizeof(buf));
 		json_object_set_new(o, "seen_last", json_string(buf));
 		set_int(o, "nr_maps_in_segment", s, OBJ_NCOLS + 2);
 		json_array_append_new(arr, o);
@@ -828,7 +594,7 @@ fail:
 }
 
 int
-indexq_kernel(struct indexq *q, json_t **out, char *err, size_t errlen)
+index_reader_kernel(struct index_reader *q, json_t **out, char *err, size_t errlen)
 {
 	sqlite3_stmt *s = NULL, *ss = NULL;
 	json_t	*res, *kern, *mods;
@@ -892,7 +658,7 @@ fail:
 }
 
 static int64_t
-count(struct indexq *q, const char *sql)
+count(struct index_reader *q, const char *sql)
 {
 	sqlite3_stmt *s;
 	int64_t	 n = -1;
@@ -906,7 +672,7 @@ count(struct indexq *q, const char *sql)
 }
 
 int
-indexq_summary(struct indexq *q, json_t **out, char *err, size_t errlen)
+index_reader_summary(struct index_reader *q, json_t **out, char *err, size_t errlen)
 {
 	sqlite3_stmt *s;
 	json_t	*res, *arr;
@@ -939,9 +705,9 @@ indexq_summary(struct indexq *q, json_t **out, char *err, size_t errlen)
 		set_text(u, "path", s, 0);
 		set_text(u, "reason", s, 1);
 		set_int(u, "nr_maps", s, 2);
-		indexq_format_time(sqlite3_column_int64(s, 3), buf, sizeof(buf));
+		walltime_format(sqlite3_column_int64(s, 3), buf, sizeof(buf));
 		json_object_set_new(u, "first_seen", json_string(buf));
-		indexq_format_time(sqlite3_column_int64(s, 4), buf, sizeof(buf));
+		walltime_format(sqlite3_column_int64(s, 4), buf, sizeof(buf));
 		json_object_set_new(u, "last_seen", json_string(buf));
 		json_array_append_new(arr, u);
 	}

@@ -1,14 +1,14 @@
 /*
- * ctl-lookup.c - "lookup": the build-id PATH had at TIME (default: now).
+ * cmd-lookup.c - "lookup": the build-id PATH had at TIME (default: now).
  * Answered from the index (common/query.c), read-only.
  */
-#include "ctl.h"
+#include "command.h"
 
-const struct ctl_entry ctl_lookup_entry = {
+const struct control_command cmd_lookup = {
 	.name = "lookup",
 	.method = "io.perfmap.Lookup",
 	.usage = "lookup PATH [--at TIME]",
 	.help = "the build-id PATH had at TIME (default: now)",
 	.flags = 0,
-	.handler = ctl_query,
+	.handler = control_query,
 };
