@@ -43,7 +43,7 @@ struct index_stats {
 	uint64_t	 errors;		/* failed batches */
 };
 
-/* Open (create, migrate, check, rebuild, reconcile) STATE/index.db and start the writer. */
+/* Open (create, migrate, check, rebuild, rebuild_reconcile) STATE/index.db and start the writer. */
 int	index_open(struct index **, const char *state_dir, const struct config *,
 	    char *err, size_t errlen);
 /* Commit everything, stop the writer, close. */

@@ -1,0 +1,171 @@
+/*
+ * index_int.h - what the files of daemon/index/ share: the in-memory rows,
+ * the write operations handed to the writer thread, and struct index.
+ * Nothing outside daemon/index/ includes it (they use index.h).
+ */
+#ifndef PERFMAPD_INDEX_INT_H
+#define PERFMAPD_INDEX_INT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <sqlite3.h>
+
+#include "config.h"
+#include "index.h"
+#include "perf_abi.h"
+
+#define ARENA_CHUNK	(1024 * 1024)
+#define OBJ_CHUNK	65536		/* objects per chunk of ix->objs */
+#define RETENTION_EVERY_NS (3600ULL * 1000000000ULL)
+#define WAL_IDLE_FRAMES	1024		/* checkpoint when idle past this (16 MiB of WAL) */
+#define WAL_MAX_FRAMES	8192		/* ... and even when busy past this (128 MiB) */
+
+enum { KIND_USER, KIND_KERNEL, KIND_MODULE };
+#define OBJ_IN_DIRTY	0x01	/* on the dirty list */
+#define OBJ_DIRTY	0x02	/* object row changed */
+#define OBJ_SEG_DIRTY	0x04	/* object_segments row of seg_seq changed */
+#define OBJ_WRITTEN	0x08	/* handed to the writer once (or loaded): a row exists */
+#define OBJ_SEEN	0x10	/* sighted since index_open (not only loaded) */
+
+struct obj_row {
+	const char	*path;		/* arena */
+	uint64_t	 hash;
+	int64_t		 id;
+	uint64_t	 first, last, nr_maps, nr_procs;
+	uint64_t	 seg_seq, seg_first, seg_last, seg_maps;
+	uint32_t	 last_pid;	/* of the last mapping counted in nr_procs */
+	uint8_t		 bid[BUILD_ID_MAX];
+	uint8_t		 bidsize, source, kind, flags;
+};
+
+struct unres_row {
+	const char	*path;		/* arena */
+	const char	*reason;	/* static */
+	uint64_t	 hash, first, last, n;
+	int		 dirty;
+};
+
+struct mod_row {
+	char		 name[64];
+	uint64_t	 addr;
+	uint8_t		 bid[BUILD_ID_MAX], bidsize;
+};
+
+enum write_op_type {
+	OP_SEG_OPEN,		/* v: seq, start */
+	OP_SEG_FULL,		/* v: seq, start, end, size, samples, lost, records; s: name, reason: state */
+	OP_SEG_CLOSE,		/* v: seq, end, size, samples, lost, records */
+	OP_SEG_DELETED,		/* v: seq, when */
+	OP_OBJ,			/* v: id, first, last, nr_maps, nr_procs */
+	OP_OBJSEG,		/* v: id, seq, first, last, nr_maps */
+	OP_UNRES,		/* v: first, last, n */
+	OP_MODULE,		/* v: addr, size, first, last; owned: name; s: path */
+	OP_RETENTION,		/* v: cutoff */
+};
+
+struct write_op {
+	uint8_t		 type, bidsize, kind, source, is_new;
+	int64_t		 v[7];
+	const char	*s;		/* arena or static */
+	const char	*reason;	/* static */
+	char		*owned;		/* freed with the batch */
+	uint8_t		 bid[BUILD_ID_MAX];
+	struct index_section *sect;	/* OP_MODULE, owned */
+	size_t		 nsect;
+};
+
+struct write_batch {
+	struct write_batch	*next;
+	struct write_op	*ops;
+	size_t		 n, cap;
+};
+
+struct arena {
+	char		**chunks;
+	size_t		 nchunks;
+	char		*cur;
+	size_t		 left;
+};
+
+enum { ST_OBJ, ST_OBJ_NEW, ST_OBJ_UPD, ST_OBJSEG, ST_SEG_OPEN, ST_SEG_FULL, ST_SEG_CLOSE, ST_SEG_DELETED,
+	ST_UNRES, ST_MODULE, ST_MODSECT, ST_MAX };
+
+struct index {
+	char		 path[PATH_MAX];
+	char		 segdir[PATH_MAX];
+	const struct config *conf;
+	sqlite3		*db;
+	sqlite3_stmt	*st[ST_MAX];
+
+	/* loop thread */
+	struct arena	 arena;
+	struct obj_row	**objs;		/* chunks of OBJ_CHUNK: slots never move */
+	size_t		 nobjs, nchunks;
+	uint32_t	*ohash;		/* slot + 1, 0 = empty */
+	size_t		 ohcap;
+	int64_t		 next_id;
+	struct unres_row	*unres;
+	size_t		 nunres, cunres;
+	uint32_t	*uhash;
+	size_t		 uhcap;
+	uint32_t	*dirty;
+	size_t		 ndirty, cdirty;
+	int		 unres_dirty;
+	struct write_batch	 early, late;	/* segment events; object_segments of past segments */
+	struct mod_row	*mods;
+	size_t		 nmods;
+	uint64_t	 cur_seq;
+	uint64_t	 last_commit_ns, last_retention_ns;
+	struct index_stats stats;
+
+	/* shared with the writer, under mu */
+	pthread_t	 thread;
+	int		 running, stopping;
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 cv_work, cv_idle;
+	struct write_batch	*q_head, *q_tail;
+	int		 busy;
+	uint64_t	 w_batches, w_rows, w_errors, w_us_last, w_us_max;
+	uint64_t	 w_failing, w_lost_rows;	/* writer thread only */
+	int		 wal_frames;	/* in the WAL since the last checkpoint */
+};
+
+#define OBJ(ix, slot)	(&(ix)->objs[(slot) / OBJ_CHUNK][(slot) % OBJ_CHUNK])
+
+/* writer.c */
+extern const char *const index_kind_names[3];	/* by KIND_* */
+extern const char *const index_source_names[5];	/* by enum buildid_source */
+int	writer_prepare(struct index *, char *err, size_t errlen);
+void	*writer_main(void *arg);
+int	writer_run_batches(struct index *, struct write_batch *list);
+int	writer_wal_cb(void *arg, sqlite3 *, const char *name, int frames);
+void	batch_free_list(struct write_batch *list);
+
+/* table.c */
+uint64_t index_clock_ns(void);			/* CLOCK_MONOTONIC */
+const char *arena_strdup(struct arena *, const char *);
+void	arena_free(struct arena *);
+struct write_op *batch_add(struct write_batch *, enum write_op_type);
+void	batch_free(struct write_batch *);
+int	batch_move(struct write_batch *dst, struct write_batch *src);
+/* The slot of (PATH, ID), created if new (with row id KNOWN_ID if > 0); -1: out of memory. */
+ssize_t	table_obj_get(struct index *, const char *path, const uint8_t *id, uint8_t size,
+	    int64_t known_id);
+void	table_add_object(struct index *, const char *path, const uint8_t *id, uint8_t idsize,
+	    uint8_t source, uint8_t kind, uint32_t pid, uint64_t wall, int count,
+	    struct index_sighting *out);
+const char *table_strip_deleted(const char *path, char *buf, size_t len);
+uint64_t index_name_seq(const char *name);	/* of a segment file name, 0 if none */
+
+/* index.c */
+void	op_from_objseg(struct write_op *, const struct obj_row *);
+void	index_maybe_commit(struct index *);
+
+/* rebuild.c */
+int	rebuild_reconcile(struct index *);
+
+#endif

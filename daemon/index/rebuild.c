@@ -1,0 +1,276 @@
+/*
+ * rebuild.c - the index from the segments themselves: after a crash the
+ * rows of segments that were open (and repaired since) or that the index
+ * never heard of are read back from their records and build-id tables; a
+ * damaged index.db is rebuilt the same way from every segment on disk.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <sqlite3.h>
+
+#include "buildid.h"
+#include "index_int.h"
+#include "log.h"
+#include "perfdata.h"
+#include "record.h"
+
+struct scan_ctx {
+	struct index	*ix;
+	struct record_layout layout;
+	int64_t		 wall_ref, mono_ref;
+	int		 init_done;	/* past FINISHED_INIT: mappings are new */
+	int		 count;
+	uint64_t	 samples, lost, records;
+};
+
+static uint64_t
+scan_wall(struct scan_ctx *c, uint64_t t)
+{
+	return (uint64_t)(c->wall_ref + ((int64_t)t - c->mono_ref));
+}
+
+static int
+scan_record_cb(const struct perf_event_header *h, void *arg)
+{
+	struct scan_ctx *c = arg;
+	struct record rec;
+	uint64_t wall;
+	char	 buf[PATH_MAX];
+
+	if (record_decode(h, h->size, &c->layout, &rec) < 0)
+		return 1;
+	c->records++;
+	switch (rec.type) {
+	case PERF_RECORD_SAMPLE:
+		c->samples++;
+		break;
+	case PERF_RECORD_LOST:
+		c->lost += rec.lost.lost;
+		break;
+	case PERF_RECORD_FINISHED_INIT:
+		c->init_done = 1;
+		break;
+	case PERF_RECORD_MMAP2:
+		if (rec.mmap.build_id_size == 0 || rec.mmap.pid == (uint32_t)-1)
+			break;
+		wall = rec.has_sid && rec.sid.time != 0 ?
+		    scan_wall(c, rec.sid.time) : (uint64_t)c->wall_ref;
+		table_add_object(c->ix, table_strip_deleted(rec.mmap.filename, buf, sizeof(buf)),
+		    rec.mmap.build_id, rec.mmap.build_id_size, BID_NONE, KIND_USER,
+		    rec.mmap.pid, wall, c->count && c->init_done, NULL);
+		break;
+	}
+	return 0;
+}
+
+static int
+read_section(struct perfdata_file *f, int feat, void *buf, size_t len)
+{
+	struct perf_file_section s;
+
+	if (perfdata_feature(f, feat, &s) < 0 || s.size < len)
+		return -1;
+	return pread(f->fd, buf, len, (off_t)s.offset) == (ssize_t)len ? 0 : -1;
+}
+
+static int
+is_repaired(struct perfdata_file *f)
+{
+	struct perf_file_section s;
+	char	 buf[256];
+	ssize_t	 n;
+
+	if (perfdata_feature(f, HEADER_VERSION, &s) < 0 || s.size < 4)
+		return 0;
+	n = pread(f->fd, buf, s.size < sizeof(buf) - 1 ? s.size : sizeof(buf) - 1,
+	    (off_t)s.offset);
+	if (n <= 4)
+		return 0;
+	buf[n] = '\0';
+	return memmem(buf + 4, (size_t)n - 4, "(repaired)", 10) != NULL;
+}
+
+/* The kernel and modules of a segment's build-id table, at its start. */
+static void
+scan_buildid_table(struct index *ix, struct perfdata_file *f, uint64_t wall)
+{
+	struct perf_file_section s;
+	uint8_t	*buf, *p;
+
+	if (perfdata_feature(f, HEADER_BUILD_ID, &s) < 0 || s.size > (64U << 20) ||
+	    (buf = malloc(s.size + 1)) == NULL)
+		return;
+	if (pread(f->fd, buf, s.size, (off_t)s.offset) != (ssize_t)s.size) {
+		free(buf);
+		return;
+	}
+	buf[s.size] = '\0';
+	for (p = buf; p + sizeof(struct build_id_entry) <= buf + s.size;) {
+		struct build_id_entry *e = (struct build_id_entry *)p;
+		size_t	 len = e->header.size, idsize = BUILD_ID_MAX;
+		const char *name = e->filename;
+
+		if (len < sizeof(*e) || p + len > buf + s.size)
+			break;
+		if (e->header.misc & PERF_RECORD_MISC_BUILD_ID_SIZE)
+			idsize = e->build_id[20];
+		if ((e->header.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL &&
+		    idsize > 0 && idsize <= BUILD_ID_MAX &&
+		    memchr(name, '\0', len - sizeof(*e)) != NULL)
+			table_add_object(ix, name, e->build_id, (uint8_t)idsize, BID_KERNEL,
+			    strcmp(name, "[kernel.kallsyms]") == 0 ? KIND_KERNEL : KIND_MODULE,
+			    0, wall, 0, NULL);
+		p += len;
+	}
+	free(buf);
+}
+
+/* perf-000042-20261122T125535Z.data: the wall clock second it began. */
+static int64_t
+name_wall(const char *name)
+{
+	struct tm tm;
+	const char *p = strrchr(name, '-');
+
+	memset(&tm, 0, sizeof(tm));
+	if (p == NULL || strptime(p + 1, "%Y%m%dT%H%M%SZ", &tm) == NULL)
+		return 0;
+	return (int64_t)timegm(&tm) * 1000000000LL;
+}
+
+/*
+ * Index a closed segment from its file: a segment the index does not know
+ * (COUNT: its mappings count as new), or one that was open at a crash
+ * (KNOWN_START: the start time the index has; mappings already counted).
+ */
+static int
+scan_segment(struct index *ix, const char *name, uint64_t seq, int count,
+    int64_t known_start)
+{
+	struct perfdata_file f;
+	struct scan_ctx c;
+	struct write_op *o;
+	char	 path[PATH_MAX], err[512];
+	uint64_t clock[3], st[2], saved = ix->cur_seq;
+	int64_t	 end;
+
+	snprintf(path, sizeof(path), "%s/%s", ix->segdir, name);
+	if (perfdata_open(&f, path, err, sizeof(err)) < 0) {
+		log_warnx("index: cannot scan %s", err);
+		return -1;
+	}
+	memset(&c, 0, sizeof(c));
+	c.ix = ix;
+	c.count = count;
+	c.layout.sample_type = f.attrs[0].attr.sample_type;
+	c.layout.sample_id_all = f.attrs[0].attr.sample_id_all;
+	memset(st, 0, sizeof(st));
+	read_section(&f, HEADER_SAMPLE_TIME, st, sizeof(st));
+	/* The reference pair: CLOCK_DATA, else the name's second and the first time stamp. */
+	if (read_section(&f, HEADER_CLOCK_DATA, clock, sizeof(clock)) == 0) {
+		c.wall_ref = (int64_t)clock[1];
+		c.mono_ref = (int64_t)clock[2];
+	} else {
+		c.wall_ref = known_start ? known_start : name_wall(name);
+		c.mono_ref = (int64_t)st[0];
+	}
+	ix->cur_seq = seq;
+	scan_buildid_table(ix, &f, (uint64_t)c.wall_ref);
+	if (perfdata_walk(&f, scan_record_cb, &c) < 0)
+		log_warnx("index: %s: read error, indexed up to it", path);
+	end = st[1] != 0 ? (int64_t)scan_wall(&c, st[1]) : c.wall_ref;
+	if ((o = batch_add(&ix->early, OP_SEG_FULL)) != NULL &&
+	    (o->owned = strdup(name)) != NULL) {
+		o->v[0] = (int64_t)seq;
+		o->v[1] = st[0] != 0 ? (int64_t)scan_wall(&c, st[0]) : c.wall_ref;
+		o->v[2] = end;
+		o->v[3] = (int64_t)f.file_size;
+		o->v[4] = (int64_t)c.samples;
+		o->v[5] = (int64_t)c.lost;
+		o->v[6] = (int64_t)c.records;
+		o->reason = is_repaired(&f) ? "repaired" : "closed";
+	} else if (o != NULL)
+		ix->early.n--;
+	perfdata_file_close(&f);
+	ix->cur_seq = saved;
+	index_commit(ix);
+	return 0;
+}
+
+/*
+ * Make the index agree with the segment directory (see index.h).  Runs at
+ * open, before the writer starts.
+ */
+int
+rebuild_reconcile(struct index *ix)
+{
+	struct dbseg { uint64_t seq; int64_t start; char state[16]; char name[256]; } *v = NULL, *nv;
+	size_t	 n = 0, i;
+	sqlite3_stmt *s;
+	DIR	*d;
+	struct dirent *de;
+	char	 path[PATH_MAX];
+	struct stat sb;
+	int	 scanned = 0, deleted = 0, repaired = 0;
+
+	if (sqlite3_prepare_v2(ix->db, "SELECT seq, start_ns, state, name FROM segments "
+	    "WHERE state != 'deleted'", -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if ((nv = reallocarray(v, n + 1, sizeof(*v))) == NULL)
+			break;
+		v = nv;
+		v[n].seq = (uint64_t)sqlite3_column_int64(s, 0);
+		v[n].start = sqlite3_column_int64(s, 1);
+		snprintf(v[n].state, sizeof(v[n].state), "%s", sqlite3_column_text(s, 2));
+		snprintf(v[n].name, sizeof(v[n].name), "%s", sqlite3_column_text(s, 3));
+		n++;
+	}
+	sqlite3_finalize(s);
+
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", ix->segdir, v[i].name);
+		if (stat(path, &sb) == 0) {
+			if (strcmp(v[i].state, "open") == 0) {
+				/* Open at a crash, finished by repair since. */
+				scan_segment(ix, v[i].name, v[i].seq, 0, v[i].start);
+				repaired++;
+			}
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s.partial", ix->segdir, v[i].name);
+		if (stat(path, &sb) == 0)
+			continue;	/* torn and not repairable: left to the operator */
+		index_segment_deleted(ix, v[i].name);
+		deleted++;
+	}
+	if ((d = opendir(ix->segdir)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			uint64_t seq = index_name_seq(de->d_name);
+			size_t	 len = strlen(de->d_name);
+
+			if (seq == 0 || len < 5 || strcmp(de->d_name + len - 5, ".data") != 0)
+				continue;
+			for (i = 0; i < n && v[i].seq != seq; i++)
+				;
+			if (i < n)
+				continue;
+			scan_segment(ix, de->d_name, seq, 1, 0);
+			scanned++;
+		}
+		closedir(d);
+	}
+	free(v);
+	index_commit(ix);
+	if (scanned || deleted || repaired)
+		log_info("index: reconciled with %s: %d segments indexed from their files, "
+		    "%d open at a crash, %d gone", ix->segdir, scanned, repaired, deleted);
+	return 0;
+}

@@ -1,0 +1,108 @@
+/*
+ * schema.c - the schema of STATE/index.db (documented in
+ * common/index_reader.h) as a list of migrations, and the migration itself.
+ */
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+#include "index_int.h"
+#include "index_reader.h"
+#include "log.h"
+
+/*
+ * Migration N brings the schema from version N - 1 to N.  Add new ones at
+ * the end; never edit a released one.
+ */
+static const char *const migrations[] = {
+	/* 1: segments, objects and where they were seen, unresolved mappings */
+	"CREATE TABLE segments ("
+	"  seq INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+	"  start_ns INTEGER NOT NULL, end_ns INTEGER,"
+	"  size INTEGER NOT NULL DEFAULT 0, samples INTEGER NOT NULL DEFAULT 0,"
+	"  lost INTEGER NOT NULL DEFAULT 0, records INTEGER NOT NULL DEFAULT 0,"
+	"  state TEXT NOT NULL CHECK (state IN ('open', 'closed', 'repaired', 'deleted')),"
+	"  deleted_ns INTEGER);"
+	"CREATE TABLE objects ("
+	"  id INTEGER PRIMARY KEY, path TEXT NOT NULL, build_id BLOB NOT NULL,"
+	"  kind TEXT NOT NULL, source TEXT NOT NULL,"
+	"  first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
+	"  nr_maps INTEGER NOT NULL DEFAULT 0, nr_procs INTEGER NOT NULL DEFAULT 0);"
+	"CREATE INDEX objects_path ON objects(path, first_seen);"
+	"CREATE INDEX objects_build_id ON objects(build_id);"
+	"CREATE TABLE object_segments ("
+	"  object_id INTEGER NOT NULL REFERENCES objects(id),"
+	"  seq INTEGER NOT NULL REFERENCES segments(seq),"
+	"  first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
+	"  nr_maps INTEGER NOT NULL DEFAULT 0,"
+	"  PRIMARY KEY (object_id, seq)) WITHOUT ROWID;"
+	"CREATE INDEX object_segments_seq ON object_segments(seq);"
+	"CREATE TABLE unresolved ("
+	"  path TEXT NOT NULL, reason TEXT NOT NULL,"
+	"  first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
+	"  nr_maps INTEGER NOT NULL DEFAULT 0,"
+	"  PRIMARY KEY (path, reason)) WITHOUT ROWID;",
+
+	/* 2: kernel modules and their section addresses */
+	"CREATE TABLE modules ("
+	"  id INTEGER PRIMARY KEY, name TEXT NOT NULL, path TEXT NOT NULL,"
+	"  build_id BLOB NOT NULL, addr INTEGER NOT NULL, size INTEGER NOT NULL,"
+	"  first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
+	"  UNIQUE (name, build_id, addr));"
+	"CREATE TABLE module_sections ("
+	"  module_id INTEGER NOT NULL REFERENCES modules(id), name TEXT NOT NULL,"
+	"  addr INTEGER NOT NULL, PRIMARY KEY (module_id, name)) WITHOUT ROWID;",
+};
+
+#define NMIGRATIONS	((int)(sizeof(migrations) / sizeof(migrations[0])))
+_Static_assert(sizeof(migrations) / sizeof(migrations[0]) == INDEX_SCHEMA_VERSION,
+    "a migration per schema version");
+
+static int
+db_version(sqlite3 *db, int *v)
+{
+	sqlite3_stmt *s;
+	int	 rc;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	rc = sqlite3_step(s) == SQLITE_ROW ? 0 : -1;
+	if (rc == 0)
+		*v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int
+index_migrate(sqlite3 *db, int version, char *err, size_t errlen)
+{
+	char	 sql[64], *msg = NULL;
+	int	 v, i;
+
+	if (db_version(db, &v) < 0) {
+		snprintf(err, errlen, "cannot read the schema version: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	if (v > NMIGRATIONS) {
+		snprintf(err, errlen, "index schema version %d is newer than this perfmapd "
+		    "understands (%d): refusing to touch it; use a newer perfmapd or move "
+		    "the index aside", v, NMIGRATIONS);
+		return -1;
+	}
+	for (i = v; i < version && i < NMIGRATIONS; i++) {
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", i + 1);
+		if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
+		    sqlite3_exec(db, migrations[i], NULL, NULL, &msg) != SQLITE_OK ||
+		    sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK ||
+		    sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+			snprintf(err, errlen, "schema migration to version %d: %s", i + 1,
+			    msg ? msg : sqlite3_errmsg(db));
+			sqlite3_free(msg);
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+			return -1;
+		}
+		if (v > 0)
+			log_info("index: schema migrated to version %d", i + 1);
+	}
+	return 0;
+}

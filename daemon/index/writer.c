@@ -1,0 +1,349 @@
+/*
+ * writer.c - the index's writer thread: it takes the batches the loop
+ * hands over (index.c) and runs them in one SQLite transaction each, in
+ * the order the loop queued them; it checkpoints the WAL when idle.  The
+ * prepared statements and the SQL of every write live here.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "buildid.h"
+#include "index_int.h"
+#include "log.h"
+#include "record.h"
+#include "walltime.h"
+
+const char *const index_kind_names[3] = { "user", "kernel", "module" };
+const char *const index_source_names[5] = {
+	[BID_NONE] = "unknown", [BID_MMAP3] = "mmap3", [BID_MMAP2] = "mmap2",
+	[BID_USER] = "userspace", [BID_KERNEL] = "kernel",
+};
+
+static const char *const stmt_sql[ST_MAX] = {
+	[ST_OBJ] = "INSERT INTO objects(id, path, build_id, kind, source, first_seen, "
+	    "last_seen, nr_maps, nr_procs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+	    "ON CONFLICT(id) DO UPDATE SET source = excluded.source, "
+	    "first_seen = excluded.first_seen, last_seen = excluded.last_seen, "
+	    "nr_maps = excluded.nr_maps, nr_procs = excluded.nr_procs",
+	/* Rows the writer has not written yet: a plain insert is cheaper. */
+	[ST_OBJ_NEW] = "INSERT INTO objects(id, path, build_id, kind, source, first_seen, "
+	    "last_seen, nr_maps, nr_procs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[ST_OBJ_UPD] = "UPDATE objects SET source = ?5, first_seen = ?6, last_seen = ?7, "
+	    "nr_maps = ?8, nr_procs = ?9 WHERE id = ?1",
+	[ST_OBJSEG] = "INSERT INTO object_segments(object_id, seq, first_seen, last_seen, "
+	    "nr_maps) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(object_id, seq) DO UPDATE "
+	    "SET first_seen = min(first_seen, excluded.first_seen), "
+	    "last_seen = max(last_seen, excluded.last_seen), nr_maps = excluded.nr_maps",
+	[ST_SEG_OPEN] = "INSERT INTO segments(seq, name, start_ns, state) "
+	    "VALUES (?1, ?2, ?3, 'open') ON CONFLICT(seq) DO UPDATE SET "
+	    "name = excluded.name, start_ns = excluded.start_ns, state = 'open', "
+	    "end_ns = NULL, deleted_ns = NULL",
+	[ST_SEG_FULL] = "INSERT OR REPLACE INTO segments(seq, name, start_ns, end_ns, "
+	    "size, samples, lost, records, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[ST_SEG_CLOSE] = "UPDATE segments SET end_ns = ?2, size = ?3, samples = ?4, "
+	    "lost = ?5, records = ?6, state = 'closed' WHERE seq = ?1",
+	[ST_SEG_DELETED] = "UPDATE segments SET state = 'deleted', deleted_ns = ?2 "
+	    "WHERE seq = ?1",
+	[ST_UNRES] = "INSERT INTO unresolved(path, reason, first_seen, last_seen, nr_maps) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(path, reason) DO UPDATE SET "
+	    "last_seen = excluded.last_seen, nr_maps = excluded.nr_maps",
+	[ST_MODULE] = "INSERT INTO modules(name, path, build_id, addr, size, first_seen, "
+	    "last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
+	    "ON CONFLICT(name, build_id, addr) DO UPDATE SET last_seen = excluded.last_seen "
+	    "RETURNING id",
+	[ST_MODSECT] = "INSERT OR REPLACE INTO module_sections(module_id, name, addr) "
+	    "VALUES (?1, ?2, ?3)",
+};
+
+static int
+step_reset(struct index *ix, sqlite3_stmt *s)
+{
+	int	 rc = sqlite3_step(s);
+
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		log_warnx("index: %s", sqlite3_errmsg(ix->db));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+run_retention(struct index *ix, int64_t cutoff)
+{
+	static const char *const sql[] = {
+		"DELETE FROM object_segments WHERE seq IN (SELECT seq FROM segments "
+		"  WHERE state = 'deleted' AND coalesce(end_ns, start_ns) < ?1)",
+		"DELETE FROM segments WHERE state = 'deleted' AND coalesce(end_ns, start_ns) < ?1",
+		"DELETE FROM objects WHERE last_seen < ?1 AND NOT EXISTS (SELECT 1 FROM "
+		"  object_segments os WHERE os.object_id = objects.id)",
+		"DELETE FROM module_sections WHERE module_id IN (SELECT id FROM modules "
+		"  WHERE last_seen < ?1)",
+		"DELETE FROM modules WHERE last_seen < ?1",
+		"DELETE FROM unresolved WHERE last_seen < ?1",
+	};
+	sqlite3_stmt *s;
+	size_t	 i;
+	int	 rc = 0;
+
+	for (i = 0; i < sizeof(sql) / sizeof(sql[0]) && rc == 0; i++) {
+		if (sqlite3_prepare_v2(ix->db, sql[i], -1, &s, NULL) != SQLITE_OK) {
+			log_warnx("index: retention: %s", sqlite3_errmsg(ix->db));
+			return -1;
+		}
+		sqlite3_bind_int64(s, 1, cutoff);
+		rc = step_reset(ix, s);
+		sqlite3_finalize(s);
+	}
+	return rc;
+}
+
+static int
+run_op(struct index *ix, const struct write_op *o)
+{
+	sqlite3_stmt *s;
+	size_t	 i;
+	int64_t	 mid;
+	int	 rc;
+
+	switch ((enum write_op_type)o->type) {
+	case OP_OBJ:
+		/* Known rows are updated; new ones inserted; anything odd (a row
+		 * retention deleted, a failed batch) goes through the upsert. */
+		s = ix->st[o->is_new ? ST_OBJ_NEW : ST_OBJ_UPD];
+		for (;;) {
+			sqlite3_bind_int64(s, 1, o->v[0]);
+			sqlite3_bind_text(s, 2, o->s, -1, SQLITE_STATIC);
+			sqlite3_bind_blob(s, 3, o->bid, o->bidsize, SQLITE_STATIC);
+			sqlite3_bind_text(s, 4, index_kind_names[o->kind], -1, SQLITE_STATIC);
+			sqlite3_bind_text(s, 5, index_source_names[o->source], -1, SQLITE_STATIC);
+			for (i = 1; i <= 4; i++)
+				sqlite3_bind_int64(s, (int)i + 5, o->v[i]);
+			rc = sqlite3_step(s);
+			sqlite3_reset(s);
+			if (rc == SQLITE_DONE && sqlite3_changes(ix->db) > 0)
+				return 0;
+			if (s == ix->st[ST_OBJ])
+				break;
+			s = ix->st[ST_OBJ];
+		}
+		if (rc != SQLITE_DONE) {
+			log_warnx("index: %s", sqlite3_errmsg(ix->db));
+			return -1;
+		}
+		return 0;
+	case OP_OBJSEG:
+		s = ix->st[ST_OBJSEG];
+		for (i = 0; i < 5; i++)
+			sqlite3_bind_int64(s, (int)i + 1, o->v[i]);
+		return step_reset(ix, s);
+	case OP_SEG_OPEN:
+		s = ix->st[ST_SEG_OPEN];
+		sqlite3_bind_int64(s, 1, o->v[0]);
+		sqlite3_bind_text(s, 2, o->owned, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, o->v[1]);
+		return step_reset(ix, s);
+	case OP_SEG_FULL:
+		s = ix->st[ST_SEG_FULL];
+		sqlite3_bind_int64(s, 1, o->v[0]);
+		sqlite3_bind_text(s, 2, o->owned, -1, SQLITE_STATIC);
+		for (i = 1; i < 7; i++)
+			sqlite3_bind_int64(s, (int)i + 2, o->v[i]);
+		sqlite3_bind_text(s, 9, o->reason, -1, SQLITE_STATIC);
+		return step_reset(ix, s);
+	case OP_SEG_CLOSE:
+		s = ix->st[ST_SEG_CLOSE];
+		for (i = 0; i < 6; i++)
+			sqlite3_bind_int64(s, (int)i + 1, o->v[i]);
+		return step_reset(ix, s);
+	case OP_SEG_DELETED:
+		s = ix->st[ST_SEG_DELETED];
+		sqlite3_bind_int64(s, 1, o->v[0]);
+		sqlite3_bind_int64(s, 2, o->v[1]);
+		return step_reset(ix, s);
+	case OP_UNRES:
+		s = ix->st[ST_UNRES];
+		sqlite3_bind_text(s, 1, o->s, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, o->reason, -1, SQLITE_STATIC);
+		for (i = 0; i < 3; i++)
+			sqlite3_bind_int64(s, (int)i + 3, o->v[i]);
+		return step_reset(ix, s);
+	case OP_MODULE:
+		s = ix->st[ST_MODULE];
+		sqlite3_bind_text(s, 1, o->owned, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, o->s, -1, SQLITE_STATIC);
+		sqlite3_bind_blob(s, 3, o->bid, o->bidsize, SQLITE_STATIC);
+		for (i = 0; i < 4; i++)
+			sqlite3_bind_int64(s, (int)i + 4, o->v[i]);
+		if ((rc = sqlite3_step(s)) != SQLITE_ROW) {
+			sqlite3_reset(s);
+			log_warnx("index: module %s: %s", o->owned, sqlite3_errmsg(ix->db));
+			return -1;
+		}
+		mid = sqlite3_column_int64(s, 0);
+		sqlite3_reset(s);
+		for (i = 0; i < o->nsect; i++) {
+			s = ix->st[ST_MODSECT];
+			sqlite3_bind_int64(s, 1, mid);
+			sqlite3_bind_text(s, 2, o->sect[i].name, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(s, 3, (int64_t)o->sect[i].addr);
+			if (step_reset(ix, s) < 0)
+				return -1;
+		}
+		return 0;
+	case OP_RETENTION:
+		return run_retention(ix, o->v[0]);
+	}
+	return -1;
+}
+
+/*
+ * Batches, one transaction: every batch queued when the writer gets to
+ * them (a writer that falls behind commits more rows at a time, which is
+ * what makes it catch up: the cost of a commit is in the index pages it
+ * dirties, not in the rows).  Called by the writer, or at open before it
+ * starts.
+ */
+int
+writer_run_batches(struct index *ix, struct write_batch *list)
+{
+	struct write_batch *b;
+	uint64_t t0 = index_clock_ns(), us, rows = 0;
+	size_t	 i;
+	int	 rc = 0;
+
+	if (sqlite3_exec(ix->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		log_warnx("index: begin: %s", sqlite3_errmsg(ix->db));
+		rc = -1;
+		goto out;
+	}
+	for (b = list; b != NULL && rc == 0; b = b->next) {
+		for (i = 0; i < b->n && rc == 0; i++)
+			rc = run_op(ix, &b->ops[i]);
+		rows += b->n;
+	}
+	if (rc == 0 && sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		if (ix->w_failing == 0)
+			log_warnx("index: commit: %s", sqlite3_errmsg(ix->db));
+		rc = -1;
+	}
+	if (rc < 0)
+		sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL);
+out:
+	us = (index_clock_ns() - t0) / 1000;
+	pthread_mutex_lock(&ix->mu);
+	ix->w_batches++;
+	ix->w_us_last = us;
+	if (us > ix->w_us_max)
+		ix->w_us_max = us;
+	if (rc == 0)
+		ix->w_rows += rows;
+	else
+		ix->w_errors++;
+	pthread_mutex_unlock(&ix->mu);
+	/*
+	 * A failing disk is reported once, and its end once: rows of objects
+	 * come back with their next sighting, segments with the reconciliation
+	 * at the next start.
+	 */
+	if (rc < 0) {
+		if (ix->w_failing++ == 0)
+			log_warnx("index: batches are not written (%llu rows so far) until "
+			    "this is fixed", (unsigned long long)rows);
+		ix->w_lost_rows += rows;
+	} else {
+		if (ix->w_failing > 0)
+			log_info("index: writing again; %llu batches (%llu rows) were lost",
+			    (unsigned long long)ix->w_failing,
+			    (unsigned long long)ix->w_lost_rows);
+		ix->w_failing = 0;
+		ix->w_lost_rows = 0;
+		log_debug("index: committed %llu rows in %llu us", (unsigned long long)rows,
+		    (unsigned long long)us);
+	}
+	return rc;
+}
+
+void
+batch_free_list(struct write_batch *list)
+{
+	struct write_batch *next;
+
+	for (; list != NULL; list = next) {
+		next = list->next;
+		batch_free(list);
+		free(list);
+	}
+}
+
+/* After each commit (writer thread): how big the WAL has grown. */
+int
+writer_wal_cb(void *arg, sqlite3 *db, const char *name, int frames)
+{
+	struct index *ix = arg;
+
+	pthread_mutex_lock(&ix->mu);
+	ix->wal_frames = frames;
+	pthread_mutex_unlock(&ix->mu);
+	return SQLITE_OK;
+}
+
+void *
+writer_main(void *arg)
+{
+	struct index *ix = arg;
+	struct write_batch *list;
+
+	pthread_mutex_lock(&ix->mu);
+	for (;;) {
+		while (ix->q_head == NULL && !ix->stopping)
+			pthread_cond_wait(&ix->cv_work, &ix->mu);
+		if ((list = ix->q_head) == NULL)
+			break;		/* stopping, queue empty */
+		ix->q_head = ix->q_tail = NULL;
+		ix->busy = 1;
+		pthread_mutex_unlock(&ix->mu);
+		writer_run_batches(ix, list);
+		batch_free_list(list);
+		pthread_mutex_lock(&ix->mu);
+		if (ix->wal_frames >= (ix->q_head == NULL ? WAL_IDLE_FRAMES : WAL_MAX_FRAMES)) {
+			/*
+			 * Checkpoint when idle rather than inside a commit, so a
+			 * burst is written once to the WAL and copied back later;
+			 * a writer that is never idle still checkpoints.
+			 */
+			pthread_mutex_unlock(&ix->mu);
+			if (sqlite3_wal_checkpoint_v2(ix->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+			    NULL, NULL) != SQLITE_OK)
+				log_warnx("index: checkpoint: %s", sqlite3_errmsg(ix->db));
+			pthread_mutex_lock(&ix->mu);
+			ix->wal_frames = 0;
+		}
+		ix->busy = 0;
+		if (ix->q_head == NULL)
+			pthread_cond_broadcast(&ix->cv_idle);
+	}
+	pthread_mutex_unlock(&ix->mu);
+	return NULL;
+}
+
+/* Prepare every statement of the writer (at open, before the thread starts). */
+int
+writer_prepare(struct index *ix, char *err, size_t errlen)
+{
+	int	 i;
+
+	for (i = 0; i < ST_MAX; i++)
+		if (sqlite3_prepare_v3(ix->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+		    &ix->st[i], NULL) != SQLITE_OK) {
+			snprintf(err, errlen, "%s: %s", ix->path, sqlite3_errmsg(ix->db));
+			return -1;
+		}
+	return 0;
+}
