@@ -1,0 +1,211 @@
+/*
+ * capture_int.h - what the files of daemon/capture/ share: jobs, the
+ * requests of control clients, results, and struct capture.  Nothing
+ * outside daemon/capture/ includes it (they use capture.h).
+ */
+#ifndef PERFMAPD_CAPTURE_INT_H
+#define PERFMAPD_CAPTURE_INT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <elfutils/debuginfod.h>
+#include <jansson.h>
+
+#include "bidcache.h"
+#include "capture.h"
+#include "perf_abi.h"
+
+#define EXPORTS_KEPT		4		/* newest export files kept */
+#define EVICT_RETRY_NS		(60ULL * 1000000000ULL)
+#define KALLSYMS_MAX		(256U << 20)
+#define FAIL_MAX		65536		/* remembered failures */
+#define PIN_MAX			256		/* map_files fds held open at once */
+
+enum job_kind {
+	JOB_MAP,	/* a mapping seen for the first time */
+	JOB_MISSED,	/* the same, when the queue was full: path only */
+	JOB_KERNEL,	/* /proc/kallsyms */
+	JOB_MODULE,	/* a module file */
+	JOB_VDSO,	/* our own vDSO image */
+	JOB_CLOSED,	/* a segment closed: lazy store, eviction */
+	JOB_STORE,
+	JOB_EXPORT,
+};
+
+/* A control request in flight; freed by the loop after its final result. */
+struct creq {
+	TAILQ_ENTRY(creq) entry;
+	struct control_client *client;	/* NULL once the client left */
+	int		 more;
+	atomic_int	 cancelled;
+	json_t		*items;		/* !more: the per-build-id replies */
+};
+
+struct job {
+	TAILQ_ENTRY(job) entry;
+	enum job_kind	 kind;
+	uint32_t	 pid;
+	uint64_t	 addr, len;
+	int		 fd;		/* JOB_MAP: map_files opened early, or -1 */
+	int		 pin_errno;	/* why it could not be opened */
+	uint8_t		 id[BUILD_ID_MAX];
+	uint8_t		 idlen;
+	char		*name;		/* file name, module path, export name */
+	struct creq	*req;
+	json_t		*segments;
+	int64_t		 since_ns;
+	int		 all, debuginfod;
+};
+
+TAILQ_HEAD(jobq, job);
+
+struct result {
+	TAILQ_ENTRY(result) entry;
+	struct creq	*req;
+	json_t		*msg;		/* reply parameters, or an error message */
+	int		 final, error;
+};
+
+struct idkey {
+	uint8_t		 id[BUILD_ID_MAX];
+	uint8_t		 len, used;
+};
+
+/* A set of build-ids (open addressing). */
+struct idset {
+	struct idkey	*v;
+	size_t		 n, cap;
+};
+
+struct failrec {
+	struct idkey	 key;
+	char		*reason;
+};
+
+/* One build-id a segment references (from its HEADER_BUILD_ID table). */
+struct segbid {
+	uint8_t		 id[BUILD_ID_MAX];
+	uint8_t		 len;
+	int		 kernel;
+	char		*name;
+};
+
+struct liveproc_map {
+	char		*path;
+	uint32_t	 pid;
+	uint64_t	 start, end;
+};
+
+/* Per store/export job: what it found, for the summary. */
+struct storectx {
+	struct job	*job;
+	int		 debuginfod;
+	debuginfod_client *dc;
+	struct liveproc_map *live;
+	size_t		 nlive;
+	int		 live_done;
+	uint64_t	 ok, failed, added;
+};
+
+struct capture {
+	char		 statedir[PATH_MAX], segdir[PATH_MAX], exportdir[PATH_MAX];
+	int		 mode;
+	uint64_t	 max_size;
+	size_t		 qmax;
+	int		 debuginfod_default;
+
+	pthread_t	 th;
+	int		 started;
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 cv;
+	struct jobq	 jobs;			/* not yet taken by the worker */
+	size_t		 nmap, nmissed;		/* queued JOB_MAP, JOB_MISSED */
+	TAILQ_HEAD(, result) results;
+	int		 stop;
+	int		 efd;
+	struct event	*ev;
+
+	/* loop only */
+	struct idset	 seen;
+	TAILQ_HEAD(, creq) reqs;
+	uint8_t		 kernel_id[BUILD_ID_MAX];
+	uint8_t		 kernel_idlen;
+	int		 missed_logged;
+
+	/* set before the worker starts, read-only after */
+	uint8_t		 vdso_id[BUILD_ID_MAX];
+	int		 vdso_idlen;
+	void		*vdso;
+	size_t		 vdso_len;
+
+	/* worker only */
+	struct bidcache	 cache;
+	struct failrec	*fails;
+	size_t		 nfails, failcap;
+	uint64_t	 last_evict_ns;
+	int		 evict_stuck;
+	uint64_t	 start_wall_ns;
+
+	atomic_uint_least64_t n_seen, n_captured, n_present, n_failed, n_missed;
+	atomic_uint_least64_t cache_bytes, cache_entries;
+};
+
+/* capture.c: the loop's side */
+void	job_free(struct job *);
+/* Queue a result for the loop (worker thread); FINAL ends the request. */
+void	result_post(struct capture *, struct creq *, json_t *msg, int final, int error);
+
+/* worker.c */
+void	*worker_main(void *arg);
+
+/* maps.c: first-sight captures, build-id sets, the failure table */
+int	idset_add(struct idset *, const uint8_t *id, size_t len);	/* 1 if new */
+int	idset_has(const struct idset *, const uint8_t *id, size_t len);
+struct failrec *fail_find(struct capture *, const uint8_t *id, size_t len);
+void	fail_forget(struct capture *, const uint8_t *id, size_t len);
+void	fail_note(struct capture *, const uint8_t *id, size_t len, const char *reason);
+void	name_strip_deleted(const char *name, char *out, size_t len);
+int	cache_side(int rc);
+void	reason_add(char *buf, size_t len, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+int	try_path(struct capture *, const char *path, const char *name, const uint8_t *id,
+	    size_t idlen, char *file, size_t filelen, char *why, size_t whylen);
+void	count_result(struct capture *, int rc);
+void	run_map(struct capture *, struct job *);
+
+/* kernel.c */
+int	store_kallsyms(struct capture *, const uint8_t *id, size_t idlen, char *file,
+	    size_t filelen, char *why, size_t whylen);
+int	store_module(struct capture *, const char *path, const uint8_t *id, size_t idlen,
+	    char *file, size_t filelen, char *why, size_t whylen);
+int	store_vdso(struct capture *, const uint8_t *id, size_t idlen, char *file,
+	    size_t filelen, char *why, size_t whylen);
+void	load_vdso(struct capture *);
+
+/* store.c */
+void	run_store(struct capture *, struct job *);
+json_t	*store_one(struct capture *, struct storectx *, const struct segbid *);
+void	live_free(struct storectx *);
+int	job_cancelled(const struct job *);
+int	job_buildids(struct capture *, struct job *, char ***segs, size_t *nsegs,
+	    struct segbid **bids, size_t *nbids);
+int	resolve_segments(struct capture *, struct job *, char ***out, size_t *nout,
+	    char *err, size_t errlen);
+int	read_segment(const char *path, int64_t since_ns, struct segbid **v, size_t *n,
+	    struct idset *seen, uint64_t *wall_end, char *err, size_t errlen);
+void	segbids_free(struct segbid *, size_t n);
+void	free_strs(char **v, size_t n);
+int	strp_cmp(const void *a, const void *b);
+
+/* export.c */
+void	run_export(struct capture *, struct job *);
+
+/* evict.c */
+void	evict_maybe(struct capture *, int force);
+
+#endif

@@ -1,0 +1,231 @@
+/*
+ * maps.c - capture of a mapping at first sight, on the worker thread.
+ * Eager capture tries, in order, the mapped inode itself
+ * (/proc/PID/map_files/START-END: right even after the path was replaced
+ * or unlinked), the file in the process's root, and the path; the first
+ * whose build-id matches is copied.  What fails is remembered with its
+ * reasons (worker-owned table) so that store can say why, and retries.
+ * Also the build-id sets both threads use.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buildid.h"
+#include "capture_int.h"
+#include "hash.h"
+#include "log.h"
+#include "record.h"
+
+static size_t
+id_hash(const uint8_t *id, size_t len)
+{
+	return (size_t)hash_bytes(id, len, HASH_INIT);
+}
+
+/* Insert; 1 if new, 0 if present, -1 out of memory. */
+int
+idset_add(struct idset *s, const uint8_t *id, size_t len)
+{
+	size_t	 i, j;
+
+	if ((s->n + 1) * 2 > s->cap) {
+		struct idset ns = { NULL, 0, s->cap ? s->cap * 2 : 1024 };
+
+		if ((ns.v = calloc(ns.cap, sizeof(*ns.v))) == NULL)
+			return -1;
+		for (i = 0; i < s->cap; i++)
+			if (s->v[i].used) {
+				for (j = id_hash(s->v[i].id, s->v[i].len) & (ns.cap - 1);
+				    ns.v[j].used; j = (j + 1) & (ns.cap - 1))
+					;
+				ns.v[j] = s->v[i];
+				ns.n++;
+			}
+		free(s->v);
+		*s = ns;
+	}
+	for (j = id_hash(id, len) & (s->cap - 1); s->v[j].used; j = (j + 1) & (s->cap - 1))
+		if (s->v[j].len == len && memcmp(s->v[j].id, id, len) == 0)
+			return 0;
+	memcpy(s->v[j].id, id, len);
+	s->v[j].len = (uint8_t)len;
+	s->v[j].used = 1;
+	s->n++;
+	return 1;
+}
+
+int
+idset_has(const struct idset *s, const uint8_t *id, size_t len)
+{
+	size_t	 j;
+
+	if (s->cap == 0)
+		return 0;
+	for (j = id_hash(id, len) & (s->cap - 1); s->v[j].used; j = (j + 1) & (s->cap - 1))
+		if (s->v[j].len == len && memcmp(s->v[j].id, id, len) == 0)
+			return 1;
+	return 0;
+}
+
+struct failrec *
+fail_find(struct capture *c, const uint8_t *id, size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; i < c->nfails; i++)
+		if (c->fails[i].key.len == len && memcmp(c->fails[i].key.id, id, len) == 0)
+			return &c->fails[i];
+	return NULL;
+}
+
+void
+fail_forget(struct capture *c, const uint8_t *id, size_t len)
+{
+	struct failrec *f = fail_find(c, id, len);
+
+	if (f == NULL)
+		return;
+	free(f->reason);
+	*f = c->fails[--c->nfails];
+}
+
+void
+fail_note(struct capture *c, const uint8_t *id, size_t len, const char *reason)
+{
+	struct failrec *f = fail_find(c, id, len), *nf;
+
+	if (f == NULL) {
+		if (c->nfails >= FAIL_MAX)
+			return;
+		if (c->nfails == c->failcap) {
+			c->failcap = c->failcap ? c->failcap * 2 : 64;
+			if ((nf = reallocarray(c->fails, c->failcap, sizeof(*nf))) == NULL)
+				return;
+			c->fails = nf;
+		}
+		f = &c->fails[c->nfails++];
+		memset(f, 0, sizeof(*f));
+		memcpy(f->key.id, id, len);
+		f->key.len = (uint8_t)len;
+	}
+	free(f->reason);
+	f->reason = strdup(reason);
+}
+
+void
+name_strip_deleted(const char *name, char *out, size_t len)
+{
+	snprintf(out, len, "%.*s", (int)record_name_len(name), name);
+}
+
+int
+cache_side(int rc)
+{
+	return rc == -ENOSPC || rc == -EDQUOT || rc == -EROFS || rc == -EIO ||
+	    rc == -ENAMETOOLONG || rc == -ENOTDIR;
+}
+
+void
+reason_add(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t	 n = strlen(buf);
+	va_list	 ap;
+
+	if (n > 0 && n + 2 < len) {
+		memcpy(buf + n, "; ", 3);
+		n += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Copy PATH (opened here) into the cache under NAME.  1 or 0 (present) on
+ * success; else -errno with the reason appended to WHY.
+ */
+int
+try_path(struct capture *c, const char *path, const char *name, const uint8_t *id,
+    size_t idlen, char *file, size_t filelen, char *why, size_t whylen)
+{
+	char	 err[512];
+	int	 fd, rc;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) == -1) {
+		rc = -errno;
+		reason_add(why, whylen, "%s: %s", path, strerror(errno));
+		return rc;
+	}
+	rc = bidcache_add_fd(&c->cache, name, id, idlen, fd, file, filelen, err, sizeof(err));
+	close(fd);
+	if (rc < 0)
+		reason_add(why, whylen, "%s: %s", path, err);
+	return rc;
+}
+
+void
+count_result(struct capture *c, int rc)
+{
+	if (rc > 0)
+		atomic_fetch_add(&c->n_captured, 1);
+	else if (rc == 0)
+		atomic_fetch_add(&c->n_present, 1);
+	atomic_store(&c->cache_bytes, c->cache.size);
+	atomic_store(&c->cache_entries, c->cache.entries);
+}
+
+void
+run_map(struct capture *c, struct job *j)
+{
+	char	 why[1024] = "", path[PATH_MAX + 64], plain[PATH_MAX], hex[BUILD_ID_HEX_MAX];
+	int	 rc = -ENOENT;
+
+	if (bidcache_find(&c->cache, j->id, j->idlen, NULL, 0) > 0) {
+		bidcache_touch(&c->cache, j->id, j->idlen);
+		count_result(c, 0);
+		return;
+	}
+	name_strip_deleted(j->name, plain, sizeof(plain));
+	if (j->kind == JOB_MISSED)
+		reason_add(why, sizeof(why), "capture queue was full");
+	else {
+		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", j->pid,
+		    (unsigned long long)j->addr, (unsigned long long)(j->addr + j->len));
+		if (j->fd >= 0) {
+			char	 err[512];
+
+			rc = bidcache_add_fd(&c->cache, j->name, j->id, j->idlen, j->fd, NULL, 0,
+			    err, sizeof(err));
+			if (rc < 0)
+				reason_add(why, sizeof(why), "%s: %s", path, err);
+		} else if (j->pin_errno != 0) {
+			rc = -j->pin_errno;
+			reason_add(why, sizeof(why), "%s: %s", path, strerror(j->pin_errno));
+		} else
+			rc = try_path(c, path, j->name, j->id, j->idlen, NULL, 0, why,
+			    sizeof(why));
+		if (rc < 0 && !cache_side(rc)) {
+			snprintf(path, sizeof(path), "/proc/%u/root%s", j->pid, plain);
+			rc = try_path(c, path, j->name, j->id, j->idlen, NULL, 0, why,
+			    sizeof(why));
+		}
+	}
+	if (rc < 0 && !cache_side(rc))
+		rc = try_path(c, plain, j->name, j->id, j->idlen, NULL, 0, why, sizeof(why));
+	if (rc >= 0) {
+		fail_forget(c, j->id, j->idlen);
+		count_result(c, rc);
+		return;
+	}
+	atomic_fetch_add(&c->n_failed, 1);
+	fail_note(c, j->id, j->idlen, why);
+	buildid_to_hex(j->id, j->idlen, hex);
+	log_debug("capture %s %s failed: %s", hex, j->name, why);
+}
+
+/* Read a whole (small, virtual) file such as /proc/kallsyms. */

@@ -1,0 +1,471 @@
+/*
+ * store.c - "store": make sure every build-id the given segments reference
+ * is in the cache.  The list of build-ids is each segment's
+ * HEADER_BUILD_ID table; segment arguments are names or paths inside
+ * STATE/segments only (realpath and prefix check).  A build-id not cached
+ * yet is copied from a live process that maps it, else fetched through
+ * debuginfod when asked.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <elfutils/debuginfod.h>
+
+#include "buildid.h"
+#include "capture_int.h"
+#include "log.h"
+#include "perfdata.h"
+#include "proto.h"
+
+void
+segbids_free(struct segbid *v, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+/*
+ * A segment's build-id table, appended to *V (duplicates skipped through
+ * SEEN), and its wall-clock end (0 if unknown).  Returns 1 without reading
+ * the table if the segment ended before SINCE_NS (>= 0).
+ */
+int
+read_segment(const char *path, int64_t since_ns, struct segbid **v, size_t *n,
+    struct idset *seen, uint64_t *wall_end, char *err, size_t errlen)
+{
+	struct perfdata_file pf;
+	struct perf_file_section sec, st, cd;
+	uint8_t	*buf = NULL;
+	uint64_t off;
+	int	 rc = 0;
+
+	*wall_end = 0;
+	if (perfdata_open(&pf, path, err, errlen) < 0)
+		return -1;
+	if (perfdata_feature(&pf, HEADER_SAMPLE_TIME, &st) == 0 && st.size >= 16 &&
+	    perfdata_feature(&pf, HEADER_CLOCK_DATA, &cd) == 0 && cd.size >= 24) {
+		uint64_t t[2], clk[3];
+
+		if (pread(pf.fd, t, sizeof(t), (off_t)st.offset) == sizeof(t) &&
+		    pread(pf.fd, clk, sizeof(clk), (off_t)cd.offset) == sizeof(clk))
+			*wall_end = clk[1] + (t[1] - clk[2]);
+	}
+	if (since_ns >= 0 && *wall_end != 0 && (int64_t)*wall_end < since_ns) {
+		rc = 1;		/* ended before SINCE: not wanted */
+		goto out;
+	}
+	if (perfdata_feature(&pf, HEADER_BUILD_ID, &sec) < 0 || sec.size == 0)
+		goto out;
+	if (sec.size > 64U << 20 || (buf = malloc(sec.size)) == NULL ||
+	    pread(pf.fd, buf, sec.size, (off_t)sec.offset) != (ssize_t)sec.size) {
+		snprintf(err, errlen, "%s: cannot read its build-id table", path);
+		rc = -1;
+		goto out;
+	}
+	for (off = 0; off + sizeof(struct build_id_entry) <= sec.size;) {
+		struct build_id_entry *e = (struct build_id_entry *)(buf + off);
+		size_t	 fnmax, idlen;
+		struct segbid *nv;
+		int	 mode;
+
+		if (e->header.size < sizeof(*e) || off + e->header.size > sec.size)
+			break;
+		fnmax = e->header.size - sizeof(*e);
+		idlen = (e->header.misc & PERF_RECORD_MISC_BUILD_ID_SIZE) ? e->build_id[20] :
+		    BUILD_ID_MAX;
+		off += e->header.size;
+		if (idlen == 0 || idlen > BUILD_ID_MAX || fnmax == 0 ||
+		    memchr(e->filename, '\0', fnmax) == NULL)
+			continue;
+		if (idset_add(seen, e->build_id, idlen) != 1)
+			continue;
+		if ((nv = reallocarray(*v, *n + 1, sizeof(**v))) == NULL)
+			break;
+		*v = nv;
+		memset(&nv[*n], 0, sizeof(nv[*n]));
+		memcpy(nv[*n].id, e->build_id, idlen);
+		nv[*n].len = (uint8_t)idlen;
+		mode = e->header.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+		nv[*n].kernel = mode == PERF_RECORD_MISC_KERNEL ||
+		    mode == PERF_RECORD_MISC_GUEST_KERNEL;
+		if ((nv[*n].name = strdup(e->filename)) == NULL)
+			break;
+		(*n)++;
+	}
+out:
+	free(buf);
+	perfdata_file_close(&pf);
+	return rc;
+}
+
+int
+strp_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+has_dotdot(const char *s)
+{
+	const char *p;
+
+	for (p = s; (p = strstr(p, "..")) != NULL; p += 2)
+		if ((p == s || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+			return 1;
+	return 0;
+}
+
+static int
+is_segment_name(const char *s)
+{
+	size_t	 n = strlen(s);
+
+	return strncmp(s, "perf-", 5) == 0 && n > 10 && strcmp(s + n - 5, ".data") == 0;
+}
+
+/*
+ * The segment files a request names: its arguments (names or paths inside
+ * STATE/segments, checked after realpath), else every closed segment,
+ * those ending at or after SINCE_NS if it is set.  Sorted by name.
+ */
+int
+resolve_segments(struct capture *c, struct job *j, char ***out, size_t *nout, char *err,
+    size_t errlen)
+{
+	char	 segreal[PATH_MAX], **v = NULL, **nv;
+	size_t	 n = 0, i;
+	int	 rc = -1;
+
+	*out = NULL;
+	*nout = 0;
+	if (realpath(c->segdir, segreal) == NULL) {
+		snprintf(err, errlen, "%s: %s", c->segdir, strerror(errno));
+		return -1;
+	}
+	if (j->segments != NULL && json_array_size(j->segments) > 0) {
+		for (i = 0; i < json_array_size(j->segments); i++) {
+			const char *s = json_string_value(json_array_get(j->segments, i));
+			char	 path[PATH_MAX], real[PATH_MAX];
+			struct stat st;
+			const char *base;
+
+			if (s == NULL || *s == '\0' || has_dotdot(s)) {
+				snprintf(err, errlen, "%s: not a segment name", s ? s : "?");
+				goto out;
+			}
+			if (strchr(s, '/') == NULL)
+				snprintf(path, sizeof(path), "%s/%s", c->segdir, s);
+			else
+				snprintf(path, sizeof(path), "%s", s);
+			if (realpath(path, real) == NULL) {
+				snprintf(err, errlen, "%s: %s", s, strerror(errno));
+				goto out;
+			}
+			base = strrchr(real, '/') + 1;
+			if (strncmp(real, segreal, strlen(segreal)) != 0 ||
+			    real[strlen(segreal)] != '/' ||
+			    strchr(real + strlen(segreal) + 1, '/') != NULL ||
+			    !is_segment_name(base) || stat(real, &st) == -1 ||
+			    !S_ISREG(st.st_mode)) {
+				snprintf(err, errlen, "%s: not a segment in %s", s, c->segdir);
+				goto out;
+			}
+			if ((nv = reallocarray(v, n + 1, sizeof(*v))) == NULL)
+				goto out;
+			v = nv;
+			if ((v[n] = strdup(real)) == NULL)
+				goto out;
+			n++;
+		}
+	} else {
+		DIR	*d;
+		struct dirent *de;
+
+		if ((d = opendir(c->segdir)) == NULL) {
+			snprintf(err, errlen, "%s: %s", c->segdir, strerror(errno));
+			goto out;
+		}
+		while ((de = readdir(d)) != NULL) {
+			if (!is_segment_name(de->d_name))
+				continue;
+			if ((nv = reallocarray(v, n + 1, sizeof(*v))) == NULL)
+				break;
+			v = nv;
+			if (asprintf(&v[n], "%s/%s", segreal, de->d_name) < 0)
+				break;
+			n++;
+		}
+		closedir(d);
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), strp_cmp);
+	rc = 0;
+out:
+	if (rc < 0) {
+		for (i = 0; i < n; i++)
+			free(v[i]);
+		free(v);
+		return rc;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+static int
+debuginfod_progress_cb(debuginfod_client *dc, long a, long b)
+{
+	struct storectx *x = debuginfod_get_user_data(dc);
+
+	return x->job->req != NULL && atomic_load(&x->job->req->cancelled);
+}
+
+void
+live_free(struct storectx *x)
+{
+	size_t	 i;
+
+	for (i = 0; i < x->nlive; i++)
+		free(x->live[i].path);
+	free(x->live);
+	x->live = NULL;
+	x->nlive = 0;
+}
+
+/* Every file mapping of every live process, once per store job. */
+static void
+live_scan(struct storectx *x)
+{
+	DIR	*d;
+	struct dirent *de;
+
+	x->live_done = 1;
+	if ((d = opendir("/proc")) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char	 path[64], line[PATH_MAX + 256];
+		FILE	*f;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/maps", de->d_name);
+		if ((f = fopen(path, "re")) == NULL)
+			continue;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			unsigned long long s, e;
+			struct liveproc_map *nv;
+			char	*nl;
+			int	 off = 0;
+
+			if (sscanf(line, "%llx-%llx %*s %*x %*x:%*x %*u %n", &s, &e, &off) < 2 ||
+			    off == 0 || line[off] != '/')
+				continue;
+			if ((nl = strchr(line + off, '\n')) != NULL)
+				*nl = '\0';
+			if ((nv = reallocarray(x->live, x->nlive + 1, sizeof(*nv))) == NULL)
+				break;
+			x->live = nv;
+			nv[x->nlive].path = malloc(strlen(line + off) + 1);
+			if (nv[x->nlive].path == NULL)
+				break;
+			name_strip_deleted(line + off, nv[x->nlive].path, strlen(line + off) + 1);
+			nv[x->nlive].pid = (uint32_t)strtoul(de->d_name, NULL, 10);
+			nv[x->nlive].start = s;
+			nv[x->nlive].end = e;
+			x->nlive++;
+		}
+		fclose(f);
+	}
+	closedir(d);
+}
+
+static int
+store_user(struct capture *c, struct storectx *x, const struct segbid *b, char *file,
+    size_t filelen, const char **source, char *why, size_t whylen)
+{
+	char	 plain[PATH_MAX], path[128], err[512];
+	size_t	 i, tried = 0;
+	int	 rc, fd;
+
+	name_strip_deleted(b->name, plain, sizeof(plain));
+	*source = "path";
+	if (plain[0] == '/') {
+		rc = try_path(c, plain, b->name, b->id, b->len, file, filelen, why, whylen);
+		if (rc >= 0 || cache_side(rc))
+			return rc;
+	} else
+		reason_add(why, whylen, "%s: not a file path", b->name);
+	*source = "map_files";
+	if (!x->live_done)
+		live_scan(x);
+	for (i = 0; i < x->nlive && tried < 16; i++) {
+		if (strcmp(x->live[i].path, plain) != 0)
+			continue;
+		tried++;
+		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", x->live[i].pid,
+		    (unsigned long long)x->live[i].start, (unsigned long long)x->live[i].end);
+		rc = try_path(c, path, b->name, b->id, b->len, file, filelen, why, whylen);
+		if (rc >= 0 || cache_side(rc))
+			return rc;
+	}
+	if (tried == 0)
+		reason_add(why, whylen, "no live process maps it");
+	if (!x->debuginfod)
+		return -ENOENT;
+	*source = "debuginfod";
+	if (x->dc == NULL && (x->dc = debuginfod_begin()) != NULL) {
+		debuginfod_set_user_data(x->dc, x);
+		debuginfod_set_progressfn(x->dc, debuginfod_progress_cb);
+	}
+	if (x->dc == NULL) {
+		reason_add(why, whylen, "debuginfod: cannot start a client");
+		return -ENOMEM;
+	}
+	if ((fd = debuginfod_find_executable(x->dc, b->id, (int)b->len, NULL)) < 0) {
+		reason_add(why, whylen, "debuginfod: %s", fd == -ENOSYS ?
+		    "DEBUGINFOD_URLS is not set in perfmapd's environment" : strerror(-fd));
+		return fd;
+	}
+	rc = bidcache_add_fd(&c->cache, b->name, b->id, b->len, fd, file, filelen, err,
+	    sizeof(err));
+	close(fd);
+	if (rc < 0)
+		reason_add(why, whylen, "debuginfod: %s", err);
+	return rc;
+}
+
+/* Make sure B is in the cache; the reply parameters for it. */
+json_t *
+store_one(struct capture *c, struct storectx *x, const struct segbid *b)
+{
+	char	 hex[BUILD_ID_HEX_MAX], file[PATH_MAX], why[2048] = "";
+	const char *source = "cache";
+	struct failrec *f;
+	int	 rc;
+
+	buildid_to_hex(b->id, b->len, hex);
+	file[0] = '\0';
+	if ((rc = bidcache_find(&c->cache, b->id, b->len, file, sizeof(file))) > 0) {
+		bidcache_touch(&c->cache, b->id, b->len);
+		rc = 0;
+	} else if (strcmp(b->name, BIDCACHE_KERNEL) == 0) {
+		source = "kallsyms";
+		rc = store_kallsyms(c, b->id, b->len, file, sizeof(file), why, sizeof(why));
+	} else if (strcmp(b->name, BIDCACHE_VDSO) == 0) {
+		source = "vdso";
+		rc = store_vdso(c, b->id, b->len, file, sizeof(file), why, sizeof(why));
+	} else if (b->kernel) {
+		source = "module";
+		rc = store_module(c, b->name, b->id, b->len, file, sizeof(file), why,
+		    sizeof(why));
+	} else
+		rc = store_user(c, x, b, file, sizeof(file), &source, why, sizeof(why));
+	count_result(c, rc >= 0 ? rc : -1);
+	if (rc >= 0) {
+		fail_forget(c, b->id, b->len);
+		x->ok++;
+		if (rc > 0)
+			x->added++;
+		return json_pack("{s:s, s:s, s:s, s:s, s:s}", "buildid", hex, "path", b->name,
+		    "status", "OK", "file", file, "source", rc > 0 ? source : "cache");
+	}
+	if ((f = fail_find(c, b->id, b->len)) != NULL && f->reason != NULL)
+		reason_add(why, sizeof(why), "at first sight: %s", f->reason);
+	if (cache_side(rc) && strstr(why, strerror(-rc)) == NULL)
+		reason_add(why, sizeof(why), "%s", strerror(-rc));
+	x->failed++;
+	return json_pack("{s:s, s:s, s:s, s:s}", "buildid", hex, "path", b->name,
+	    "status", "FAIL", "reason", why[0] ? why : "not found");
+}
+
+int
+job_cancelled(const struct job *j)
+{
+	return j->req != NULL && atomic_load(&j->req->cancelled);
+}
+
+/* The build-ids of the job's segments; NULL + error result if bad input. */
+int
+job_buildids(struct capture *c, struct job *j, char ***segs, size_t *nsegs,
+    struct segbid **bids, size_t *nbids)
+{
+	struct idset seen = { 0 };
+	char	 err[PATH_MAX + 128];
+	size_t	 i, kept = 0;
+	uint64_t end;
+
+	*bids = NULL;
+	*nbids = 0;
+	if (resolve_segments(c, j, segs, nsegs, err, sizeof(err)) < 0) {
+		result_post(c, j->req, proto_error(PROTO_ERR_NOSEGMENT,
+		    json_pack("{s:s}", "message", err)), 1, 1);
+		return -1;
+	}
+	for (i = 0; i < *nsegs; i++) {
+		int64_t since = j->segments != NULL && json_array_size(j->segments) > 0 ?
+		    -1 : j->since_ns;
+		int	 rc = read_segment((*segs)[i], since, bids, nbids, &seen, &end, err,
+		    sizeof(err));
+
+		if (rc < 0)
+			log_warnx("%s", err);
+		if (rc != 0) {
+			free((*segs)[i]);
+			continue;
+		}
+		(*segs)[kept++] = (*segs)[i];
+	}
+	*nsegs = kept;
+	free(seen.v);
+	return 0;
+}
+
+void
+free_strs(char **v, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void
+run_store(struct capture *c, struct job *j)
+{
+	struct storectx x;
+	struct segbid *bids;
+	char	**segs;
+	size_t	 nsegs, nbids, i;
+
+	if (job_buildids(c, j, &segs, &nsegs, &bids, &nbids) < 0)
+		return;
+	memset(&x, 0, sizeof(x));
+	x.job = j;
+	x.debuginfod = j->debuginfod;
+	for (i = 0; i < nbids && !job_cancelled(j); i++)
+		result_post(c, j->req, store_one(c, &x, &bids[i]), 0, 0);
+	if (j->req == NULL && x.failed > 0)
+		log_info("lazy capture of %s: %llu of %zu build-ids could not be stored",
+		    nsegs == 1 ? segs[0] : "segments", (unsigned long long)x.failed, nbids);
+	result_post(c, j->req, json_pack("{s:I, s:I, s:I, s:I, s:I, s:s}",
+	    "segments", (json_int_t)nsegs, "buildids", (json_int_t)nbids,
+	    "ok", (json_int_t)x.ok, "failed", (json_int_t)x.failed,
+	    "added", (json_int_t)x.added, "cache", c->cache.dir), 1, 0);
+	if (x.dc != NULL)
+		debuginfod_end(x.dc);
+	live_free(&x);
+	segbids_free(bids, nbids);
+	free_strs(segs, nsegs);
+}

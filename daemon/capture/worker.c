@@ -1,0 +1,126 @@
+/*
+ * worker.c - the capture worker thread: it takes every queued job,
+ * pins the map_files of map jobs first (an open fd keeps a short-lived
+ * process's binary readable), then runs the jobs one by one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buildid.h"
+#include "capture_int.h"
+#include "log.h"
+
+static void
+run_job(struct capture *c, struct job *j)
+{
+	char	 why[1024] = "", hex[BUILD_ID_HEX_MAX];
+	int	 rc;
+
+	switch (j->kind) {
+	case JOB_MAP:
+	case JOB_MISSED:
+		run_map(c, j);
+		break;
+	case JOB_KERNEL:
+		rc = store_kallsyms(c, j->id, j->idlen, NULL, 0, why, sizeof(why));
+		goto kernel;
+	case JOB_MODULE:
+		rc = store_module(c, j->name, j->id, j->idlen, NULL, 0, why, sizeof(why));
+		goto kernel;
+	case JOB_VDSO:
+		rc = store_vdso(c, j->id, j->idlen, NULL, 0, why, sizeof(why));
+	kernel:
+		if (rc < 0) {
+			buildid_to_hex(j->id, j->idlen, hex);
+			atomic_fetch_add(&c->n_failed, 1);
+			fail_note(c, j->id, j->idlen, why);
+			log_warnx("capture %s %s: %s", hex, j->name ? j->name : "", why);
+		} else
+			count_result(c, rc);
+		break;
+	case JOB_CLOSED:
+		if (c->mode == CAPTURE_LAZY) {
+			j->segments = json_pack("[s]", j->name);
+			run_store(c, j);
+		}
+		evict_maybe(c, 1);
+		break;
+	case JOB_STORE:
+		run_store(c, j);
+		break;
+	case JOB_EXPORT:
+		run_export(c, j);
+		break;
+	}
+}
+
+/*
+ * Open /proc/PID/map_files/... of every map job not yet pinned: an open fd
+ * keeps the mapped inode readable after the process exits and the file is
+ * unlinked, so short-lived processes wait only for this, not for copies.
+ */
+static void
+pin_maps(struct capture *c, struct jobq *q, size_t *pinned)
+{
+	struct job *j;
+	char	 path[128];
+
+	TAILQ_FOREACH(j, q, entry) {
+		if (*pinned >= PIN_MAX)
+			return;
+		if (j->kind != JOB_MAP || j->fd >= 0 || j->pin_errno != 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", j->pid,
+		    (unsigned long long)j->addr, (unsigned long long)(j->addr + j->len));
+		if ((j->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) == -1)
+			j->pin_errno = errno;
+		else
+			(*pinned)++;
+	}
+}
+
+void *
+worker_main(void *arg)
+{
+	struct capture *c = arg;
+	struct jobq local = TAILQ_HEAD_INITIALIZER(local);
+	struct job *j;
+	size_t	 pinned = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&c->mu);
+		while (!c->stop && TAILQ_EMPTY(&c->jobs) && TAILQ_EMPTY(&local))
+			pthread_cond_wait(&c->cv, &c->mu);
+		if (c->stop) {
+			pthread_mutex_unlock(&c->mu);
+			break;
+		}
+		TAILQ_CONCAT(&local, &c->jobs, entry);
+		pthread_mutex_unlock(&c->mu);
+		pin_maps(c, &local, &pinned);
+		j = TAILQ_FIRST(&local);
+		TAILQ_REMOVE(&local, j, entry);
+		if (j->fd >= 0)
+			pinned--;
+		run_job(c, j);
+		pthread_mutex_lock(&c->mu);
+		if (j->kind == JOB_MAP)
+			c->nmap--;
+		else if (j->kind == JOB_MISSED)
+			c->nmissed--;
+		pthread_mutex_unlock(&c->mu);
+		job_free(j);
+		if (c->max_size != 0 && c->cache.size > c->max_size)
+			evict_maybe(c, 0);
+	}
+	while ((j = TAILQ_FIRST(&local)) != NULL) {
+		TAILQ_REMOVE(&local, j, entry);
+		job_free(j);
+	}
+	return NULL;
+}
