@@ -8,11 +8,14 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "record/binaries.h"
 #include "record/recorder.h"
 
 struct event_base;
 struct event;
+struct capture;
 struct control;
+struct index;
 
 struct perfmapd {
 	struct event_base *base;
@@ -21,7 +24,10 @@ struct perfmapd {
 	int		 config_explicit;
 	char		 state_override[4096];
 	char		 socket_override[108];
-	struct recorder	 rec;
+	struct binaries	 bins;		/* shared by the recorder and the index */
+	struct recorder	 rec;		/* rings in, segments out */
+	struct index	*index;		/* STATE/index.db (index/) */
+	struct capture	*cap;		/* the build-id cache worker (capture/) */
 	struct control	*control;
 	struct event	*drain_ev;
 	struct event	*notify_ev;		/* WATCHDOG=1 and STATUS= */

@@ -2,9 +2,12 @@
  * main.c - perfmapd: options, configuration, state directory, and the
  * event loop that owns the rings, the timers and the signals.
  *
- *	start ─► config ─► state dir + lock ─► events open ─► /proc scan
- *	      ─► first segment ─► READY=1 ─► loop ─► SIGTERM ─► last segment
- *	         finished ─► exit 0
+ *	start ─► config ─► state dir + lock ─► recorder_init (segments
+ *	      repaired, events opened) ─► index open (reconciled with the
+ *	      segments) ─► capture worker ─► both listen to the recorder
+ *	      ─► recorder_start (events on, /proc scan, first segment)
+ *	      ─► READY=1 ─► loop ─► SIGTERM ─► last segment finished
+ *	      ─► capture and index stopped ─► exit 0
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,9 +25,11 @@
 #include <sqlite3.h>
 #include <systemd/sd-daemon.h>
 
+#include "capture/capture.h"
 #include "config.h"
 #include "control/control.h"
 #include "daemon.h"
+#include "index/index.h"
 #include "log.h"
 #include "record/recorder.h"
 #include "walltime.h"
@@ -175,6 +180,62 @@ lock_state(struct perfmapd *d, const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The recorder, the index and the capture worker, in the order their
+ * dependencies want (see the top of this file).  0, or -1 with ERR set and
+ * everything released.
+ */
+static int
+start(struct perfmapd *d, int argc, char *argv[], char *err, size_t errlen)
+{
+	struct recorder_listener l;
+
+	if ((d->base = event_base_new()) == NULL)
+		fatalx("event_base_new failed");
+	if (binaries_init(&d->bins) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (recorder_init(&d->rec, &d->conf, d->conf.state_dir, &d->bins, argc, argv,
+	    err, errlen) < 0)
+		goto fail_bins;
+	if (index_open(&d->index, d->conf.state_dir, &d->conf, &d->bins, err, errlen) < 0)
+		goto fail_rec;
+	if (capture_start(&d->cap, &d->conf, d->conf.state_dir, err, errlen) < 0)
+		goto fail_index;
+	if (index_attach(d->index, d->base) < 0 || capture_attach(d->cap, d->base) < 0) {
+		snprintf(err, errlen, "cannot watch the index and capture workers");
+		goto fail_cap;
+	}
+	index_listener(d->index, &l);
+	recorder_listen(&d->rec, &l);
+	capture_listener(d->cap, &l);
+	recorder_listen(&d->rec, &l);
+	if (recorder_start(&d->rec, err, errlen) < 0)
+		goto fail_cap;
+	return 0;
+fail_cap:
+	capture_stop(d->cap);
+fail_index:
+	index_close(d->index);
+	goto fail_bins;
+fail_rec:
+	recorder_stop(&d->rec);
+fail_bins:
+	binaries_free(&d->bins);
+	return -1;
+}
+
+/* The last segment finished, then the workers that heard of it. */
+static void
+stop(struct perfmapd *d)
+{
+	recorder_stop(&d->rec);
+	capture_stop(d->cap);
+	index_close(d->index);
+	binaries_free(&d->bins);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -267,13 +328,10 @@ main(int argc, char *argv[])
 		log_warnx("%s", err);
 		return 1;
 	}
-	if (recorder_start(&d.rec, &d.conf, d.conf.state_dir, argc, argv, err,
-	    sizeof(err)) < 0) {
+	if (start(&d, argc, argv, err, sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		return 1;
 	}
-	if ((d.base = event_base_new()) == NULL)
-		fatalx("event_base_new failed");
 	if ((d.cpu_evs = calloc(d.rec.ev.ncpus, sizeof(*d.cpu_evs))) == NULL)
 		fatal("calloc");
 	for (i = 0; i < d.rec.ev.ncpus; i++) {
@@ -308,7 +366,7 @@ main(int argc, char *argv[])
 
 	if ((d.control = control_open(&d, d.conf.socket_path, err, sizeof(err))) == NULL) {
 		log_warnx("control socket: %s", err);
-		recorder_stop(&d.rec);
+		stop(&d);
 		return 1;
 	}
 	log_info("recording into %s/segments", d.conf.state_dir);
@@ -321,8 +379,8 @@ main(int argc, char *argv[])
 	for (i = 0; i < d.rec.ev.ncpus; i++)
 		event_free(d.cpu_evs[i]);
 	free(d.cpu_evs);
-	/* The recorder's workers have events on the base: stop them first. */
-	recorder_stop(&d.rec);
+	/* The index and the capture worker have events on the base: stop them first. */
+	stop(&d);
 	for (k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++)
 		event_free(d.sig_evs[k]);
 	event_free(d.drain_ev);

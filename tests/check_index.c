@@ -95,7 +95,7 @@ open_ix(void)
 	struct index *ix;
 	char	 err[512];
 
-	ck_assert_msg(index_open(&ix, state, &conf, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(index_open(&ix, state, &conf, NULL, err, sizeof(err)) == 0, "%s", err);
 	return ix;
 }
 
@@ -242,17 +242,17 @@ replace_scenario(struct index *ix)
 	bid(libc, 3);
 	seg_name(name, sizeof(name), 1, T0);
 	index_segment_open(ix, 1, name, T0);
-	index_add_mapping(ix, "/usr/lib/libc.so.6", libc, 20, BID_USER, 1, T0, 1, NULL);
-	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 100, T0 + 1 * SEC, 0, NULL);
-	index_add_mapping(ix, "/usr/lib/libc.so.6", libc, 20, BID_MMAP2, 100, T0 + 1 * SEC, 0, NULL);
-	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 101, T0 + 2 * SEC, 0, NULL);
-	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 101, T0 + 3 * SEC, 0, NULL);
+	index_add_mapping(ix, "/usr/lib/libc.so.6", libc, 20, BID_USER, 1, T0, 1);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 100, T0 + 1 * SEC, 0);
+	index_add_mapping(ix, "/usr/lib/libc.so.6", libc, 20, BID_MMAP2, 100, T0 + 1 * SEC, 0);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 101, T0 + 2 * SEC, 0);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 101, T0 + 3 * SEC, 0);
 	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 500, 0, 900);
 	seg_name(name, sizeof(name), 2, T0 + 10 * SEC);
 	index_segment_open(ix, 2, name, T0 + 10 * SEC);
-	index_add_mapping(ix, "/usr/lib/libc.so.6", libc, 20, BID_USER, 1, T0 + 10 * SEC, 1, NULL);
-	index_add_mapping(ix, "/usr/bin/app", b, 20, BID_MMAP2, 200, T0 + 12 * SEC, 0, NULL);
-	index_add_mapping(ix, "/usr/bin/app", b, 20, BID_MMAP2, 200, T0 + 14 * SEC, 0, NULL);
+	index_add_mapping(ix, "/usr/lib/libc.so.6", libc, 20, BID_USER, 1, T0 + 10 * SEC, 1);
+	index_add_mapping(ix, "/usr/bin/app", b, 20, BID_MMAP2, 200, T0 + 12 * SEC, 0);
+	index_add_mapping(ix, "/usr/bin/app", b, 20, BID_MMAP2, 200, T0 + 14 * SEC, 0);
 	index_segment_close(ix, 2, T0 + 20 * SEC, 8192, 700, 3, 1200);
 	ck_assert_int_eq(index_flush(ix), 0);
 }
@@ -384,12 +384,12 @@ START_TEST(test_two_namespaces)
 	bid(a, 5);
 	bid(b, 6);
 	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
-	index_add_mapping(ix, "/opt/svc", a, 20, BID_MMAP2, 10, T0 + 1 * SEC, 0, NULL);
-	index_add_mapping(ix, "/opt/svc", b, 20, BID_MMAP2, 20, T0 + 2 * SEC, 0, NULL);
+	index_add_mapping(ix, "/opt/svc", a, 20, BID_MMAP2, 10, T0 + 1 * SEC, 0);
+	index_add_mapping(ix, "/opt/svc", b, 20, BID_MMAP2, 20, T0 + 2 * SEC, 0);
 	index_segment_close(ix, 1, T0 + 5 * SEC, 1, 1, 0, 1);
 	index_segment_open(ix, 2, "perf-000002-20261118T110645Z.data", T0 + 5 * SEC);
-	index_add_mapping(ix, "/opt/svc", a, 20, BID_MMAP2, 10, T0 + 5 * SEC, 1, NULL);
-	index_add_mapping(ix, "/opt/svc", b, 20, BID_MMAP2, 20, T0 + 5 * SEC, 1, NULL);
+	index_add_mapping(ix, "/opt/svc", a, 20, BID_MMAP2, 10, T0 + 5 * SEC, 1);
+	index_add_mapping(ix, "/opt/svc", b, 20, BID_MMAP2, 20, T0 + 5 * SEC, 1);
 	ck_assert_int_eq(index_flush(ix), 0);
 	q = open_q();
 	o = query(index_reader_lookup(q, "/opt/svc", T0 + 3 * SEC, &o, err, sizeof(err)), &o, err);
@@ -414,8 +414,8 @@ START_TEST(test_deleted_suffix)
 
 	bid(a, 8);
 	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
-	index_add_mapping(ix, "/usr/sbin/daemon (deleted)", a, 20, BID_USER, 5, T0, 1, NULL);
-	index_add_mapping(ix, "/usr/sbin/daemon", a, 20, BID_MMAP2, 6, T0 + SEC, 0, NULL);
+	index_add_mapping(ix, "/usr/sbin/daemon (deleted)", a, 20, BID_USER, 5, T0, 1);
+	index_add_mapping(ix, "/usr/sbin/daemon", a, 20, BID_MMAP2, 6, T0 + SEC, 0);
 	index_close(ix);
 	q = open_q();
 	o = query(index_reader_history(q, "/usr/sbin/daemon", &o, err, sizeof(err)), &o, err);
@@ -442,7 +442,7 @@ START_TEST(test_reopen)
 	index_close(ix);
 	ix = open_ix();
 	index_segment_open(ix, 3, "perf-000003-20261118T110700Z.data", T0 + 20 * SEC);
-	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 300, T0 + 21 * SEC, 0, NULL);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 300, T0 + 21 * SEC, 0);
 	index_close(ix);
 	q = open_q();
 	o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
@@ -479,14 +479,14 @@ START_TEST(test_commit_rows)
 	for (i = 0; i < 250; i++) {
 		bid(id, i);
 		snprintf(path, sizeof(path), "/bin/p%d", i);
-		index_add_mapping(ix, path, id, 20, BID_MMAP2, 1, T0 + i, 0, NULL);
+		index_add_mapping(ix, path, id, 20, BID_MMAP2, 1, T0 + i, 0);
 	}
 	index_get_stats(ix, &s);
 	ck_assert_uint_lt(s.pending, 100);
 	ck_assert_uint_eq(s.objects, 250);
 	/* Repeats are memory updates: nothing new pending beyond the dirty rows. */
 	for (i = 0; i < 1000; i++)
-		index_add_mapping(ix, "/bin/p0", (bid(id, 0), id), 20, BID_MMAP2, 1, T0 + i, 0, NULL);
+		index_add_mapping(ix, "/bin/p0", (bid(id, 0), id), 20, BID_MMAP2, 1, T0 + i, 0);
 	index_get_stats(ix, &s);
 	ck_assert_uint_le(s.pending, 100);
 	index_close(ix);
@@ -546,7 +546,7 @@ START_TEST(test_newer_refused)
 	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE future(x); PRAGMA user_version = 99",
 	    NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
-	ck_assert_int_eq(index_open(&ix, state, &conf, err, sizeof(err)), -1);
+	ck_assert_int_eq(index_open(&ix, state, &conf, NULL, err, sizeof(err)), -1);
 	ck_assert_ptr_null(ix);
 	ck_assert_msg(strstr(err, "version 99 is newer") != NULL, "%s", err);
 	ck_assert_ptr_null(index_reader_open(state, err, sizeof(err)));
@@ -780,7 +780,7 @@ START_TEST(test_reconcile_after_crash)
 
 	bid(a, 1);
 	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
-	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 100, T0 + 1 * SEC, 0, NULL);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 100, T0 + 1 * SEC, 0);
 	index_close(ix);	/* as the last commit before the crash */
 	write_segment(1, T0, SEG1, 4, 1);
 	write_segment(2, T0 + 10 * SEC, SEG2, 2, 0);
@@ -846,10 +846,10 @@ START_TEST(test_retention)
 	bid(a, 1);
 	bid(b, 2);
 	index_segment_open(ix, 1, "perf-000001-20200101T000000Z.data", old);
-	index_add_mapping(ix, "/bin/gone", a, 20, BID_MMAP2, 1, old + SEC, 0, NULL);
+	index_add_mapping(ix, "/bin/gone", a, 20, BID_MMAP2, 1, old + SEC, 0);
 	index_segment_close(ix, 1, old + 2 * SEC, 1, 1, 0, 1);
 	index_segment_open(ix, 2, "perf-000002-20200101T000010Z.data", old + 2 * SEC);
-	index_add_mapping(ix, "/bin/kept", b, 20, BID_MMAP2, 1, old + 3 * SEC, 0, NULL);
+	index_add_mapping(ix, "/bin/kept", b, 20, BID_MMAP2, 1, old + 3 * SEC, 0);
 	index_close(ix);
 	/* No files: both segments are marked deleted at the next open. */
 	conf.index_retention_ms = 3600 * 1000;
@@ -1063,7 +1063,7 @@ START_TEST(test_concurrent_reader)
 	for (i = 0; i < 5000; i++) {
 		bid(id, i + 1000);
 		snprintf(path, sizeof(path), "/bin/x%d", i);
-		index_add_mapping(ix, path, id, 20, BID_MMAP2, 1, T0 + 21 * SEC, 0, NULL);
+		index_add_mapping(ix, path, id, 20, BID_MMAP2, 1, T0 + 21 * SEC, 0);
 		if (i % 1000 == 0) {
 			index_commit(ix);
 			o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);

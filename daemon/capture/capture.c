@@ -23,7 +23,10 @@
 #include "control/control.h"
 #include "log.h"
 #include "proto.h"
-#include "record/synth.h"
+#include "record/binaries.h"
+#include "record/kernel.h"
+#include "record/notify.h"
+#include "record/segment.h"
 #include "walltime.h"
 
 /* ---- the queues ------------------------------------------------------ */
@@ -159,15 +162,15 @@ capture_ready_cb(evutil_socket_t fd, short what, void *arg)
 	capture_poll(arg);
 }
 
-void
+int
 capture_attach(struct capture *c, struct event_base *base)
 {
-	if (c == NULL || c->ev != NULL)
-		return;
+	if (c->ev != NULL)
+		return 0;
 	c->ev = event_new(base, c->efd, EV_READ | EV_PERSIST, capture_ready_cb, c);
 	if (c->ev == NULL || event_add(c->ev, NULL) == -1)
-		log_warnx("capture: cannot watch the worker's eventfd; replies come with "
-		    "the drain timer");
+		return -1;
+	return 0;
 }
 
 static void
@@ -201,7 +204,7 @@ new_req(struct capture *c, struct control_client *cl, int more)
 
 /* ---- the loop's side ------------------------------------------------- */
 
-void
+static void
 capture_map(struct capture *c, const struct record_mmap *m)
 {
 	struct job *j;
@@ -264,7 +267,7 @@ submit_id(struct capture *c, enum job_kind kind, const uint8_t *id, size_t len,
 	submit(c, j);
 }
 
-void
+static void
 capture_kernel(struct capture *c, const struct kinfo *k)
 {
 	size_t	 i;
@@ -275,6 +278,18 @@ capture_kernel(struct capture *c, const struct kinfo *k)
 		memcpy(c->kernel_id, k->id, k->idsize);
 		c->kernel_idlen = k->idsize;
 	}
+	/*
+	 * The vDSO image, copied once for the worker: store needs it in
+	 * every capture mode.  Jobs submitted after this see it (the queue's
+	 * mutex orders them); the worker only reads it.
+	 */
+	if (c->vdso == NULL && k->vdso != NULL && k->vdso->image != NULL &&
+	    k->vdso->idsize > 0 && (c->vdso = malloc(k->vdso->len)) != NULL) {
+		memcpy(c->vdso, k->vdso->image, k->vdso->len);
+		c->vdso_len = k->vdso->len;
+		memcpy(c->vdso_id, k->vdso->id, k->vdso->idsize);
+		c->vdso_idlen = k->vdso->idsize;
+	}
 	if (c->mode != CAPTURE_EAGER)
 		return;
 	submit_id(c, JOB_KERNEL, k->id, k->idsize, BIDCACHE_KERNEL);
@@ -283,16 +298,9 @@ capture_kernel(struct capture *c, const struct kinfo *k)
 	submit_id(c, JOB_VDSO, c->vdso_id, (size_t)c->vdso_idlen, BIDCACHE_VDSO);
 }
 
-int
-capture_vdso_id(struct capture *c, uint8_t id[BUILD_ID_MAX])
-{
-	if (c == NULL || c->vdso_idlen <= 0)
-		return 0;
-	memcpy(id, c->vdso_id, (size_t)c->vdso_idlen);
-	return c->vdso_idlen;
-}
 
-void
+
+static void
 capture_segment_closed(struct capture *c, const char *path)
 {
 	struct job *j;
@@ -306,6 +314,36 @@ capture_segment_closed(struct capture *c, const char *path)
 		return;
 	}
 	submit(c, j);
+}
+
+static void
+segment_opened_cb(void *arg, const struct segment *seg, const struct kinfo *k)
+{
+	capture_kernel(arg, k);
+}
+
+static void
+segment_closed_cb(void *arg, const struct segment *seg, uint64_t size)
+{
+	capture_segment_closed(arg, seg->path);
+}
+
+static void
+binary_new_cb(void *arg, const struct binary *b, const struct record_mmap *m)
+{
+	if (b->kind == BINARY_USER)
+		capture_map(arg, m);
+}
+
+void
+capture_listener(struct capture *c, struct recorder_listener *l)
+{
+	*l = (struct recorder_listener){
+		.segment_opened = segment_opened_cb,
+		.segment_closed = segment_closed_cb,
+		.binary_new = binary_new_cb,
+		.arg = c,
+	};
 }
 
 static int
@@ -406,7 +444,6 @@ capture_start(struct capture **out, const struct config *conf, const char *state
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
 		goto fail;
 	}
-	load_vdso(c);
 	if ((rc = pthread_create(&c->th, NULL, worker_main, c)) != 0) {
 		snprintf(err, errlen, "cannot start the capture thread: %s", strerror(rc));
 		goto fail;

@@ -5,12 +5,12 @@
  *
  * The loop hands jobs over through a bounded queue and never blocks on it:
  *
- *	loop                                   worker
- *	capture_map() ── first sight of ID ──► copy /proc/PID/map_files/A-B
+ *	loop (recorder's listener)             worker
+ *	binary_new ───── first sight of ID ──► copy /proc/PID/map_files/A-B
  *	  (queue full: ID noted as missed)       (▸ /proc/PID/root/PATH ▸ PATH),
  *	                                         verify the copy's build-id
- *	capture_kernel()  ───────────────────► /proc/kallsyms, modules, vDSO
- *	capture_segment_closed() ────────────► lazy mode: store the segment;
+ *	segment_opened ──────────────────────► /proc/kallsyms, modules, vDSO
+ *	segment_closed ──────────────────────► lazy mode: store the segment;
  *	                                         eviction above max_size
  *	capture_store(), capture_export() ───► one reply per build-id ...
  *	        ◄── results queue + eventfd ──  ... and a final one
@@ -32,7 +32,7 @@
 struct capture;
 struct control_client;
 struct event_base;
-struct kinfo;
+struct recorder_listener;
 
 struct capture_stats {
 	uint64_t	 seen;		/* distinct build-ids handed to capture */
@@ -48,20 +48,19 @@ int	capture_start(struct capture **, const struct config *, const char *state_di
 	    char *err, size_t errlen);
 /* Stop the worker (finishing the job at hand) and free everything. */
 void	capture_stop(struct capture *);
-/* Watch the worker's eventfd from BASE (idempotent); without it, capture_poll does. */
-void	capture_attach(struct capture *, struct event_base *);
+/* Watch the worker's eventfd from BASE: results reach the loop as they come. */
+int	capture_attach(struct capture *, struct event_base *);
 /* Deliver finished results: replies to clients, counters.  Loop only. */
 void	capture_poll(struct capture *);
 void	capture_stats(struct capture *, struct capture_stats *);
 
-/* A mapping with a build-id was seen (eager mode copies it at first sight). */
-void	capture_map(struct capture *, const struct record_mmap *);
-/* The kernel, its modules and the vDSO, once per build-id. */
-void	capture_kernel(struct capture *, const struct kinfo *);
-/* The vDSO's build-id, for the segments' tables; its size or 0. */
-int	capture_vdso_id(struct capture *, uint8_t id[BUILD_ID_MAX]);
-/* A segment was closed: lazy capture, eviction. */
-void	capture_segment_closed(struct capture *, const char *path);
+/*
+ * The listener the recorder publishes to (record/notify.h): a binary's
+ * first mapping (eager mode copies it), a segment's start (the kernel, its
+ * modules and the vDSO, once per build-id), a segment closed (lazy
+ * capture, eviction).
+ */
+void	capture_listener(struct capture *, struct recorder_listener *);
 
 /*
  * Control requests, answered from the worker through capture_poll:

@@ -185,7 +185,6 @@ int	store_module(struct capture *, const char *path, const uint8_t *id, size_t i
 	    char *file, size_t filelen, char *why, size_t whylen);
 int	store_vdso(struct capture *, const uint8_t *id, size_t idlen, char *file,
 	    size_t filelen, char *why, size_t whylen);
-void	load_vdso(struct capture *);
 
 /* store.c */
 void	run_store(struct capture *, struct job *);

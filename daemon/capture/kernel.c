@@ -160,35 +160,3 @@ store_vdso(struct capture *c, const uint8_t *id, size_t idlen, char *file, size_
 }
 
 /* Our own vDSO: its image from memory and its build-id from its notes. */
-void
-load_vdso(struct capture *c)
-{
-	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	char	 line[512];
-	FILE	*f;
-	int	 fd, rc;
-
-	if (base == 0 || (f = fopen("/proc/self/maps", "re")) == NULL)
-		return;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		unsigned long long s, e;
-
-		if (strstr(line, "[vdso]") == NULL ||
-		    sscanf(line, "%llx-%llx", &s, &e) != 2 || s != base)
-			continue;
-		if ((c->vdso = malloc(e - s)) != NULL) {
-			memcpy(c->vdso, (const void *)base, e - s);
-			c->vdso_len = e - s;
-		}
-		break;
-	}
-	fclose(f);
-	if (c->vdso == NULL)
-		return;
-	if ((fd = memfd_create("perfmapd-vdso", MFD_CLOEXEC)) == -1)
-		return;
-	if (write(fd, c->vdso, c->vdso_len) == (ssize_t)c->vdso_len &&
-	    (rc = buildid_read_fd(fd, c->vdso_id)) > 0)
-		c->vdso_idlen = rc;
-	close(fd);
-}

@@ -19,7 +19,6 @@ static json_t *
 cmd_export_run(struct control_request *req)
 {
 	static const char *const allowed[] = { "segments", "since", "name", NULL };
-	struct recorder *r = &req->d->rec;
 	json_t	*segments, *err = NULL;
 	const char *name;
 	int64_t	 since_ns;
@@ -27,8 +26,7 @@ cmd_export_run(struct control_request *req)
 	if (control_segment_params(req, allowed, &segments, &since_ns, &err) < 0 ||
 	    control_param_string(req, "name", 0, &name, &err) < 0)
 		return err;
-	capture_attach(r->cap, req->d->base);
-	if (capture_export(r->cap, req->client, req->more, segments, since_ns, name, &err) < 0)
+	if (capture_export(req->d->cap, req->client, req->more, segments, since_ns, name, &err) < 0)
 		return err;
 	return NULL;		/* the reply comes from the worker */
 }

@@ -46,8 +46,7 @@ cmd_snapshot_run(struct control_request *req)
 	/* The path first, then the store's own replies from the worker. */
 	control_send(req->client, proto_reply(reply, 1));
 	segs = json_pack("[s]", r->last_closed);
-	capture_attach(r->cap, req->d->base);
-	if (capture_store(r->cap, req->client, 1, segs, -1, 0, 0, &err) < 0) {
+	if (capture_store(req->d->cap, req->client, 1, segs, -1, 0, 0, &err) < 0) {
 		json_decref(segs);
 		return err;
 	}

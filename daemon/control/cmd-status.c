@@ -61,8 +61,8 @@ cmd_status_run(struct control_request *req)
 	json_t	*counters, *seg, *out;
 
 	segdir_usage(r->segdir, &nseg, &segbytes);
-	capture_stats(r->cap, &cs);
-	index_get_stats(r->index, &is);
+	capture_stats(req->d->cap, &cs);
+	index_get_stats(req->d->index, &is);
 	counters = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 	    "samples", (json_int_t)s->samples, "records", (json_int_t)s->records,
 	    "mmaps", (json_int_t)s->mmaps,

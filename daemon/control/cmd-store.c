@@ -73,7 +73,6 @@ static json_t *
 cmd_store_run(struct control_request *req)
 {
 	static const char *const allowed[] = { "segments", "since", "all", "debuginfod", NULL };
-	struct recorder *r = &req->d->rec;
 	json_t	*segments, *err = NULL;
 	int64_t	 since_ns;
 	int	 all, dinfo;
@@ -88,8 +87,7 @@ cmd_store_run(struct control_request *req)
 	if (all && (since_ns >= 0 || json_array_size(segments) > 0))
 		return proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}", "parameter",
 		    "all", "message", "all goes without segments or since"));
-	capture_attach(r->cap, req->d->base);
-	if (capture_store(r->cap, req->client, req->more, segments, since_ns, all, dinfo,
+	if (capture_store(req->d->cap, req->client, req->more, segments, since_ns, all, dinfo,
 	    &err) < 0)
 		return err;
 	return NULL;		/* the replies come from the worker */

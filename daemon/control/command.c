@@ -101,7 +101,7 @@ control_query(struct control_request *req)
 	json_t	*reply;
 	char	 err[512];
 
-	index_flush(req->d->rec.index);
+	index_flush(req->d->index);
 	if ((q = index_reader_open(req->d->conf.state_dir, err, sizeof(err))) == NULL)
 		return proto_errorf(PROTO_ERR_FAILED, "%s", err);
 	reply = query_run(q, req->entry->method, req->params);

@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include <event2/event.h>
 #include <sqlite3.h>
 
 #include "index_int.h"
@@ -41,7 +42,7 @@
 /* ---------------------------------------------------------------- commit */
 
 static void
-op_from_obj(struct write_op *o, struct obj_row *e)
+op_from_obj(struct write_op *o, struct obj_row *e, const struct binary *b)
 {
 	o->is_new = !(e->flags & OBJ_WRITTEN);
 	e->flags |= OBJ_WRITTEN;
@@ -50,10 +51,10 @@ op_from_obj(struct write_op *o, struct obj_row *e)
 	o->v[2] = (int64_t)e->last;
 	o->v[3] = (int64_t)e->nr_maps;
 	o->v[4] = (int64_t)e->nr_procs;
-	o->s = e->path;
-	memcpy(o->bid, e->bid, e->bidsize);
-	o->bidsize = e->bidsize;
-	o->kind = e->kind;
+	o->s = b->path;
+	memcpy(o->bid, b->bid, b->bidsize);
+	o->bidsize = b->bidsize;
+	o->kind = b->kind;
 	o->source = e->source;
 }
 
@@ -91,7 +92,7 @@ index_commit(struct index *ix)
 		struct obj_row *e = OBJ(ix, ix->dirty[i]);
 
 		if ((e->flags & OBJ_DIRTY) && (o = batch_add(b, OP_OBJ)) != NULL)
-			op_from_obj(o, e);
+			op_from_obj(o, e, BIN(ix, ix->dirty[i]));
 	}
 	if (batch_move(b, &ix->late) < 0)
 		goto oom;
@@ -218,21 +219,26 @@ load_rows(struct index *ix, char *err, size_t errlen)
 		const uint8_t *id = sqlite3_column_blob(s, 2);
 		const char *kind = (const char *)sqlite3_column_text(s, 3);
 		const char *src = (const char *)sqlite3_column_text(s, 4);
+		const char *path = (const char *)sqlite3_column_text(s, 1);
+		int64_t	 rowid = sqlite3_column_int64(s, 0);
+		struct binary *b;
 		struct obj_row *e;
-		ssize_t	 slot;
 		int	 len = sqlite3_column_bytes(s, 2);
 		size_t	 k;
 
-		if (id == NULL || len <= 0 || len > BUILD_ID_MAX)
+		if (id == NULL || path == NULL || len <= 0 || len > BUILD_ID_MAX || rowid <= 0)
 			continue;
-		slot = table_obj_get(ix, (const char *)sqlite3_column_text(s, 1), id, (uint8_t)len,
-		    sqlite3_column_int64(s, 0));
-		if (slot < 0) {
+		if ((b = binaries_get(ix->bins, path, id, (uint8_t)len, NULL)) == NULL ||
+		    (e = table_row_slot(ix, b->id)) == NULL) {
 			sqlite3_finalize(s);
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		e = OBJ(ix, (size_t)slot);
+		if (e->id == 0)
+			ix->nobjs++;
+		e->id = rowid;
+		if (rowid >= ix->next_id)
+			ix->next_id = rowid + 1;
 		e->flags = OBJ_WRITTEN;
 		e->first = (uint64_t)sqlite3_column_int64(s, 5);
 		e->last = (uint64_t)sqlite3_column_int64(s, 6);
@@ -240,7 +246,7 @@ load_rows(struct index *ix, char *err, size_t errlen)
 		e->nr_procs = (uint64_t)sqlite3_column_int64(s, 8);
 		for (k = 0; k < 3; k++)
 			if (kind && strcmp(kind, index_kind_names[k]) == 0)
-				e->kind = (uint8_t)k;
+				b->kind = (uint8_t)k;
 		for (k = 0; k < sizeof(index_source_names) / sizeof(index_source_names[0]); k++)
 			if (src && strcmp(src, index_source_names[k]) == 0)
 				e->source = (uint8_t)k;
@@ -336,7 +342,7 @@ move_aside(struct index *ix, char *aside, size_t asidelen, char *err, size_t err
 
 int
 index_open(struct index **out, const char *state_dir, const struct config *conf,
-    char *err, size_t errlen)
+    struct binaries *bins, char *err, size_t errlen)
 {
 	struct index *ix;
 	char	 why[512], aside[PATH_MAX + 32];
@@ -349,6 +355,7 @@ index_open(struct index **out, const char *state_dir, const struct config *conf,
 	}
 	ix->conf = conf;
 	ix->next_id = 1;
+	ix->bins = bins;
 	pthread_mutex_init(&ix->mu, NULL);
 	pthread_cond_init(&ix->cv_work, NULL);
 	pthread_cond_init(&ix->cv_idle, NULL);
@@ -358,6 +365,13 @@ index_open(struct index **out, const char *state_dir, const struct config *conf,
 	    sizeof(ix->segdir)) {
 		snprintf(err, errlen, "%s: path too long", state_dir);
 		goto fail;
+	}
+	if (bins == NULL) {
+		if (binaries_init(&ix->own_bins) < 0) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+		ix->bins = &ix->own_bins;
 	}
 	why[0] = '\0';
 	if ((rc = db_open(ix, why, sizeof(why))) < 0) {
@@ -414,6 +428,8 @@ index_close(struct index *ix)
 
 	if (ix == NULL)
 		return;
+	if (ix->tick_ev != NULL)
+		event_free(ix->tick_ev);
 	if (ix->db != NULL)
 		index_flush(ix);
 	if (ix->running) {
@@ -434,7 +450,8 @@ index_close(struct index *ix)
 	for (i = 0; i < (int)ix->nchunks; i++)
 		free(ix->objs[i]);
 	free(ix->objs);
-	free(ix->ohash);
+	if (ix->bins == &ix->own_bins)
+		binaries_free(&ix->own_bins);
 	free(ix->unres);
 	free(ix->uhash);
 	free(ix->dirty);

@@ -32,6 +32,9 @@
 #include "perf_abi.h"
 
 struct index;
+struct binaries;
+struct event_base;
+struct recorder_listener;
 
 struct index_stats {
 	uint64_t	 objects;		/* distinct (path, build-id) known */
@@ -43,9 +46,18 @@ struct index_stats {
 	uint64_t	 errors;		/* failed batches */
 };
 
-/* Open (create, migrate, check, rebuild, rebuild_reconcile) STATE/index.db and start the writer. */
+/*
+ * Open (create, migrate, check, rebuild, reconcile) STATE/index.db and
+ * start the writer.  BINS is the table of binaries shared with the
+ * recorder (the index keeps its rows at the binaries' ids); NULL: the index
+ * keeps a table of its own (tools and tests).
+ */
 int	index_open(struct index **, const char *state_dir, const struct config *,
-	    char *err, size_t errlen);
+	    struct binaries *bins, char *err, size_t errlen);
+/* The listener the recorder publishes to (record/notify.h). */
+void	index_listener(struct index *, struct recorder_listener *);
+/* Commit on a timer of BASE every commit_interval (instead of index_tick calls). */
+int	index_attach(struct index *, struct event_base *);
 /* Commit everything, stop the writer, close. */
 void	index_close(struct index *);
 
@@ -59,31 +71,15 @@ void	index_segment_close(struct index *, uint64_t seq, uint64_t wall_end_ns,
 void	index_segment_deleted(struct index *, const char *name);
 
 /*
- * What a sighting told of its object (path, build-id): a handle for
- * index_add_object (-1: none), and whether this is the object's first
- * sighting in the current segment, and since index_open.  The recorder's
- * one lookup of (path, build-id) per mapping is the index's: these flags
- * tell it when the segment's build-id table and the capture worker need
- * to hear of the object, and the handle serves the process's exit.
- */
-struct index_sighting {
-	int32_t		 obj;
-	uint8_t		 new_in_segment;
-	uint8_t		 new_in_run;
-};
-
-/*
  * A mapping of PATH with build-id ID, seen at WALL_NS by process PID, in
  * the current segment.  SOURCE is an enum buildid_source.  SYNTHESIZED: it
  * comes from a segment's initial state, not from a new mmap, so it moves
- * last_seen and links the segment but is not counted as a mapping.  OUT
- * (may be NULL) gets what was new about the object.
+ * last_seen and links the segment but is not counted as a mapping.  (The
+ * recorder's mappings arrive through the listener instead, with their
+ * binary already looked up.)
  */
 void	index_add_mapping(struct index *, const char *path, const uint8_t *id,
 	    uint8_t idsize, uint8_t source, uint32_t pid, uint64_t wall_ns,
-	    int synthesized, struct index_sighting *out);
-/* Another sighting of the object OBJ (a handle from index_add_mapping). */
-void	index_add_object(struct index *, int32_t obj, uint32_t pid, uint64_t wall_ns,
 	    int synthesized);
 /* A file mapping whose build-id could not be learned: ERR is the -errno of the read. */
 void	index_add_unresolved(struct index *, const char *path, int err, uint64_t wall_ns);

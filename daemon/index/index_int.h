@@ -14,32 +14,29 @@
 
 #include <sqlite3.h>
 
+#include "arena.h"
 #include "config.h"
 #include "index.h"
+#include "record/binaries.h"
 #include "perf_abi.h"
 
-#define ARENA_CHUNK	(1024 * 1024)
 #define OBJ_CHUNK	65536		/* objects per chunk of ix->objs */
 #define RETENTION_EVERY_NS (3600ULL * 1000000000ULL)
 #define WAL_IDLE_FRAMES	1024		/* checkpoint when idle past this (16 MiB of WAL) */
 #define WAL_MAX_FRAMES	8192		/* ... and even when busy past this (128 MiB) */
 
-enum { KIND_USER, KIND_KERNEL, KIND_MODULE };
 #define OBJ_IN_DIRTY	0x01	/* on the dirty list */
 #define OBJ_DIRTY	0x02	/* object row changed */
 #define OBJ_SEG_DIRTY	0x04	/* object_segments row of seg_seq changed */
 #define OBJ_WRITTEN	0x08	/* handed to the writer once (or loaded): a row exists */
-#define OBJ_SEEN	0x10	/* sighted since index_open (not only loaded) */
 
+/* The row of a binary (record/binaries.h), kept at the binary's id. */
 struct obj_row {
-	const char	*path;		/* arena */
-	uint64_t	 hash;
-	int64_t		 id;
+	int64_t		 id;		/* objects.id; 0 until the row exists or is assigned */
 	uint64_t	 first, last, nr_maps, nr_procs;
 	uint64_t	 seg_seq, seg_first, seg_last, seg_maps;
 	uint32_t	 last_pid;	/* of the last mapping counted in nr_procs */
-	uint8_t		 bid[BUILD_ID_MAX];
-	uint8_t		 bidsize, source, kind, flags;
+	uint8_t		 source, flags;
 };
 
 struct unres_row {
@@ -84,15 +81,10 @@ struct write_batch {
 	size_t		 n, cap;
 };
 
-struct arena {
-	char		**chunks;
-	size_t		 nchunks;
-	char		*cur;
-	size_t		 left;
-};
-
 enum { ST_OBJ, ST_OBJ_NEW, ST_OBJ_UPD, ST_OBJSEG, ST_SEG_OPEN, ST_SEG_FULL, ST_SEG_CLOSE, ST_SEG_DELETED,
 	ST_UNRES, ST_MODULE, ST_MODSECT, ST_MAX };
+
+struct event;
 
 struct index {
 	char		 path[PATH_MAX];
@@ -102,11 +94,12 @@ struct index {
 	sqlite3_stmt	*st[ST_MAX];
 
 	/* loop thread */
-	struct arena	 arena;
-	struct obj_row	**objs;		/* chunks of OBJ_CHUNK: slots never move */
-	size_t		 nobjs, nchunks;
-	uint32_t	*ohash;		/* slot + 1, 0 = empty */
-	size_t		 ohcap;
+	struct binaries	*bins;		/* shared with the recorder, or own_bins */
+	struct binaries	 own_bins;
+	struct arena	 arena;		/* unresolved paths */
+	struct obj_row	**objs;		/* by binary id, chunks of OBJ_CHUNK */
+	size_t		 nchunks;
+	size_t		 nobjs;		/* rows with an id */
 	int64_t		 next_id;
 	struct unres_row	*unres;
 	size_t		 nunres, cunres;
@@ -120,6 +113,7 @@ struct index {
 	size_t		 nmods;
 	uint64_t	 cur_seq;
 	uint64_t	 last_commit_ns, last_retention_ns;
+	struct event	*tick_ev;	/* index_attach */
 	struct index_stats stats;
 
 	/* shared with the writer, under mu */
@@ -135,9 +129,10 @@ struct index {
 };
 
 #define OBJ(ix, slot)	(&(ix)->objs[(slot) / OBJ_CHUNK][(slot) % OBJ_CHUNK])
+#define BIN(ix, slot)	binaries_at((ix)->bins, (uint32_t)(slot))
 
 /* writer.c */
-extern const char *const index_kind_names[3];	/* by KIND_* */
+extern const char *const index_kind_names[3];	/* by enum binary_kind */
 extern const char *const index_source_names[5];	/* by enum buildid_source */
 int	writer_prepare(struct index *, char *err, size_t errlen);
 void	*writer_main(void *arg);
@@ -147,18 +142,19 @@ void	batch_free_list(struct write_batch *list);
 
 /* table.c */
 uint64_t index_clock_ns(void);			/* CLOCK_MONOTONIC */
-const char *arena_strdup(struct arena *, const char *);
-void	arena_free(struct arena *);
 struct write_op *batch_add(struct write_batch *, enum write_op_type);
 void	batch_free(struct write_batch *);
 int	batch_move(struct write_batch *dst, struct write_batch *src);
-/* The slot of (PATH, ID), created if new (with row id KNOWN_ID if > 0); -1: out of memory. */
-ssize_t	table_obj_get(struct index *, const char *path, const uint8_t *id, uint8_t size,
-	    int64_t known_id);
-void	table_add_object(struct index *, const char *path, const uint8_t *id, uint8_t idsize,
-	    uint8_t source, uint8_t kind, uint32_t pid, uint64_t wall, int count,
-	    struct index_sighting *out);
-const char *table_strip_deleted(const char *path, char *buf, size_t len);
+/* The row of binary B, created (with a new objects.id) if new; NULL when out of memory. */
+struct obj_row *table_row(struct index *, const struct binary *b);
+/* The row at binary id ID, as it is (id 0: no row yet). */
+struct obj_row *table_row_slot(struct index *, uint32_t id);
+/* A sighting of B at WALL by PID; COUNT: a new mmap, not a state seen again. */
+void	table_sight(struct index *, const struct binary *b, uint8_t source, uint32_t pid,
+	    uint64_t wall, int count);
+/* The same for (NAME, ID) of kind KIND, its binary found or created. */
+void	table_add_object(struct index *, const char *name, const uint8_t *id, uint8_t idsize,
+	    uint8_t source, uint8_t kind, uint32_t pid, uint64_t wall, int count);
 uint64_t index_name_seq(const char *name);	/* of a segment file name, 0 if none */
 
 /* index.c */

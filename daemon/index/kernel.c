@@ -106,8 +106,8 @@ index_scan_kernel(struct index *ix, const uint8_t *id, uint8_t idsize,
 	if (ix == NULL)
 		return 0;
 	if (idsize > 0)
-		table_add_object(ix, "[kernel.kallsyms]", id, idsize, BID_KERNEL, KIND_KERNEL,
-		    0, wall_ns, 0, NULL);
+		table_add_object(ix, "[kernel.kallsyms]", id, idsize, BID_KERNEL, BINARY_KERNEL,
+		    0, wall_ns, 0);
 	if ((f = fopen(proc_modules, "re")) == NULL)
 		return -errno;
 	while (fgets(line, sizeof(line), f) != NULL) {
@@ -125,8 +125,8 @@ index_scan_kernel(struct index *ix, const uint8_t *id, uint8_t idsize,
 			m.bidsize = (uint8_t)rc;
 		snprintf(path, sizeof(path), "[%s]", m.name);
 		if (m.bidsize > 0)
-			table_add_object(ix, path, m.bid, m.bidsize, BID_KERNEL, KIND_MODULE, 0,
-			    wall_ns, 0, NULL);
+			table_add_object(ix, path, m.bid, m.bidsize, BID_KERNEL, BINARY_MODULE, 0,
+			    wall_ns, 0);
 		for (i = 0; i < ix->nmods; i++)
 			if (strcmp(ix->mods[i].name, m.name) == 0 && ix->mods[i].addr == m.addr &&
 			    ix->mods[i].bidsize == m.bidsize &&

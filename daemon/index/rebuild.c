@@ -42,7 +42,6 @@ scan_record_cb(const struct perf_event_header *h, void *arg)
 	struct scan_ctx *c = arg;
 	struct record rec;
 	uint64_t wall;
-	char	 buf[PATH_MAX];
 
 	if (record_decode(h, h->size, &c->layout, &rec) < 0)
 		return 1;
@@ -62,9 +61,9 @@ scan_record_cb(const struct perf_event_header *h, void *arg)
 			break;
 		wall = rec.has_sid && rec.sid.time != 0 ?
 		    scan_wall(c, rec.sid.time) : (uint64_t)c->wall_ref;
-		table_add_object(c->ix, table_strip_deleted(rec.mmap.filename, buf, sizeof(buf)),
-		    rec.mmap.build_id, rec.mmap.build_id_size, BID_NONE, KIND_USER,
-		    rec.mmap.pid, wall, c->count && c->init_done, NULL);
+		table_add_object(c->ix, rec.mmap.filename, rec.mmap.build_id,
+		    rec.mmap.build_id_size, BID_NONE, BINARY_USER, rec.mmap.pid, wall,
+		    c->count && c->init_done);
 		break;
 	}
 	return 0;
@@ -125,8 +124,8 @@ scan_buildid_table(struct index *ix, struct perfdata_file *f, uint64_t wall)
 		    idsize > 0 && idsize <= BUILD_ID_MAX &&
 		    memchr(name, '\0', len - sizeof(*e)) != NULL)
 			table_add_object(ix, name, e->build_id, (uint8_t)idsize, BID_KERNEL,
-			    strcmp(name, "[kernel.kallsyms]") == 0 ? KIND_KERNEL : KIND_MODULE,
-			    0, wall, 0, NULL);
+			    strcmp(name, "[kernel.kallsyms]") == 0 ? BINARY_KERNEL : BINARY_MODULE,
+			    0, wall, 0);
 		p += len;
 	}
 	free(buf);

@@ -32,41 +32,6 @@ index_clock_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-const char *
-arena_strdup(struct arena *a, const char *s)
-{
-	size_t	 len = strlen(s) + 1;
-	char	*p, **nc;
-
-	if (len > a->left) {
-		size_t sz = len > ARENA_CHUNK ? len : ARENA_CHUNK;
-
-		if ((nc = reallocarray(a->chunks, a->nchunks + 1, sizeof(*nc))) == NULL)
-			return NULL;
-		a->chunks = nc;
-		if ((a->cur = malloc(sz)) == NULL)
-			return NULL;
-		a->chunks[a->nchunks++] = a->cur;
-		a->left = sz;
-	}
-	p = a->cur;
-	memcpy(p, s, len);
-	a->cur += len;
-	a->left -= len;
-	return p;
-}
-
-void
-arena_free(struct arena *a)
-{
-	size_t	 i;
-
-	for (i = 0; i < a->nchunks; i++)
-		free(a->chunks[i]);
-	free(a->chunks);
-	memset(a, 0, sizeof(*a));
-}
-
 struct write_op *
 batch_add(struct write_batch *b, enum write_op_type type)
 {
@@ -141,70 +106,34 @@ unresolved_reason(int err)
 
 /* ---------------------------------------------------------------- memory rows */
 
-static int
-ohash_grow(struct index *ix)
+struct obj_row *
+table_row_slot(struct index *ix, uint32_t id)
 {
-	size_t	 cap = ix->ohcap ? ix->ohcap * 2 : 1024, i, j;
-	uint32_t *h;
-
-	if ((h = calloc(cap, sizeof(*h))) == NULL)
-		return -1;
-	for (i = 0; i < ix->nobjs; i++) {
-		for (j = OBJ(ix, i)->hash & (cap - 1); h[j] != 0; j = (j + 1) & (cap - 1))
-			;
-		h[j] = (uint32_t)i + 1;
-	}
-	free(ix->ohash);
-	ix->ohash = h;
-	ix->ohcap = cap;
-	return 0;
-}
-
-static uint64_t
-obj_hash(const char *path, const uint8_t *id, uint8_t size)
-{
-	return hash_str(path, hash_bytes(id, size, HASH_INIT));
-}
-
-/* The slot of (PATH, ID), created if new; -1 when out of memory. */
-ssize_t
-table_obj_get(struct index *ix, const char *path, const uint8_t *id, uint8_t size,
-    int64_t known_id)
-{
-	uint64_t h = obj_hash(path, id, size);
-	struct obj_row *e;
-	size_t	 j;
-
-	if ((ix->nobjs + 1) * 2 > ix->ohcap && ohash_grow(ix) < 0)
-		return -1;
-	for (j = h & (ix->ohcap - 1); ix->ohash[j] != 0; j = (j + 1) & (ix->ohcap - 1)) {
-		e = OBJ(ix, (size_t)ix->ohash[j] - 1);
-		if (e->hash == h && e->bidsize == size && memcmp(e->bid, id, size) == 0 &&
-		    strcmp(e->path, path) == 0)
-			return (ssize_t)ix->ohash[j] - 1;
-	}
-	if (ix->nobjs == ix->nchunks * OBJ_CHUNK) {
+	while ((size_t)id >= ix->nchunks * OBJ_CHUNK) {
 		struct obj_row **n = reallocarray(ix->objs, ix->nchunks + 1, sizeof(*n));
 
 		if (n == NULL)
-			return -1;
+			return NULL;
 		ix->objs = n;
-		if ((n[ix->nchunks] = malloc(OBJ_CHUNK * sizeof(**n))) == NULL)
-			return -1;
+		if ((n[ix->nchunks] = calloc(OBJ_CHUNK, sizeof(**n))) == NULL)
+			return NULL;
 		ix->nchunks++;
 	}
-	e = OBJ(ix, ix->nobjs);
-	memset(e, 0, sizeof(*e));
-	if ((e->path = arena_strdup(&ix->arena, path)) == NULL)
-		return -1;
-	e->hash = h;
-	memcpy(e->bid, id, size);
-	e->bidsize = size;
-	e->id = known_id > 0 ? known_id : ix->next_id++;
-	if (e->id >= ix->next_id)
-		ix->next_id = e->id + 1;
-	ix->ohash[j] = (uint32_t)ix->nobjs + 1;
-	return (ssize_t)ix->nobjs++;
+	return OBJ(ix, id);
+}
+
+struct obj_row *
+table_row(struct index *ix, const struct binary *b)
+{
+	struct obj_row *e;
+
+	if ((e = table_row_slot(ix, b->id)) == NULL)
+		return NULL;
+	if (e->id == 0) {
+		e->id = ix->next_id++;
+		ix->nobjs++;
+	}
+	return e;
 }
 
 static void
@@ -228,28 +157,23 @@ mark_dirty(struct index *ix, size_t slot, uint8_t what)
 	e->flags |= what;
 }
 
-/* A sighting of the object in SLOT; what was new about it into *OUT (may be NULL). */
-static void
-sight(struct index *ix, size_t slot, uint8_t source, uint8_t kind, uint32_t pid,
-    uint64_t wall, int count, struct index_sighting *out)
+void
+table_sight(struct index *ix, const struct binary *b, uint8_t source, uint32_t pid,
+    uint64_t wall, int count)
 {
-	struct obj_row *e = OBJ(ix, slot);
+	struct obj_row *e;
 
-	ix->stats.sightings++;
-	/* The recorder's sightings (OUT given) mark it seen; scans of old segments do not. */
-	if (out != NULL) {
-		out->obj = (int32_t)slot;
-		out->new_in_segment = ix->cur_seq == 0 || e->seg_seq != ix->cur_seq;
-		out->new_in_run = !(e->flags & OBJ_SEEN);
-		e->flags |= OBJ_SEEN;
+	if ((e = table_row(ix, b)) == NULL) {
+		log_warnx("index: out of memory");
+		return;
 	}
+	ix->stats.sightings++;
 	if (e->first == 0 || wall < e->first)
 		e->first = wall;
 	if (wall > e->last)
 		e->last = wall;
 	if (source != BID_NONE)
 		e->source = source;
-	e->kind = kind;
 	if (count)
 		e->nr_maps++;
 	/*
@@ -260,7 +184,7 @@ sight(struct index *ix, size_t slot, uint8_t source, uint8_t kind, uint32_t pid,
 	 * Approximate by design: a pid reused for the same object, or two
 	 * processes alternating, are not told apart.
 	 */
-	if (kind == KIND_USER && (count || e->nr_procs == 0)) {
+	if (b->kind == BINARY_USER && (count || e->nr_procs == 0)) {
 		if (pid != e->last_pid)
 			e->nr_procs++;
 		e->last_pid = pid;
@@ -283,68 +207,35 @@ sight(struct index *ix, size_t slot, uint8_t source, uint8_t kind, uint32_t pid,
 			e->seg_last = wall;
 		if (count)
 			e->seg_maps++;
-		mark_dirty(ix, (size_t)slot, OBJ_DIRTY | OBJ_SEG_DIRTY);
+		mark_dirty(ix, b->id, OBJ_DIRTY | OBJ_SEG_DIRTY);
 	} else
-		mark_dirty(ix, (size_t)slot, OBJ_DIRTY);
+		mark_dirty(ix, b->id, OBJ_DIRTY);
 	index_maybe_commit(ix);
 }
 
 void
-table_add_object(struct index *ix, const char *path, const uint8_t *id, uint8_t idsize,
-    uint8_t source, uint8_t kind, uint32_t pid, uint64_t wall, int count,
-    struct index_sighting *out)
+table_add_object(struct index *ix, const char *name, const uint8_t *id, uint8_t idsize,
+    uint8_t source, uint8_t kind, uint32_t pid, uint64_t wall, int count)
 {
-	ssize_t	 slot;
+	struct binary *b;
 
 	if (idsize == 0 || idsize > BUILD_ID_MAX)
 		return;
-	if ((slot = table_obj_get(ix, path, id, idsize, 0)) < 0 || slot > INT32_MAX) {
+	if ((b = binaries_get(ix->bins, name, id, idsize, NULL)) == NULL) {
 		log_warnx("index: out of memory");
 		return;
 	}
-	sight(ix, (size_t)slot, source, kind, pid, wall, count, out);
-}
-
-/*
- * The kernel names a file that was unlinked (replaced by an upgrade) when
- * it was mapped "PATH (deleted)"; /proc/PID/maps does the same for a
- * running process whose binary was replaced since.  The object is PATH
- * with its old build-id: that is what "history PATH" must show.
- */
-const char *
-table_strip_deleted(const char *path, char *buf, size_t len)
-{
-	size_t	 n = record_name_len(path);
-
-	if (path[n] == '\0' || n >= len)
-		return path;
-	memcpy(buf, path, n);
-	buf[n] = '\0';
-	return buf;
+	b->kind = kind;
+	table_sight(ix, b, source, pid, wall, count);
 }
 
 void
 index_add_mapping(struct index *ix, const char *path, const uint8_t *id, uint8_t idsize,
-    uint8_t source, uint32_t pid, uint64_t wall_ns, int synthesized,
-    struct index_sighting *out)
+    uint8_t source, uint32_t pid, uint64_t wall_ns, int synthesized)
 {
-	char	 buf[PATH_MAX];
-
-	if (out != NULL)
-		out->obj = -1;		/* until a slot is found */
-	if (ix == NULL)
-		return;
-	table_add_object(ix, table_strip_deleted(path, buf, sizeof(buf)), id, idsize, source, KIND_USER,
-	    pid, wall_ns, !synthesized, out);
-}
-
-void
-index_add_object(struct index *ix, int32_t obj, uint32_t pid, uint64_t wall_ns,
-    int synthesized)
-{
-	if (ix == NULL || obj < 0 || (size_t)obj >= ix->nobjs)
-		return;
-	sight(ix, (size_t)obj, BID_NONE, KIND_USER, pid, wall_ns, !synthesized, NULL);
+	if (ix != NULL)
+		table_add_object(ix, path, id, idsize, source, BINARY_USER, pid, wall_ns,
+		    !synthesized);
 }
 
 void

@@ -261,7 +261,7 @@ maps_punch(struct model *m, struct model_proc *p, uint64_t start, uint64_t end)
 }
 
 int
-model_add_map(struct model *m, const struct record_mmap *r, uint8_t source, int32_t obj)
+model_add_map(struct model *m, const struct record_mmap *r, uint8_t source, uint32_t bin)
 {
 	struct model_proc *p;
 	struct model_map *mm;
@@ -294,7 +294,7 @@ model_add_map(struct model *m, const struct record_mmap *r, uint8_t source, int3
 	mm->build_id_size = r->build_id_size;
 	memcpy(mm->build_id, r->build_id, sizeof(mm->build_id));
 	mm->source = source;
-	mm->obj = obj;
+	mm->bin = bin;
 	p->nmaps++;
 	m->nmaps++;
 	return 0;

@@ -21,7 +21,7 @@ struct model_map {
 	uint8_t		 build_id[BUILD_ID_MAX];
 	uint8_t		 build_id_size;
 	uint8_t		 source;	/* enum buildid_source */
-	int32_t		 obj;		/* the index's handle of (filename, build-id), or -1 */
+	uint32_t	 bin;		/* its binary's id (binaries.h), or BINARY_NONE */
 	char		*filename;	/* shared by copies of the map (counted) */
 };
 
@@ -55,10 +55,10 @@ struct model_proc *model_find(struct model *, uint32_t pid);
 const char *model_comm(struct model *, uint32_t pid, uint32_t tid);
 
 /*
- * Record a mapping (replaces whatever it overlaps); OBJ is the index's
- * handle of its object, or -1.  Returns 0 or -ENOMEM.
+ * Record a mapping (replaces whatever it overlaps); BIN is the id of its
+ * binary (binaries.h), or BINARY_NONE.  Returns 0 or -ENOMEM.
  */
-int	model_add_map(struct model *, const struct record_mmap *, uint8_t source, int32_t obj);
+int	model_add_map(struct model *, const struct record_mmap *, uint8_t source, uint32_t bin);
 int	model_set_comm(struct model *, uint32_t pid, uint32_t tid, const char *comm, int exec);
 int	model_fork(struct model *, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid);
 void	model_exit(struct model *, uint32_t pid, uint32_t tid);

@@ -35,8 +35,8 @@
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
 
-#include "capture/capture.h"
 #include "log.h"
+#include "procscan.h"
 #include "recorder.h"
 #include "repair.h"
 
@@ -77,8 +77,6 @@ record_wall(struct recorder *r, const struct record *rec)
 	    ((int64_t)rec->sid.time - (int64_t)r->seg.t_start));
 }
 
-static void	retention_deleted_cb(const char *, void *);
-
 static int
 is_space_error(int rc)
 {
@@ -99,7 +97,7 @@ make_room(struct recorder *r)
 
 	if (r->room_gone_at != 0 && now - r->room_gone_at < 1000000000ULL)
 		return -1;
-	if (segment_delete_oldest(r->segdir, retention_deleted_cb, r) == 1) {
+	if (segment_delete_oldest(r->segdir, &r->notify) == 1) {
 		r->st.deleted_for_space++;
 		r->room_gone_at = 0;
 		return 0;
@@ -154,33 +152,13 @@ seg_write(struct recorder *r, const void *buf, size_t len)
 	r->wrote = 1;
 }
 
-/*
- * A model map's object seen again (at a process's exit, in a new segment's
- * initial state): by its index handle, or the first time (maps from the
- * start-up scan) by (path, build-id), keeping the handle.
- */
-static void
-index_map_again(struct recorder *r, struct model_map *mm, uint32_t pid, uint64_t wall)
-{
-	struct index_sighting s;
-
-	if (mm->build_id_size == 0)
-		return;
-	if (mm->obj >= 0) {
-		index_add_object(r->index, mm->obj, pid, wall, 1);
-		return;
-	}
-	index_add_mapping(r->index, mm->filename, mm->build_id, mm->build_id_size, mm->source,
-	    pid, wall, 1, &s);
-	mm->obj = s.obj;
-}
-
 static void
 handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record *rec)
 {
 	struct record_mmap *m = &rec->mmap;
-	struct index_sighting s = { .obj = -1 };
+	struct binary *b = NULL;
 	uint8_t	 source = BID_NONE;
+	uint64_t wall;
 	int	 rewrite = 0, rc;
 	size_t	 n;
 
@@ -190,6 +168,7 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 		seg_write(r, h, h->size);
 		return;
 	}
+	wall = record_wall(r, rec);
 	if (m->build_id_size > 0) {
 		source = rec->type == PERF_RECORD_MMAP3 ? BID_MMAP3 : BID_MMAP2;
 		r->st.mmaps_kernel_id++;
@@ -200,28 +179,27 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 			rewrite = 1;
 		} else {
 			r->st.mmaps_no_id++;
-			index_add_unresolved(r->index, m->filename, rc, record_wall(r, rec));
+			notify_unresolved(&r->notify, m->filename, rc, wall);
 		}
 	}
 	if (rec->type == PERF_RECORD_MMAP3)
 		rewrite = 1;
-	if (m->build_id_size > 0) {
-		/*
-		 * The one lookup of (path, build-id): the index's.  It tells
-		 * whether the segment's build-id table and the capture worker
-		 * have heard of the object yet.  The index keys "PATH (deleted)"
-		 * as PATH; the table keeps the name the record has.
-		 */
-		index_add_mapping(r->index, m->filename, m->build_id, m->build_id_size,
-		    source, m->pid, record_wall(r, rec), 0, &s);
-		if (s.obj < 0 || s.new_in_segment ||
-		    m->filename[record_name_len(m->filename)] != '\0')
-			segment_add_buildid(&r->seg, m->filename, m->build_id,
-			    m->build_id_size, 0);
-		if (s.obj < 0 || s.new_in_run)
-			capture_map(r->cap, m);	/* first sight: queued for the worker */
+	/*
+	 * The one lookup of (path, build-id) per mapping.  The binary says
+	 * whether the segment's build-id table and the listeners have heard
+	 * of it yet.
+	 */
+	if (m->build_id_size > 0 &&
+	    (b = binaries_get(r->bins, m->filename, m->build_id, m->build_id_size, NULL)) != NULL) {
+		if (r->seg.open)
+			segment_note_binary(&r->seg, b, m->filename);
+		if (!b->mapped) {
+			b->mapped = 1;
+			notify_binary_new(&r->notify, b, m);
+		}
+		notify_mapped(&r->notify, b, m->pid, wall, source);
 	}
-	if (model_add_map(&r->model, m, source, s.obj) < 0)
+	if (model_add_map(&r->model, m, source, b != NULL ? b->id : BINARY_NONE) < 0)
 		log_warnx("model: out of memory");
 	if (!rewrite || strlen(m->filename) >= PATH_MAX) {
 		seg_write(r, h, h->size);
@@ -233,19 +211,21 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 	seg_write(r, r->scratch, n);
 }
 
-/* A process ends: its objects were mapped until now (last_seen). */
+/* A process ends: its binaries were mapped until now (last_seen). */
 static void
-index_exit(struct recorder *r, const struct record *rec)
+publish_exit(struct recorder *r, const struct record *rec)
 {
 	struct model_proc *p;
+	struct binary *b;
 	uint64_t wall;
 	size_t	 i;
 
-	if (r->index == NULL || (p = model_find(&r->model, rec->task.pid)) == NULL)
+	if ((p = model_find(&r->model, rec->task.pid)) == NULL)
 		return;
 	wall = record_wall(r, rec);
 	for (i = 0; i < p->nmaps; i++)
-		index_map_again(r, &p->maps[i], p->pid, wall);
+		if ((b = binaries_at(r->bins, p->maps[i].bin)) != NULL)
+			notify_seen(&r->notify, b, p->pid, wall);
 }
 
 static void
@@ -277,7 +257,7 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 		break;
 	case PERF_RECORD_EXIT:
 		if (rec->task.pid == rec->task.tid)
-			index_exit(r, rec);
+			publish_exit(r, rec);
 		model_exit(&r->model, rec->task.pid, rec->task.tid);
 		break;
 	case PERF_RECORD_LOST:
@@ -480,9 +460,8 @@ close_segment(struct recorder *r, uint64_t t_end)
 	}
 	r->st.segments++;
 	snprintf(r->last_closed, sizeof(r->last_closed), "%s", r->seg.path);
-	index_segment_close(r->index, r->seg.seq, r->seg.wall_start_ns + (t_end - r->seg.t_start),
-	    stat(r->seg.path, &st) == 0 ? (uint64_t)st.st_size : 0, r->seg.samples,
-	    r->seg.lost, r->seg.records);
+	notify_segment_closed(&r->notify, &r->seg,
+	    stat(r->seg.path, &st) == 0 ? (uint64_t)st.st_size : 0);
 	r->last_stats.samples = r->seg.samples;
 	r->last_stats.records = r->seg.records;
 	r->last_stats.lost = r->seg.lost;
@@ -494,32 +473,12 @@ close_segment(struct recorder *r, uint64_t t_end)
 	return 0;
 }
 
-/* The live state a segment starts with, into the index (not counted as new maps). */
-static int
-index_model_cb(struct model_proc *p, void *arg)
-{
-	struct recorder *r = arg;
-	size_t	 i;
-
-	for (i = 0; i < p->nmaps; i++)
-		index_map_again(r, &p->maps[i], p->pid, r->seg.wall_start_ns);
-	return 0;
-}
-
-static void
-retention_deleted_cb(const char *name, void *arg)
-{
-	struct recorder *r = arg;
-
-	index_segment_deleted(r->index, name);
-}
-
 static int
 open_segment(struct recorder *r, uint64_t t_start)
 {
 	struct synth_stats ss;
-	uint8_t	 vid[BUILD_ID_MAX];
-	int	 rc, vlen, tries;
+	struct synth_args sa;
+	int	 rc, tries;
 
 	for (tries = 0; ; tries++) {
 		rc = segment_open(&r->seg, r->segdir, r->seq + 1, t_start, wall_at(t_start),
@@ -535,15 +494,12 @@ open_segment(struct recorder *r, uint64_t t_start)
 	r->seg.pd.sync = r->conf->segment_sync;
 	kinfo_free(&r->kinfo);
 	kinfo_load(&r->kinfo);
-	capture_kernel(r->cap, &r->kinfo);
-	index_segment_open(r->index, r->seq, r->seg.path, r->seg.wall_start_ns);
-	index_scan_kernel(r->index, r->kinfo.id, r->kinfo.idsize, "/proc/modules",
-	    "/sys/module", r->seg.wall_start_ns);
-	model_foreach(&r->model, index_model_cb, r);
-	rc = synth_write(&r->seg, &r->model, &r->kinfo, &r->ev.layout, r->ev.ids[0],
-	    t_start, &ss);
-	if ((vlen = capture_vdso_id(r->cap, vid)) > 0)
-		segment_add_buildid(&r->seg, "[vdso]", vid, (uint8_t)vlen, 0);
+	r->kinfo.vdso = &r->vdso;
+	notify_segment_opened(&r->notify, &r->seg, &r->kinfo);
+	sa = (struct synth_args){ .layout = &r->ev.layout, .id = r->ev.ids[0],
+	    .time = t_start, .wall_ns = r->seg.wall_start_ns, .bins = r->bins,
+	    .notify = &r->notify };
+	rc = synth_write(&r->seg, &r->model, &r->kinfo, &sa, &ss);
 	if (rc < 0) {
 		errno = -rc;
 		log_warn("%s: writing the initial state", r->seg.partial);
@@ -573,8 +529,6 @@ recorder_rotate(struct recorder *r, enum rotate_reason why)
 		t = r->seg.t_start + 1;
 	drain_until(r, why == ROTATE_STOP ? UINT64_MAX - DRAIN_MARGIN_NS - FUTURE_NS : t);
 	rc = close_segment(r, t);
-	if (rc == 0)
-		capture_segment_closed(r->cap, r->last_closed);
 	switch (why) {
 	case ROTATE_SIZE: r->st.rotations_size++; break;
 	case ROTATE_AGE: r->st.rotations_age++; break;
@@ -584,7 +538,7 @@ recorder_rotate(struct recorder *r, enum rotate_reason why)
 	}
 	orc = open_segment(r, t);
 	segment_retention(r->segdir, r->conf->keep_count, r->conf->keep_size,
-	    r->conf->keep_age_ms, retention_deleted_cb, r);
+	    r->conf->keep_age_ms, &r->notify);
 	return rc < 0 ? rc : orc;
 }
 
@@ -593,13 +547,11 @@ recorder_check_rotate(struct recorder *r)
 {
 	const struct config *c = r->conf;
 
-	index_tick(r->index);
-	capture_poll(r->cap);
 	if (!r->seg.open) {
 		/* A segment could not be opened (disk full?): try again. */
 		if (open_segment(r, recorder_now()) == 0)
 			segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms,
-			    retention_deleted_cb, r);
+			    &r->notify);
 		return;
 	}
 	if (c->rotate_size != 0 && r->seg.pd.data_size >= c->rotate_size)
@@ -623,54 +575,62 @@ mkdir_p(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
-/* The binaries of processes that were running at start, for eager capture. */
+/*
+ * The binaries of the processes running at start: each map gets its
+ * binary, and the listeners hear of each binary once (eager capture copies
+ * them now).  Their sightings come with the first segment's start state.
+ */
 static int
-capture_model_cb(struct model_proc *p, void *arg)
+announce_model_cb(struct model_proc *p, void *arg)
 {
 	struct recorder *r = arg;
+	struct model_map *mm;
 	struct record_mmap m;
+	struct binary *b;
 	size_t	 i;
 
 	for (i = 0; i < p->nmaps; i++) {
-		if (p->maps[i].build_id_size == 0)
+		mm = &p->maps[i];
+		if (mm->build_id_size == 0 ||
+		    (b = binaries_get(r->bins, mm->filename, mm->build_id, mm->build_id_size,
+		    NULL)) == NULL)
 			continue;
+		mm->bin = b->id;
+		if (b->mapped)
+			continue;
+		b->mapped = 1;
 		memset(&m, 0, sizeof(m));
 		m.pid = m.tid = p->pid;
-		m.addr = p->maps[i].addr;
-		m.len = p->maps[i].len;
-		m.filename = p->maps[i].filename;
-		m.build_id_size = p->maps[i].build_id_size;
-		memcpy(m.build_id, p->maps[i].build_id, sizeof(m.build_id));
-		capture_map(r->cap, &m);
+		m.addr = mm->addr;
+		m.len = mm->len;
+		m.filename = mm->filename;
+		m.build_id_size = mm->build_id_size;
+		memcpy(m.build_id, mm->build_id, sizeof(m.build_id));
+		notify_binary_new(&r->notify, b, &m);
 	}
 	return 0;
 }
 
-/* Everything recorder_start set up, in reverse; safe on a partial start. */
+/* Everything recorder_init and recorder_start set up, in reverse; safe on a partial start. */
 static void
 release(struct recorder *r)
 {
-	capture_stop(r->cap);
-	r->cap = NULL;
-	index_close(r->index);
-	r->index = NULL;
 	events_close(&r->ev);
 	free(r->next);
 	r->next = NULL;
 	model_free(&r->model);
 	buildid_reader_free(&r->reader);
 	kinfo_free(&r->kinfo);
+	vdso_free(&r->vdso);
 }
 
 int
-recorder_start(struct recorder *r, const struct config *c, const char *state_dir,
-    int argc, char *const *argv, char *err, size_t errlen)
+recorder_init(struct recorder *r, const struct config *c, const char *state_dir,
+    struct binaries *bins, int argc, char *const *argv, char *err, size_t errlen)
 {
-	uint64_t t0;
-	int	 i, n;
-
 	memset(r, 0, sizeof(*r));
 	r->conf = c;
+	r->bins = bins;
 	r->argc = argc;
 	r->argv = argv;
 	if ((size_t)snprintf(r->segdir, sizeof(r->segdir), "%s/segments", state_dir) >=
@@ -686,20 +646,35 @@ recorder_start(struct recorder *r, const struct config *c, const char *state_dir
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
+	vdso_load(&r->vdso);
 	if (events_open(&r->ev, c, err, errlen) < 0)
 		goto fail;
 	if ((r->next = calloc((size_t)r->ev.ncpus, sizeof(*r->next))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	if (index_open(&r->index, state_dir, c, err, errlen) < 0)
-		goto fail;
-	if (capture_start(&r->cap, c, state_dir, err, errlen) < 0)
-		goto fail;
 	r->attr.attr = r->ev.attr;
 	r->attr.name = r->ev.name;
 	r->attr.ids = r->ev.ids;
 	r->attr.nids = (size_t)r->ev.ncpus;
+	return 0;
+fail:
+	release(r);
+	return -1;
+}
+
+int
+recorder_listen(struct recorder *r, const struct recorder_listener *l)
+{
+	return notify_listen(&r->notify, l);
+}
+
+int
+recorder_start(struct recorder *r, char *err, size_t errlen)
+{
+	const struct config *c = r->conf;
+	uint64_t t0;
+	int	 i, n;
 
 	/* Enable before the scan: whatever changes during it is in the rings. */
 	r->start_mono_ns = t0 = recorder_now();
@@ -708,8 +683,8 @@ recorder_start(struct recorder *r, const struct config *c, const char *state_dir
 			snprintf(err, errlen, "PERF_EVENT_IOC_ENABLE: %s", strerror(errno));
 			goto fail;
 		}
-	n = synth_scan_proc(&r->model, &r->reader);
-	model_foreach(&r->model, capture_model_cb, r);
+	n = procscan_run(&r->model, &r->reader);
+	model_foreach(&r->model, announce_model_cb, r);
 	log_info("build-id mode %s, event %s at %u Hz%s on %d CPUs; %d processes, "
 	    "%zu executable maps at start", events_mode_name(r->ev.mode), r->ev.name,
 	    c->frequency, c->callchain ? " with call chains" : "", r->ev.ncpus, n,

@@ -7,16 +7,16 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "binaries.h"
 #include "buildid_reader.h"
 #include "config.h"
 #include "events.h"
-#include "index/index.h"
+#include "kernel.h"
 #include "model.h"
+#include "notify.h"
 #include "perfdata.h"
 #include "segment.h"
 #include "synth.h"
-
-struct capture;
 
 struct recorder_stats {
 	uint64_t	 samples;
@@ -49,8 +49,11 @@ struct recorder {
 	struct events	 ev;
 	struct perfdata_attr attr;
 	struct model	 model;
+	struct binaries	*bins;		/* shared with the index (binaries.h) */
+	struct notify	 notify;	/* who hears what happened (notify.h) */
 	struct buildid_reader	 reader;
 	struct kinfo	 kinfo;
+	struct vdso	 vdso;
 	struct segment	 seg;
 	uint64_t	 seq;
 	uint64_t	 limit;		/* this pass consumes records stamped before */
@@ -69,15 +72,25 @@ struct recorder {
 	}		 last_stats;		/* of last_closed */
 	int		 disk_error;		/* errno while segments cannot be written, else 0 */
 	uint64_t	 room_gone_at;		/* no segment left to delete for space, at */
-	struct index	*index;		/* STATE/index.db writer */
-	struct capture	*cap;		/* build-id cache worker (capture.h) */
 };
 
 uint64_t recorder_now(void);	/* CLOCK_MONOTONIC ns, the events' clock */
 
-/* Open events, scan /proc, open the first segment; events are then enabled. */
-int	recorder_start(struct recorder *, const struct config *, const char *state_dir,
-	    int argc, char *const *argv, char *err, size_t errlen);
+/*
+ * The start, in two steps around the listeners' own start:
+ *   recorder_init   the segment directory (segments torn by a crash are
+ *                   repaired: the index reconciles with what is on disk),
+ *                   the events opened (not enabled); BINS is the table of
+ *                   binaries shared with the index
+ *   recorder_listen every listener (index, capture)
+ *   recorder_start  events enabled, /proc scanned, the binaries running
+ *                   announced, the first segment opened
+ * recorder_stop (or a failed recorder_start) releases everything.
+ */
+int	recorder_init(struct recorder *, const struct config *, const char *state_dir,
+	    struct binaries *bins, int argc, char *const *argv, char *err, size_t errlen);
+int	recorder_listen(struct recorder *, const struct recorder_listener *);
+int	recorder_start(struct recorder *, char *err, size_t errlen);
 /* Read every ring; returns the number of records read. */
 uint64_t recorder_drain(struct recorder *);
 /* Close the current segment at "now" and start the next; path of the closed one in last_closed. */

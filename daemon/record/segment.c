@@ -19,6 +19,7 @@
 
 #include "hash.h"
 #include "log.h"
+#include "record.h"
 #include "segment.h"
 
 static int
@@ -83,6 +84,20 @@ segment_add_buildid(struct segment *seg, const char *filename, const uint8_t *id
 	s->e[j].size = size;
 	s->e[j].kernel = (uint8_t)kernel;
 	s->n++;
+	return 0;
+}
+
+int
+segment_note_binary(struct segment *seg, struct binary *b, const char *name)
+{
+	int	 rc;
+
+	if (b->seg_seq == seg->seq && name[record_name_len(name)] == '\0')
+		return 0;
+	if ((rc = segment_add_buildid(seg, name, b->bid, b->bidsize,
+	    b->kind != BINARY_USER)) < 0)
+		return rc;
+	b->seg_seq = seg->seq;
 	return 0;
 }
 
@@ -220,12 +235,12 @@ segfile_cmp(const void *a, const void *b)
 }
 
 static int	segfiles_list(const char *, struct segfile **, size_t *, uint64_t *);
-static int	delete_one(const char *, const char *, const char *, segment_deleted_fn,
-		    void *);
+static int	delete_one(const char *, const char *, const char *,
+		    const struct notify *);
 
 int
 segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
-    uint64_t keep_age_ms, segment_deleted_fn deleted_cb, void *arg)
+    uint64_t keep_age_ms, const struct notify *notify)
 {
 	struct segfile	*v;
 	size_t		 n, i;
@@ -242,7 +257,7 @@ segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
 		if (!((keep_count != 0 && n - i > keep_count) ||
 		    (keep_size != 0 && total > keep_size) || old))
 			break;
-		if (delete_one(dir, v[i].name, "retention", deleted_cb, arg) < 0)
+		if (delete_one(dir, v[i].name, "retention", notify) < 0)
 			continue;
 		total -= v[i].size;
 		deleted++;
@@ -252,7 +267,7 @@ segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
 }
 
 int
-segment_delete_oldest(const char *dir, segment_deleted_fn deleted_cb, void *arg)
+segment_delete_oldest(const char *dir, const struct notify *notify)
 {
 	struct segfile	*v;
 	size_t		 n;
@@ -261,15 +276,14 @@ segment_delete_oldest(const char *dir, segment_deleted_fn deleted_cb, void *arg)
 
 	if (segfiles_list(dir, &v, &n, &total) < 0)
 		return -errno;
-	if (n > 0 && delete_one(dir, v[0].name, "disk full", deleted_cb, arg) == 0)
+	if (n > 0 && delete_one(dir, v[0].name, "disk full", notify) == 0)
 		rc = 1;
 	free(v);
 	return rc;
 }
 
 static int
-delete_one(const char *dir, const char *name, const char *why,
-    segment_deleted_fn deleted_cb, void *arg)
+delete_one(const char *dir, const char *name, const char *why, const struct notify *notify)
 {
 	char	 path[PATH_MAX];
 
@@ -279,8 +293,8 @@ delete_one(const char *dir, const char *name, const char *why,
 		return -1;
 	}
 	log_info_field("SEGMENT", name, "%s: deleted %s", why, name);
-	if (deleted_cb != NULL)
-		deleted_cb(name, arg);
+	if (notify != NULL)
+		notify_segment_deleted(notify, name);
 	return 0;
 }
 

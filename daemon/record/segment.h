@@ -9,6 +9,8 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "binaries.h"
+#include "notify.h"
 #include "perfdata.h"
 
 struct bidset_entry {
@@ -44,6 +46,12 @@ int	segment_open(struct segment *, const char *dir, uint64_t seq,
 int	segment_write(struct segment *, const void *, size_t);
 int	segment_add_buildid(struct segment *, const char *filename,
 	    const uint8_t *id, uint8_t size, int kernel);
+/*
+ * Binary B is referenced under NAME (as the record names it): into the
+ * build-id table, unless B is there already (B->seg_seq, no lookup).  A
+ * name the kernel marked " (deleted)" is kept as such beside the plain one.
+ */
+int	segment_note_binary(struct segment *, struct binary *b, const char *name);
 /* Finish the file and rename it; META's first/last time are set from t_start/t_end. */
 int	segment_close(struct segment *, const struct perfdata_attr *, size_t nattrs,
 	    struct perfdata_meta *);
@@ -53,23 +61,23 @@ void	segment_abandon(struct segment *);
 /* Highest sequence number among DIR's segments (0 if none). */
 uint64_t segment_last_seq(const char *dir);
 
-typedef void (*segment_deleted_fn)(const char *name, void *arg);
 /*
- * Disk full: delete DIR's oldest closed segment.  Returns 1 if one was
- * deleted, 0 if none is left, -errno.
+ * Disk full: delete DIR's oldest closed segment (published through
+ * NOTIFY, which may be NULL).  Returns 1 if one was deleted, 0 if none is
+ * left, -errno.
  */
-int	segment_delete_oldest(const char *dir, segment_deleted_fn, void *arg);
+int	segment_delete_oldest(const char *dir, const struct notify *);
 
 /*
  * Retention over DIR's closed segments, oldest first: delete while more
  * than KEEP_COUNT, more than KEEP_SIZE bytes, or older than KEEP_AGE_MS
  * (0 = no limit), but never the newest: the one a snapshot just handed
- * out stays even when it alone is larger than KEEP_SIZE.  DELETED_CB (if
- * not NULL) is called with each file name deleted.  Returns the number
+ * out stays even when it alone is larger than KEEP_SIZE.  Each file
+ * deleted is published through NOTIFY (may be NULL).  Returns the number
  * deleted.
  */
 int	segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
-	    uint64_t keep_age_ms, segment_deleted_fn deleted_cb, void *arg);
+	    uint64_t keep_age_ms, const struct notify *);
 
 void	bidset_free(struct bidset *);
 

@@ -122,7 +122,7 @@ main(int argc, char *argv[])
 	config_defaults(&conf);
 	if (cache != 0)
 		conf.index_cache_size = cache;	/* [index] cache_size */
-	if (index_open(&ix, dir, &conf, err, sizeof(err)) < 0) {
+	if (index_open(&ix, dir, &conf, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
@@ -139,7 +139,7 @@ main(int argc, char *argv[])
 		object(i, path, sizeof(path), id);
 		a = now_ns();
 		index_add_mapping(ix, path, id, 20, BID_MMAP2, (uint32_t)(1000 + i % 5000),
-		    (uint64_t)(T0 + (int64_t)i * 1000), 0, NULL);
+		    (uint64_t)(T0 + (int64_t)i * 1000), 0);
 		b = now_ns();
 		if (b - a > worst)
 			worst = b - a;
@@ -158,8 +158,7 @@ main(int argc, char *argv[])
 	t0 = now_ns();
 	for (i = 0; i < n; i++) {
 		object(i, path, sizeof(path), id);
-		index_add_mapping(ix, path, id, 20, BID_MMAP2, 7, (uint64_t)(T0 + 2000000000000LL), 0,
-		    NULL);
+		index_add_mapping(ix, path, id, 20, BID_MMAP2, 7, (uint64_t)(T0 + 2000000000000LL), 0);
 	}
 	t1 = now_ns();
 	index_flush(ix);

@@ -1,0 +1,63 @@
+/*
+ * notify.c - the recorder's listeners; see notify.h.
+ */
+#include "notify.h"
+
+int
+notify_listen(struct notify *n, const struct recorder_listener *l)
+{
+	if (n->n == NOTIFY_MAX)
+		return -1;
+	n->l[n->n++] = *l;
+	return 0;
+}
+
+#define EACH(n, fn, ...) do {						\
+	size_t i_;							\
+	for (i_ = 0; i_ < (n)->n; i_++)					\
+		if ((n)->l[i_].fn != NULL)				\
+			(n)->l[i_].fn((n)->l[i_].arg, __VA_ARGS__);	\
+} while (0)
+
+void
+notify_segment_opened(const struct notify *n, const struct segment *s, const struct kinfo *k)
+{
+	EACH(n, segment_opened, s, k);
+}
+
+void
+notify_segment_closed(const struct notify *n, const struct segment *s, uint64_t size)
+{
+	EACH(n, segment_closed, s, size);
+}
+
+void
+notify_segment_deleted(const struct notify *n, const char *name)
+{
+	EACH(n, segment_deleted, name);
+}
+
+void
+notify_binary_new(const struct notify *n, const struct binary *b, const struct record_mmap *m)
+{
+	EACH(n, binary_new, b, m);
+}
+
+void
+notify_mapped(const struct notify *n, const struct binary *b, uint32_t pid, uint64_t wall_ns,
+    uint8_t source)
+{
+	EACH(n, mapped, b, pid, wall_ns, source);
+}
+
+void
+notify_seen(const struct notify *n, const struct binary *b, uint32_t pid, uint64_t wall_ns)
+{
+	EACH(n, seen, b, pid, wall_ns);
+}
+
+void
+notify_unresolved(const struct notify *n, const char *path, int err, uint64_t wall_ns)
+{
+	EACH(n, unresolved, path, err, wall_ns);
+}

@@ -1,0 +1,67 @@
+/*
+ * notify.h - what the recorder tells the rest of the daemon, in one small
+ * interface.  The index and the capture worker each register a listener
+ * at start; the recorder and the parts of record/ that find things out
+ * (synth.c at a segment's start, segment.c's retention) publish here and
+ * know nothing of who listens.  Every call is on the loop thread and must
+ * not block: a listener queues what it has to do.
+ *
+ *	segment_opened   a segment began; the kernel, modules and vDSO as now
+ *	segment_closed   it is finished and renamed (seg->path), SIZE bytes
+ *	segment_deleted  retention or a full disk removed file NAME
+ *	binary_new       the first mapping of a binary in this run (M: where
+ *	                 it is mapped, for a copy through map_files)
+ *	mapped           a new mmap of binary B by PID, at WALL_NS; SOURCE
+ *	                 says where its build-id came from (enum buildid_source)
+ *	seen             B still mapped by PID at WALL_NS: a segment's start
+ *	                 state, the process's exit (last_seen moves)
+ *	unresolved       a file mapping whose build-id could not be proven;
+ *	                 ERR is the -errno of the failed read
+ */
+#ifndef PERFMAPD_NOTIFY_H
+#define PERFMAPD_NOTIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct binary;
+struct kinfo;
+struct record_mmap;
+struct segment;
+
+struct recorder_listener {
+	void	(*segment_opened)(void *, const struct segment *, const struct kinfo *);
+	void	(*segment_closed)(void *, const struct segment *, uint64_t size);
+	void	(*segment_deleted)(void *, const char *name);
+	void	(*binary_new)(void *, const struct binary *, const struct record_mmap *m);
+	void	(*mapped)(void *, const struct binary *, uint32_t pid, uint64_t wall_ns,
+		    uint8_t source);
+	void	(*seen)(void *, const struct binary *, uint32_t pid, uint64_t wall_ns);
+	void	(*unresolved)(void *, const char *path, int err, uint64_t wall_ns);
+	void	*arg;
+};
+
+#define NOTIFY_MAX	4
+
+struct notify {
+	struct recorder_listener l[NOTIFY_MAX];
+	size_t		 n;
+};
+
+/* Add a listener (any callback may be NULL); -1 if the list is full. */
+int	notify_listen(struct notify *, const struct recorder_listener *);
+
+void	notify_segment_opened(const struct notify *, const struct segment *,
+	    const struct kinfo *);
+void	notify_segment_closed(const struct notify *, const struct segment *, uint64_t size);
+void	notify_segment_deleted(const struct notify *, const char *name);
+void	notify_binary_new(const struct notify *, const struct binary *,
+	    const struct record_mmap *);
+void	notify_mapped(const struct notify *, const struct binary *, uint32_t pid,
+	    uint64_t wall_ns, uint8_t source);
+void	notify_seen(const struct notify *, const struct binary *, uint32_t pid,
+	    uint64_t wall_ns);
+void	notify_unresolved(const struct notify *, const char *path, int err,
+	    uint64_t wall_ns);
+
+#endif
