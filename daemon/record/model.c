@@ -395,6 +395,26 @@ model_exit(struct model *m, uint32_t pid, uint32_t tid)
 		proc_remove(m, p);
 }
 
+void
+model_map_record(const struct model_proc *p, const struct model_map *mm, struct record_mmap *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->pid = r->tid = p->pid;
+	r->addr = mm->addr;
+	r->len = mm->len;
+	r->pgoff = mm->pgoff;
+	r->has_inode = 1;
+	r->maj = mm->maj;
+	r->min = mm->min;
+	r->ino = mm->ino;
+	r->ino_generation = mm->ino_generation;
+	r->prot = mm->prot;
+	r->flags = mm->flags;
+	r->build_id_size = mm->build_id_size;
+	memcpy(r->build_id, mm->build_id, sizeof(r->build_id));
+	r->filename = mm->filename;
+}
+
 int
 model_foreach(struct model *m, model_proc_fn fn, void *arg)
 {

@@ -63,6 +63,10 @@ int	model_set_comm(struct model *, uint32_t pid, uint32_t tid, const char *comm,
 int	model_fork(struct model *, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid);
 void	model_exit(struct model *, uint32_t pid, uint32_t tid);
 
+/* The mapping MM of process P as a decoded MMAP2 record (filename shared with MM). */
+void	model_map_record(const struct model_proc *p, const struct model_map *mm,
+	    struct record_mmap *out);
+
 /* Visit every process (in no particular order). */
 typedef int (*model_proc_fn)(struct model_proc *, void *arg);
 int	model_foreach(struct model *, model_proc_fn, void *arg);

@@ -599,13 +599,7 @@ announce_model_cb(struct model_proc *p, void *arg)
 		if (b->mapped)
 			continue;
 		b->mapped = 1;
-		memset(&m, 0, sizeof(m));
-		m.pid = m.tid = p->pid;
-		m.addr = mm->addr;
-		m.len = mm->len;
-		m.filename = mm->filename;
-		m.build_id_size = mm->build_id_size;
-		memcpy(m.build_id, mm->build_id, sizeof(m.build_id));
+		model_map_record(p, mm, &m);
 		notify_binary_new(&r->notify, b, &m);
 	}
 	return 0;

@@ -38,20 +38,7 @@ synth_proc_cb(struct model_proc *p, void *arg)
 		struct binary *b = binaries_at(c->a->bins, mm->bin);
 		struct record_mmap r;
 
-		memset(&r, 0, sizeof(r));
-		r.pid = r.tid = p->pid;
-		r.addr = mm->addr;
-		r.len = mm->len;
-		r.pgoff = mm->pgoff;
-		r.maj = mm->maj;
-		r.min = mm->min;
-		r.ino = mm->ino;
-		r.ino_generation = mm->ino_generation;
-		r.prot = mm->prot;
-		r.flags = mm->flags;
-		r.build_id_size = mm->build_id_size;
-		memcpy(r.build_id, mm->build_id, sizeof(r.build_id));
-		r.filename = mm->filename;
+		model_map_record(p, mm, &r);
 		if (strlen(r.filename) >= PATH_MAX)
 			continue;
 		c->sid.pid = c->sid.tid = p->pid;
