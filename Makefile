@@ -130,12 +130,13 @@ UNITS := perfmapd.service perfmapd.socket perfmapd-snapshot.service perfmapd-sna
 # Units name /usr/sbin and /usr/bin; installed, they name SBINDIR and BINDIR.
 install: $(BUILD)/perfmapd $(BUILD)/perfmapctl
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man5 \
-		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/perfmapd $(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(SYSUSERSDIR)
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/perfmapd \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR)
 	install -m 0755 $(BUILD)/perfmapd $(DESTDIR)$(SBINDIR)/perfmapd
 	install -m 0755 $(BUILD)/perfmapctl $(DESTDIR)$(BINDIR)/perfmapctl
 	install -m 0644 man/perfmapd.8 man/perfmapctl.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 man/perfmapd.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 man/perfmapd.7 $(DESTDIR)$(MANDIR)/man7/
 	[ -e $(DESTDIR)$(SYSCONFDIR)/perfmapd/perfmapd.conf ] || \
 		install -m 0644 conf/perfmapd.conf $(DESTDIR)$(SYSCONFDIR)/perfmapd/perfmapd.conf
 	for u in $(UNITS); do \
@@ -148,7 +149,8 @@ install: $(BUILD)/perfmapd $(BUILD)/perfmapctl
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/perfmapd $(DESTDIR)$(BINDIR)/perfmapctl \
 		$(DESTDIR)$(MANDIR)/man8/perfmapd.8 $(DESTDIR)$(MANDIR)/man8/perfmapctl.8 \
-		$(DESTDIR)$(MANDIR)/man5/perfmapd.conf.5 $(DESTDIR)$(SYSUSERSDIR)/perfmapd.conf
+		$(DESTDIR)$(MANDIR)/man5/perfmapd.conf.5 $(DESTDIR)$(MANDIR)/man7/perfmapd.7 \
+		$(DESTDIR)$(SYSUSERSDIR)/perfmapd.conf
 	for u in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$u; done
 	cmp -s conf/perfmapd.conf $(DESTDIR)$(SYSCONFDIR)/perfmapd/perfmapd.conf && \
 		rm -f $(DESTDIR)$(SYSCONFDIR)/perfmapd/perfmapd.conf || true

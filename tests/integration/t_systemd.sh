@@ -66,7 +66,7 @@ D=$T/root
 make -s install DESTDIR="$D" PREFIX=/usr > "$T/install2.log" 2>&1 || { cat "$T/install2.log"; fail "make install DESTDIR"; }
 for f in usr/sbin/perfmapd usr/bin/perfmapctl etc/perfmapd/perfmapd.conf \
     usr/share/man/man8/perfmapd.8 usr/share/man/man8/perfmapctl.8 \
-    usr/share/man/man5/perfmapd.conf.5 lib/systemd/system/perfmapd.service \
+    usr/share/man/man5/perfmapd.conf.5 usr/share/man/man7/perfmapd.7 lib/systemd/system/perfmapd.service \
     lib/systemd/system/perfmapd.socket lib/systemd/system/perfmapd-snapshot.timer \
     usr/lib/sysusers.d/perfmapd.conf; do
 	[ -f "$D/$f" ] || fail "make install did not install $f"
