@@ -21,11 +21,14 @@
  *		struct sample_id sample_id;
  *	};
  *
- * The record type and the attribute bit are the first free ones of 6.1:
- * type 22 (6.1 ends at PERF_RECORD_AUX_OUTPUT_HW_ID = 21) and bit 38 of
- * the attribute flags word (6.1 ends at sigtrap = bit 37).  Type 22 may
- * mean something else on a newer stock kernel, so the decoder only reads
- * it as MMAP3 when the event was opened with the mmap3 bit.
+ * The record type and the attribute bit are the first ones mainline has
+ * not given out (kernel-patch/README.md, "Numbers"): type 23 and bit 40 of
+ * the attribute flags word.  6.19's deferred user call chains took type 22
+ * (PERF_RECORD_CALLCHAIN_DEFERRED) and bits 38 and 39 (defer_callchain,
+ * defer_output); the 6.1 and 6.12 series keep those reserved.  A number
+ * mainline gives out later may mean something else on a stock kernel:
+ * the decoder reads type 23 as MMAP3 only for events opened with the bit,
+ * and the daemon must see a real MMAP3 record before it trusts the bit.
  */
 #ifndef PERFMAPD_PERF_ABI_H
 #define PERFMAPD_PERF_ABI_H
@@ -34,8 +37,8 @@
 #include <stdint.h>
 #include <linux/perf_event.h>
 
-#define PERF_RECORD_MMAP3		22
-#define PERF_ATTR_FLAG_MMAP3_BIT	38
+#define PERF_RECORD_MMAP3		23
+#define PERF_ATTR_FLAG_MMAP3_BIT	40
 #define PERF_ATTR_FLAG_BUILD_ID_BIT	34
 
 #ifndef PERF_RECORD_MISC_MMAP_BUILD_ID

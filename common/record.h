@@ -20,7 +20,7 @@
 struct record_layout {
 	uint64_t	sample_type;
 	int		sample_id_all;
-	int		mmap3;		/* type 22 is MMAP3 (event opened with the mmap3 bit) */
+	int		mmap3;		/* PERF_RECORD_MMAP3 is MMAP3 (event opened with the bit) */
 };
 
 struct record_sample_id {

@@ -365,22 +365,22 @@ START_TEST(test_mmap3)
 }
 END_TEST
 
-/* Type 22 without the mmap3 bit is something else: header and sid only. */
-START_TEST(test_type22_not_mmap3)
+/* The MMAP3 type without the mmap3 bit is something else: header and sid only. */
+START_TEST(test_mmap3_type_without_bit)
 {
 	struct rb r;
 	struct record d;
 
 	mk_mmap3(&r, 20, BID, "/usr/lib/libfoo.so");
 	ck_assert_int_eq(decode(&r, &L_SID, &d, NULL), 0);
-	ck_assert_uint_eq(d.type, 22);
+	ck_assert_uint_eq(d.type, PERF_RECORD_MMAP3);
 	ck_assert_uint_eq(d.mmap.pid, 0);
 	ck_assert_uint_eq(d.mmap.addr, 0);
 	ck_assert_uint_eq(d.mmap.build_id_size, 0);
 	ck_assert_ptr_null(d.mmap.filename);
 	check_sid(&d);
-	ck_assert_str_ne(record_type_name(22, &L_SID), "MMAP3");
-	ck_assert_str_eq(record_type_name(22, NULL), "UNKNOWN");
+	ck_assert_str_ne(record_type_name(PERF_RECORD_MMAP3, &L_SID), "MMAP3");
+	ck_assert_str_eq(record_type_name(PERF_RECORD_MMAP3, NULL), "UNKNOWN");
 	/* Even a body that would be a malformed MMAP3 is not an error then. */
 	mk_mmap3(&r, 200, BID, "/x");
 	ck_assert_int_eq(decode(&r, &L_SID, &d, NULL), 0);
@@ -999,7 +999,7 @@ record_suite(void)
 	tcase_add_test(tc, test_mmap2_plain);
 	tcase_add_test(tc, test_mmap2_buildid);
 	tcase_add_test(tc, test_mmap3);
-	tcase_add_test(tc, test_type22_not_mmap3);
+	tcase_add_test(tc, test_mmap3_type_without_bit);
 	tcase_add_test(tc, test_comm);
 	tcase_add_test(tc, test_fork_exit);
 	tcase_add_test(tc, test_lost);

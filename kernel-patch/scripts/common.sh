@@ -1,18 +1,29 @@
 # common.sh - shared by check.sh and qemu-test.sh (sourced, not run).
 #
+# Usage of the sourcing script: SCRIPT VERSION, VERSION one of $KERNELS.
+#
 # Environment (set by the Makefile, overridable):
 #   BUILD     work directory outside the perfmapd tree (/var/tmp/perfmapd-kernel)
-#   SRC_TAR   the Linux 6.1 source tarball (/usr/src/linux-source-6.1.tar.xz)
 #   JOBS      parallel make jobs (nproc)
+#   SRC_TAR   the source tarball (/usr/src/linux-source-VERSION.tar.xz)
 
 set -eu
 
 HERE=$(cd "$(dirname "$0")/.." && pwd)		# kernel-patch/
 TOP=$(cd "$HERE/.." && pwd)			# perfmapd checkout
 BUILD=${BUILD:-/var/tmp/perfmapd-kernel}
-SRC_TAR=${SRC_TAR:-/usr/src/linux-source-6.1.tar.xz}
 JOBS=${JOBS:-$(nproc)}
-PATCHES=$(ls "$HERE"/patches/*.patch | sort)
+KERNELS="6.1 6.12"				# patches/VERSION/ for each
+
+KV=${1:-}
+case " $KERNELS " in
+*" $KV "*) ;;
+*)	echo "usage: $0 VERSION (one of: $KERNELS)" >&2
+	exit 2 ;;
+esac
+SRC_PKG=linux-source-$KV
+SRC_TAR=${SRC_TAR:-/usr/src/$SRC_PKG.tar.xz}
+PATCHES=$(ls "$HERE/patches/$KV"/*.patch | sort)
 
 case "$BUILD" in
 "$TOP"|"$TOP"/*)
@@ -20,7 +31,7 @@ case "$BUILD" in
 	exit 2 ;;
 esac
 
-log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+log() { printf '[%s] %s: %s\n' "$(date +%H:%M:%S)" "$KV" "$*"; }
 
 # need_pkgs PKG... : apt-get install the packages that are not installed yet.
 need_pkgs() {
@@ -32,33 +43,35 @@ need_pkgs() {
 	[ -z "$missing" ] && return 0
 	log "installing:$missing"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y -q $missing >/dev/null 2>&1 || {
+	apt-get install -y -q --no-install-recommends $missing >/dev/null 2>&1 || {
 		apt-get update -q >/dev/null 2>&1
-		apt-get install -y -q $missing >/dev/null
+		apt-get install -y -q --no-install-recommends $missing >/dev/null
 	}
 }
 
-# find_source : make sure $SRC_TAR exists (install linux-source-6.1 if needed).
+# find_source : make sure $SRC_TAR exists (install linux-source-VERSION if needed).
 find_source() {
-	if [ ! -f "$SRC_TAR" ]; then
-		need_pkgs linux-source-6.1
-		[ -f "$SRC_TAR" ] || SRC_TAR=$(ls /usr/src/linux-source-6.1*.tar.* 2>/dev/null | head -1)
-	fi
-	[ -n "$SRC_TAR" ] && [ -f "$SRC_TAR" ] || { echo "no Linux 6.1 source tarball" >&2; return 1; }
+	[ -f "$SRC_TAR" ] || need_pkgs "$SRC_PKG"
+	[ -f "$SRC_TAR" ] || { echo "no $SRC_TAR (package $SRC_PKG)" >&2; return 1; }
 }
 
 patches_sum() { cat $PATCHES | sha256sum | cut -c1-16; }
 
-# unpack_patched DIR : fresh 6.1 tree in DIR with the series applied.
+# The two copies of the UAPI header, as the series leaves them.
+UAPI_FILES="include/uapi/linux/perf_event.h tools/include/uapi/linux/perf_event.h"
+
+# unpack_patched DIR : fresh tree in DIR with the series applied; the
+# pristine UAPI headers are kept in DIR.pristine/.
 # Applies with patch -p1 -F0: no fuzz, no rejects (offsets are fine).
 unpack_patched() {
 	dir=$1
-	rm -rf "$dir"
+	rm -rf "$dir" "$dir.tmp" "$dir.pristine"
 	mkdir -p "$dir.tmp"
 	log "unpacking $(basename "$SRC_TAR")"
 	tar -xf "$SRC_TAR" -C "$dir.tmp"
-	mv "$dir.tmp"/linux-source-6.1* "$dir"
+	mv "$dir.tmp/$SRC_PKG" "$dir"
 	rmdir "$dir.tmp"
+	(cd "$dir" && mkdir -p "$dir.pristine" && cp --parents $UAPI_FILES "$dir.pristine/")
 	for p in $PATCHES; do
 		log "applying $(basename "$p")"
 		if ! out=$(cd "$dir" && patch -p1 -F0 -N --batch --no-backup-if-mismatch < "$p" 2>&1); then
