@@ -1,5 +1,6 @@
 #!/bin/sh
-# Install the Debian packages perfmapd needs to build and test, if missing.
+# Install the Debian packages perfmapd needs to build and test, if missing;
+# with arguments, those packages instead (kernel-patch/scripts/deps.sh).
 # Idempotent: with everything present it only runs dpkg-query.
 set -eu
 
@@ -7,6 +8,7 @@ PKGS="gcc make pkg-config libc6-dev
 libevent-dev libelf-dev libsqlite3-dev libsystemd-dev libinih-dev libjansson-dev
 libarchive-dev libdebuginfod-dev liblzma-dev libzstd-dev debuginfod
 check linux-perf binutils elfutils mandoc systemd util-linux procps jq sqlite3 clang"
+[ $# -eq 0 ] || PKGS="$*"
 
 missing=""
 for p in $PKGS; do

@@ -8,7 +8,7 @@
 start=$(date +%s)
 fail() { echo "FAIL: check $KV: $*  ($(( $(date +%s) - start ))s)"; exit 1; }
 
-need_pkgs make gcc perl bc flex bison libssl-dev libelf-dev xz-utils patch || fail "cannot install build dependencies"
+deps check || fail "cannot install build dependencies (scripts/deps.sh check)"
 find_source || fail "no $KV source"
 
 tree=$BUILD/check-$KV/linux

@@ -33,25 +33,11 @@ esac
 
 log() { printf '[%s] %s: %s\n' "$(date +%H:%M:%S)" "$KV" "$*"; }
 
-# need_pkgs PKG... : apt-get install the packages that are not installed yet.
-need_pkgs() {
-	missing=
-	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-			missing="$missing $p"
-	done
-	[ -z "$missing" ] && return 0
-	log "installing:$missing"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y -q --no-install-recommends $missing >/dev/null 2>&1 || {
-		apt-get update -q >/dev/null 2>&1
-		apt-get install -y -q --no-install-recommends $missing >/dev/null
-	}
-}
+# deps TARGET : install what TARGET (check, qemu-test) needs (scripts/deps.sh).
+deps() { sh "$HERE/scripts/deps.sh" "$1"; }
 
-# find_source : make sure $SRC_TAR exists (install linux-source-VERSION if needed).
+# find_source : the source tarball of $KV must be there (scripts/deps.sh).
 find_source() {
-	[ -f "$SRC_TAR" ] || need_pkgs "$SRC_PKG"
 	[ -f "$SRC_TAR" ] || { echo "no $SRC_TAR (package $SRC_PKG)" >&2; return 1; }
 }
 
