@@ -4,7 +4,7 @@
 #   - the MMAP3 record end to end (test/mmap3-test.c);
 #   - MMAP2 (attr.build_id) against MMAP3 build-ids on a cold page cache
 #     (a fresh ext2 disk, page cache dropped; both counts printed);
-#   - the real ./perfmapd recording while test/spin.c runs, stopped with
+#   - the real perfmapd (build/perfmapd) recording while test/spin.c runs, stopped with
 #     SIGTERM: its log must say "build-id mode mmap3", and the segment,
 #     brought back on a second disk, must read with the host's perf and
 #     show spin's functions;
@@ -22,7 +22,10 @@ mkdir -p "$W"
 
 deps qemu-test || fail "cannot install dependencies (scripts/deps.sh qemu-test)"
 find_source || fail "no $KV source"
-[ -x "$TOP/perfmapd" ] || make -C "$TOP" -s perfmapd >/dev/null || fail "cannot build perfmapd"
+# The daemon the guest runs: the tree's build (BUILD here is ours, not make's).
+PERFMAPD=$TOP/build/perfmapd
+[ -x "$PERFMAPD" ] || make -C "$TOP" -s BUILD=build build/perfmapd >/dev/null ||
+	fail "cannot build $PERFMAPD"
 
 # --- 1. the patched kernel: tinyconfig + what the test and perfmapd need --
 tree=$W/linux
@@ -104,11 +107,11 @@ list=$W/initramfs.list
 	echo "file /init $HERE/test/guest-init.sh 0755 0 0"
 	echo "file /mmap3-test $W/mmap3-test 0755 0 0"
 	echo "file /spin $W/spin 0755 0 0"
-	echo "file /perfmapd $TOP/perfmapd 0755 0 0"
+	echo "file /perfmapd $PERFMAPD 0755 0 0"
 	echo "file /target.so $W/target.so 0755 0 0"
 	echo "file /data.txt $W/data.txt 0755 0 0"
 	echo "file /expected-build-id $W/expected-build-id 0644 0 0"
-	libs=$( (ldd "$TOP/perfmapd"; ldd "$W/spin") |
+	libs=$( (ldd "$PERFMAPD"; ldd "$W/spin") |
 		sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' | sort -u)
 	for lib in $libs; do		# parents before children
 		d=$(dirname "$lib")
