@@ -27,9 +27,9 @@ done
 # The .c files the series changes: each must compile with -Werror.
 objs=$(cat $PATCHES | sed -n 's|^+++ b/\(.*\)\.c$|\1.o|p' | grep -v '^tools/' | sort -u)
 log "make defconfig"
-make -s defconfig >/dev/null || fail "make defconfig"
+make -s --no-print-directory defconfig >/dev/null || fail "make defconfig"
 log "make KCFLAGS=-Werror $objs"
-make -s -j"$JOBS" KCFLAGS=-Werror $objs || fail "compiling $objs"
+make -s --no-print-directory -j"$JOBS" KCFLAGS=-Werror $objs || fail "compiling $objs"
 for o in $objs; do [ -s "$o" ] || fail "$o not built"; done
 
 # The tools/ copy of the UAPI header gets exactly the changes of the kernel's
@@ -42,7 +42,7 @@ uapi_changes=$(changes include/uapi/linux/perf_event.h || true)
 
 # The installed header gives the ABI of common/perf_abi.h.
 log "make headers"
-make -s headers >/dev/null || fail "make headers"
+make -s --no-print-directory headers >/dev/null || fail "make headers"
 type=$(awk '$2 == "PERF_RECORD_MMAP3" { print $3 }' "$TOP/common/perf_abi.h")
 bit=$(awk '$2 == "PERF_ATTR_FLAG_MMAP3_BIT" { print $3 }' "$TOP/common/perf_abi.h")
 [ -n "$type" ] && [ -n "$bit" ] || fail "cannot read the ABI from common/perf_abi.h"

@@ -65,8 +65,12 @@ esac
 stock=$W/stock
 stock_kernel=$(ls "$stock"/boot/vmlinuz-"$KV".* 2>/dev/null | head -1 || true)
 if [ -z "$stock_kernel" ]; then
-	pkg=$(apt-cache depends "$meta" 2>/dev/null |
-		sed -n "s/.*Depends: \(linux-image-$KV\.[^ ]*-amd64\)\$/\1/p" | head -1)
+	stock_pkg() {
+		apt-cache depends "$meta" 2>/dev/null |
+			sed -n "s/.*Depends: \(linux-image-$KV\.[^ ]*-amd64\)\$/\1/p" | head -1
+	}
+	pkg=$(stock_pkg)
+	[ -n "$pkg" ] || { apt-get update -q >/dev/null 2>&1; pkg=$(stock_pkg); }
 	[ -n "$pkg" ] || fail "cannot find Debian's stock kernel package ($meta)"
 	log "downloading stock kernel $pkg"
 	rm -rf "$stock" && mkdir -p "$stock/deb"
@@ -97,13 +101,15 @@ log "target.so build-id (readelf -n): $bid"
 
 # The initramfs: busybox, /init, the test programs, perfmapd and the shared
 # libraries of perfmapd and spin (ldd), at their paths.
+busybox=$(command -v busybox) || fail "no busybox (busybox-static)"
+ldd "$busybox" >/dev/null 2>&1 && fail "$busybox is not static: install busybox-static"
 list=$W/initramfs.list
 {
 	echo "dir /dev 0755 0 0"
 	echo "nod /dev/console 0600 0 0 c 5 1"
 	echo "nod /dev/null 0666 0 0 c 1 3"
 	echo "dir /bin 0755 0 0"
-	echo "file /bin/busybox $(command -v busybox) 0755 0 0"
+	echo "file /bin/busybox $busybox 0755 0 0"
 	echo "file /init $HERE/test/guest-init.sh 0755 0 0"
 	echo "file /mmap3-test $W/mmap3-test 0755 0 0"
 	echo "file /spin $W/spin 0755 0 0"
