@@ -280,6 +280,238 @@ feat_event_desc(struct fbuf *b, const struct perfdata_attr *attrs, size_t n)
 	}
 }
 
+/*
+ * CPU_TOPOLOGY (cputopo.c): the distinct package and core sibling lists,
+ * core and socket of every CPU up to NRCPUS' "available", then (x86_64,
+ * s390x) the die lists and each CPU's die.
+ */
+static int
+feat_cpu_topology(struct fbuf *b, const struct hostinfo *h)
+{
+	uint32_t i;
+
+	if (!h->has_topology)
+		return 0;
+	fbuf_u32(b, h->npackage);
+	for (i = 0; i < h->npackage; i++)
+		fbuf_string(b, h->package_lists[i]);
+	fbuf_u32(b, h->ncore);
+	for (i = 0; i < h->ncore; i++)
+		fbuf_string(b, h->core_lists[i]);
+	for (i = 0; i < h->nr_cpus_avail; i++) {
+		fbuf_u32(b, (uint32_t)h->cpus[i].core_id);
+		fbuf_u32(b, (uint32_t)h->cpus[i].socket_id);
+	}
+	if (h->ndie == 0)
+		return 1;
+	fbuf_u32(b, h->ndie);
+	for (i = 0; i < h->ndie; i++)
+		fbuf_string(b, h->die_lists[i]);
+	for (i = 0; i < h->nr_cpus_avail; i++)
+		fbuf_u32(b, (uint32_t)h->cpus[i].die_id);
+	return 1;
+}
+
+static int
+feat_numa_topology(struct fbuf *b, const struct hostinfo *h)
+{
+	uint32_t i;
+
+	if (!h->has_numa)
+		return 0;
+	fbuf_u32(b, h->nnuma);
+	for (i = 0; i < h->nnuma; i++) {
+		fbuf_u32(b, h->numa[i].node);
+		fbuf_u64(b, h->numa[i].mem_total_kb);
+		fbuf_u64(b, h->numa[i].mem_free_kb);
+		fbuf_string(b, h->numa[i].cpus);
+	}
+	return 1;
+}
+
+static int
+feat_pmu_mappings(struct fbuf *b, const struct hostinfo *h)
+{
+	uint32_t i;
+
+	if (!h->has_pmus)
+		return 0;
+	fbuf_u32(b, h->npmus);
+	for (i = 0; i < h->npmus; i++) {
+		fbuf_u32(b, h->pmus[i].type);
+		fbuf_string(b, h->pmus[i].name);
+	}
+	return 1;
+}
+
+static int
+feat_cache(struct fbuf *b, const struct hostinfo *h)
+{
+	uint32_t i;
+
+	if (!h->has_cache)
+		return 0;
+	fbuf_u32(b, 1);			/* version */
+	fbuf_u32(b, h->ncaches);
+	for (i = 0; i < h->ncaches; i++) {
+		const struct hostinfo_cache *c = &h->caches[i];
+
+		fbuf_u32(b, c->level);
+		fbuf_u32(b, c->line_size);
+		fbuf_u32(b, c->sets);
+		fbuf_u32(b, c->ways);
+		fbuf_string(b, c->type);
+		fbuf_string(b, c->size);
+		fbuf_string(b, c->map);
+	}
+	return 1;
+}
+
+/* MEM_TOPOLOGY: version, block size, nodes {node, size, bitmap {nbits, words}}. */
+static int
+feat_mem_topology(struct fbuf *b, const struct hostinfo *h)
+{
+	uint64_t i;
+
+	if (!h->has_mem)
+		return 0;
+	fbuf_u64(b, 1);			/* version */
+	fbuf_u64(b, h->mem_block_size);
+	fbuf_u64(b, h->nmem);
+	for (i = 0; i < h->nmem; i++) {
+		const struct hostinfo_memnode *n = &h->mem[i];
+
+		fbuf_u64(b, n->node);
+		fbuf_u64(b, n->nbits);
+		fbuf_u64(b, n->nbits);
+		fbuf_put(b, n->bits, (n->nbits + 63) / 64 * sizeof(uint64_t));
+	}
+	return 1;
+}
+
+static void
+pmu_caps(struct fbuf *b, const struct hostinfo_pmu *p, int with_name)
+{
+	uint32_t i;
+
+	fbuf_u32(b, p->ncaps);
+	for (i = 0; i < p->ncaps; i++) {
+		fbuf_string(b, p->caps[i].name);
+		fbuf_string(b, p->caps[i].value);
+	}
+	if (with_name)
+		fbuf_string(b, p->name);
+}
+
+/* CPU_PMU_CAPS: the core PMU's ("cpu") capabilities, if there is one. */
+static int
+feat_cpu_pmu_caps(struct fbuf *b, const struct hostinfo *h)
+{
+	uint32_t i;
+
+	for (i = 0; i < h->npmus; i++)
+		if (strcmp(h->pmus[i].name, "cpu") == 0) {
+			pmu_caps(b, &h->pmus[i], 0);
+			return 1;
+		}
+	return 0;
+}
+
+static int
+feat_hybrid_topology(struct fbuf *b, const struct hostinfo *h)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < h->npmus; i++)
+		n += h->pmus[i].cpus != NULL;
+	if (n == 0)
+		return 0;
+	fbuf_u32(b, n);
+	for (i = 0; i < h->npmus; i++)
+		if (h->pmus[i].cpus != NULL) {
+			fbuf_string(b, h->pmus[i].name);
+			fbuf_string(b, h->pmus[i].cpus);
+		}
+	return 1;
+}
+
+/*
+ * PMU_CAPS: every PMU but "cpu" that has capabilities, hybrid core PMUs
+ * first (older perf reads those as the hybrid CPU PMU caps); an empty
+ * list when none has any, as perf record writes it.
+ */
+static int
+feat_pmu_caps(struct fbuf *b, const struct hostinfo *h)
+{
+	uint32_t i, n = 0;
+	int	 pass;
+
+	if (!h->has_pmus)
+		return 0;
+	for (i = 0; i < h->npmus; i++)
+		n += strcmp(h->pmus[i].name, "cpu") != 0 && h->pmus[i].ncaps > 0;
+	fbuf_u32(b, n);
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < h->npmus; i++) {
+			const struct hostinfo_pmu *p = &h->pmus[i];
+
+			if (strcmp(p->name, "cpu") == 0 || p->ncaps == 0 ||
+			    (p->cpus != NULL) != (pass == 0))
+				continue;
+			pmu_caps(b, p, 1);
+		}
+	return 1;
+}
+
+/* The features that come from the machine (hostinfo); 1 if FEAT is present. */
+static int
+feat_host(struct fbuf *b, int feat, const struct hostinfo *h)
+{
+	if (h == NULL)
+		return 0;
+	switch (feat) {
+	case HEADER_NRCPUS:
+		if (h->nr_cpus_avail == 0)
+			return 0;
+		fbuf_u32(b, h->nr_cpus_avail);
+		fbuf_u32(b, h->nr_cpus_online);
+		return 1;
+	case HEADER_CPUDESC:
+		if (h->cpudesc == NULL)
+			return 0;
+		fbuf_string(b, h->cpudesc);
+		return 1;
+	case HEADER_CPUID:
+		if (h->cpuid == NULL)
+			return 0;
+		fbuf_string(b, h->cpuid);
+		return 1;
+	case HEADER_TOTAL_MEM:
+		if (h->total_mem_kb == 0)
+			return 0;
+		fbuf_u64(b, h->total_mem_kb);
+		return 1;
+	case HEADER_CPU_TOPOLOGY:
+		return feat_cpu_topology(b, h);
+	case HEADER_NUMA_TOPOLOGY:
+		return feat_numa_topology(b, h);
+	case HEADER_PMU_MAPPINGS:
+		return feat_pmu_mappings(b, h);
+	case HEADER_CACHE:
+		return feat_cache(b, h);
+	case HEADER_MEM_TOPOLOGY:
+		return feat_mem_topology(b, h);
+	case HEADER_CPU_PMU_CAPS:
+		return feat_cpu_pmu_caps(b, h);
+	case HEADER_HYBRID_TOPOLOGY:
+		return feat_hybrid_topology(b, h);
+	case HEADER_PMU_CAPS:
+		return feat_pmu_caps(b, h);
+	default:
+		return 0;
+	}
+}
+
 /* Append payload of feature FEAT to B; returns 1 if the feature is present. */
 static int
 feat_payload(struct fbuf *b, int feat, const struct perfdata_attr *attrs,
@@ -303,20 +535,6 @@ feat_payload(struct fbuf *b, int feat, const struct perfdata_attr *attrs,
 		return 1;
 	case HEADER_ARCH:
 		fbuf_string(b, m->arch ? m->arch : "");
-		return 1;
-	case HEADER_NRCPUS:
-		fbuf_u32(b, m->nr_cpus_avail);
-		fbuf_u32(b, m->nr_cpus_online);
-		return 1;
-	case HEADER_CPUDESC:
-		if (m->cpudesc == NULL)
-			return 0;
-		fbuf_string(b, m->cpudesc);
-		return 1;
-	case HEADER_TOTAL_MEM:
-		if (m->total_mem_kb == 0)
-			return 0;
-		fbuf_u64(b, m->total_mem_kb);
 		return 1;
 	case HEADER_CMDLINE:
 		fbuf_u32(b, (uint32_t)m->argc);
@@ -346,7 +564,7 @@ feat_payload(struct fbuf *b, int feat, const struct perfdata_attr *attrs,
 		fbuf_u64(b, m->clock_ref_ns);
 		return 1;
 	default:
-		return 0;
+		return feat_host(b, feat, m->host);
 	}
 }
 
@@ -354,11 +572,27 @@ int
 perfdata_finish(struct perfdata *pd, const struct perfdata_attr *attrs, size_t nattrs,
     const struct perfdata_meta *m, const struct perfdata_buildid *bids, size_t nbids)
 {
+	/*
+	 * Ascending, as the section table must be.  What perf record writes
+	 * and a segment does not, and why:
+	 *   TRACING_DATA, BRANCH_STACK, GROUP_DESC, AUXTRACE, STAT,
+	 *   DIR_FORMAT, COMPRESSED: perf writes them only for tracepoint
+	 *     events, -b, event groups, AUX tracing, perf stat record,
+	 *     --threads directories and -z; a segment has none of those.
+	 *   BPF_PROG_INFO, BPF_BTF: a copy of each BPF program's JIT image
+	 *     and BTF, which perf takes from the programs it sees loaded
+	 *     through bpf_event records; the daemon does not ask for those
+	 *     records (nor for ksymbol), so a segment has no BPF program to
+	 *     describe, and an empty list would claim there were none.
+	 */
 	static const int feats[] = {
 		HEADER_BUILD_ID, HEADER_HOSTNAME, HEADER_OSRELEASE, HEADER_VERSION,
-		HEADER_ARCH, HEADER_NRCPUS, HEADER_CPUDESC, HEADER_TOTAL_MEM,
-		HEADER_CMDLINE, HEADER_EVENT_DESC, HEADER_SAMPLE_TIME,
-		HEADER_CLOCKID, HEADER_CLOCK_DATA,
+		HEADER_ARCH, HEADER_NRCPUS, HEADER_CPUDESC, HEADER_CPUID,
+		HEADER_TOTAL_MEM, HEADER_CMDLINE, HEADER_EVENT_DESC,
+		HEADER_CPU_TOPOLOGY, HEADER_NUMA_TOPOLOGY, HEADER_PMU_MAPPINGS,
+		HEADER_CACHE, HEADER_SAMPLE_TIME, HEADER_MEM_TOPOLOGY,
+		HEADER_CLOCKID, HEADER_CPU_PMU_CAPS, HEADER_CLOCK_DATA,
+		HEADER_HYBRID_TOPOLOGY, HEADER_PMU_CAPS,
 	};
 	const size_t	 nf = sizeof(feats) / sizeof(feats[0]);
 	struct perf_file_header h;

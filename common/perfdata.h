@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "hostinfo.h"
 #include "perf_abi.h"
 
 struct perfdata_attr {
@@ -38,17 +39,23 @@ struct perfdata_buildid {
 	const char	*filename;
 };
 
+/*
+ * What the features say.  HOST (hostinfo.h) feeds NRCPUS, CPUDESC, CPUID,
+ * TOTAL_MEM, CPU_TOPOLOGY, NUMA_TOPOLOGY, PMU_MAPPINGS, CACHE,
+ * MEM_TOPOLOGY, CPU_PMU_CAPS, HYBRID_TOPOLOGY and PMU_CAPS; what it does
+ * not know is left out, as perf record leaves it out.
+ */
 struct perfdata_meta {
-	const char	*hostname, *osrelease, *arch, *version, *cpudesc;
-	uint32_t	 nr_cpus_avail, nr_cpus_online;
-	uint64_t	 total_mem_kb;
+	const char	*hostname, *osrelease, *arch, *version;
+	const struct hostinfo *host;		/* NULL: none of the above */
 	int		 argc;
 	char *const	*argv;
 	int		 clockid;		/* -1: none */
 	uint64_t	 clockid_res_ns;
 	uint64_t	 clock_wall_ns;		/* reference pair: wall clock ... */
 	uint64_t	 clock_ref_ns;		/* ... and clockid at the same moment */
-	uint64_t	 first_time, last_time;	/* HEADER_SAMPLE_TIME (0, 0: none) */
+	uint64_t	 first_time, last_time;	/* HEADER_SAMPLE_TIME: the first and last
+						 * sample's time (0, 0: no sample) */
 };
 
 struct perfdata {

@@ -3,7 +3,10 @@
  * cpu-clock attr, synthetic COMM, MMAP2 (build-id form), SAMPLE and
  * FINISHED_ROUND records, the metadata features and a build-id table is
  * written, read back with our reader, and judged by the real perf
- * (report -D, buildid-list, report --header-only, script).  Then damage:
+ * (report -D, buildid-list, report --header-only, script).  The machine
+ * features (CPUDESC, CPUID, topology, NUMA, caches, memory, PMUs) of a
+ * made-up host are judged by perf report --header-only -I and --sort
+ * socket, and perf data convert --to-json.  Then damage:
  * a torn file as after a crash, files that are not perf.data or have an
  * absurd header, and a write on a full filesystem (-ENOSPC, then recovery).
  */
@@ -146,7 +149,7 @@ build_records(struct expect *e)
 			.type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER,
 			.size = sizeof(h) + sizeof(v),
 		};
-		uint32_t pidtid[2] = { PID, PID }, cpu[2] = { (uint32_t)(i % 2), 0 };
+		uint32_t pidtid[2] = { PID, PID }, cpu[2] = { (uint32_t)(i % 3), 0 };
 
 		v[0] = IDS[i % 2];			/* IDENTIFIER */
 		v[1] = 0x401000 + 0x10 * i;		/* IP */
@@ -163,6 +166,52 @@ build_records(struct expect *e)
 
 static char *const ARGV[] = { "perfmapd", "-f", "--state-dir", "/var/lib/perfmapd" };
 
+/*
+ * A made-up machine: CPUs 0-3 present, 3 offline, on two sockets (one
+ * die each), two NUMA nodes, three caches, memory blocks 0-3 on node 0 and
+ * 64-65 on node 1, a core PMU with capabilities and a hybrid one.
+ */
+static char *PKG[] = { "0-1", "2-3" }, *DIES[] = { "0-1", "2-3" }, *CORES[] = { "0", "1", "2" };
+static struct hostinfo_cpu CPUS[4] = {
+	{ .core_id = 0, .socket_id = 0, .die_id = 0 },
+	{ .core_id = 1, .socket_id = 0, .die_id = 0 },
+	{ .core_id = 0, .socket_id = 1, .die_id = 1 },
+	{ .core_id = -1, .socket_id = -1, .die_id = -1 },
+};
+static struct hostinfo_numa NUMA[2] = {
+	{ .node = 0, .mem_total_kb = 1000, .mem_free_kb = 500, .cpus = "0-1" },
+	{ .node = 1, .mem_total_kb = 2000, .mem_free_kb = 1500, .cpus = "2-3" },
+};
+static struct hostinfo_cache CACHES[3] = {
+	{ .level = 1, .line_size = 64, .sets = 64, .ways = 8, .type = "Data", .size = "32K", .map = "0" },
+	{ .level = 1, .line_size = 64, .sets = 64, .ways = 8, .type = "Instruction", .size = "32K", .map = "0" },
+	{ .level = 2, .line_size = 64, .sets = 1024, .ways = 8, .type = "Unified", .size = "512K", .map = "0-1" },
+};
+static uint64_t MEMBITS0[1] = { 0xf }, MEMBITS1[2] = { 0, 0x3 };
+static struct hostinfo_memnode MEM[2] = {
+	{ .node = 0, .nbits = 4, .bits = MEMBITS0 },
+	{ .node = 1, .nbits = 66, .bits = MEMBITS1 },
+};
+static struct hostinfo_cap CPUCAPS[2] = {
+	{ .name = "branches", .value = "32" }, { .name = "max_precise", .value = "3" },
+};
+static struct hostinfo_cap HYBCAPS[1] = { { .name = "pmu_name", .value = "test_hybrid" } };
+static struct hostinfo_pmu PMUS[3] = {
+	{ .type = 4, .name = "cpu", .caps = CPUCAPS, .ncaps = 2 },
+	{ .type = 1, .name = "software" },
+	{ .type = 8, .name = "cpu_core", .caps = HYBCAPS, .ncaps = 1, .cpus = "0-1" },
+};
+static struct hostinfo HOST = {
+	.cpudesc = "Test CPU 9000", .cpuid = "GenuineTest,6,85,7",
+	.nr_cpus_avail = 4, .nr_cpus_online = 3, .total_mem_kb = 2048000,
+	.has_topology = 1, .package_lists = PKG, .npackage = 2, .die_lists = DIES, .ndie = 2,
+	.core_lists = CORES, .ncore = 3, .has_die = 1, .cpus = CPUS,
+	.has_numa = 1, .numa = NUMA, .nnuma = 2,
+	.has_cache = 1, .caches = CACHES, .ncaches = 3,
+	.has_mem = 1, .mem_block_size = 0x8000000, .mem = MEM, .nmem = 2,
+	.has_pmus = 1, .pmus = PMUS, .npmus = 3,
+};
+
 static void
 make_meta(struct perfdata_meta *m)
 {
@@ -171,10 +220,7 @@ make_meta(struct perfdata_meta *m)
 	m->osrelease = "6.1.0-test-amd64";
 	m->arch = "x86_64";
 	m->version = "perfmapd 0.1.0";
-	m->cpudesc = "Test CPU";
-	m->nr_cpus_avail = 2;
-	m->nr_cpus_online = 2;
-	m->total_mem_kb = 2048000;
+	m->host = &HOST;
 	m->argc = 4;
 	m->argv = ARGV;
 	m->clockid = CLOCK_MONOTONIC;
@@ -336,7 +382,7 @@ START_TEST(test_features)
 	ck_assert_int_eq(perfdata_feature(&f, HEADER_NRCPUS, &sec), 0);
 	ck_assert_uint_eq(sec.size, 8);
 	ck_assert_int_eq(pread(f.fd, &u32, 4, (off_t)sec.offset), 4);
-	ck_assert_uint_eq(u32, 2);
+	ck_assert_uint_eq(u32, 4);
 	ck_assert_int_eq(perfdata_feature(&f, HEADER_SAMPLE_TIME, &sec), 0);
 	ck_assert_int_eq(pread(f.fd, u64, 16, (off_t)sec.offset), 16);
 	ck_assert_uint_eq(u64[0], 1000);
@@ -354,7 +400,8 @@ START_TEST(test_features)
 
 	/* Absent and invalid features. */
 	ck_assert_int_eq(perfdata_feature(&f, HEADER_TRACING_DATA, &sec), -1);
-	ck_assert_int_eq(perfdata_feature(&f, HEADER_CPUID, &sec), -1);
+	ck_assert_int_eq(perfdata_feature(&f, HEADER_BRANCH_STACK, &sec), -1);
+	ck_assert_int_eq(perfdata_feature(&f, HEADER_BPF_PROG_INFO, &sec), -1);
 	ck_assert_int_eq(perfdata_feature(&f, 0, &sec), -1);
 	ck_assert_int_eq(perfdata_feature(&f, 256, &sec), -1);
 
@@ -503,7 +550,7 @@ START_TEST(test_perf_header_and_script)
 	ck_assert_msg(strstr(out, "# hostname : " HOSTNAME) != NULL, "no hostname:\n%s", out);
 	ck_assert_msg(strstr(out, "# os release : 6.1.0-test-amd64") != NULL, "no osrelease:\n%s", out);
 	ck_assert_msg(strstr(out, "# arch : x86_64") != NULL, "no arch:\n%s", out);
-	ck_assert_msg(strstr(out, "# nrcpus online : 2") != NULL, "no nrcpus:\n%s", out);
+	ck_assert_msg(strstr(out, "# nrcpus online : 3") != NULL, "no nrcpus:\n%s", out);
 	ck_assert_msg(strstr(out, "perfmapd -f --state-dir /var/lib/perfmapd") != NULL,
 	    "no cmdline:\n%s", out);
 	ck_assert_msg(strstr(out, "cpu-clock") != NULL, "no event desc:\n%s", out);
@@ -514,6 +561,65 @@ START_TEST(test_perf_header_and_script)
 	    "perf script does not show %d samples:\n%s", NSAMPLES, out);
 	ck_assert_int_eq(count(out, "true  4242 "), NSAMPLES);
 	ck_assert_int_eq(count(out, "(/bin/true)"), NSAMPLES);
+}
+END_TEST
+
+/* The made-up machine as perf reads it back: every line perf prints for it. */
+START_TEST(test_perf_machine_features)
+{
+	static const char *const want[] = {
+		"# nrcpus online : 3\n", "# nrcpus avail : 4\n",
+		"# cpudesc : Test CPU 9000\n", "# cpuid : GenuineTest,6,85,7\n",
+		"# total memory : 2048000 kB\n",
+		"# sibling sockets : 0-1\n# sibling sockets : 2-3\n"
+		"# sibling dies    : 0-1\n# sibling dies    : 2-3\n"
+		"# sibling threads : 0\n# sibling threads : 1\n# sibling threads : 2\n"
+		"# CPU 0: Core ID 0, Die ID 0, Socket ID 0\n"
+		"# CPU 1: Core ID 1, Die ID 0, Socket ID 0\n"
+		"# CPU 2: Core ID 0, Die ID 1, Socket ID 1\n"
+		"# CPU 3: Core ID -1, Die ID -1, Socket ID -1\n"
+		"# node0 meminfo  : total = 1000 kB, free = 500 kB\n# node0 cpu list : 0-1\n"
+		"# node1 meminfo  : total = 2000 kB, free = 1500 kB\n# node1 cpu list : 2-3\n"
+		"# pmu mappings: cpu = 4, software = 1, cpu_core = 8\n",
+		"# CPU cache info:\n#  L1 Data                 32K [0]\n"
+		"#  L1 Instruction          32K [0]\n#  L2 Unified             512K [0-1]\n",
+		"# memory nodes (nr 2, block size 0x8000000):\n#    0 [512M]: 0-3\n"
+		"#    1 [256M]: 64-65\n",
+		"# cpu pmu capabilities: branches=32, max_precise=3\n",
+		"# hybrid cpu system:\n# cpu_core cpu list : 0-1\n",
+		"# cpu_core pmu capabilities: pmu_name=test_hybrid\n",
+	};
+	char	 path[128], cmd[512], out[65536];
+	struct expect e;
+	size_t	 i;
+
+	if (!have_perf()) {
+		printf("SKIP: perf not installed (perf report --header-only -I)\n");
+		return;
+	}
+	path_in(path, sizeof(path), "perf.data");
+	write_file(path, &e);
+	snprintf(cmd, sizeof(cmd), "perf report --header-only -I -i '%s'", path);
+	ck_assert_msg(run(cmd, out, sizeof(out)) == 0, "perf report --header-only failed:\n%s", out);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		ck_assert_msg(strstr(out, want[i]) != NULL, "perf does not print\n%s\nin:\n%s",
+		    want[i], out);
+	ck_assert_msg(strstr(out, "missing features: TRACING_DATA BRANCH_STACK GROUP_DESC "
+	    "AUXTRACE STAT DIR_FORMAT BPF_PROG_INFO BPF_BTF COMPRESSED \n") != NULL,
+	    "other features missing than expected:\n%s", out);
+
+	/* Samples on CPUs 0, 1, 2, 0, 1: sockets 0 and 1, none unknown. */
+	snprintf(cmd, sizeof(cmd), "perf report --stdio --sort socket -i '%s' 2>/dev/null", path);
+	ck_assert_msg(run(cmd, out, sizeof(out)) == 0, "perf report --sort socket failed:\n%s", out);
+	ck_assert_msg(strstr(out, "80.00%     000\n") != NULL && strstr(out, "20.00%     001\n") != NULL &&
+	    strstr(out, "-001") == NULL, "sockets wrong:\n%s", out);
+
+	/* perf 6.1 crashed here without CPUDESC and CPUID. */
+	snprintf(cmd, sizeof(cmd), "perf data convert --to-json '%s/out.json' -i '%s' && "
+	    "cat '%s/out.json'", tmpdir, path, tmpdir);
+	ck_assert_msg(run(cmd, out, sizeof(out)) == 0, "perf data convert --to-json failed:\n%s", out);
+	ck_assert_msg(strstr(out, "\"cpu-desc\": \"Test CPU 9000\"") != NULL, "no cpu-desc:\n%s", out);
+	ck_assert_int_eq(count(out, "\"timestamp\":"), NSAMPLES);
 }
 END_TEST
 
@@ -653,7 +759,7 @@ START_TEST(test_open_bad)
 {
 	char	 path[128], good[128];
 	struct expect e;
-	uint8_t	 raw[4096];
+	uint8_t	 raw[16384];		/* the whole file, machine features included */
 	struct perf_file_header h;
 	int	 fd;
 	ssize_t	 n;
@@ -927,6 +1033,7 @@ perfdata_suite(void)
 	tcase_add_test(tc, test_perf_report_dump);
 	tcase_add_test(tc, test_perf_buildid_list);
 	tcase_add_test(tc, test_perf_header_and_script);
+	tcase_add_test(tc, test_perf_machine_features);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("damage");

@@ -69,4 +69,6 @@ segments() { ls "$T/state/segments/"perf-*.data 2>/dev/null | sort; }
 # Header values of a segment, in perf's microsecond format.
 seg_first() { perf report --header-only -i "$1" 2>/dev/null | sed -n 's/^# time of first sample : //p'; }
 seg_last()  { perf report --header-only -i "$1" 2>/dev/null | sed -n 's/^# time of last sample : //p'; }
+# Where the segment's cut began (CLOCK_DATA's monotonic reference, in seconds, ns digits).
+seg_cut() { perf report --header-only -i "$1" 2>/dev/null | sed -n 's/^# reference time: .* = \([0-9.]*\) (monotonic)$/\1/p'; }
 seg_samples() { perf report -D -i "$1" 2>/dev/null | grep -c 'PERF_RECORD_SAMPLE('; }

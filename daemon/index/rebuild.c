@@ -28,12 +28,29 @@ struct scan_ctx {
 	int		 init_done;	/* past FINISHED_INIT: mappings are new */
 	int		 count;
 	uint64_t	 samples, lost, records;
+	uint64_t	 last;		/* latest time stamp seen */
 };
 
 static uint64_t
 scan_wall(struct scan_ctx *c, uint64_t t)
 {
 	return (uint64_t)(c->wall_ref + ((int64_t)t - c->mono_ref));
+}
+
+/* The first time stamp of a segment: the reference when it has no CLOCK_DATA. */
+static int
+first_time_cb(const struct perf_event_header *h, void *arg)
+{
+	struct scan_ctx *c = arg;
+	struct record rec;
+
+	if (record_decode(h, h->size, &c->layout, &rec) < 0)
+		return 1;
+	if (rec.has_sid && rec.sid.time != 0) {
+		c->mono_ref = (int64_t)rec.sid.time;
+		return 1;
+	}
+	return 0;
 }
 
 static int
@@ -46,6 +63,8 @@ scan_record_cb(const struct perf_event_header *h, void *arg)
 	if (record_decode(h, h->size, &c->layout, &rec) < 0)
 		return 1;
 	c->records++;
+	if (rec.has_sid && rec.sid.time > c->last)
+		c->last = rec.sid.time;
 	switch (rec.type) {
 	case PERF_RECORD_SAMPLE:
 		c->samples++;
@@ -159,6 +178,7 @@ scan_segment(struct index *ix, const char *name, uint64_t seq, int count,
 	char	 path[PATH_MAX], err[512];
 	uint64_t clock[3], st[2], saved = ix->cur_seq;
 	int64_t	 end;
+	int	 have_clock;
 
 	snprintf(path, sizeof(path), "%s/%s", ix->segdir, name);
 	if (perfdata_open(&f, path, err, sizeof(err)) < 0) {
@@ -173,22 +193,30 @@ scan_segment(struct index *ix, const char *name, uint64_t seq, int count,
 	memset(st, 0, sizeof(st));
 	read_section(&f, HEADER_SAMPLE_TIME, st, sizeof(st));
 	/* The reference pair: CLOCK_DATA, else the name's second and the first time stamp. */
-	if (read_section(&f, HEADER_CLOCK_DATA, clock, sizeof(clock)) == 0) {
+	if ((have_clock = read_section(&f, HEADER_CLOCK_DATA, clock, sizeof(clock)) == 0)) {
 		c.wall_ref = (int64_t)clock[1];
 		c.mono_ref = (int64_t)clock[2];
 	} else {
 		c.wall_ref = known_start ? known_start : name_wall(name);
 		c.mono_ref = (int64_t)st[0];
+		if (perfdata_walk(&f, first_time_cb, &c) < 0)
+			log_warnx("index: %s: read error", path);
 	}
 	ix->cur_seq = seq;
 	scan_buildid_table(ix, &f, (uint64_t)c.wall_ref);
 	if (perfdata_walk(&f, scan_record_cb, &c) < 0)
 		log_warnx("index: %s: read error, indexed up to it", path);
-	end = st[1] != 0 ? (int64_t)scan_wall(&c, st[1]) : c.wall_ref;
+	/*
+	 * SAMPLE_TIME holds the first and last sample's time, inside the cut:
+	 * the cut began at CLOCK_DATA's reference and ended after the last
+	 * record.
+	 */
+	end = c.last != 0 ? (int64_t)scan_wall(&c, c.last) :
+	    st[1] != 0 ? (int64_t)scan_wall(&c, st[1]) : c.wall_ref;
 	if ((o = batch_add(&ix->early, OP_SEG_FULL)) != NULL &&
 	    (o->owned = strdup(name)) != NULL) {
 		o->v[0] = (int64_t)seq;
-		o->v[1] = st[0] != 0 ? (int64_t)scan_wall(&c, st[0]) : c.wall_ref;
+		o->v[1] = !have_clock && st[0] != 0 ? (int64_t)scan_wall(&c, st[0]) : c.wall_ref;
 		o->v[2] = end;
 		o->v[3] = (int64_t)f.file_size;
 		o->v[4] = (int64_t)c.samples;

@@ -32,7 +32,6 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/sysinfo.h>
 #include <sys/utsname.h>
 
 #include "log.h"
@@ -235,7 +234,7 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 	switch (rec->type) {
 	case PERF_RECORD_SAMPLE:
 		r->st.samples++;
-		r->seg.samples++;
+		segment_note_sample(&r->seg, rec->has_sid ? rec->sid.time : 0);
 		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
@@ -298,7 +297,10 @@ ring_record_cb(const struct perf_event_header *h, void *arg)
 	    record_time(h, h->size, &r->ev.layout, &t) == 0) {
 		if (not_yet(r, t))
 			return 1;
-		rec.type = PERF_RECORD_SAMPLE;	/* all process_record reads of a sample */
+		/* all process_record reads of a sample: its type and time */
+		rec.type = PERF_RECORD_SAMPLE;
+		rec.has_sid = 1;
+		rec.sid.time = t;
 		process_record(r, h, &rec);
 		return 0;
 	}
@@ -404,7 +406,6 @@ static void
 fill_meta(struct recorder *r, struct perfdata_meta *m, struct utsname *u,
     char *host, size_t hostlen)
 {
-	struct sysinfo si;
 	struct timespec res;
 	uint64_t mono;
 
@@ -416,10 +417,16 @@ fill_meta(struct recorder *r, struct perfdata_meta *m, struct utsname *u,
 	m->osrelease = u->release;
 	m->arch = u->machine;
 	m->version = "perfmapd " PERFMAPD_VERSION;
-	m->nr_cpus_avail = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
-	m->nr_cpus_online = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
-	if (sysinfo(&si) == 0)
-		m->total_mem_kb = (uint64_t)si.totalram * si.mem_unit / 1024;
+	/* Read at start; again only if the online CPUs changed (hotplug). */
+	switch (hostinfo_refresh(&r->host)) {
+	case 1:
+		log_info("online CPUs now %s: CPU topology read again", r->host.online);
+		break;
+	case -1:
+		log_warnx("CPUs changed, but out of memory to read their topology again");
+		break;
+	}
+	m->host = &r->host;
 	m->argc = r->argc;
 	m->argv = r->argv;
 	m->clockid = CLOCK_MONOTONIC;
@@ -616,6 +623,7 @@ release(struct recorder *r)
 	buildid_reader_free(&r->reader);
 	kinfo_free(&r->kinfo);
 	vdso_free(&r->vdso);
+	hostinfo_free(&r->host);
 }
 
 int
@@ -636,7 +644,8 @@ recorder_init(struct recorder *r, const struct config *c, const char *state_dir,
 		return -1;
 	repair_all(r->segdir);
 	r->seq = segment_last_seq(r->segdir);
-	if (model_init(&r->model) < 0 || buildid_reader_init(&r->reader) < 0) {
+	if (model_init(&r->model) < 0 || buildid_reader_init(&r->reader) < 0 ||
+	    hostinfo_load(&r->host, NULL) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}

@@ -54,6 +54,7 @@ struct recorder {
 	struct buildid_reader	 reader;
 	struct kinfo	 kinfo;
 	struct vdso	 vdso;
+	struct hostinfo	 host;		/* the machine, for segment headers */
 	struct segment	 seg;
 	uint64_t	 seq;
 	uint64_t	 limit;		/* this pass consumes records stamped before */

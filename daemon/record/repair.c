@@ -4,9 +4,11 @@
  * to wherever the writes stopped.  perfdata_walk() finds the last whole
  * record; what the header lacks is rebuilt from the records themselves:
  * the build-id table from MMAP2 records in the build-id form, the time
- * range from the first and last time stamps.  The kernel's build-id is
- * added only if the file was written since this boot (the running kernel
- * is then the one that was recorded).
+ * range from the first and last time stamps, SAMPLE_TIME from the first
+ * and last sample's.  The kernel's build-id and the machine's topology
+ * (hostinfo.h) are added only if the file was written since this boot
+ * (the running kernel and CPUs are then the ones that were recorded); an
+ * older file gets only the CPU model (CPUDESC, CPUID: the same machine).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,7 +31,7 @@ struct repair_ctx {
 	struct record_layout layout;
 	struct segment	 seg;		/* only its build-id set is used */
 	uint64_t	 first, last;
-	uint64_t	 records, samples;
+	uint64_t	 records;
 	int		 kernel_map;
 };
 
@@ -43,7 +45,7 @@ repair_record_cb(const struct perf_event_header *h, void *arg)
 		return 1;	/* garbage after the last good record: stop */
 	c->records++;
 	if (rec.type == PERF_RECORD_SAMPLE)
-		c->samples++;
+		segment_note_sample(&c->seg, rec.has_sid ? rec.sid.time : 0);
 	if (rec.has_sid && rec.sid.time != 0) {
 		if (c->first == 0 || rec.sid.time < c->first)
 			c->first = rec.sid.time;
@@ -93,14 +95,16 @@ repair_segment(const char *partial, char *err, size_t errlen)
 	struct perfdata	 pd;
 	struct perfdata_meta meta;
 	struct repair_ctx c;
+	struct hostinfo	 hinfo;
 	struct utsname	 u;
 	struct stat	 st;
 	char		 final[PATH_MAX], host[256];
 	size_t		 i, len;
 	int64_t		 good;
-	int		 rc = -1;
+	int		 rc = -1, this_boot;
 
 	memset(&c, 0, sizeof(c));
+	memset(&hinfo, 0, sizeof(hinfo));
 	memset(&pd, 0, sizeof(pd));
 	pd.fd = -1;
 	len = strlen(partial);
@@ -137,7 +141,8 @@ repair_segment(const char *partial, char *err, size_t errlen)
 		attrs[i].ids = ids;
 		attrs[i].nids = n;
 	}
-	if (c.kernel_map && fstat(f.fd, &st) == 0 && st.st_mtime >= boot_time()) {
+	this_boot = fstat(f.fd, &st) == 0 && st.st_mtime >= boot_time();
+	if (c.kernel_map && this_boot) {
 		uint8_t	 id[BUILD_ID_MAX];
 		int	 n = buildid_read_kernel(id);
 
@@ -159,7 +164,11 @@ repair_segment(const char *partial, char *err, size_t errlen)
 	meta.osrelease = u.release;
 	meta.arch = u.machine;
 	meta.version = "perfmapd " PERFMAPD_VERSION " (repaired)";
-	meta.nr_cpus_avail = meta.nr_cpus_online = (uint32_t)attrs[0].nids;
+	if (hostinfo_load(&hinfo, NULL) == 0) {
+		if (!this_boot)
+			hostinfo_cpu_model_only(&hinfo, (uint32_t)attrs[0].nids);
+		meta.host = &hinfo;
+	}
 	meta.clockid = -1;
 	c.seg.t_start = c.first;
 	c.seg.t_end = c.last + 1;
@@ -176,7 +185,7 @@ repair_segment(const char *partial, char *err, size_t errlen)
 	}
 	log_info_field("SEGMENT", final, "repaired %s: %llu records (%llu samples) kept, "
 	    "%llu bytes of torn tail dropped", final, (unsigned long long)c.records,
-	    (unsigned long long)c.samples,
+	    (unsigned long long)c.seg.samples,
 	    (unsigned long long)(f.file_size - f.h.data.offset - (uint64_t)good));
 	rc = 0;
 out:
@@ -187,6 +196,7 @@ out:
 	if (pd.fd >= 0)
 		close(pd.fd);
 	bidset_free(&c.seg.bids);
+	hostinfo_free(&hinfo);
 	perfdata_file_close(&f);
 	return rc;
 }

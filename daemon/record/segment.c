@@ -134,6 +134,18 @@ segment_write(struct segment *seg, const void *buf, size_t len)
 	return perfdata_write(&seg->pd, buf, len);
 }
 
+void
+segment_note_sample(struct segment *seg, uint64_t time)
+{
+	seg->samples++;
+	if (time == 0)
+		return;
+	if (seg->first_sample == 0 || time < seg->first_sample)
+		seg->first_sample = time;
+	if (time > seg->last_sample)
+		seg->last_sample = time;
+}
+
 static int
 bid_cmp(const void *a, const void *b)
 {
@@ -167,8 +179,9 @@ segment_close(struct segment *seg, const struct perfdata_attr *attrs, size_t nat
 		n++;
 	}
 	qsort(list, n, sizeof(*list), bid_cmp);
-	meta->first_time = seg->t_start;
-	meta->last_time = seg->t_end;
+	/* perf record's SAMPLE_TIME: the samples', not the cut's (t_start, t_end) */
+	meta->first_time = seg->first_sample;
+	meta->last_time = seg->last_sample;
 	rc = perfdata_finish(&seg->pd, attrs, nattrs, meta, list, n);
 	free(list);
 	if (rc == 0 && rename(seg->partial, seg->path) == -1)

@@ -36,6 +36,7 @@ struct segment {
 	uint64_t	 t_start, t_end;	/* CLOCK_MONOTONIC ns, [start, end) */
 	uint64_t	 wall_start_ns;		/* wall clock at t_start */
 	uint64_t	 samples, records, lost, mmaps;
+	uint64_t	 first_sample, last_sample;	/* times; 0 until a sample */
 	struct bidset	 bids;
 };
 
@@ -44,6 +45,8 @@ int	segment_open(struct segment *, const char *dir, uint64_t seq,
 	    uint64_t t_start, uint64_t wall_start_ns,
 	    const struct perfdata_attr *, size_t nattrs);
 int	segment_write(struct segment *, const void *, size_t);
+/* A sample taken at TIME: counted, and the segment's first/last sample times kept. */
+void	segment_note_sample(struct segment *, uint64_t time);
 int	segment_add_buildid(struct segment *, const char *filename,
 	    const uint8_t *id, uint8_t size, int kernel);
 /*
@@ -52,7 +55,7 @@ int	segment_add_buildid(struct segment *, const char *filename,
  * name the kernel marked " (deleted)" is kept as such beside the plain one.
  */
 int	segment_note_binary(struct segment *, struct binary *b, const char *name);
-/* Finish the file and rename it; META's first/last time are set from t_start/t_end. */
+/* Finish the file and rename it; META's first/last time are the samples'. */
 int	segment_close(struct segment *, const struct perfdata_attr *, size_t nattrs,
 	    struct perfdata_meta *);
 /* Drop without finishing (fatal paths); the .partial stays for repair. */

@@ -4,9 +4,10 @@
 #   with its command and symbols in the first, a middle and the last segment
 #   (perf report, perf script);
 # - perf buildid-list lists build-ids identical to readelf -n;
-# - per-segment sample counts add up to the daemon's total, and segment
-#   time ranges neither overlap nor leave gaps, under an exec storm, across
-#   rotations by age and by SIGUSR2;
+# - per-segment sample counts add up to the daemon's total, each segment
+#   begins where the previous one was cut and holds only samples of its cut,
+#   and its SAMPLE_TIME is its first and last sample's time, under an exec
+#   storm, across rotations by age and by SIGUSR2;
 # - no record lost.
 . tests/lib.sh
 need_events
@@ -69,20 +70,26 @@ for seg in "$@"; do
 done
 note "$checked build-id entries match readelf -n"
 
-# Samples add up; time ranges are contiguous; every sample inside its range.
+# Samples add up; the cuts are contiguous (each segment begins where the
+# previous one was cut: its CLOCK_DATA reference) and every sample lies in
+# its segment's cut; SAMPLE_TIME holds the first and last sample's time.
 total=$(sed -n 's/.*stopped: samples=\([0-9]*\).*/\1/p' "$T/daemon.log")
-sum=0 prev_last=""
+sum=0 i=0
 for seg in "$@"; do
+	i=$((i + 1))
 	c=$(seg_samples "$seg"); sum=$((sum + c))
-	f=$(seg_first "$seg"); l=$(seg_last "$seg")
+	f=$(seg_first "$seg"); l=$(seg_last "$seg"); cut=$(seg_cut "$seg")
 	[ -n "$f" ] && [ -n "$l" ] || fail "$seg: no sample time range in the header"
-	[ -z "$prev_last" ] || [ "$prev_last" = "$f" ] ||
-		fail "$seg: starts at $f but the previous segment ended at $prev_last"
-	prev_last=$l
-	bad=$(perf script -i "$seg" -F time 2>/dev/null | tr -d ' :' |
-		awk -v f="$f" -v l="$l" '$1 < f || $1 > l' | head -3)
-	[ -z "$bad" ] || fail "$seg: samples outside [$f, $l]: $bad"
-	note "$(basename "$seg"): $c samples, $f .. $l"
+	[ -n "$cut" ] || fail "$seg: no reference time (CLOCK_DATA) in the header"
+	eval "next=\${$((i + 1)):-}"
+	end=$([ -n "$next" ] && seg_cut "$next" || echo 1e12)
+	perf script -i "$seg" -F time 2>/dev/null | tr -d ' :' | sort -n > "$T/times"
+	[ "$(head -1 "$T/times")" = "$f" ] && [ "$(tail -1 "$T/times")" = "$l" ] ||
+		fail "$seg: SAMPLE_TIME says $f .. $l, its samples run $(head -1 "$T/times") .. $(tail -1 "$T/times")"
+	# perf prints sample times in whole microseconds, cuts in nanoseconds
+	bad=$(awk -v s="$cut" -v e="$end" '$1 < int(s * 1e6) / 1e6 || $1 > e' "$T/times" | head -3)
+	[ -z "$bad" ] || fail "$seg: samples outside its cut [$cut, $end): $bad"
+	note "$(basename "$seg"): $c samples, $f .. $l, cut at $cut"
 done
 [ "$sum" = "$total" ] || fail "segments hold $sum samples, the daemon counted $total"
 [ "$total" -gt 100 ] || fail "only $total samples recorded"
