@@ -40,6 +40,12 @@ for seg in $(segments); do
 		echo "$out" | grep -q pm_spin_inner && with_samples=$((with_samples + 1))
 		perf buildid-list -i "$seg" 2>/dev/null | grep -q "^$want " ||
 			fail "repaired $seg: pm-spin's build-id missing from the table"
+		# repaired this boot: the machine described (perf 6.1 crashes without CPUDESC/CPUID)
+		perf report --header-only -I -i "$seg" 2>/dev/null | grep -q '^# CPU 0: Core ID' ||
+			fail "repaired $seg: no CPU topology in its header"
+		rm -f "$T/j.json"
+		perf data convert --to-json "$T/j.json" -i "$seg" >/dev/null 2>&1 ||
+			fail "repaired $seg: perf data convert --to-json failed"
 	fi
 done
 [ "$repaired" -eq "$ROUNDS" ] || fail "$repaired repaired segments, expected $ROUNDS"
@@ -69,4 +75,10 @@ grep -q "$(basename "$seg"): unreadable after a power loss: repairing it" "$T/da
 # (the records up to the cut are kept: perhaps only the initial state, no sample)
 perf_reads "$seg" || fail "the segment cut by a power loss was not repaired: $(echo "$out" | head -3)"
 perf report --header-only -i "$seg" 2>/dev/null | grep -q 'repaired' || fail "$seg: not marked repaired"
+# written before this boot: its CPU model, not a topology this boot cannot vouch for
+hdr=$(perf report --header-only -I -i "$seg" 2>/dev/null)
+echo "$hdr" | grep -q '^# cpudesc : ' || fail "$seg: no CPU description"
+echo "$hdr" | grep -q '^# CPU 0: Core ID' && fail "$seg: a topology from another boot"
+rm -f "$T/j.json"
+perf data convert --to-json "$T/j.json" -i "$seg" >/dev/null 2>&1 || fail "$seg: perf data convert --to-json failed"
 echo "PASS: $ROUNDS crashes, $repaired segments repaired and readable, $with_samples with pm-spin samples; a segment cut by a power loss repaired at start"
