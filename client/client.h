@@ -60,9 +60,27 @@ int	client_call(const struct client_opts *, const struct client_cmd *, json_t *p
 const char *client_str(json_t *, const char *key);
 long long client_num(json_t *, const char *key);
 
-/* Output helpers: "1.5G", aligned key/value lines. */
+/* Output helpers: "1.5 GiB", aligned key/value lines. */
+const char *client_fmt_size(char *buf, size_t len, long long bytes);
 void	client_print_size(FILE *, long long bytes);
 void	client_print_kv(FILE *, const char *key, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
+
+/*
+ * A table printed with every column as wide as its widest cell: ALIGN has
+ * one letter per column ('l' or 'r'), the heads follow (NULL-terminated);
+ * then one table_add per cell, row after row.  table_print frees it.
+ */
+struct table {
+	const char	*align;
+	size_t		 ncols;
+	char		**cells;
+	size_t		 ncells, cap;
+	int		 oom;
+};
+
+void	table_init(struct table *, const char *align, ...) __attribute__((sentinel));
+void	table_add(struct table *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void	table_print(struct table *, FILE *, const char *indent);
 
 #endif

@@ -1,9 +1,15 @@
 /*
  * output.c - perfmapctl's text output helpers: sizes people read, aligned
- * key/value lines.
+ * key/value lines, and tables whose columns are as wide as their widest
+ * cell (never tabs).  Cells come from the daemon and the index, that is
+ * from paths anyone could have named: control characters are shown
+ * escaped (\xHH), so a file name cannot break a table or talk to the
+ * terminal.
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "client.h"
 
@@ -23,8 +29,8 @@ client_num(json_t *o, const char *k)
 	return (long long)json_integer_value(json_object_get(o, k));
 }
 
-void
-client_print_size(FILE *f, long long bytes)
+const char *
+client_fmt_size(char *buf, size_t len, long long bytes)
 {
 	static const char units[] = "BKMGTP";
 	double	 v = bytes < 0 ? 0 : (double)bytes;
@@ -35,9 +41,117 @@ client_print_size(FILE *f, long long bytes)
 		u++;
 	}
 	if (u == 0)
-		fprintf(f, "%lld B", bytes);
+		snprintf(buf, len, "%lld B", bytes);
 	else
-		fprintf(f, "%.1f %ciB", v, units[u]);
+		snprintf(buf, len, "%.1f %ciB", v, units[u]);
+	return buf;
+}
+
+void
+client_print_size(FILE *f, long long bytes)
+{
+	char	 buf[32];
+
+	fputs(client_fmt_size(buf, sizeof(buf), bytes), f);
+}
+
+/* S with control characters as \xHH; malloc'd (NULL: out of memory). */
+static char *
+escape(const char *s)
+{
+	size_t	 n = 0, i;
+	char	*out, *p;
+
+	for (i = 0; s[i] != '\0'; i++)
+		n += (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? 4 : 1;
+	if ((out = p = malloc(n + 1)) == NULL)
+		return NULL;
+	for (i = 0; s[i] != '\0'; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			p += sprintf(p, "\\x%02x", (unsigned char)s[i]);
+		else
+			*p++ = s[i];
+	*p = '\0';
+	return out;
+}
+
+void
+table_init(struct table *t, const char *align, ...)
+{
+	const char *h;
+	va_list	 ap;
+
+	memset(t, 0, sizeof(*t));
+	t->align = align;
+	t->ncols = strlen(align);
+	va_start(ap, align);
+	while ((h = va_arg(ap, const char *)) != NULL)
+		table_add(t, "%s", h);
+	va_end(ap);
+}
+
+void
+table_add(struct table *t, const char *fmt, ...)
+{
+	char	*raw = NULL, *cell, **nc;
+	va_list	 ap;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&raw, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (cell = escape(raw)) == NULL) {
+		free(n < 0 ? NULL : raw);
+		t->oom = 1;
+		cell = NULL;
+	} else
+		free(raw);
+	if (t->ncells == t->cap) {
+		size_t	 ncap = t->cap ? t->cap * 2 : 64;
+
+		if ((nc = reallocarray(t->cells, ncap, sizeof(*nc))) == NULL) {
+			free(cell);
+			t->oom = 1;
+			return;
+		}
+		t->cells = nc;
+		t->cap = ncap;
+	}
+	t->cells[t->ncells++] = cell;
+}
+
+/* Two spaces between columns; the last one is not padded. */
+void
+table_print(struct table *t, FILE *f, const char *indent)
+{
+	size_t	*w, i, c;
+
+	if (t->oom || (w = calloc(t->ncols, sizeof(*w))) == NULL) {
+		fprintf(f, "(out of memory)\n");
+		goto out;
+	}
+	for (i = 0; i < t->ncells; i++)
+		if (t->cells[i] != NULL && strlen(t->cells[i]) > w[i % t->ncols])
+			w[i % t->ncols] = strlen(t->cells[i]);
+	for (i = 0; i + t->ncols <= t->ncells; i += t->ncols) {
+		fputs(indent, f);
+		for (c = 0; c < t->ncols; c++) {
+			const char *s = t->cells[i + c] ? t->cells[i + c] : "";
+			int	 last = c + 1 == t->ncols;
+
+			if (t->align[c] == 'r')
+				fprintf(f, "%*s", (int)w[c], s);
+			else
+				fprintf(f, "%-*s", last ? 0 : (int)w[c], s);
+			fputs(last ? "\n" : "  ", f);
+		}
+	}
+	free(w);
+out:
+	for (i = 0; i < t->ncells; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	memset(t, 0, sizeof(*t));
 }
 
 void

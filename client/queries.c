@@ -87,57 +87,108 @@ query_parse_segments(int argc, char **argv, char *err, size_t errlen)
 	return p;
 }
 
-static void
-print_object_line(json_t *o, FILE *f)
+/* A number field, or "-" when the reply has none (null: not known yet). */
+static const char *
+num_or_dash(json_t *o, const char *k, char *buf, size_t len)
 {
-	fprintf(f, "%-40s  %-24s  %-24s  %5lld %5lld  %s\n", client_str(o, "build_id"),
-	    client_str(o, "first_seen"), client_str(o, "last_seen"), client_num(o, "nr_maps"), client_num(o, "nr_procs"),
-	    client_str(o, "source"));
+	json_t	*v = json_object_get(o, k);
+
+	if (!json_is_integer(v))
+		return "-";
+	snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	return buf;
 }
 
-static void
-object_header(FILE *f)
+/*
+ * Where the index keeps the mount namespace a path was seen in (issue 15's
+ * provenance): when its rows carry this field, history and lookup show it
+ * as a NAMESPACE column; until then the column is not printed.
+ */
+#define OBJECT_NS_KEY	"mnt_ns"
+
+static int
+any_namespace(json_t *objects)
 {
-	fprintf(f, "%-40s  %-24s  %-24s  %5s %5s  %s\n", "BUILD-ID", "FIRST SEEN",
-	    "LAST SEEN", "MAPS", "PROCS", "SOURCE");
+	json_t	*o;
+	size_t	 i;
+
+	json_array_foreach(objects, i, o)
+		if (json_object_get(o, OBJECT_NS_KEY) != NULL)
+			return 1;
+	return 0;
+}
+
+static const char *
+namespace_of(json_t *o, char *buf, size_t len)
+{
+	json_t	*v = json_object_get(o, OBJECT_NS_KEY);
+
+	if (json_is_string(v))
+		return json_string_value(v);
+	return num_or_dash(o, OBJECT_NS_KEY, buf, len);
+}
+
+/* Build-id rows of lookup (SEGS = 0) and history (SEGS = 1). */
+static void
+print_objects(json_t *objects, int segs, FILE *f)
+{
+	struct table t;
+	json_t	*o;
+	size_t	 i;
+	char	 b[32];
+	int	 ns = any_namespace(objects);
+
+	table_init(&t, segs ? (ns ? "lllrrrll" : "lllrrrl") : (ns ? "lllrrll" : "lllrrl"),
+	    "BUILD-ID", "FIRST SEEN", "LAST SEEN", "MAPS", "PROCS", NULL);
+	if (segs)
+		table_add(&t, "SEGS");
+	table_add(&t, "SOURCE");
+	if (ns)
+		table_add(&t, "NAMESPACE");
+	json_array_foreach(objects, i, o) {
+		table_add(&t, "%s", client_str(o, "build_id"));
+		table_add(&t, "%s", client_str(o, "first_seen"));
+		table_add(&t, "%s", client_str(o, "last_seen"));
+		table_add(&t, "%lld", client_num(o, "nr_maps"));
+		table_add(&t, "%lld", client_num(o, "nr_procs"));
+		if (segs)
+			table_add(&t, "%lld", client_num(o, "segments"));
+		table_add(&t, "%s", client_str(o, "source"));
+		if (ns)
+			table_add(&t, "%s", namespace_of(o, b, sizeof(b)));
+	}
+	table_print(&t, f, "");
 }
 
 void
 query_print_lookup(json_t *p, FILE *f)
 {
 	json_t	*cur = json_object_get(p, "current"), *mapped = json_object_get(p, "mapped");
-	json_t	*o;
-	size_t	 i;
+	json_t	*one;
 
 	fprintf(f, "%s at %s\n", client_str(p, "path"), client_str(p, "at"));
-	object_header(f);
 	if (json_array_size(mapped) > 0)
-		json_array_foreach(mapped, i, o)
-			print_object_line(o, f);
+		print_objects(mapped, 0, f);
 	else if (json_is_object(cur)) {
-		print_object_line(cur, f);
+		one = json_pack("[O]", cur);
+		print_objects(one, 0, f);
+		json_decref(one);
 		fprintf(f, "(not mapped at that moment: the last version seen before it)\n");
-	}
+	} else
+		fprintf(f, "(never seen)\n");
 }
 
 void
 query_print_history(json_t *p, FILE *f)
 {
-	json_t	*o;
-	size_t	 i;
-
 	fprintf(f, "%s\n", client_str(p, "path"));
-	fprintf(f, "%-40s  %-24s  %-24s  %5s %5s %5s  %s\n", "BUILD-ID", "FIRST SEEN",
-	    "LAST SEEN", "MAPS", "PROCS", "SEGS", "SOURCE");
-	json_array_foreach(json_object_get(p, "objects"), i, o)
-		fprintf(f, "%-40s  %-24s  %-24s  %5lld %5lld %5lld  %s\n", client_str(o, "build_id"),
-		    client_str(o, "first_seen"), client_str(o, "last_seen"), client_num(o, "nr_maps"),
-		    client_num(o, "nr_procs"), client_num(o, "segments"), client_str(o, "source"));
+	print_objects(json_object_get(p, "objects"), 1, f);
 }
 
 void
 query_print_buildid(json_t *p, FILE *f)
 {
+	struct table t;
 	json_t	*o;
 	size_t	 i;
 
@@ -145,41 +196,60 @@ query_print_buildid(json_t *p, FILE *f)
 	client_print_kv(f, "seen", "%s .. %s", client_str(p, "first_seen"), client_str(p, "last_seen"));
 	client_print_kv(f, "cached", "%s", client_str(p, "cached"));
 	fprintf(f, "\npaths:\n");
-	json_array_foreach(json_object_get(p, "objects"), i, o)
-		fprintf(f, "  %s  (%s .. %s, %lld maps, %lld processes, %s)\n", client_str(o, "path"),
-		    client_str(o, "first_seen"), client_str(o, "last_seen"), client_num(o, "nr_maps"),
-		    client_num(o, "nr_procs"), client_str(o, "source"));
+	table_init(&t, "lllrrl", "PATH", "FIRST SEEN", "LAST SEEN", "MAPS", "PROCS", "SOURCE",
+	    NULL);
+	json_array_foreach(json_object_get(p, "objects"), i, o) {
+		table_add(&t, "%s", client_str(o, "path"));
+		table_add(&t, "%s", client_str(o, "first_seen"));
+		table_add(&t, "%s", client_str(o, "last_seen"));
+		table_add(&t, "%lld", client_num(o, "nr_maps"));
+		table_add(&t, "%lld", client_num(o, "nr_procs"));
+		table_add(&t, "%s", client_str(o, "source"));
+	}
+	table_print(&t, f, "  ");
 	fprintf(f, "\nsegments:\n");
-	json_array_foreach(json_object_get(p, "segments"), i, o)
-		fprintf(f, "  %6lld  %-40s  %s .. %s  %s\n", client_num(o, "seq"), client_str(o, "name"),
-		    client_str(o, "seen_first"), client_str(o, "seen_last"), client_str(o, "state"));
-}
-
-static void
-print_segment_line(json_t *s, FILE *f)
-{
-	fprintf(f, "%6lld  %-24s  %-24s  ", client_num(s, "seq"), client_str(s, "start"), client_str(s, "end"));
-	client_print_size(f, client_num(s, "size"));
-	fprintf(f, "\t%8lld %6lld  %-8s  %s\n", client_num(s, "samples"), client_num(s, "lost"),
-	    client_str(s, "state"), client_str(s, "name"));
+	table_init(&t, "rllll", "SEQ", "FIRST SEEN", "LAST SEEN", "STATE", "NAME", NULL);
+	json_array_foreach(json_object_get(p, "segments"), i, o) {
+		table_add(&t, "%lld", client_num(o, "seq"));
+		table_add(&t, "%s", client_str(o, "seen_first"));
+		table_add(&t, "%s", client_str(o, "seen_last"));
+		table_add(&t, "%s", client_str(o, "state"));
+		table_add(&t, "%s", client_str(o, "name"));
+	}
+	table_print(&t, f, "  ");
 }
 
 void
 query_print_segments(json_t *p, FILE *f)
 {
+	struct table t;
 	json_t	*seg = json_object_get(p, "segment"), *o;
 	size_t	 i;
+	char	 b[32];
 
 	if (json_is_object(seg)) {
-		fprintf(f, "segment %s (%s, %s .. %s)\n", client_str(seg, "name"), client_str(seg, "state"),
-		    client_str(seg, "start"), client_str(seg, "end"));
-		fprintf(f, "%-40s  %s\n", "BUILD-ID", "PATH");
-		json_array_foreach(json_object_get(p, "objects"), i, o)
-			fprintf(f, "%-40s  %s\n", client_str(o, "build_id"), client_str(o, "path"));
+		fprintf(f, "segment %s (%s, %s .. %s)\n", client_str(seg, "name"),
+		    client_str(seg, "state"), client_str(seg, "start"), client_str(seg, "end"));
+		table_init(&t, "ll", "BUILD-ID", "PATH", NULL);
+		json_array_foreach(json_object_get(p, "objects"), i, o) {
+			table_add(&t, "%s", client_str(o, "build_id"));
+			table_add(&t, "%s", client_str(o, "path"));
+		}
+		table_print(&t, f, "");
 		return;
 	}
-	fprintf(f, "%6s  %-24s  %-24s  %s\t%8s %6s  %-8s  %s\n", "SEQ", "START", "END", "SIZE",
-	    "SAMPLES", "LOST", "STATE", "NAME");
-	json_array_foreach(json_object_get(p, "segments"), i, o)
-		print_segment_line(o, f);
+	table_init(&t, "rllrrrll", "SEQ", "START", "END", "SIZE", "SAMPLES", "LOST", "STATE",
+	    "NAME", NULL);
+	json_array_foreach(json_object_get(p, "segments"), i, o) {
+		table_add(&t, "%lld", client_num(o, "seq"));
+		table_add(&t, "%s", client_str(o, "start"));
+		table_add(&t, "%s", client_str(o, "end"));
+		table_add(&t, "%s", json_is_integer(json_object_get(o, "size")) ?
+		    client_fmt_size(b, sizeof(b), client_num(o, "size")) : "-");
+		table_add(&t, "%s", num_or_dash(o, "samples", b, sizeof(b)));
+		table_add(&t, "%s", num_or_dash(o, "lost", b, sizeof(b)));
+		table_add(&t, "%s", client_str(o, "state"));
+		table_add(&t, "%s", client_str(o, "name"));
+	}
+	table_print(&t, f, "");
 }
