@@ -96,6 +96,12 @@ $(BUILD)/%.o: %.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
+# The Varlink interface definitions go into the daemon as they are
+# (daemon/control/interfaces.c includes them with the assembler's .incbin).
+$(BUILD)/daemon/control/interfaces.o: daemon/control/io.perfmap.varlink \
+	daemon/control/org.varlink.service.varlink
+$(BUILD)/daemon/control/interfaces.o: CFLAGS += -Wa,-I$(CURDIR)
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 deps:

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "walltime.h"
 
 static json_t *
 parse_none(int argc, char **argv, char *err, size_t errlen)
@@ -163,8 +164,12 @@ add_segment(json_t *segs, const char *arg, char *err, size_t errlen)
 }
 
 static char	 export_out[PATH_MAX];	/* -o FILE of export */
+static char	*export_how;		/* its instructions, printed once it is written */
 
-/* Segments, --since TIME; store adds --all and --debuginfod, export -o FILE. */
+/*
+ * Segments, --since TIME; store adds --all and --debuginfod, export -o FILE
+ * and --all-binaries.
+ */
 static json_t *
 parse_segments(int argc, char **argv, int export, char *err, size_t errlen)
 {
@@ -177,15 +182,22 @@ parse_segments(int argc, char **argv, int export, char *err, size_t errlen)
 		if (strcmp(a, "--since") == 0 || strncmp(a, "--since=", 8) == 0) {
 			const char *v = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
 
+			int64_t	 ns;
+
 			if (v == NULL || *v == '\0') {
 				snprintf(err, errlen, "--since needs a TIME");
 				goto fail;
 			}
+			/* said here: the daemon's error names the parameter only */
+			if (walltime_parse(v, walltime_now(), &ns, err, errlen) < 0)
+				goto fail;
 			json_object_set_new(p, "since", json_string(v));
 		} else if (!export && strcmp(a, "--all") == 0)
 			json_object_set_new(p, "all", json_true());
 		else if (!export && strcmp(a, "--debuginfod") == 0)
 			json_object_set_new(p, "debuginfod", json_true());
+		else if (export && strcmp(a, "--all-binaries") == 0)
+			json_object_set_new(p, "all_binaries", json_true());
 		else if (export && (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0)) {
 			if (i + 1 >= argc || argv[i + 1][0] == '\0') {
 				snprintf(err, errlen, "%s needs a FILE", a);
@@ -272,6 +284,9 @@ print_export(json_t *p, FILE *f)
 		    export_out, client_num(p, "segments"), client_num(p, "buildids"), client_num(p, "missing"));
 		client_print_size(f, client_num(p, "bytes"));
 		fputc('\n', f);
+		/* as perf archive says it, once the file is there (finish_export) */
+		if (json_is_string(json_object_get(p, "instructions")))
+			export_how = strdup(client_str(p, "instructions"));
 	}
 }
 
@@ -291,7 +306,8 @@ finish_export(json_t *p, int rc)
 		    strerror(errno));
 		return EXIT_FAILED;
 	}
-	if ((out = open(export_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) == -1) {
+	/* the owner's only: the bundle may hold the kernel's symbol addresses */
+	if ((out = open(export_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1) {
 		fprintf(stderr, "perfmapctl: export: %s: %s (the export is at %s)\n",
 		    export_out, strerror(errno), src);
 		close(in);
@@ -309,6 +325,10 @@ finish_export(json_t *p, int rc)
 		return EXIT_FAILED;
 	}
 	close(in);
+	if (export_how != NULL)
+		printf("\n%s\n", export_how);
+	free(export_how);
+	export_how = NULL;
 	return rc;
 }
 
@@ -323,8 +343,9 @@ const struct client_cmd client_cmds[] = {
 	    "store [SEGMENT... | --since TIME | --all] [--debuginfod]",
 	    "put every binary the segments reference into the build-id cache",
 	    parse_store, print_store, finish_store },
-	{ "export", "io.perfmap.Export", "export [--since TIME | SEGMENT...] -o FILE",
-	    "write a perf archive-style tarball: segments plus their binaries",
+	{ "export", "io.perfmap.Export",
+	    "export [--since TIME | SEGMENT...] [--all-binaries] -o FILE",
+	    "segments and the binaries their samples hit, as perf archive --all bundles them",
 	    parse_export, print_export, finish_export },
 	{ "segments", "io.perfmap.Segments", "segments [SEGMENT] [--all]",
 	    "list segments (time range, size, samples, lost); with SEGMENT, the build-ids it references",

@@ -326,9 +326,18 @@ make_link(struct bidcache *c, const uint8_t *id, size_t idlen, const char *rel,
 	return rc;
 }
 
-int
-bidcache_add_fd(struct bidcache *c, const char *name, const uint8_t *id, size_t idlen,
-    int fd, char *path, size_t pathlen, char *err, size_t errlen)
+/* The copy's mode under the policy of bidcache.h; PUBLIC: anyone could fetch it. */
+static mode_t
+copy_mode(const char *name, const struct stat *src, int public)
+{
+	if (strcmp(name, BIDCACHE_KERNEL) == 0)
+		return 0600;
+	return public ? 0644 : 0600 | (src->st_mode & 044);
+}
+
+static int
+add_fd(struct bidcache *c, const char *name, const uint8_t *id, size_t idlen,
+    int fd, int public, char *path, size_t pathlen, char *err, size_t errlen)
 {
 	char	 rel[PATH_MAX], tmp[64];
 	const char *base = bidcache_basename(name);
@@ -367,9 +376,9 @@ bidcache_add_fd(struct bidcache *c, const char *name, const uint8_t *id, size_t 
 		return rc;
 	}
 	snprintf(tmp, sizeof(tmp), ".tmp.%ld.%ld", (long)getpid(), (long)random());
-	tfd = openat(efd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-	    0600 | (st.st_mode & 044));
-	if (tfd == -1) {
+	tfd = openat(efd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* exactly the policy's mode, whatever the umask */
+	if (tfd == -1 || fchmod(tfd, copy_mode(name, &st, public)) == -1) {
 		rc = -errno;
 		snprintf(err, errlen, "%s/%s: %s", c->dir, rel, strerror(errno));
 		goto out;
@@ -409,6 +418,20 @@ out:
 	if (efd >= 0)
 		close(efd);
 	return rc;
+}
+
+int
+bidcache_add_fd(struct bidcache *c, const char *name, const uint8_t *id, size_t idlen,
+    int fd, char *path, size_t pathlen, char *err, size_t errlen)
+{
+	return add_fd(c, name, id, idlen, fd, 0, path, pathlen, err, errlen);
+}
+
+int
+bidcache_add_fd_public(struct bidcache *c, const char *name, const uint8_t *id, size_t idlen,
+    int fd, char *path, size_t pathlen, char *err, size_t errlen)
+{
+	return add_fd(c, name, id, idlen, fd, 1, path, pathlen, err, errlen);
 }
 
 int

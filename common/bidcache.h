@@ -70,8 +70,21 @@ int	bidcache_find(struct bidcache *, const uint8_t *id, size_t idlen,
  *	-EINVAL		NAME is not a path the cache can hold ("..", relative)
  *	-ENOSPC, ...	from writing the copy
  * PATH (if not NULL) gets the cached file's path on success.
+ *
+ * Who may read the copy, one policy for every cache file (perfmapd.conf(5)):
+ * the owner (root) always; group and others exactly when they could read
+ * where it came from.  A binary copied from a mapped file or its path keeps
+ * the group and other read bits of that file (a private binary stays
+ * private); the kernel's symbol table (kallsyms, with the kernel's
+ * addresses) is the owner's only, as the kernel shows it to root only; a
+ * file from a debuginfod server, which hands it to any client, is readable
+ * by all (bidcache_add_fd_public), as is the vDSO, mapped into every process
+ * (from memory: the source's bits are all set).
  */
 int	bidcache_add_fd(struct bidcache *, const char *name, const uint8_t *id,
+	    size_t idlen, int fd, char *path, size_t pathlen, char *err, size_t errlen);
+/* The same for content anyone could have fetched (debuginfod): 0644. */
+int	bidcache_add_fd_public(struct bidcache *, const char *name, const uint8_t *id,
 	    size_t idlen, int fd, char *path, size_t pathlen, char *err, size_t errlen);
 /* The same from memory (kallsyms text, the vDSO image). */
 int	bidcache_add_buf(struct bidcache *, const char *name, const uint8_t *id,

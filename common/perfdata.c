@@ -807,3 +807,47 @@ perfdata_feature(struct perfdata_file *f, int feat, struct perf_file_section *se
 		return -1;
 	return 0;
 }
+
+int
+perfdata_buildids(struct perfdata_file *f, perfdata_buildid_fn cb, void *arg)
+{
+	struct perf_file_section sec;
+	uint8_t	*buf;
+	uint64_t off;
+	int	 n = 0;
+
+	if (perfdata_feature(f, HEADER_BUILD_ID, &sec) < 0 || sec.size == 0)
+		return 0;
+	if (sec.size > 64U << 20 || (buf = malloc(sec.size)) == NULL)
+		return -1;
+	if (pread_all(f->fd, buf, sec.size, (off_t)sec.offset) < 0) {
+		free(buf);
+		return -1;
+	}
+	for (off = 0; off + sizeof(struct build_id_entry) <= sec.size;) {
+		struct build_id_entry *e = (struct build_id_entry *)(buf + off);
+		struct perfdata_buildid b;
+		size_t	 fnmax;
+		int	 mode;
+
+		if (e->header.size < sizeof(*e) || off + e->header.size > sec.size)
+			break;
+		fnmax = e->header.size - sizeof(*e);
+		off += e->header.size;
+		b.size = (e->header.misc & PERF_RECORD_MISC_BUILD_ID_SIZE) ? e->build_id[20] :
+		    BUILD_ID_MAX;
+		if (b.size == 0 || b.size > BUILD_ID_MAX || fnmax == 0 ||
+		    memchr(e->filename, '\0', fnmax) == NULL)
+			continue;
+		memset(b.id, 0, sizeof(b.id));
+		memcpy(b.id, e->build_id, b.size);
+		mode = e->header.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+		b.kernel = mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL;
+		b.filename = e->filename;
+		n++;
+		if (cb(&b, arg) != 0)
+			break;
+	}
+	free(buf);
+	return n;
+}

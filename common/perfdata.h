@@ -100,4 +100,14 @@ int64_t	perfdata_walk(struct perfdata_file *, perfdata_record_fn, void *arg);
 /* A feature section's location; -1 if the feature is absent. */
 int	perfdata_feature(struct perfdata_file *, int feat, struct perf_file_section *);
 
+/*
+ * Each entry of the BUILD_ID feature, as a struct perfdata_buildid (kernel:
+ * the kernel or a module).  Malformed entries are skipped; CB returning
+ * non-zero stops the walk.  Returns the number of entries handed over (0
+ * without a table), or -1 if the table cannot be read (larger than 64 MiB,
+ * I/O error).
+ */
+typedef int (*perfdata_buildid_fn)(const struct perfdata_buildid *, void *arg);
+int	perfdata_buildids(struct perfdata_file *, perfdata_buildid_fn, void *arg);
+
 #endif

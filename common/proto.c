@@ -101,28 +101,45 @@ proto_errorf(const char *error, const char *fmt, ...)
 	return proto_error(error, json_pack("{s:s}", "message", msg));
 }
 
+json_t *
+proto_invalid(const char *key)
+{
+	return proto_error(PROTO_ERR_INVALID, json_pack("{s:s}", "parameter", key));
+}
+
+static int
+flag(const json_t *msg, const char *key, int *out, char *err, size_t errlen)
+{
+	json_t	*v = json_object_get(msg, key);
+
+	if (v != NULL && !json_is_boolean(v)) {
+		snprintf(err, errlen, "\"%s\" must be a boolean", key);
+		return -1;
+	}
+	*out = v != NULL && json_is_true(v);
+	return 0;
+}
+
 int
-proto_check_call(const json_t *msg, const char **method, json_t **params, int *more,
-    char *err, size_t errlen)
+proto_check_call(const json_t *msg, struct proto_call *call, char *err, size_t errlen)
 {
 	json_t	*m = json_object_get(msg, "method");
 	json_t	*p = json_object_get(msg, "parameters");
-	json_t	*mo = json_object_get(msg, "more");
 
+	memset(call, 0, sizeof(*call));
 	if (!json_is_string(m) || json_string_length(m) == 0) {
 		snprintf(err, errlen, "\"method\" must be a non-empty string");
 		return -1;
 	}
-	if (p != NULL && !json_is_object(p)) {
+	if (p != NULL && !json_is_object(p) && !json_is_null(p)) {
 		snprintf(err, errlen, "\"parameters\" must be an object");
 		return -1;
 	}
-	if (mo != NULL && !json_is_boolean(mo)) {
-		snprintf(err, errlen, "\"more\" must be a boolean");
+	if (flag(msg, "more", &call->more, err, errlen) < 0 ||
+	    flag(msg, "oneway", &call->oneway, err, errlen) < 0 ||
+	    flag(msg, "upgrade", &call->upgrade, err, errlen) < 0)
 		return -1;
-	}
-	*method = json_string_value(m);
-	*params = p;
-	*more = mo != NULL && json_is_true(mo);
+	call->method = json_string_value(m);
+	call->params = json_is_object(p) ? p : NULL;
 	return 0;
 }

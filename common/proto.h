@@ -1,13 +1,17 @@
 /*
  * proto.h - the control protocol: the Varlink wire format.
  *
- *   call:   {"method": "io.perfmap.Snapshot", "parameters": {...}, "more": true?}\0
+ *   call:   {"method": "io.perfmap.Snapshot", "parameters": {...},
+ *            "more": true?, "oneway": true?, "upgrade": true?}\0
  *   reply:  {"parameters": {...}, "continues": true?}\0
  *   error:  {"error": "io.perfmap.NoSuchSegment", "parameters": {...}}\0
  *
  * Messages are JSON objects terminated by a NUL byte on a SOCK_STREAM unix
  * socket.  A call with "more": true may get several replies, each but the
- * last with "continues": true (store progress, long listings).
+ * last with "continues": true (store progress, long listings); a call with
+ * "oneway": true gets none.  "parameters" absent or null means {}, as the
+ * reference clients send it.  The interfaces themselves are described in
+ * daemon/control/io.perfmap.varlink.
  * This file only frames and parses; it knows nothing of sockets or events.
  */
 #ifndef PERFMAPD_PROTO_H
@@ -19,9 +23,15 @@
 #define PROTO_MAX_MESSAGE	(256 * 1024)	/* a call larger than this is refused */
 #define PROTO_INTERFACE		"io.perfmap"
 
-/* Typed errors (DESIGN.md); parameters may add detail. */
+/*
+ * Typed errors.  Those of org.varlink.service carry exactly their standard
+ * parameter ({"parameter"}, {"method"}, {"interface"}); perfmapd's own
+ * carry {"message"} (io.perfmap.varlink).
+ */
 #define PROTO_ERR_INVALID	"org.varlink.service.InvalidParameter"
 #define PROTO_ERR_NOMETHOD	"org.varlink.service.MethodNotFound"
+#define PROTO_ERR_NOTIMPL	"org.varlink.service.MethodNotImplemented"
+#define PROTO_ERR_NOIFACE	"org.varlink.service.InterfaceNotFound"
 #define PROTO_ERR_DENIED	"io.perfmap.PermissionDenied"
 #define PROTO_ERR_PROTOCOL	"io.perfmap.ProtocolError"
 #define PROTO_ERR_FAILED	"io.perfmap.Failed"
@@ -47,11 +57,20 @@ json_t	*proto_error(const char *error, json_t *params);
 json_t	*proto_errorf(const char *error, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));	/* parameters: {"message": ...} */
 
+/* org.varlink.service.InvalidParameter for KEY. */
+json_t	*proto_invalid(const char *key);
+
+struct proto_call {
+	const char	*method;
+	json_t		*params;	/* borrowed; NULL when absent or null */
+	int		 more, oneway, upgrade;
+};
+
 /*
- * Validate a call: method a non-empty string, parameters absent or an
- * object, more absent or a boolean.  Returns 0 or -1 with ERR set.
+ * Validate a call: method a non-empty string, parameters absent, null or
+ * an object, more, oneway and upgrade absent or booleans.  Returns 0 or
+ * -1 with ERR set.
  */
-int	proto_check_call(const json_t *msg, const char **method, json_t **params,
-	    int *more, char *err, size_t errlen);
+int	proto_check_call(const json_t *msg, struct proto_call *, char *err, size_t errlen);
 
 #endif

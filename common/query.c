@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "index_reader.h"
+#include "log.h"
 #include "walltime.h"
 #include "proto.h"
 #include "query.h"
@@ -25,11 +26,12 @@ query_is_query(const char *method)
 	return 0;
 }
 
+/* InvalidParameter carries the parameter's name only; the why goes to the debug log. */
 static json_t *
 bad(const char *key, const char *msg)
 {
-	return proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}", "parameter", key,
-	    "message", msg));
+	log_debug("query: parameter %s: %s", key, msg);
+	return proto_invalid(key);
 }
 
 /* Every key of PARAMS must be in KEYS (NULL-terminated). */

@@ -289,6 +289,70 @@ START_TEST(test_kallsyms_buf)
 }
 END_TEST
 
+static mode_t
+mode_of(const char *path)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	return st.st_mode & 07777;
+}
+
+/*
+ * One mode policy: group and others read a copy when they could read its
+ * source; debuginfod's files and the vDSO are public, kallsyms is root's.
+ * The umask does not change it.
+ */
+START_TEST(test_modes)
+{
+	struct bidcache c;
+	static const char text[] = "ffffffff81000000 T _text\n";
+	char	 err[512], path[PATH_MAX], copy[PATH_MAX], c2[PATH_MAX], c3[PATH_MAX];
+	uint8_t	 kid[20];
+	int	 fd;
+
+	umask(077);
+	snprintf(copy, sizeof(copy), "%s/prog", dir);
+	snprintf(c2, sizeof(c2), "%s/cache2", dir);
+	snprintf(c3, sizeof(c3), "%s/cache3", dir);
+	close(make_file("prog", (size_t)-1, NULL));
+
+	/* a private binary stays private */
+	ck_assert_int_eq(chmod(copy, 0700), 0);
+	ck_assert_int_ge(fd = open(copy, O_RDONLY), 0);
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	ck_assert_int_eq(bidcache_add_fd(&c, "/opt/private", self_id, (size_t)self_len, fd,
+	    path, sizeof(path), err, sizeof(err)), 1);
+	ck_assert_uint_eq(mode_of(path), 0600);
+	bidcache_close(&c);
+	close(fd);
+
+	/* a world-readable one is world-readable (whatever the umask) */
+	ck_assert_int_eq(chmod(copy, 0755), 0);
+	ck_assert_int_ge(fd = open(copy, O_RDONLY), 0);
+	ck_assert_int_eq(bidcache_open(&c, c2, err, sizeof(err)), 0);
+	ck_assert_int_eq(bidcache_add_fd(&c, "/opt/public", self_id, (size_t)self_len, fd,
+	    path, sizeof(path), err, sizeof(err)), 1);
+	ck_assert_uint_eq(mode_of(path), 0644);
+	bidcache_close(&c);
+
+	/* fetched from debuginfod (its client's cache file is 0600): public */
+	ck_assert_int_eq(fchmod(fd, 0600), 0);
+	ck_assert_int_eq(bidcache_open(&c, c3, err, sizeof(err)), 0);
+	ck_assert_int_eq(bidcache_add_fd_public(&c, "/opt/fetched", self_id, (size_t)self_len,
+	    fd, path, sizeof(path), err, sizeof(err)), 1);
+	ck_assert_uint_eq(mode_of(path), 0644);
+	close(fd);
+
+	/* the kernel's symbols, with its addresses: root's only */
+	memset(kid, 0x42, sizeof(kid));
+	ck_assert_int_eq(bidcache_add_buf(&c, BIDCACHE_KERNEL, kid, sizeof(kid), text,
+	    strlen(text), path, sizeof(path), err, sizeof(err)), 1);
+	ck_assert_uint_eq(mode_of(path), 0600);
+	bidcache_close(&c);
+}
+END_TEST
+
 static int
 keep_second(const uint8_t *id, size_t len, int64_t ref_ns, void *arg)
 {
@@ -397,6 +461,7 @@ bidcache_suite(void)
 	tcase_add_test(tc, test_write_fails);
 	tcase_add_test(tc, test_planted_symlink);
 	tcase_add_test(tc, test_kallsyms_buf);
+	tcase_add_test(tc, test_modes);
 	tcase_add_test(tc, test_evict);
 	tcase_add_test(tc, test_decompress);
 	suite_add_tcase(s, tc);

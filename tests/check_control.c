@@ -2,7 +2,10 @@
  * check_ctl.c - the control command tables: the daemon's (daemon/ctl.c) and
  * the client's (client/commands.c) agree, every entry is complete and
  * unique, every command is documented in perfmapctl(8), and privileges
- * are as documented.
+ * are as documented.  The interface definitions the daemon serves are the
+ * repository's files byte for byte, and io.perfmap.varlink declares every
+ * command with the parameters the table accepts (the reference parser and
+ * client judge the rest: tests/integration/t_varlink.sh).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 
 #include "client.h"
 #include "control/command.h"
+#include "control/interfaces.h"
 
 static char *
 slurp(const char *path)
@@ -129,6 +133,82 @@ START_TEST(test_client_parse_rejects_extra_args)
 }
 END_TEST
 
+START_TEST(test_interfaces_verbatim)
+{
+	unsigned i;
+
+	ck_assert_uint_eq(control_ninterfaces, 2);
+	for (i = 0; i < control_ninterfaces; i++) {
+		char	 path[128], *file;
+
+		snprintf(path, sizeof(path), "daemon/control/%s.varlink", control_interfaces[i].name);
+		file = slurp(path);
+		ck_assert_msg(strcmp(file, control_interfaces[i].description) == 0,
+		    "%s: the daemon serves something else", path);
+		ck_assert_ptr_eq(control_interface_find(control_interfaces[i].name,
+		    (unsigned)strlen(control_interfaces[i].name)), &control_interfaces[i]);
+		free(file);
+	}
+	ck_assert_ptr_null(control_interface_find("io.perf", 7));
+}
+END_TEST
+
+/* The parameter names of "method NAME(...)" in IDL, space-separated; NULL if absent. */
+static char *
+idl_params(const char *idl, const char *name, char *out, size_t len)
+{
+	char	 head[128];
+	const char *p, *end;
+	size_t	 n = 0;
+
+	snprintf(head, sizeof(head), "\nmethod %s(", name);
+	if ((p = strstr(idl, head)) == NULL)
+		return NULL;
+	p += strlen(head);
+	end = strchr(p, ')');
+	out[0] = '\0';
+	while (p < end) {
+		const char *colon = memchr(p, ':', (size_t)(end - p));
+		const char *start;
+
+		if (colon == NULL)
+			break;
+		for (start = colon; start > p && (start[-1] == '_' ||
+		    (start[-1] >= 'a' && start[-1] <= 'z')); start--)
+			;
+		n += (size_t)snprintf(out + n, len - n, "%s%.*s", n ? " " : "",
+		    (int)(colon - start), start);
+		p = colon + 1;
+	}
+	return out;
+}
+
+START_TEST(test_interface_declares_table)
+{
+	char	*idl = slurp("daemon/control/io.perfmap.varlink"), want[256], got[256];
+	const char *p;
+	size_t	 i, j, nmethods = 0;
+
+	for (i = 0; i < control_ncommands; i++) {
+		const struct control_command *e = control_commands[i];
+		const char *name = strrchr(e->method, '.') + 1;
+
+		ck_assert_msg(idl_params(idl, name, got, sizeof(got)) != NULL,
+		    "io.perfmap.varlink does not declare %s", e->method);
+		want[0] = '\0';
+		for (j = 0; e->params[j] != NULL; j++)
+			snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%s",
+			    j ? " " : "", e->params[j]);
+		ck_assert_msg(strcmp(got, want) == 0, "%s: the interface declares (%s), "
+		    "the table takes (%s)", e->method, got, want);
+	}
+	for (p = idl; (p = strstr(p, "\nmethod ")) != NULL; p++)
+		nmethods++;
+	ck_assert_uint_eq(nmethods, control_ncommands);
+	free(idl);
+}
+END_TEST
+
 static Suite *
 control_suite(void)
 {
@@ -140,6 +220,8 @@ control_suite(void)
 	tcase_add_test(tc, test_every_command_in_man_page);
 	tcase_add_test(tc, test_privileges);
 	tcase_add_test(tc, test_client_parse_rejects_extra_args);
+	tcase_add_test(tc, test_interfaces_verbatim);
+	tcase_add_test(tc, test_interface_declares_table);
 	suite_add_tcase(s, tc);
 	return s;
 }

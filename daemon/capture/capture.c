@@ -365,7 +365,10 @@ request(struct capture *c, enum job_kind kind, struct control_client *cl, int mo
 	j->kind = kind;
 	j->segments = json_incref(segments);
 	j->since_ns = since_ns;
-	j->all = all;
+	if (kind == JOB_EXPORT)
+		j->all_binaries = all;
+	else
+		j->all = all;
 	j->debuginfod = debuginfod || c->debuginfod_default;
 	if (submit(c, j) < 0) {
 		*err = proto_errorf(PROTO_ERR_FAILED, "perfmapd is stopping");
@@ -383,9 +386,9 @@ capture_store(struct capture *c, struct control_client *cl, int more, json_t *se
 
 int
 capture_export(struct capture *c, struct control_client *cl, int more, json_t *segments,
-    int64_t since_ns, const char *name, json_t **err)
+    int64_t since_ns, const char *name, int all_binaries, json_t **err)
 {
-	return request(c, JOB_EXPORT, cl, more, segments, since_ns, 0, 0, name, err);
+	return request(c, JOB_EXPORT, cl, more, segments, since_ns, all_binaries, 0, name, err);
 }
 
 void

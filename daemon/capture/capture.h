@@ -70,7 +70,9 @@ void	capture_listener(struct capture *, struct recorder_listener *);
  */
 int	capture_store(struct capture *, struct control_client *, int more,
 	    json_t *segments, int64_t since_ns, int all, int debuginfod, json_t **err);
+/* NAME: the file the client will write (for the instructions); ALL_BINARIES: not only those hit. */
 int	capture_export(struct capture *, struct control_client *, int more,
-	    json_t *segments, int64_t since_ns, const char *name, json_t **err);
+	    json_t *segments, int64_t since_ns, const char *name, int all_binaries,
+	    json_t **err);
 
 #endif

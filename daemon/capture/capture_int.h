@@ -60,6 +60,7 @@ struct job {
 	json_t		*segments;
 	int64_t		 since_ns;
 	int		 all, debuginfod;
+	int		 all_binaries;	/* export: not only those with samples */
 };
 
 TAILQ_HEAD(jobq, job);

@@ -1,6 +1,25 @@
 /*
- * export.c - "export": a perf archive-style tarball of segments and the
- * binaries they reference, written with libarchive into STATE/exports.
+ * export.c - "export": segments and their binaries in one file, laid out
+ * as perf archive --all lays out its bundle, so that perf's own
+ * instructions work on it:
+ *
+ *	FILE (compressed as its name says: .tar, .tar.gz, .tar.zst, ...)
+ *	  perf-000042-20261122T125535Z.data	the segments, at the top
+ *	  ...
+ *	  perf.symbols.tar.bz2			the binaries, as perf archive packs
+ *						them: .build-id/xx/rest links and
+ *						<path>/<build-id>/elf (kallsyms,
+ *						vdso), relative to ~/.debug
+ *
+ *	$ mkdir -p ~/.debug && tar xvf FILE && tar xvf perf.symbols.tar.bz2 -C ~/.debug
+ *
+ * puts the segments in the current directory and the binaries into the
+ * build-id cache, and nothing else there.  The binaries are those the
+ * segments' samples fall in (perf buildid-list --with-hits: common/hits.c),
+ * kernel, modules and vDSO included when hit; all_binaries takes every one
+ * the segments reference.  Members keep the mode of the cache files
+ * (bidcache.h: kallsyms stays the owner's only).  Written with libarchive
+ * into STATE/exports; the client copies it where it was asked to.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,11 +35,16 @@
 
 #include "buildid.h"
 #include "capture_int.h"
+#include "hits.h"
 #include "log.h"
 #include "proto.h"
 
+#define SYMBOLS_NAME	"perf.symbols.tar.bz2"	/* perf archive --all's name */
+
+/* A file as member NAME; PERM -1: the file's own permission bits. */
 static int
-tar_file(struct archive *a, const char *src, const char *name, char *err, size_t errlen)
+tar_file(struct archive *a, const char *src, const char *name, int perm, char *err,
+    size_t errlen)
 {
 	struct archive_entry *e;
 	struct stat st;
@@ -28,7 +52,7 @@ tar_file(struct archive *a, const char *src, const char *name, char *err, size_t
 	ssize_t	 n;
 	int	 fd, rc = -1;
 
-	if ((fd = open(src, O_RDONLY | O_CLOEXEC)) == -1 || fstat(fd, &st) == -1) {
+	if ((fd = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1 || fstat(fd, &st) == -1) {
 		snprintf(err, errlen, "%s: %s", src, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -37,7 +61,7 @@ tar_file(struct archive *a, const char *src, const char *name, char *err, size_t
 	e = archive_entry_new();
 	archive_entry_set_pathname(e, name);
 	archive_entry_set_filetype(e, AE_IFREG);
-	archive_entry_set_perm(e, 0644);
+	archive_entry_set_perm(e, perm >= 0 ? (mode_t)perm : st.st_mode & 0777);
 	archive_entry_set_size(e, st.st_size);
 	archive_entry_set_mtime(e, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 	if (archive_write_header(a, e) != ARCHIVE_OK)
@@ -120,38 +144,155 @@ prune_exports(struct capture *c)
 	free_strs(v, n);
 }
 
+static void
+hit_cb(const uint8_t *id, size_t len, const char *name, void *arg)
+{
+	idset_add(arg, id, len);
+}
+
+/*
+ * Keep of BIDS the build-ids the segments' samples hit.  If one segment
+ * cannot be walked, every binary is kept (a larger bundle, not a wrong
+ * one) and the reason is returned in WHY.
+ */
+static void
+keep_hits(char **segs, size_t nsegs, struct segbid *bids, size_t *nbids, char *why,
+    size_t whylen)
+{
+	struct idset hit = { 0 };
+	char	 err[PATH_MAX + 128];
+	size_t	 i, kept = 0;
+
+	why[0] = '\0';
+	for (i = 0; i < nsegs; i++)
+		if (hits_read(segs[i], hit_cb, &hit, err, sizeof(err)) < 0) {
+			snprintf(why, whylen, "every binary: %s", err);
+			log_warnx("export: %s", why);
+			free(hit.v);
+			return;
+		}
+	for (i = 0; i < *nbids; i++) {
+		if (idset_has(&hit, bids[i].id, bids[i].len)) {
+			struct segbid t = bids[kept];
+
+			bids[kept++] = bids[i];
+			bids[i] = t;
+		}
+	}
+	for (i = kept; i < *nbids; i++)
+		free(bids[i].name);
+	*nbids = kept;
+	free(hit.v);
+}
+
+/* What perf archive prints, for this bundle (NAME quoted for a shell if need be). */
+static char *
+instructions(const char *name)
+{
+	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	char	*s = NULL;
+
+	int	 plain = strspn(base, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789._+-") == strlen(base) && base[0] != '-';
+
+	/* perf's words, and the mkdir that a HOME where perf never ran needs */
+	return asprintf(&s, "Now please run:\n\n$ mkdir -p ~/.debug && tar xvf %s%s%s && "
+	    "tar xvf " SYMBOLS_NAME " -C ~/.debug\n\nwherever you need to run 'perf report' on.",
+	    plain ? "" : "'", base, plain ? "" : "'") < 0 ? NULL : s;
+}
+
+/* The binaries, packed as perf archive packs them, into the file SYMS. */
+static int
+write_symbols(struct capture *c, struct job *j, struct storectx *x, struct segbid *bids,
+    size_t nbids, const char *syms, size_t *packed, size_t *missing, char *err, size_t errlen)
+{
+	struct archive *a = archive_write_new();
+	size_t	 i;
+	int	 rc = -1;
+
+	if (archive_write_set_format_gnutar(a) != ARCHIVE_OK ||
+	    archive_write_add_filter_bzip2(a) != ARCHIVE_OK ||
+	    archive_write_open_filename(a, syms) != ARCHIVE_OK) {
+		snprintf(err, errlen, "%s: %s", syms, archive_error_string(a));
+		goto out;
+	}
+	for (i = 0; i < nbids && !job_cancelled(j); i++) {
+		char	 file[PATH_MAX], hex[BUILD_ID_HEX_MAX], rel[PATH_MAX], lname[80];
+		char	 target[PATH_MAX + 8], member[PATH_MAX];
+		json_t	*r = store_one(c, x, &bids[i]);
+		const char *base;
+
+		if (strcmp(json_string_value(json_object_get(r, "status")), "OK") != 0 ||
+		    bidcache_find(&c->cache, bids[i].id, bids[i].len, file, sizeof(file)) <= 0) {
+			(*missing)++;
+			result_post(c, j->req, r, 0, 0);
+			continue;
+		}
+		json_decref(r);
+		/* The entry as the cache names it: DIR/<rel>/<base>. */
+		snprintf(rel, sizeof(rel), "%s", file + strlen(c->cache.dir) + 1);
+		if ((base = strrchr(rel, '/')) == NULL)
+			continue;
+		*(char *)base = '\0';
+		base = strrchr(file, '/') + 1;
+		buildid_to_hex(bids[i].id, bids[i].len, hex);
+		snprintf(lname, sizeof(lname), ".build-id/%.2s/%s", hex, hex + 2);
+		snprintf(target, sizeof(target), "../../%s", rel);
+		snprintf(member, sizeof(member), "%s/%s", rel, base);
+		if (tar_file(a, file, member, -1, err, errlen) < 0 ||
+		    tar_link(a, lname, target) < 0)
+			goto out;
+		(*packed)++;
+	}
+	if (archive_write_close(a) != ARCHIVE_OK) {
+		snprintf(err, errlen, "%s: %s", syms, archive_error_string(a));
+		goto out;
+	}
+	rc = 0;
+out:
+	archive_write_free(a);
+	return rc;
+}
+
 void
 run_export(struct capture *c, struct job *j)
 {
 	struct storectx x;
 	struct segbid *bids;
 	struct archive *a = NULL;
-	char	**segs, path[PATH_MAX], tmp[PATH_MAX], err[PATH_MAX + 256], stamp[32];
+	char	**segs, path[PATH_MAX], tmp[PATH_MAX], syms[PATH_MAX], err[PATH_MAX + 256];
+	char	 stamp[32], why[PATH_MAX + 160], *how = NULL;
 	const char *ext = export_ext(j->name);
 	size_t	 nsegs, nbids, i, packed = 0, missing = 0;
 	struct stat st;
 	struct tm tm;
 	time_t	 now = time(NULL);
-	int	 ok = 0;
+	int	 ok = 0, rnd = (int)(random() % 100000);
 
 	if (job_buildids(c, j, &segs, &nsegs, &bids, &nbids) < 0)
 		return;
 	memset(&x, 0, sizeof(x));
 	x.job = j;
 	x.debuginfod = j->debuginfod;
+	tmp[0] = syms[0] = '\0';
 	if (nsegs == 0) {
 		snprintf(err, sizeof(err), "no segment to export");
 		goto out;
 	}
+	why[0] = '\0';
+	if (!j->all_binaries)
+		keep_hits(segs, nsegs, bids, &nbids, why, sizeof(why));
 	if (mkdir(c->exportdir, 0750) == -1 && errno != EEXIST) {
 		snprintf(err, sizeof(err), "%s: %s", c->exportdir, strerror(errno));
 		goto out;
 	}
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	snprintf(path, sizeof(path), "%s/perfmapd-export-%s-%d%s", c->exportdir, stamp,
-	    (int)(random() % 100000), ext);
+	snprintf(path, sizeof(path), "%s/perfmapd-export-%s-%d%s", c->exportdir, stamp, rnd, ext);
 	snprintf(tmp, sizeof(tmp), "%s.partial", path);
+	snprintf(syms, sizeof(syms), "%s/.symbols-%s-%d.tar.bz2", c->exportdir, stamp, rnd);
+	if (write_symbols(c, j, &x, bids, nbids, syms, &packed, &missing, err, sizeof(err)) < 0)
+		goto out;
 	a = archive_write_new();
 	if (archive_write_set_format_filter_by_ext(a, path) != ARCHIVE_OK &&
 	    archive_write_set_format_pax_restricted(a) != ARCHIVE_OK) {
@@ -163,37 +304,11 @@ run_export(struct capture *c, struct job *j)
 		goto out;
 	}
 	for (i = 0; i < nsegs && !job_cancelled(j); i++)
-		if (tar_file(a, segs[i], strrchr(segs[i], '/') + 1, err, sizeof(err)) < 0)
+		if (tar_file(a, segs[i], strrchr(segs[i], '/') + 1, -1, err, sizeof(err)) < 0)
 			goto out;
-	for (i = 0; i < nbids && !job_cancelled(j); i++) {
-		char	 file[PATH_MAX], hex[BUILD_ID_HEX_MAX], rel[PATH_MAX], lname[80];
-		char	 target[PATH_MAX + 8], member[PATH_MAX];
-		json_t	*r = store_one(c, &x, &bids[i]);
-		const char *base;
-
-		if (strcmp(json_string_value(json_object_get(r, "status")), "OK") != 0 ||
-		    bidcache_find(&c->cache, bids[i].id, bids[i].len, file, sizeof(file)) <= 0) {
-			missing++;
-			result_post(c, j->req, r, 0, 0);
-			continue;
-		}
-		json_decref(r);
-		/* The entry as the cache names it: DIR/<rel>/<base>. */
-		snprintf(rel, sizeof(rel), "%s", file + strlen(c->cache.dir) + 1);
-		base = strrchr(rel, '/');
-		if (base == NULL)
-			continue;
-		*(char *)base = '\0';
-		base = strrchr(file, '/') + 1;
-		buildid_to_hex(bids[i].id, bids[i].len, hex);
-		snprintf(lname, sizeof(lname), ".build-id/%.2s/%s", hex, hex + 2);
-		snprintf(target, sizeof(target), "../../%s", rel);
-		snprintf(member, sizeof(member), "%s/%s", rel, base);
-		if (tar_file(a, file, member, err, sizeof(err)) < 0 ||
-		    tar_link(a, lname, target) < 0)
-			goto out;
-		packed++;
-	}
+	/* it may hold the kernel's addresses: its owner's only, as the cache's kallsyms */
+	if (tar_file(a, syms, SYMBOLS_NAME, 0600, err, sizeof(err)) < 0)
+		goto out;
 	if (job_cancelled(j)) {
 		snprintf(err, sizeof(err), "cancelled");
 		goto out;
@@ -210,16 +325,25 @@ run_export(struct capture *c, struct job *j)
 out:
 	if (a != NULL)
 		archive_write_free(a);
+	if (syms[0] != '\0')
+		unlink(syms);
 	if (!ok) {
-		unlink(tmp);
+		if (tmp[0] != '\0')
+			unlink(tmp);
 		result_post(c, j->req, proto_errorf(PROTO_ERR_FAILED, "%s", err), 1, 1);
 	} else {
+		json_t	*r;
+
 		prune_exports(c);
-		result_post(c, j->req, json_pack("{s:s, s:I, s:I, s:I, s:I}", "path", path,
+		how = instructions(j->name != NULL ? j->name : path);
+		r = json_pack("{s:s, s:I, s:I, s:I, s:I, s:s}", "path", path,
 		    "segments", (json_int_t)nsegs, "buildids", (json_int_t)packed,
 		    "missing", (json_int_t)missing,
-		    "bytes", (json_int_t)(stat(path, &st) == 0 ? st.st_size : 0)), 1, 0);
+		    "bytes", (json_int_t)(stat(path, &st) == 0 ? st.st_size : 0),
+		    "instructions", how != NULL ? how : "");
+		result_post(c, j->req, r, 1, 0);
 	}
+	free(how);
 	if (x.dc != NULL)
 		debuginfod_end(x.dc);
 	live_free(&x);

@@ -35,6 +35,39 @@ segbids_free(struct segbid *v, size_t n)
 	free(v);
 }
 
+struct table_ctx {
+	struct segbid	**v;
+	size_t		*n;
+	struct idset	*seen;
+	int		 oom;
+};
+
+/* One entry of a segment's build-id table, unless an earlier segment had it. */
+static int
+table_entry_cb(const struct perfdata_buildid *b, void *arg)
+{
+	struct table_ctx *t = arg;
+	struct segbid *nv;
+
+	if (idset_add(t->seen, b->id, b->size) != 1)
+		return 0;
+	if ((nv = reallocarray(*t->v, *t->n + 1, sizeof(**t->v))) == NULL) {
+		t->oom = 1;
+		return 1;
+	}
+	*t->v = nv;
+	memset(&nv[*t->n], 0, sizeof(nv[*t->n]));
+	memcpy(nv[*t->n].id, b->id, b->size);
+	nv[*t->n].len = b->size;
+	nv[*t->n].kernel = b->kernel;
+	if ((nv[*t->n].name = strdup(b->filename)) == NULL) {
+		t->oom = 1;
+		return 1;
+	}
+	(*t->n)++;
+	return 0;
+}
+
 /*
  * A segment's build-id table, appended to *V (duplicates skipped through
  * SEEN), and its wall-clock end (0 if unknown).  Returns 1 without reading
@@ -45,9 +78,8 @@ read_segment(const char *path, int64_t since_ns, struct segbid **v, size_t *n,
     struct idset *seen, uint64_t *wall_end, char *err, size_t errlen)
 {
 	struct perfdata_file pf;
-	struct perf_file_section sec, st, cd;
-	uint8_t	*buf = NULL;
-	uint64_t off;
+	struct perf_file_section st, cd;
+	struct table_ctx tc;
 	int	 rc = 0;
 
 	*wall_end = 0;
@@ -65,46 +97,15 @@ read_segment(const char *path, int64_t since_ns, struct segbid **v, size_t *n,
 		rc = 1;		/* ended before SINCE: not wanted */
 		goto out;
 	}
-	if (perfdata_feature(&pf, HEADER_BUILD_ID, &sec) < 0 || sec.size == 0)
-		goto out;
-	if (sec.size > 64U << 20 || (buf = malloc(sec.size)) == NULL ||
-	    pread(pf.fd, buf, sec.size, (off_t)sec.offset) != (ssize_t)sec.size) {
+	tc.v = v;
+	tc.n = n;
+	tc.seen = seen;
+	tc.oom = 0;
+	if (perfdata_buildids(&pf, table_entry_cb, &tc) < 0 || tc.oom) {
 		snprintf(err, errlen, "%s: cannot read its build-id table", path);
 		rc = -1;
-		goto out;
-	}
-	for (off = 0; off + sizeof(struct build_id_entry) <= sec.size;) {
-		struct build_id_entry *e = (struct build_id_entry *)(buf + off);
-		size_t	 fnmax, idlen;
-		struct segbid *nv;
-		int	 mode;
-
-		if (e->header.size < sizeof(*e) || off + e->header.size > sec.size)
-			break;
-		fnmax = e->header.size - sizeof(*e);
-		idlen = (e->header.misc & PERF_RECORD_MISC_BUILD_ID_SIZE) ? e->build_id[20] :
-		    BUILD_ID_MAX;
-		off += e->header.size;
-		if (idlen == 0 || idlen > BUILD_ID_MAX || fnmax == 0 ||
-		    memchr(e->filename, '\0', fnmax) == NULL)
-			continue;
-		if (idset_add(seen, e->build_id, idlen) != 1)
-			continue;
-		if ((nv = reallocarray(*v, *n + 1, sizeof(**v))) == NULL)
-			break;
-		*v = nv;
-		memset(&nv[*n], 0, sizeof(nv[*n]));
-		memcpy(nv[*n].id, e->build_id, idlen);
-		nv[*n].len = (uint8_t)idlen;
-		mode = e->header.misc & PERF_RECORD_MISC_CPUMODE_MASK;
-		nv[*n].kernel = mode == PERF_RECORD_MISC_KERNEL ||
-		    mode == PERF_RECORD_MISC_GUEST_KERNEL;
-		if ((nv[*n].name = strdup(e->filename)) == NULL)
-			break;
-		(*n)++;
 	}
 out:
-	free(buf);
 	perfdata_file_close(&pf);
 	return rc;
 }
@@ -337,7 +338,8 @@ store_user(struct capture *c, struct storectx *x, const struct segbid *b, char *
 		    "DEBUGINFOD_URLS is not set in perfmapd's environment" : strerror(-fd));
 		return fd;
 	}
-	rc = bidcache_add_fd(&c->cache, b->name, b->id, b->len, fd, file, filelen, err,
+	/* served to any client, so readable by all (bidcache.h's policy) */
+	rc = bidcache_add_fd_public(&c->cache, b->name, b->id, b->len, fd, file, filelen, err,
 	    sizeof(err));
 	close(fd);
 	if (rc < 0)

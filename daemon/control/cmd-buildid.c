@@ -10,5 +10,6 @@ const struct control_command cmd_buildid = {
 	.usage = "buildid ID",
 	.help = "where and when a build-id was seen, and its cached file",
 	.flags = 0,
+	.params = { "build_id" },
 	.handler = control_query,
 };

@@ -10,5 +10,6 @@ const struct control_command cmd_history = {
 	.usage = "history PATH",
 	.help = "every build-id PATH has had, with first/last seen and process counts",
 	.flags = 0,
+	.params = { "path" },
 	.handler = control_query,
 };

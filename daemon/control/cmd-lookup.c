@@ -10,5 +10,6 @@ const struct control_command cmd_lookup = {
 	.usage = "lookup PATH [--at TIME]",
 	.help = "the build-id PATH had at TIME (default: now)",
 	.flags = 0,
+	.params = { "path", "at_ns" },
 	.handler = control_query,
 };

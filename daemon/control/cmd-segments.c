@@ -10,5 +10,6 @@ const struct control_command cmd_segments = {
 	.usage = "segments [SEGMENT] [--all]",
 	.help = "list segments (time range, size, samples, lost); with SEGMENT, the build-ids it references",
 	.flags = 0,
+	.params = { "segment", "all" },
 	.handler = control_query,
 };

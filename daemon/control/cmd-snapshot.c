@@ -19,19 +19,12 @@ cmd_snapshot_run(struct control_request *req)
 {
 	struct recorder *r = &req->d->rec;
 	json_t	*reply, *segs, *err = NULL;
-	const char *key;
-	json_t	*v;
 	int	 store = 0;
 
-	json_object_foreach(req->params, key, v)
-		if (strcmp(key, "store") != 0)
-			return proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}", "parameter",
-			    key, "message", "unknown parameter"));
 	if (control_param_bool(req, "store", &store, &err) < 0)
 		return err;
 	if (store && !req->more)
-		return proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}", "parameter",
-		    "store", "message", "store streams its results: call with \"more\": true"));
+		return proto_invalid("store");
 	r->last_closed[0] = '\0';
 	if (recorder_rotate(r, ROTATE_REQUEST) < 0 || r->last_closed[0] == '\0')
 		return proto_errorf(PROTO_ERR_FAILED, "the segment could not be finished; "
@@ -60,5 +53,6 @@ const struct control_command cmd_snapshot = {
 	.usage = "snapshot [--store]",
 	.help = "close the current segment now and print its path; --store also stores its binaries",
 	.flags = CMD_PRIV,
+	.params = { "store" },
 	.handler = cmd_snapshot_run,
 };

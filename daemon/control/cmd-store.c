@@ -13,41 +13,29 @@
 #include "capture/capture.h"
 #include "command.h"
 #include "daemon.h"
+#include "log.h"
 #include "walltime.h"
 #include "proto.h"
 
 /* Shared by store and export: segments / since, checked for type. */
 int
-control_segment_params(struct control_request *req, const char *const *allowed, json_t **segments,
-    int64_t *since_ns, json_t **err)
+control_segment_params(struct control_request *req, json_t **segments, int64_t *since_ns,
+    json_t **err)
 {
-	const char *since, *key;
+	const char *since;
 	json_t	*v;
 	char	 msg[256];
 	size_t	 i;
 
-	json_object_foreach(req->params, key, v) {
-		for (i = 0; allowed[i] != NULL; i++)
-			if (strcmp(allowed[i], key) == 0)
-				break;
-		if (allowed[i] == NULL) {
-			*err = proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}",
-			    "parameter", key, "message", "unknown parameter"));
-			return -1;
-		}
-	}
 	*segments = json_object_get(req->params, "segments");
 	if (*segments != NULL) {
 		if (!json_is_array(*segments)) {
-			*err = proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}",
-			    "parameter", "segments", "message", "must be an array of strings"));
+			*err = proto_invalid("segments");
 			return -1;
 		}
 		json_array_foreach(*segments, i, v)
 			if (!json_is_string(v)) {
-				*err = proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}",
-				    "parameter", "segments", "message",
-				    "must be an array of strings"));
+				*err = proto_invalid("segments");
 				return -1;
 			}
 	}
@@ -56,13 +44,12 @@ control_segment_params(struct control_request *req, const char *const *allowed, 
 	*since_ns = -1;
 	if (since != NULL) {
 		if (*segments != NULL && json_array_size(*segments) > 0) {
-			*err = proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}",
-			    "parameter", "since", "message", "give segments or since, not both"));
+			*err = proto_invalid("since");
 			return -1;
 		}
 		if (walltime_parse(since, walltime_now(), since_ns, msg, sizeof(msg)) < 0) {
-			*err = proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}",
-			    "parameter", "since", "message", msg));
+			log_debug("control: since: %s", msg);
+			*err = proto_invalid("since");
 			return -1;
 		}
 	}
@@ -72,21 +59,18 @@ control_segment_params(struct control_request *req, const char *const *allowed, 
 static json_t *
 cmd_store_run(struct control_request *req)
 {
-	static const char *const allowed[] = { "segments", "since", "all", "debuginfod", NULL };
 	json_t	*segments, *err = NULL;
 	int64_t	 since_ns;
 	int	 all, dinfo;
 
-	if (control_segment_params(req, allowed, &segments, &since_ns, &err) < 0 ||
+	if (control_segment_params(req, &segments, &since_ns, &err) < 0 ||
 	    control_param_bool(req, "all", &all, &err) < 0 ||
 	    control_param_bool(req, "debuginfod", &dinfo, &err) < 0)
 		return err;
 	if (!all && since_ns < 0 && json_array_size(segments) == 0)
-		return proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}", "parameter",
-		    "segments", "message", "name segments, or give since or all"));
+		return proto_invalid("segments");
 	if (all && (since_ns >= 0 || json_array_size(segments) > 0))
-		return proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}", "parameter",
-		    "all", "message", "all goes without segments or since"));
+		return proto_invalid("all");
 	if (capture_store(req->d->cap, req->client, req->more, segments, since_ns, all, dinfo,
 	    &err) < 0)
 		return err;
@@ -99,5 +83,6 @@ const struct control_command cmd_store = {
 	.usage = "store [SEGMENT... | --since TIME | --all] [--debuginfod]",
 	.help = "put every binary the segments reference into the build-id cache",
 	.flags = CMD_PRIV,
+	.params = { "segments", "since", "all", "debuginfod" },
 	.handler = cmd_store_run,
 };

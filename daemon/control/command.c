@@ -9,6 +9,7 @@
 #include "daemon.h"
 #include "index/index.h"
 #include "index_reader.h"
+#include "log.h"
 #include "proto.h"
 #include "query.h"
 
@@ -44,11 +45,12 @@ control_find_method(const char *method)
 	return NULL;
 }
 
+/* InvalidParameter carries the parameter's name only; the why goes to the debug log. */
 static json_t *
 bad_param(const char *key, const char *want)
 {
-	return proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}", "parameter", key,
-	    "message", want));
+	log_debug("control: parameter %s: %s", key, want);
+	return proto_invalid(key);
 }
 
 int

@@ -18,6 +18,8 @@ struct control_client;
 #define CMD_PUBLIC	0x02	/* anyone who may connect (ping, GetInfo) */
 				/* neither: read-only, public if public_queries = yes */
 
+#define CMD_MAXPARAMS	4
+
 struct control_command;
 
 struct control_request {
@@ -26,6 +28,7 @@ struct control_request {
 	struct control_client	*client;
 	json_t			*params;	/* always an object */
 	int			 more;		/* the caller accepts several replies */
+	int			 oneway;	/* the caller wants no reply (it is dropped) */
 };
 
 struct control_command {
@@ -34,7 +37,9 @@ struct control_command {
 	const char	*usage;		/* "snapshot [--store]" */
 	const char	*help;		/* one line */
 	int		 flags;
-	/* Returns the final message (proto_reply or proto_error). */
+	/* The parameters it takes, as io.perfmap.varlink declares them; others are refused. */
+	const char	*params[CMD_MAXPARAMS + 1];
+	/* Returns the final message, or NULL when the replies come later (the worker). */
 	json_t		*(*handler)(struct control_request *);
 };
 
@@ -53,9 +58,9 @@ int	control_param_bool(struct control_request *, const char *key, int *out, json
 /*
  * The segment selection that store and export share (cmd-store.c): a
  * "segments" array of names, or "since" (a time as users type it), or
- * neither; any other key not in ALLOWED is refused.
+ * neither.
  */
-int	control_segment_params(struct control_request *, const char *const *allowed,
-	    json_t **segments, int64_t *since_ns, json_t **err);
+int	control_segment_params(struct control_request *, json_t **segments, int64_t *since_ns,
+	    json_t **err);
 
 #endif

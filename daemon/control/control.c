@@ -1,13 +1,28 @@
 /*
- * control.c - the control socket.
+ * control.c - the control socket: Varlink (io.perfmap.varlink and
+ * org.varlink.service) over a unix stream socket.
  *
  * Each client is a bufferevent with its credentials taken once, at accept
  * (SO_PEERCRED, SO_PEERGROUPS).  The life of a client:
  *
  *	accept ─► limits (clients, clients per uid) ─► credentials
- *	  ─► read: bytes up to NUL ─► parse ─► check call ─► privileges
- *	     (from the command table's flags) ─► handler ─► reply(ies)
+ *	  ─► read: bytes up to NUL ─► parse ─► check call ─► interface, method
+ *	     ─► privileges (from the command table's flags) ─► parameter names
+ *	     ─► handler ─► reply(ies)
  *	  ─► ... until EOF, an error, a protocol violation, or a timeout
+ *
+ * One call at a time per connection, so replies come in call order, as
+ * Varlink requires of pipelined calls:
+ *
+ *	idle ──call──► busy ──final reply sent (or dropped: oneway)──► idle
+ *	                 │ a handler that hands the work to the capture worker
+ *	                 │ returns NULL: busy until the worker's final reply
+ *	                 └ later calls wait in the input buffer, unread
+ *	                   (bounded: reading stops at CONTROL_MAX_PENDING)
+ *
+ * A reply with "continues" is not final.  A oneway call runs like any
+ * other but whatever it would send is dropped.  At EOF the calls already
+ * received are still answered before the connection is closed.
  *
  * Protocol violations (invalid JSON, a message over PROTO_MAX_MESSAGE, a
  * malformed call) get one error reply, then the connection is closed:
@@ -36,6 +51,7 @@
 #include "control.h"
 #include "command.h"
 #include "daemon.h"
+#include "interfaces.h"
 #include "log.h"
 #include "proto.h"
 
@@ -50,6 +66,10 @@ struct control_client {
 	int			 priv;
 	int			 closing;	/* close once the output is written */
 	int			 dead;		/* freed from the timer, out of any callback */
+	int			 busy;		/* a call's final reply is not sent yet */
+	int			 oneway;	/* ... and it is oneway: send nothing */
+	int			 eof;		/* the peer will send no more */
+	struct event		*resume_ev;	/* take the next call (deferred) */
 	void			(*after)(void *);
 	void			*after_arg;
 	void			(*on_close)(struct control_client *, void *);
@@ -82,6 +102,7 @@ client_kill(struct control_client *c)
 	c->dead = c->closing = 1;
 	bufferevent_disable(c->bev, EV_READ | EV_WRITE);
 	evtimer_del(c->msg_timer);
+	evtimer_del(c->resume_ev);
 	evtimer_add(c->msg_timer, &now);
 }
 
@@ -103,12 +124,23 @@ control_nclients(const struct control *ctrl)
 	return ctrl->nclients;
 }
 
+/* The call in flight is answered: take the next one, from the loop. */
+static void
+call_done(struct control_client *c)
+{
+	struct timeval now = { 0, 0 };
+
+	c->busy = c->oneway = 0;
+	if (!c->dead)
+		evtimer_add(c->resume_ev, &now);
+}
+
 int
 control_send(struct control_client *c, json_t *msg)
 {
 	char	*s;
 	size_t	 len;
-	int	 rc = -1;
+	int	 rc = -1, final;
 
 	if (msg == NULL)
 		return -1;
@@ -116,11 +148,16 @@ control_send(struct control_client *c, json_t *msg)
 		json_decref(msg);
 		return -1;
 	}
-	if ((s = proto_serialize(msg, &len)) != NULL) {
+	final = !json_is_true(json_object_get(msg, "continues"));
+	if (c->busy && c->oneway)
+		rc = 0;			/* a oneway call: no reply, ever */
+	else if ((s = proto_serialize(msg, &len)) != NULL) {
 		rc = bufferevent_write(c->bev, s, len);
 		free(s);
 	}
 	json_decref(msg);
+	if (final && c->busy)
+		call_done(c);
 	if (evbuffer_get_length(bufferevent_get_output(c->bev)) > CONTROL_MAX_OUTPUT) {
 		log_warnx("control: uid %u pid %d does not read its replies; dropped",
 		    (unsigned)c->uid, (int)c->pid);
@@ -165,6 +202,8 @@ client_free(struct control_client *c)
 	ctrl->nclients--;
 	if (c->msg_timer != NULL)
 		event_free(c->msg_timer);
+	if (c->resume_ev != NULL)
+		event_free(c->resume_ev);
 	bufferevent_free(c->bev);	/* closes the fd */
 	free(c);
 }
@@ -191,56 +230,122 @@ allowed(const struct control_client *c, const struct control_command *e)
 	return c->ctrl->d->conf.readonly_public;
 }
 
+/* org.varlink.service: GetInfo and GetInterfaceDescription. */
 static json_t *
-get_info(void)
+service_call(const char *name, json_t *params)
 {
-	json_t	*p = json_pack("{s:s, s:s, s:s, s:s, s:[s, s]}",
-	    "vendor", "perfmapd", "product", "perfmapd", "version", PERFMAPD_VERSION,
-	    "url", "man:perfmapd(8)", "interfaces", "org.varlink.service", PROTO_INTERFACE);
+	const struct control_interface *iface;
+	json_t	*v, *names;
+	const char *key;
+	unsigned i;
 
-	return proto_reply(p, 0);
+	if (strcmp(name, "GetInfo") == 0) {
+		if (json_object_size(params) > 0)
+			return proto_invalid(json_object_iter_key(json_object_iter(params)));
+		names = json_array();
+		for (i = 0; i < control_ninterfaces; i++)
+			json_array_append_new(names, json_string(control_interfaces[i].name));
+		return proto_reply(json_pack("{s:s, s:s, s:s, s:s, s:o}", "vendor", "perfmapd",
+		    "product", "perfmapd", "version", PERFMAPD_VERSION, "url", "man:perfmapd(8)",
+		    "interfaces", names), 0);
+	}
+	if (strcmp(name, "GetInterfaceDescription") == 0) {
+		json_object_foreach(params, key, v)
+			if (strcmp(key, "interface") != 0)
+				return proto_invalid(key);
+		if (!json_is_string(v = json_object_get(params, "interface")))
+			return proto_invalid("interface");
+		iface = control_interface_find(json_string_value(v),
+		    (unsigned)json_string_length(v));
+		if (iface == NULL)
+			return proto_error(PROTO_ERR_NOIFACE, json_pack("{s:O}", "interface", v));
+		return proto_reply(json_pack("{s:s}", "description", iface->description), 0);
+	}
+	return NULL;
+}
+
+/* A parameter the method does not take, or NULL. */
+static const char *
+unknown_param(const struct control_command *e, json_t *params)
+{
+	const char *key;
+	json_t	*v;
+	size_t	 i;
+
+	json_object_foreach(params, key, v) {
+		for (i = 0; e->params[i] != NULL; i++)
+			if (strcmp(e->params[i], key) == 0)
+				break;
+		if (e->params[i] == NULL)
+			return key;
+	}
+	return NULL;
+}
+
+/* Answer MSG's call: a reply now, or (NULL from a handler) later from the worker. */
+static json_t *
+call(struct control_client *c, json_t *msg, const struct proto_call *pc)
+{
+	const struct control_command *e;
+	const struct control_interface *iface;
+	struct control_request req;
+	const char *dot = strrchr(pc->method, '.'), *bad;
+	json_t	*params = pc->params;
+
+	if (params == NULL) {		/* absent or null: {} */
+		params = json_object();
+		json_object_set_new(msg, "parameters", params);
+	}
+	if (dot == NULL || dot == pc->method || dot[1] == '\0')
+		return proto_error(PROTO_ERR_NOMETHOD, json_pack("{s:s}", "method", pc->method));
+	iface = control_interface_find(pc->method, (unsigned)(dot - pc->method));
+	if (iface == NULL)
+		return proto_error(PROTO_ERR_NOIFACE, json_pack("{s:s%}", "interface",
+		    pc->method, (size_t)(dot - pc->method)));
+	/* No method changes the connection's protocol. */
+	if (pc->upgrade)
+		return proto_error(PROTO_ERR_NOTIMPL, json_pack("{s:s}", "method", pc->method));
+	if (strcmp(iface->name, "org.varlink.service") == 0) {
+		json_t	*reply = service_call(dot + 1, params);
+
+		return reply != NULL ? reply : proto_error(PROTO_ERR_NOMETHOD,
+		    json_pack("{s:s}", "method", pc->method));
+	}
+	if ((e = control_find_method(pc->method)) == NULL)
+		return proto_error(PROTO_ERR_NOMETHOD, json_pack("{s:s}", "method", pc->method));
+	if (!allowed(c, e))
+		return proto_errorf(PROTO_ERR_DENIED, "%s needs root or membership "
+		    "of group %s (uid %u is neither)", e->name, c->ctrl->d->conf.control_group,
+		    (unsigned)c->uid);
+	if ((bad = unknown_param(e, params)) != NULL)
+		return proto_invalid(bad);
+	memset(&req, 0, sizeof(req));
+	req.entry = e;
+	req.d = c->ctrl->d;
+	req.client = c;
+	req.params = params;
+	req.more = pc->more || pc->oneway;	/* oneway: streamed, and every reply dropped */
+	req.oneway = pc->oneway;
+	log_debug("control: uid %u pid %d: %s%s", (unsigned)c->uid, (int)c->pid, pc->method,
+	    pc->oneway ? " (oneway)" : "");
+	return e->handler(&req);
 }
 
 static void
 dispatch(struct control_client *c, json_t *msg)
 {
-	const struct control_command *e;
-	struct control_request req;
-	const char	*method;
-	json_t		*params, *reply;
-	char		 err[256];
-	int		 more;
+	struct proto_call pc;
+	json_t	*reply;
+	char	 err[256];
 
-	if (proto_check_call(msg, &method, &params, &more, err, sizeof(err)) < 0) {
+	if (proto_check_call(msg, &pc, err, sizeof(err)) < 0) {
 		client_protocol_error(c, err);
 		return;
 	}
-	if (strcmp(method, "org.varlink.service.GetInfo") == 0) {
-		control_send(c, get_info());
-		return;
-	}
-	if ((e = control_find_method(method)) == NULL) {
-		control_send(c, proto_error(PROTO_ERR_NOMETHOD,
-		    json_pack("{s:s}", "method", method)));
-		return;
-	}
-	if (!allowed(c, e)) {
-		control_send(c, proto_errorf(PROTO_ERR_DENIED, "%s needs root or membership "
-		    "of group %s (uid %u is neither)", e->name, c->ctrl->d->conf.control_group,
-		    (unsigned)c->uid));
-		return;
-	}
-	memset(&req, 0, sizeof(req));
-	req.entry = e;
-	req.d = c->ctrl->d;
-	req.client = c;
-	req.params = params != NULL ? params : json_object();
-	if (params == NULL)
-		json_object_set_new(msg, "parameters", req.params);
-	req.more = more;
-	log_debug("control: uid %u pid %d: %s", (unsigned)c->uid, (int)c->pid, method);
-	reply = e->handler(&req);
-	control_send(c, reply);
+	c->busy = 1;
+	c->oneway = pc.oneway;
+	if ((reply = call(c, msg, &pc)) != NULL)
+		control_send(c, reply);		/* final: the connection is idle again */
 }
 
 static void
@@ -254,6 +359,22 @@ msg_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	client_free(c);
 }
 
+/* Nothing more will come and nothing is left to answer: close once written. */
+static void
+client_finish_if_done(struct control_client *c)
+{
+	struct timeval now = { 0, 0 };
+
+	if (!c->eof || c->busy || c->closing ||
+	    evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+		return;
+	c->closing = 1;
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
+		c->dead = 1;	/* free from the timer, outside this callback */
+		evtimer_add(c->msg_timer, &now);
+	}
+}
+
 static void
 client_read_cb(struct bufferevent *bev, void *arg)
 {
@@ -262,7 +383,7 @@ client_read_cb(struct bufferevent *bev, void *arg)
 	struct timeval tv = { CONTROL_MESSAGE_SECONDS, 0 };
 	char	 err[256];
 
-	while (!c->closing && evbuffer_get_length(in) > 0) {
+	while (!c->closing && !c->busy && evbuffer_get_length(in) > 0) {
 		size_t	 len = evbuffer_get_length(in);
 		size_t	 want = len < PROTO_MAX_MESSAGE + 1 ? len : PROTO_MAX_MESSAGE + 1;
 		const char *buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)want);
@@ -276,6 +397,10 @@ client_read_cb(struct bufferevent *bev, void *arg)
 			return;
 		}
 		if (n == 0) {
+			if (c->eof) {		/* cut in the middle of a message */
+				evbuffer_drain(in, len);
+				break;
+			}
 			if (!evtimer_pending(c->msg_timer, NULL))
 				evtimer_add(c->msg_timer, &tv);
 			return;
@@ -285,6 +410,24 @@ client_read_cb(struct bufferevent *bev, void *arg)
 		dispatch(c, msg);	/* may free c only through write/event cbs */
 		json_decref(msg);
 	}
+	client_finish_if_done(c);
+}
+
+static void
+resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct control_client *c = arg;
+
+	if (c->dead)
+		return;
+	/* A oneway call wrote nothing: what waits for its reply runs now. */
+	if (c->after != NULL && evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
+		void (*fn)(void *) = c->after;
+
+		c->after = NULL;
+		fn(c->after_arg);
+	}
+	client_read_cb(c->bev, c);
 }
 
 static void
@@ -309,9 +452,16 @@ client_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct control_client *c = arg;
 
+	/* EOF: the calls received are answered first (half-closed clients, pipelines). */
+	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) && !c->dead) {
+		c->eof = 1;
+		bufferevent_disable(bev, EV_READ);
+		client_read_cb(bev, c);
+		return;
+	}
 	if (what & BEV_EVENT_TIMEOUT)
 		log_debug("control: uid %u pid %d idle; closed", (unsigned)c->uid, (int)c->pid);
-	client_free(c);		/* EOF, error (peer gone mid-reply), or idle */
+	client_free(c);		/* error (peer gone mid-reply), or idle */
 }
 
 static int
@@ -378,13 +528,16 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 	c->priv = cred.uid == 0 || (gr != NULL && in_group(fd, gr->gr_gid, cred.gid));
 	c->bev = bufferevent_socket_new(ctrl->d->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->msg_timer = evtimer_new(ctrl->d->base, msg_timeout_cb, c);
-	if (c->bev == NULL || c->msg_timer == NULL) {
+	c->resume_ev = evtimer_new(ctrl->d->base, resume_cb, c);
+	if (c->bev == NULL || c->msg_timer == NULL || c->resume_ev == NULL) {
 		if (c->bev != NULL)
 			bufferevent_free(c->bev);
 		else
 			close(fd);
 		if (c->msg_timer != NULL)
 			event_free(c->msg_timer);
+		if (c->resume_ev != NULL)
+			event_free(c->resume_ev);
 		free(c);
 		return;
 	}
@@ -392,6 +545,8 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 	ctrl->nclients++;
 	bufferevent_setcb(c->bev, client_read_cb, client_write_cb, client_event_cb, c);
 	bufferevent_set_timeouts(c->bev, &idle, &idle);
+	/* Calls waiting behind a busy one are left unread beyond this. */
+	bufferevent_setwatermark(c->bev, EV_READ, 0, CONTROL_MAX_PENDING);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }
 

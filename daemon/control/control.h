@@ -9,6 +9,8 @@
 #include <sys/types.h>
 #include <jansson.h>
 
+#include "proto.h"
+
 struct perfmapd;
 struct control;
 struct control_client;
@@ -18,12 +20,17 @@ struct control_client;
 #define CONTROL_IDLE_SECONDS		60	/* no call at all for this long: closed */
 #define CONTROL_MESSAGE_SECONDS		10	/* a started message must end within this */
 #define CONTROL_MAX_OUTPUT		(16 * 1024 * 1024)	/* unread replies */
+#define CONTROL_MAX_PENDING		(PROTO_MAX_MESSAGE + 1)	/* unread calls */
 
 /* Listen on PATH, or on the socket systemd passed (sd_listen_fds). */
 struct control *control_open(struct perfmapd *, const char *path, char *err, size_t errlen);
 void	control_close(struct control *);
 
-/* Send a message (stolen) to the client; for streamed replies. */
+/*
+ * Send a message (stolen) to the client; for streamed replies.  A message
+ * without "continues" is the call's final reply: the next call is taken
+ * then.  Nothing is sent for a oneway call.
+ */
 int	control_send(struct control_client *, json_t *msg);
 /* Run FN once the client's output has been written (e.g. stop after the reply). */
 void	control_after_reply(struct control_client *, void (*fn)(void *), void *arg);

@@ -115,39 +115,30 @@ is_repaired(struct perfdata_file *f)
 	return memmem(buf + 4, (size_t)n - 4, "(repaired)", 10) != NULL;
 }
 
-/* The kernel and modules of a segment's build-id table, at its start. */
+struct kernel_scan {
+	struct index	*ix;
+	uint64_t	 wall;
+};
+
+static int
+kernel_entry_cb(const struct perfdata_buildid *b, void *arg)
+{
+	struct kernel_scan *k = arg;
+
+	if (b->kernel)
+		table_add_object(k->ix, b->filename, b->id, b->size, BID_KERNEL,
+		    strcmp(b->filename, "[kernel.kallsyms]") == 0 ? BINARY_KERNEL : BINARY_MODULE,
+		    0, k->wall, 0);
+	return 0;
+}
+
+/* The kernel's and modules' build-ids of a segment's table. */
 static void
 scan_buildid_table(struct index *ix, struct perfdata_file *f, uint64_t wall)
 {
-	struct perf_file_section s;
-	uint8_t	*buf, *p;
+	struct kernel_scan k = { ix, wall };
 
-	if (perfdata_feature(f, HEADER_BUILD_ID, &s) < 0 || s.size > (64U << 20) ||
-	    (buf = malloc(s.size + 1)) == NULL)
-		return;
-	if (pread(f->fd, buf, s.size, (off_t)s.offset) != (ssize_t)s.size) {
-		free(buf);
-		return;
-	}
-	buf[s.size] = '\0';
-	for (p = buf; p + sizeof(struct build_id_entry) <= buf + s.size;) {
-		struct build_id_entry *e = (struct build_id_entry *)p;
-		size_t	 len = e->header.size, idsize = BUILD_ID_MAX;
-		const char *name = e->filename;
-
-		if (len < sizeof(*e) || p + len > buf + s.size)
-			break;
-		if (e->header.misc & PERF_RECORD_MISC_BUILD_ID_SIZE)
-			idsize = e->build_id[20];
-		if ((e->header.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL &&
-		    idsize > 0 && idsize <= BUILD_ID_MAX &&
-		    memchr(name, '\0', len - sizeof(*e)) != NULL)
-			table_add_object(ix, name, e->build_id, (uint8_t)idsize, BID_KERNEL,
-			    strcmp(name, "[kernel.kallsyms]") == 0 ? BINARY_KERNEL : BINARY_MODULE,
-			    0, wall, 0);
-		p += len;
-	}
-	free(buf);
+	perfdata_buildids(f, kernel_entry_cb, &k);
 }
 
 /* perf-000042-20261122T125535Z.data: the wall clock second it began. */

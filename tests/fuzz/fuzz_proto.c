@@ -21,18 +21,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t	 off = 0;
 
 	while (off < size) {
-		json_t	*msg, *params;
-		const char *method;
+		json_t	*msg;
+		struct proto_call call;
 		long	 n;
-		int	 more;
 
 		n = proto_parse(buf + off, size - off, 4096, &msg, err, sizeof(err));
 		if (n <= 0)
 			break;
 		if ((size_t)n > size - off)
 			abort();	/* consumed more than given */
-		if (proto_check_call(msg, &method, &params, &more, err, sizeof(err)) == 0) {
-			json_t	*reply = proto_reply(json_pack("{s:s}", "method", method), more);
+		if (proto_check_call(msg, &call, err, sizeof(err)) == 0) {
+			json_t	*reply = proto_reply(json_pack("{s:s}", "method", call.method),
+			    call.more);
 			size_t	 len;
 			char	*s = proto_serialize(reply, &len);
 

@@ -1,14 +1,25 @@
 #!/bin/sh
-# export: a perf archive-style tarball that another machine unpacks and
-# reports from.  The binary is deleted before the export, so only the
-# cache can supply it; perf, pointed at the unpacked directory, symbolizes
-# the segment, and every .build-id link in the archive resolves to a file
-# with that build-id.  Compression follows the -o extension; a segment
-# outside the state directory is refused.
+# export: segments and the binaries their samples hit, in one file laid out
+# as perf archive --all lays out its bundle (the segments, and
+# perf.symbols.tar.bz2 in perf archive's ~/.debug layout).
+# - The instructions it prints, run word for word by another user with a
+#   clean HOME and no access to the state directory, put the segment in the
+#   current directory and only build-id cache entries into ~/.debug; perf
+#   report there symbolizes the segment (its binary was deleted before the
+#   export: only the bundle can supply it).
+# - The binaries are those perf buildid-list --with-hits names; the bundle
+#   is at most a little larger than perf archive's for the same segment
+#   plus the segment itself; --all-binaries packs every binary referenced.
+# - Cache files keep one mode policy in the bundle (kallsyms: its owner's
+#   only), and the bundle itself is its owner's only.
+# - Compression follows the -o extension; a segment outside the state
+#   directory is refused; old exports are pruned.
 . tests/lib.sh
 need_events
 need_perf
 command -v jq >/dev/null 2>&1 || skip "jq is not installed"
+command -v runuser >/dev/null 2>&1 || skip "runuser is not installed (util-linux)"
+id nobody >/dev/null 2>&1 || skip "no user nobody to unpack as"
 
 cc -O0 -g -fno-omit-frame-pointer -Wl,--build-id -DVERSION=2 -DKONST=$$ -o "$T/pm-export" \
 	tests/progs/capver.c || fail "cannot build capver"
@@ -21,40 +32,84 @@ ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
 "$T/pm-export" 1
 rm -f "$T/pm-export"
 seg=$(ctl snapshot) || fail "snapshot"
+segname=$(basename "$seg")
 
 ctl export "$seg" -o "$T/out.tar.gz" > "$T/export.out" || { cat "$T/export.out"; fail "export"; }
 cat "$T/export.out"
 gzip -t "$T/out.tar.gz" || fail "-o .tar.gz did not give a gzip file"
-mkdir "$T/x"
-tar -xzf "$T/out.tar.gz" -C "$T/x" || fail "tar cannot unpack the export"
-[ -f "$T/x/$(basename "$seg")" ] || fail "the segment is not at the top of the archive"
-l=$T/x/.build-id/$(echo "$ID" | cut -c1-2)/$(echo "$ID" | cut -c3-)
-[ -L "$l" ] || fail "no .build-id link for $ID"
-[ "$(readelf_buildid "$l/elf")" = "$ID" ] || fail "$l/elf is not $ID"
+[ "$(stat -c %a "$T/out.tar.gz")" = 600 ] || fail "the bundle is not its owner's only"
+tar -tzf "$T/out.tar.gz" | sort > "$T/members"
+[ "$(cat "$T/members")" = "$(printf '%s\n' "$segname" perf.symbols.tar.bz2 | sort)" ] ||
+	{ cat "$T/members"; fail "the bundle holds more than the segment and perf.symbols.tar.bz2"; }
+grep -q '^Now please run:$' "$T/export.out" || fail "no instructions printed"
+cmd=$(sed -n 's/^\$ //p' "$T/export.out")
+[ "$cmd" = "mkdir -p ~/.debug && tar xvf out.tar.gz && tar xvf perf.symbols.tar.bz2 -C ~/.debug" ] ||
+	fail "instructions are not perf archive's: $cmd"
+
+# Another user, a clean HOME, no way into the state directory.
+H=$(mktemp -d /tmp/perfmapd-home.XXXXXX)
+BG_CLEAN=$H
+trap 'rm -rf "$BG_CLEAN"; cleanup' EXIT
+cp "$T/out.tar.gz" "$H/"
+chown -R nobody "$H"
+as_nobody() { runuser -u nobody -- env -i HOME="$H" PATH="$PATH" sh -c "cd '$H' && $1"; }
+as_nobody "ls '$T/state'" >/dev/null 2>&1 && fail "nobody can read the state directory: the test proves nothing"
+as_nobody "$cmd" > "$H.log" 2>&1 || { cat "$H.log"; fail "the printed instructions fail: $cmd"; }
+rm -f "$H.log"
+[ -f "$H/$segname" ] || fail "the segment is not in the current directory after unpacking"
+find "$H/.debug" -name '*.data' | grep -q . && fail "a segment landed in ~/.debug"
+find "$H/.debug" -mindepth 1 -maxdepth 1 | grep -v '/\.build-id$' > "$T/top"
 n=0
-for l in $(find "$T/x/.build-id" -type l); do
+for l in $(find "$H/.debug/.build-id" -type l); do
 	id=$(basename "$(dirname "$l")")$(basename "$l")
 	f=$(ls "$l"/elf "$l"/kallsyms "$l"/vdso 2>/dev/null | head -1)
-	[ -n "$f" ] || fail "$l does not resolve inside the archive"
-	case $f in */kallsyms) ;; *) [ "$(readelf_buildid "$f")" = "$id" ] || fail "$f is not $id";; esac
+	[ -n "$f" ] || fail "$l does not resolve inside ~/.debug"
+	case $f in */kallsyms) [ "$(stat -c %a "$f")" = 600 ] || fail "kallsyms is not its owner's only";;
+	*) [ "$(readelf_buildid "$f")" = "$id" ] || fail "$f is not $id";; esac
 	n=$((n + 1))
 done
-note "$n build-id entries in the archive, all resolve and verify"
-perf --buildid-dir "$T/x" report -i "$T/x/$(basename "$seg")" --stdio --comm pm-export \
-	--sort sym 2>/dev/null | grep -q pm_capv2_hot ||
-	fail "perf does not symbolize the unpacked segment from the archive"
-mkdir "$T/empty"
-perf --buildid-dir "$T/empty" report -i "$T/x/$(basename "$seg")" --stdio --comm pm-export \
-	--sort sym 2>/dev/null | grep -q pm_capv2_hot && fail "symbolized without the archive?"
+note "$n build-id entries in ~/.debug, all resolve and verify; nothing else there"
+as_nobody "perf report -i '$segname' --stdio --comm pm-export --sort sym 2>/dev/null" |
+	grep -q pm_capv2_hot || fail "perf report (clean HOME, another user) does not symbolize the segment"
+rm -rf "$H/.debug"
+as_nobody "perf report -i '$segname' --stdio --comm pm-export --sort sym 2>/dev/null" |
+	grep -q pm_capv2_hot && fail "symbolized without the bundle?"
+
+# The binaries are perf's --with-hits; the size is perf archive's and the segment's.
+mkdir "$T/cmp"
+cp "$seg" "$T/cmp/s.data"
+(cd "$T/cmp" && perf --buildid-dir "$T/state/debug" archive s.data >/dev/null 2>&1) ||
+	fail "perf archive failed"
+tar -xOzf "$T/out.tar.gz" perf.symbols.tar.bz2 | tar -tjf - | grep '^\.build-id/' |
+	tr -d '/' | sed 's/^\.build-id//' | sort > "$T/ours"
+tar -tjf "$T/cmp/s.data.tar.bz2" | grep '^\.build-id/' | tr -d '/' | sed 's/^\.build-id//' |
+	sort > "$T/perfs"
+cmp -s "$T/ours" "$T/perfs" || { diff "$T/ours" "$T/perfs"; fail "the bundle's binaries are not perf archive's"; }
+grep -q "^$ID\$" "$T/ours" || fail "pm-export ($ID) is not in the bundle"
+ours=$(stat -c %s "$T/out.tar.gz")
+perfs=$(stat -c %s "$T/cmp/s.data.tar.bz2")
+segz=$(bzip2 -c "$seg" | wc -c)
+note "export $ours bytes; perf archive $perfs bytes + the segment bzip2'd $segz bytes ($(wc -l < "$T/ours") binaries)"
+[ "$ours" -le $(( (perfs + segz) * 21 / 20 + 65536 )) ] ||
+	fail "the export ($ours) is more than a little larger than perf archive's $perfs + $segz"
+
+ctl export "$seg" --all-binaries -o "$T/every.tar" > /dev/null || fail "export --all-binaries"
+every=$(tar -xOf "$T/every.tar" perf.symbols.tar.bz2 | tar -tjf - | grep -c '^\.build-id/')
+[ "$every" -gt "$(wc -l < "$T/ours")" ] || fail "--all-binaries packed $every binaries, no more than the hits"
+note "--all-binaries: $every binaries"
 
 # --since, --json, plain tar, refusals.
 ctl --json export --since -1h -o "$T/all.tar" > "$T/export.json" || fail "export --since --json"
-jq -e '.segments >= 1 and .buildids >= 1' "$T/export.json" >/dev/null || fail "export --json: $(cat "$T/export.json")"
-tar -tf "$T/all.tar" | grep -q '^\.build-id/' || fail "plain .tar export has no .build-id entries"
+jq -e '.segments >= 1 and .buildids >= 1 and (.instructions | test("perf.symbols.tar.bz2"))' \
+	"$T/export.json" >/dev/null || fail "export --json: $(cat "$T/export.json")"
+tar -tf "$T/all.tar" | grep -q '^perf.symbols.tar.bz2$' || fail "plain .tar export has no perf.symbols.tar.bz2"
 ctl export "$T/outside.data" -o "$T/o.tar" 2>/dev/null && fail "export of a file outside segments/"
 ctl export "$seg" 2>/dev/null && fail "export without -o was accepted"
+ctl export --since yesterdayish -o "$T/o.tar" 2> "$T/err" && fail "a bad --since was accepted"
+grep -q 'yesterdayish' "$T/err" || fail "a bad --since is not named: $(cat "$T/err")"
 ctl export "$seg" -o /nonexistent/dir/x.tar 2> "$T/err" && fail "export to an unwritable path succeeded"
 grep -q 'nonexistent' "$T/err" || fail "export error does not name the path: $(cat "$T/err")"
 [ "$(ls "$T/state/exports" | wc -l)" -le 4 ] || fail "old exports are not pruned"
+ls -A "$T/state/exports" | grep -q '^\.symbols' && fail "a symbols scratch file was left in exports/"
 stop_daemon
-echo "PASS: the exported archive reports on its own"
+echo "PASS: the export unpacks as perf archive says, reports on a clean HOME, perf archive's size"
