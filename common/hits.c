@@ -1,9 +1,10 @@
 /*
  * hits.c - which binaries a perf.data file's samples fall in; see hits.h.
  *
- * The maps of each process are kept as perf keeps them while it reads a
- * file: a map per MMAP/MMAP2 record (the newest wins where they overlap),
- * dropped at exec and exit, copied at fork.  Bounded: past MAX_PROCS live
+ * The maps of each process are kept as perf buildid-list keeps them while
+ * it reads a file: a map per MMAP/MMAP2 record (the newest wins where they
+ * overlap), copied at fork, dropped at exit; an exec drops nothing (the new
+ * image's maps cover the old ones where they overlap, as in perf).  Bounded: past MAX_PROCS live
  * processes or MAX_MAPS maps in one, the walk gives up (-1) rather than
  * guess.
  */
@@ -170,12 +171,6 @@ proc_find(struct hits *h, uint32_t pid, int create)
 }
 
 static void
-proc_clear(struct hproc *p)
-{
-	p->n = 0;
-}
-
-static void
 proc_drop(struct hits *h, uint32_t pid)
 {
 	struct hproc *p;
@@ -317,14 +312,6 @@ record_cb(const struct perf_event_header *hdr, void *arg)
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		on_mmap(h, &rec);
-		break;
-	case PERF_RECORD_COMM:
-		if (rec.misc & PERF_RECORD_MISC_COMM_EXEC) {
-			struct hproc *p = proc_find(h, rec.comm.pid, 0);
-
-			if (p != NULL)
-				proc_clear(p);
-		}
 		break;
 	case PERF_RECORD_FORK:
 		on_fork(h, &rec);

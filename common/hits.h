@@ -9,9 +9,9 @@
  * binary seen only in call chains is not hit, as with perf 6.1.
  *
  * The records are taken in file order, which is time order in a segment
- * (the recorder merges the rings by time): an exec (COMM with the exec
- * flag) or the exit of a process drops its maps, a fork copies the
- * parent's.
+ * (the recorder merges the rings by time): a fork copies the parent's maps,
+ * an exit drops them, and an exec keeps them under the new image's, as
+ * perf does.
  */
 #ifndef PERFMAPD_HITS_H
 #define PERFMAPD_HITS_H

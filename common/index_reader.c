@@ -245,6 +245,9 @@ seg_json(struct index_reader *q, sqlite3_stmt *s, int c)
 	json_t	*o = json_object();
 	char	 path[PATH_MAX + 300];
 
+	const char *state = (const char *)sqlite3_column_text(s, c + 2);
+	struct stat st;
+
 	set_int(o, "seq", s, c);
 	set_text(o, "name", s, c + 1);
 	snprintf(path, sizeof(path), "%s/segments/%s", q->state_dir,
@@ -257,6 +260,26 @@ seg_json(struct index_reader *q, sqlite3_stmt *s, int c)
 	set_int(o, "samples", s, c + 6);
 	set_int(o, "lost", s, c + 7);
 	set_int(o, "records", s, c + 8);
+	/*
+	 * The open segment is the file NAME.partial (segment.h), and the
+	 * index learns its figures when it closes: name the file that is
+	 * there, its size, and leave the rest unknown (the daemon fills in
+	 * what it counts so far: cmd-segments.c).
+	 */
+	if (state != NULL && strcmp(state, "open") == 0) {
+		char	 partial[sizeof(path) + 8];
+
+		snprintf(partial, sizeof(partial), "%s.partial", path);
+		if (stat(partial, &st) == 0) {
+			json_object_set_new(o, "path", json_string(partial));
+			json_object_set_new(o, "name", json_string(strrchr(partial, '/') + 1));
+			json_object_set_new(o, "size", json_integer((json_int_t)st.st_size));
+		} else
+			json_object_set_new(o, "size", json_null());
+		json_object_set_new(o, "samples", json_null());
+		json_object_set_new(o, "lost", json_null());
+		json_object_set_new(o, "records", json_null());
+	}
 	if (sqlite3_column_type(s, c + 9) != SQLITE_NULL)
 		set_int(o, "objects", s, c + 9);
 	return o;
@@ -536,6 +559,7 @@ index_reader_segment_buildids(struct index_reader *q, const char *seg, json_t **
 	json_t	*res = NULL, *segj = NULL, *arr;
 	const char *base = strrchr(seg, '/'), *p;
 	int64_t	 seq = -1;
+	size_t	 blen;
 	int	 rc;
 
 	*out = NULL;
@@ -548,7 +572,11 @@ index_reader_segment_buildids(struct index_reader *q, const char *seg, json_t **
 	    &s, err, errlen) < 0)
 		return -1;
 	sqlite3_bind_int64(s, 1, seq);
-	sqlite3_bind_text(s, 2, base, -1, SQLITE_STATIC);
+	/* the open one by the name it has on disk too: NAME.partial */
+	blen = strlen(base);
+	if (blen > 8 && strcmp(base + blen - 8, ".partial") == 0)
+		blen -= 8;
+	sqlite3_bind_text(s, 2, base, (int)blen, SQLITE_STATIC);
 	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		segj = seg_json(q, s, 0);
 	else if (step_error(q, rc, err, errlen) < 0) {

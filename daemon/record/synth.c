@@ -86,10 +86,21 @@ synth_write(struct segment *seg, struct model *m, const struct kinfo *k,
 	c->sid.pid = c->sid.tid = (uint32_t)-1;
 
 	if (k->text != 0) {
+		uint64_t end = ~0ULL;
+
+		/*
+		 * The kernel's map ends where the first module above it begins,
+		 * as perf synthesizes it: perf looks addresses up among
+		 * overlapping maps as it finds them, and a kernel map over the
+		 * modules would take their samples.
+		 */
+		for (i = 0; i < k->nmods; i++)
+			if (k->mods[i].addr > k->text && k->mods[i].addr < end)
+				end = k->mods[i].addr;
 		memset(&r, 0, sizeof(r));
 		r.pid = (uint32_t)-1;
 		r.addr = k->text;
-		r.len = ~0ULL - k->text;
+		r.len = end - k->text;
 		r.pgoff = k->text;
 		r.filename = "[kernel.kallsyms]_text";
 		n = record_build_mmap(c->buf, &r, PERF_RECORD_MISC_KERNEL, l, &c->sid);

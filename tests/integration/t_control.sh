@@ -61,6 +61,25 @@ ctl lookup "$T/pm-spin" | grep -q "^$pmid " || fail "lookup"
 ctl lookup "$T/pm-spin" --at -1s --json | grep -q "$pmid" || fail "lookup --at --json"
 ctl buildid "$pmid" | grep -q "$T/pm-spin" || fail "buildid"
 ctl --json buildid "$pmid" | grep -q '"segments"' || fail "buildid --json"
+# text for people: no tabs, columns aligned (the last one starts at one
+# place in every row), the open segment named by its file: NAME.data.partial
+for c in "segments" "segments $(basename "$snap")" "history $T/pm-spin" "lookup $T/pm-spin" \
+    "buildid $pmid" "status"; do
+	# shellcheck disable=SC2086
+	ctl $c > "$T/out" || fail "$c"
+	grep -q "$(printf '\t')" "$T/out" && { cat -A "$T/out"; fail "$c prints tabs"; }
+done
+for c in "segments" "history $T/pm-spin"; do
+	# shellcheck disable=SC2086
+	ctl $c | grep -v '^/' | awk '{ print index($0, $NF) }' | sort -u > "$T/cols"
+	[ "$(wc -l < "$T/cols")" -eq 1 ] || { ctl $c; fail "$c: columns not aligned"; }
+done
+open=$(ctl --json segments | jq -r '.segments[] | select(.state == "open") | .path')
+case $open in *.data.partial) ;; *) fail "the open segment is not named by its file: $open";; esac
+[ -f "$open" ] || fail "$open: no such file"
+ctl segments | grep -q " open  *$(basename "$open")\$" || fail "segments does not show $(basename "$open")"
+ctl --json segments | jq -e '.segments[] | select(.state == "open") | .size > 0' >/dev/null ||
+	fail "the open segment's size is not its file's"
 ctl lookup /no/such/path 2> "$T/err"; [ $? -eq 1 ] && grep -q NotFound "$T/err" ||
 	fail "lookup of an unknown path: $(cat "$T/err")"
 ctl lookup "$T/pm-spin" --at 'not a date' 2>/dev/null; [ $? -eq 2 ] || fail "bad date not a usage error"
