@@ -55,6 +55,8 @@ kernel_len(struct kmod *mods, size_t nmods)
 	struct synth_stats st;
 	struct model m;
 	struct found f = { .layout = l };
+	struct synth_args sa = { .layout = &l, .id = ids[0], .time = 1000,
+	    .wall_ns = 1700000000000000000ULL };	/* no process: no binaries, no one to tell */
 	char	 dir[] = "/tmp/check_synth.XXXXXX", err[256], cmd[64];
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -64,7 +66,7 @@ kernel_len(struct kmod *mods, size_t nmods)
 	a.attr.sample_id_all = 1;
 	ck_assert_int_eq(model_init(&m), 0);
 	ck_assert_int_eq(segment_open(&seg, dir, 1, 1000, 1700000000000000000ULL, &a, 1), 0);
-	ck_assert_int_eq(synth_write(&seg, &m, &k, &l, ids[0], 1000, &st), 0);
+	ck_assert_int_eq(synth_write(&seg, &m, &k, &sa, &st), 0);
 	ck_assert_int_eq(segment_close(&seg, &a, 1, &meta), 0);
 	ck_assert_int_eq(perfdata_open(&pf, seg.path, err, sizeof(err)), 0);
 	ck_assert_int_ge(perfdata_walk(&pf, walk_cb, &f), 0);
