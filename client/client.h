@@ -68,8 +68,8 @@ void	client_print_kv(FILE *, const char *key, const char *fmt, ...)
 
 /*
  * A table printed with every column as wide as its widest cell: ALIGN has
- * one letter per column ('l' or 'r'), the heads follow (NULL-terminated);
- * then one table_add per cell, row after row.  table_print frees it.
+ * one letter per column ('l' or 'r'); then one table_add per cell, row
+ * after row, the heads first.  table_print frees it.
  */
 struct table {
 	const char	*align;
@@ -79,7 +79,26 @@ struct table {
 	int		 oom;
 };
 
-void	table_init(struct table *, const char *align, ...) __attribute__((sentinel));
+/* A column of a table of JSON rows: its head, alignment, and what of the row it shows. */
+enum column_kind {
+	COL_STR,	/* a string ("-" if absent or null) */
+	COL_NUM,	/* an integer ("-" if absent or null: not known) */
+	COL_SIZE,	/* a size in bytes, as people read it ("-" if unknown) */
+	COL_ANY,	/* a string or an integer */
+};
+
+struct column {
+	const char	*head;
+	char		 align;		/* 'l' or 'r' */
+	enum column_kind kind;
+	const char	*key;
+};
+
+/* ROWS (a JSON array of objects) as a table of COLS, each line after INDENT. */
+void	client_print_table(FILE *, const char *indent, const struct column *cols, size_t ncols,
+	    json_t *rows);
+
+void	table_init(struct table *, const char *align);
 void	table_add(struct table *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void	table_print(struct table *, FILE *, const char *indent);
 

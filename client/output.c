@@ -76,18 +76,11 @@ escape(const char *s)
 }
 
 void
-table_init(struct table *t, const char *align, ...)
+table_init(struct table *t, const char *align)
 {
-	const char *h;
-	va_list	 ap;
-
 	memset(t, 0, sizeof(*t));
 	t->align = align;
 	t->ncols = strlen(align);
-	va_start(ap, align);
-	while ((h = va_arg(ap, const char *)) != NULL)
-		table_add(t, "%s", h);
-	va_end(ap);
 }
 
 void
@@ -166,3 +159,36 @@ client_print_kv(FILE *f, const char *key, const char *fmt, ...)
 	fputc('\n', f);
 }
 
+
+void
+client_print_table(FILE *f, const char *indent, const struct column *cols, size_t ncols,
+    json_t *rows)
+{
+	struct table t;
+	char	 align[32], buf[32];
+	json_t	*o, *v;
+	size_t	 i, c;
+
+	if (ncols >= sizeof(align))
+		ncols = sizeof(align) - 1;
+	for (c = 0; c < ncols; c++)
+		align[c] = cols[c].align;
+	align[ncols] = '\0';
+	table_init(&t, align);
+	for (c = 0; c < ncols; c++)
+		table_add(&t, "%s", cols[c].head);
+	json_array_foreach(rows, i, o)
+		for (c = 0; c < ncols; c++) {
+			v = json_object_get(o, cols[c].key);
+			if (json_is_string(v) && cols[c].kind != COL_NUM && cols[c].kind != COL_SIZE)
+				table_add(&t, "%s", json_string_value(v));
+			else if (json_is_integer(v) && cols[c].kind == COL_SIZE)
+				table_add(&t, "%s", client_fmt_size(buf, sizeof(buf),
+				    (long long)json_integer_value(v)));
+			else if (json_is_integer(v) && cols[c].kind != COL_STR)
+				table_add(&t, "%lld", (long long)json_integer_value(v));
+			else
+				table_add(&t, "-");
+		}
+	table_print(&t, f, indent);
+}

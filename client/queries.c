@@ -87,18 +87,6 @@ query_parse_segments(int argc, char **argv, char *err, size_t errlen)
 	return p;
 }
 
-/* A number field, or "-" when the reply has none (null: not known yet). */
-static const char *
-num_or_dash(json_t *o, const char *k, char *buf, size_t len)
-{
-	json_t	*v = json_object_get(o, k);
-
-	if (!json_is_integer(v))
-		return "-";
-	snprintf(buf, len, "%lld", (long long)json_integer_value(v));
-	return buf;
-}
-
 /*
  * Where the index keeps the mount namespace a path was seen in (issue 15's
  * provenance): when its rows carry this field, history and lookup show it
@@ -106,58 +94,33 @@ num_or_dash(json_t *o, const char *k, char *buf, size_t len)
  */
 #define OBJECT_NS_KEY	"mnt_ns"
 
-static int
-any_namespace(json_t *objects)
-{
-	json_t	*o;
-	size_t	 i;
-
-	json_array_foreach(objects, i, o)
-		if (json_object_get(o, OBJECT_NS_KEY) != NULL)
-			return 1;
-	return 0;
-}
-
-static const char *
-namespace_of(json_t *o, char *buf, size_t len)
-{
-	json_t	*v = json_object_get(o, OBJECT_NS_KEY);
-
-	if (json_is_string(v))
-		return json_string_value(v);
-	return num_or_dash(o, OBJECT_NS_KEY, buf, len);
-}
+static const struct column obj_cols[] = {
+	{ "BUILD-ID", 'l', COL_STR, "build_id" },
+	{ "FIRST SEEN", 'l', COL_STR, "first_seen" },
+	{ "LAST SEEN", 'l', COL_STR, "last_seen" },
+	{ "MAPS", 'r', COL_NUM, "nr_maps" },
+	{ "PROCS", 'r', COL_NUM, "nr_procs" },
+	{ "SEGS", 'r', COL_NUM, "segments" },		/* history only */
+	{ "SOURCE", 'l', COL_STR, "source" },
+	{ "NAMESPACE", 'l', COL_ANY, OBJECT_NS_KEY },	/* once the index has it */
+};
 
 /* Build-id rows of lookup (SEGS = 0) and history (SEGS = 1). */
 static void
 print_objects(json_t *objects, int segs, FILE *f)
 {
-	struct table t;
+	struct column cols[sizeof(obj_cols) / sizeof(obj_cols[0])];
 	json_t	*o;
-	size_t	 i;
-	char	 b[32];
-	int	 ns = any_namespace(objects);
+	size_t	 i, n = 0;
+	int	 ns = 0;
 
-	table_init(&t, segs ? (ns ? "lllrrrll" : "lllrrrl") : (ns ? "lllrrll" : "lllrrl"),
-	    "BUILD-ID", "FIRST SEEN", "LAST SEEN", "MAPS", "PROCS", NULL);
-	if (segs)
-		table_add(&t, "SEGS");
-	table_add(&t, "SOURCE");
-	if (ns)
-		table_add(&t, "NAMESPACE");
-	json_array_foreach(objects, i, o) {
-		table_add(&t, "%s", client_str(o, "build_id"));
-		table_add(&t, "%s", client_str(o, "first_seen"));
-		table_add(&t, "%s", client_str(o, "last_seen"));
-		table_add(&t, "%lld", client_num(o, "nr_maps"));
-		table_add(&t, "%lld", client_num(o, "nr_procs"));
-		if (segs)
-			table_add(&t, "%lld", client_num(o, "segments"));
-		table_add(&t, "%s", client_str(o, "source"));
-		if (ns)
-			table_add(&t, "%s", namespace_of(o, b, sizeof(b)));
-	}
-	table_print(&t, f, "");
+	json_array_foreach(objects, i, o)
+		ns |= json_object_get(o, OBJECT_NS_KEY) != NULL;
+	for (i = 0; i < sizeof(obj_cols) / sizeof(obj_cols[0]); i++)
+		if ((segs || strcmp(obj_cols[i].key, "segments") != 0) &&
+		    (ns || strcmp(obj_cols[i].key, OBJECT_NS_KEY) != 0))
+			cols[n++] = obj_cols[i];
+	client_print_table(f, "", cols, n, objects);
 }
 
 void
@@ -188,68 +151,57 @@ query_print_history(json_t *p, FILE *f)
 void
 query_print_buildid(json_t *p, FILE *f)
 {
-	struct table t;
-	json_t	*o;
-	size_t	 i;
+	static const struct column paths[] = {
+		{ "PATH", 'l', COL_STR, "path" },
+		{ "FIRST SEEN", 'l', COL_STR, "first_seen" },
+		{ "LAST SEEN", 'l', COL_STR, "last_seen" },
+		{ "MAPS", 'r', COL_NUM, "nr_maps" },
+		{ "PROCS", 'r', COL_NUM, "nr_procs" },
+		{ "SOURCE", 'l', COL_STR, "source" },
+	}, segs[] = {
+		{ "SEQ", 'r', COL_NUM, "seq" },
+		{ "FIRST SEEN", 'l', COL_STR, "seen_first" },
+		{ "LAST SEEN", 'l', COL_STR, "seen_last" },
+		{ "STATE", 'l', COL_STR, "state" },
+		{ "NAME", 'l', COL_STR, "name" },
+	};
 
 	client_print_kv(f, "build-id", "%s", client_str(p, "build_id"));
 	client_print_kv(f, "seen", "%s .. %s", client_str(p, "first_seen"), client_str(p, "last_seen"));
 	client_print_kv(f, "cached", "%s", client_str(p, "cached"));
 	fprintf(f, "\npaths:\n");
-	table_init(&t, "lllrrl", "PATH", "FIRST SEEN", "LAST SEEN", "MAPS", "PROCS", "SOURCE",
-	    NULL);
-	json_array_foreach(json_object_get(p, "objects"), i, o) {
-		table_add(&t, "%s", client_str(o, "path"));
-		table_add(&t, "%s", client_str(o, "first_seen"));
-		table_add(&t, "%s", client_str(o, "last_seen"));
-		table_add(&t, "%lld", client_num(o, "nr_maps"));
-		table_add(&t, "%lld", client_num(o, "nr_procs"));
-		table_add(&t, "%s", client_str(o, "source"));
-	}
-	table_print(&t, f, "  ");
+	client_print_table(f, "  ", paths, sizeof(paths) / sizeof(paths[0]),
+	    json_object_get(p, "objects"));
 	fprintf(f, "\nsegments:\n");
-	table_init(&t, "rllll", "SEQ", "FIRST SEEN", "LAST SEEN", "STATE", "NAME", NULL);
-	json_array_foreach(json_object_get(p, "segments"), i, o) {
-		table_add(&t, "%lld", client_num(o, "seq"));
-		table_add(&t, "%s", client_str(o, "seen_first"));
-		table_add(&t, "%s", client_str(o, "seen_last"));
-		table_add(&t, "%s", client_str(o, "state"));
-		table_add(&t, "%s", client_str(o, "name"));
-	}
-	table_print(&t, f, "  ");
+	client_print_table(f, "  ", segs, sizeof(segs) / sizeof(segs[0]),
+	    json_object_get(p, "segments"));
 }
 
 void
 query_print_segments(json_t *p, FILE *f)
 {
-	struct table t;
-	json_t	*seg = json_object_get(p, "segment"), *o;
-	size_t	 i;
-	char	 b[32];
+	static const struct column list[] = {
+		{ "SEQ", 'r', COL_NUM, "seq" },
+		{ "START", 'l', COL_STR, "start" },
+		{ "END", 'l', COL_STR, "end" },
+		{ "SIZE", 'r', COL_SIZE, "size" },
+		{ "SAMPLES", 'r', COL_NUM, "samples" },
+		{ "LOST", 'r', COL_NUM, "lost" },
+		{ "STATE", 'l', COL_STR, "state" },
+		{ "NAME", 'l', COL_STR, "name" },
+	}, one[] = {
+		{ "BUILD-ID", 'l', COL_STR, "build_id" },
+		{ "PATH", 'l', COL_STR, "path" },
+	};
+	json_t	*seg = json_object_get(p, "segment");
 
 	if (json_is_object(seg)) {
 		fprintf(f, "segment %s (%s, %s .. %s)\n", client_str(seg, "name"),
 		    client_str(seg, "state"), client_str(seg, "start"), client_str(seg, "end"));
-		table_init(&t, "ll", "BUILD-ID", "PATH", NULL);
-		json_array_foreach(json_object_get(p, "objects"), i, o) {
-			table_add(&t, "%s", client_str(o, "build_id"));
-			table_add(&t, "%s", client_str(o, "path"));
-		}
-		table_print(&t, f, "");
+		client_print_table(f, "", one, sizeof(one) / sizeof(one[0]),
+		    json_object_get(p, "objects"));
 		return;
 	}
-	table_init(&t, "rllrrrll", "SEQ", "START", "END", "SIZE", "SAMPLES", "LOST", "STATE",
-	    "NAME", NULL);
-	json_array_foreach(json_object_get(p, "segments"), i, o) {
-		table_add(&t, "%lld", client_num(o, "seq"));
-		table_add(&t, "%s", client_str(o, "start"));
-		table_add(&t, "%s", client_str(o, "end"));
-		table_add(&t, "%s", json_is_integer(json_object_get(o, "size")) ?
-		    client_fmt_size(b, sizeof(b), client_num(o, "size")) : "-");
-		table_add(&t, "%s", num_or_dash(o, "samples", b, sizeof(b)));
-		table_add(&t, "%s", num_or_dash(o, "lost", b, sizeof(b)));
-		table_add(&t, "%s", client_str(o, "state"));
-		table_add(&t, "%s", client_str(o, "name"));
-	}
-	table_print(&t, f, "");
+	client_print_table(f, "", list, sizeof(list) / sizeof(list[0]),
+	    json_object_get(p, "segments"));
 }

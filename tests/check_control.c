@@ -209,6 +209,61 @@ START_TEST(test_interface_declares_table)
 }
 END_TEST
 
+/* What a printer writes, into BUF. */
+static void
+render(void (*print)(json_t *, FILE *), const char *json, char *buf, size_t len)
+{
+	json_error_t je;
+	json_t	*p = json_loads(json, 0, &je);
+	FILE	*f = fmemopen(buf, len, "w");
+
+	ck_assert_msg(p != NULL, "%s", je.text);
+	ck_assert_ptr_nonnull(f);
+	print(p, f);
+	fclose(f);
+	json_decref(p);
+}
+
+/* Text for people: aligned columns, no tabs, names escaped, unknowns as "-". */
+START_TEST(test_text_tables)
+{
+	char	 out[4096];
+	const char *l2;
+
+	render(query_print_segments, "{\"segments\": [{\"seq\": 1, \"start\": \"a\", "
+	    "\"end\": \"b\", \"size\": 2048, \"samples\": 12345, \"lost\": 0, \"state\": "
+	    "\"closed\", \"name\": \"perf-1.data\"}, {\"seq\": 22, \"start\": \"c\", "
+	    "\"end\": null, \"size\": 10, \"samples\": null, \"lost\": null, \"state\": "
+	    "\"open\", \"name\": \"perf-22.data.partial\"}]}", out, sizeof(out));
+	ck_assert_ptr_null(strchr(out, '\t'));
+	ck_assert_str_eq(out,
+	    "SEQ  START  END     SIZE  SAMPLES  LOST  STATE   NAME\n"
+	    "  1  a      b    2.0 KiB    12345     0  closed  perf-1.data\n"
+	    " 22  c      -       10 B        -     -  open    perf-22.data.partial\n");
+
+	/* a hostile file name cannot break the table or talk to the terminal */
+	render(query_print_history, "{\"path\": \"/x\", \"objects\": [{\"build_id\": \"ab\", "
+	    "\"first_seen\": \"f\", \"last_seen\": \"l\", \"nr_maps\": 1, \"nr_procs\": 1, "
+	    "\"segments\": 3, \"source\": \"mmap2\\n\\u001b[2J\"}]}", out, sizeof(out));
+	ck_assert_ptr_nonnull(strstr(out, "mmap2\\x0a\\x1b[2J\n"));
+	ck_assert_ptr_null(strstr(out, "NAMESPACE"));
+	ck_assert_ptr_nonnull(strstr(out, "SEGS"));
+
+	/* the index's mount namespace, once its rows carry it */
+	render(query_print_history, "{\"path\": \"/x\", \"objects\": [{\"build_id\": \"ab\", "
+	    "\"first_seen\": \"f\", \"last_seen\": \"l\", \"nr_maps\": 1, \"nr_procs\": 1, "
+	    "\"segments\": 3, \"source\": \"mmap2\", \"mnt_ns\": 4026531841}, "
+	    "{\"build_id\": \"cd\", \"first_seen\": \"f\", \"last_seen\": \"l\", "
+	    "\"nr_maps\": 1, \"nr_procs\": 1, \"segments\": 3, \"source\": \"mmap2\"}]}",
+	    out, sizeof(out));
+	ck_assert_ptr_nonnull(strstr(out, "SOURCE  NAMESPACE\n"));
+	ck_assert_ptr_nonnull(strstr(out, "mmap2   4026531841\n"));
+	l2 = strstr(out, "cd  ");
+	ck_assert_ptr_nonnull(l2);
+	ck_assert_ptr_nonnull(strstr(l2, "mmap2   -\n"));
+}
+END_TEST
+
 static Suite *
 control_suite(void)
 {
@@ -222,6 +277,7 @@ control_suite(void)
 	tcase_add_test(tc, test_client_parse_rejects_extra_args);
 	tcase_add_test(tc, test_interfaces_verbatim);
 	tcase_add_test(tc, test_interface_declares_table);
+	tcase_add_test(tc, test_text_tables);
 	suite_add_tcase(s, tc);
 	return s;
 }
