@@ -223,6 +223,8 @@ fail_rec:
 	recorder_stop(&d->rec);
 fail_bins:
 	binaries_free(&d->bins);
+	event_base_free(d->base);
+	d->base = NULL;
 	return -1;
 }
 
@@ -366,7 +368,15 @@ main(int argc, char *argv[])
 
 	if ((d.control = control_open(&d, d.conf.socket_path, err, sizeof(err))) == NULL) {
 		log_warnx("control socket: %s", err);
+		for (i = 0; i < d.rec.ev.ncpus; i++)
+			event_free(d.cpu_evs[i]);
+		free(d.cpu_evs);
 		stop(&d);
+		for (k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++)
+			event_free(d.sig_evs[k]);
+		event_free(d.drain_ev);
+		event_free(d.notify_ev);
+		event_base_free(d.base);
 		return 1;
 	}
 	log_info("recording into %s/segments", d.conf.state_dir);
