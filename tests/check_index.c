@@ -825,6 +825,16 @@ damage(int how)
 	char	 junk[4096];
 
 	snprintf(path, sizeof(path), "%s/index.db", state);
+	if (how == 3) {		/* a schema entry with a name that is not text */
+		sqlite3	*db;
+
+		ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+		ck_assert_int_eq(sqlite3_exec(db, "PRAGMA writable_schema = ON; "
+		    "UPDATE sqlite_schema SET name = CAST(x'ff41' AS TEXT), rootpage = 99999 "
+		    "WHERE name = 'unresolved'", NULL, NULL, NULL), SQLITE_OK);
+		sqlite3_close(db);
+		return;
+	}
 	ck_assert_int_eq(stat(path, &sb), 0);
 	ck_assert_int_ge(sb.st_size, 8192);
 	ck_assert_int_ge(fd = open(path, O_RDWR), 0);
@@ -855,6 +865,52 @@ corrupt_case(int how)
 	ck_assert_int_eq(count_aside(), 1);
 	check_rebuilt();
 }
+
+/* index_close(open_ix()) with the log (stderr) in a file: what it logged. */
+static char *
+open_logged(void)
+{
+	static char buf[16384];
+	char	 path[256];
+	ssize_t	 n;
+	int	 fd, saved;
+
+	snprintf(path, sizeof(path), "%s/log", tmpdir);
+	ck_assert_int_ge(fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600), 0);
+	fflush(stderr);
+	ck_assert_int_ge(saved = dup(2), 0);
+	ck_assert_int_eq(dup2(fd, 2), 2);
+	index_close(open_ix());
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/*
+ * SQLite quotes the damage it finds, here a name read from the file: the
+ * log line says what happened in printable text, whatever the file holds.
+ */
+START_TEST(test_corrupt_reason_printable)
+{
+	const char *log, *p;
+
+	two_segments();
+	index_close(open_ix());
+	damage(3);
+	log = open_logged();
+	ck_assert_int_eq(count_aside(), 1);
+	check_rebuilt();
+	ck_assert_msg(strstr(log, "malformed database schema (?A)") != NULL &&
+	    strstr(log, "moved aside as") != NULL, "logged: %s", log);
+	for (p = log; *p != '\0'; p++)
+		ck_assert_msg(*p == '\n' || (*p >= 0x20 && *p <= 0x7e),
+		    "byte 0x%02x at %td of the log", (unsigned char)*p, p - log);
+}
+END_TEST
 
 START_TEST(test_corrupt_truncated) { corrupt_case(0); } END_TEST
 START_TEST(test_corrupt_overwritten) { corrupt_case(1); } END_TEST
@@ -1198,6 +1254,7 @@ index_suite(void)
 	tcase_add_test(tc, test_corrupt_truncated);
 	tcase_add_test(tc, test_corrupt_overwritten);
 	tcase_add_test(tc, test_corrupt_header);
+	tcase_add_test(tc, test_corrupt_reason_printable);
 	tcase_add_test(tc, test_reconcile_after_crash);
 	tcase_add_test(tc, test_segment_deleted);
 	tcase_add_test(tc, test_retention);
