@@ -234,10 +234,8 @@ START_TEST(test_perf_agrees)
 	size_t	 j;
 	FILE	*p;
 
-	if (system("perf version >/dev/null 2>&1") != 0) {
-		printf("SKIP: perf not installed (perf buildid-list --with-hits)\n");
-		return;
-	}
+	ck_assert_msg(system("perf version >/dev/null 2>&1") == 0,
+	    "perf is not installed (linux-perf is in tests/deps.sh)");
 	write_file();
 	snprintf(cmd, sizeof(cmd), "perf buildid-list --with-hits -i '%s' 2>/dev/null | "
 	    "cut -d' ' -f2- | sort", path);

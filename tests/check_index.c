@@ -8,7 +8,8 @@
  *   - repeat sightings are memory updates (counts), rows survive a reopen;
  *   - migrations from version 1; an index from a newer version refused;
  *   - a corrupt or truncated index.db moved aside and rebuilt from the
- *     segment files (MMAP2 records, build-id tables, CLOCK_DATA);
+ *     segment files (MMAP2 records, build-id tables, CLOCK_DATA), with the
+ *     last-seen times the live index has (exits, forks, execs);
  *   - reconciliation: segments open at a crash, deleted, never indexed;
  *   - module sections from a fake sysfs, an empty /proc/modules;
  *   - unresolved mappings, retention, read-only use of a copied state dir.
@@ -564,7 +565,29 @@ struct segrec {
 	uint32_t	 pid;
 	uint64_t	 t;		/* CLOCK_MONOTONIC */
 	int		 synth;		/* before FINISHED_INIT */
+	uint32_t	 type;		/* 0: MMAP2 of path; FORK (from ppid), EXIT, COMM (exec) */
+	uint32_t	 ppid;		/* FORK: the parent; EXIT: the thread (0: the leader) */
 };
+
+/* A FORK or EXIT record of PID (thread TID; parent PPID for a fork). */
+static size_t
+build_task(uint8_t *buf, uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid,
+    const struct record_sample_id *sid)
+{
+	struct perf_event_header h = { type, 0, 0 };
+	uint32_t ids[4] = { pid, ppid, tid, type == PERF_RECORD_FORK ? ppid : tid };
+	size_t	 n = sizeof(h);
+
+	memcpy(buf + n, ids, sizeof(ids));
+	n += sizeof(ids);
+	memcpy(buf + n, &sid->time, 8);
+	n += 8;
+	record_encode_sample_id(&LAYOUT, sid, buf + n);
+	n += record_sample_id_size(&LAYOUT);
+	h.size = (uint16_t)n;
+	memcpy(buf, &h, sizeof(h));
+	return n;
+}
 
 #define MONO0	5000000000ULL
 
@@ -602,6 +625,22 @@ write_segment(uint64_t seq, int64_t wall, const struct segrec *r, size_t n, int 
 			segment_write(&seg, &fi, sizeof(fi));
 			init = 1;
 		}
+		if (r[i].type == PERF_RECORD_FORK || r[i].type == PERF_RECORD_EXIT) {
+			uint32_t tid = r[i].type == PERF_RECORD_FORK || r[i].ppid == 0 ?
+			    r[i].pid : r[i].ppid;
+
+			sid.tid = tid;
+			len = build_task(buf, r[i].type, r[i].pid,
+			    r[i].type == PERF_RECORD_FORK ? r[i].ppid : r[i].pid, tid, &sid);
+			ck_assert_int_eq(segment_write(&seg, buf, len), 0);
+			continue;
+		}
+		if (r[i].type == PERF_RECORD_COMM) {
+			len = record_build_comm(buf, r[i].pid, r[i].pid, r[i].path,
+			    PERF_RECORD_MISC_COMM_EXEC, &LAYOUT, &sid);
+			ck_assert_int_eq(segment_write(&seg, buf, len), 0);
+			continue;
+		}
 		memset(&mm, 0, sizeof(mm));
 		mm.pid = mm.tid = r[i].pid;
 		mm.addr = 0x400000;
@@ -635,14 +674,14 @@ write_segment(uint64_t seq, int64_t wall, const struct segrec *r, size_t n, int 
 }
 
 static const struct segrec SEG1[] = {
-	{ "/usr/lib/libc.so.6", 3, 1, MONO0, 1 },
-	{ "/usr/bin/app", 1, 100, MONO0 + 1 * SEC, 0 },
-	{ "/usr/bin/app", 1, 101, MONO0 + 3 * SEC, 0 },
-	{ "/usr/bin/nobid", 0, 102, MONO0 + 4 * SEC, 0 },
+	{ "/usr/lib/libc.so.6", 3, 1, MONO0, 1, 0, 0 },
+	{ "/usr/bin/app", 1, 100, MONO0 + 1 * SEC, 0, 0, 0 },
+	{ "/usr/bin/app", 1, 101, MONO0 + 3 * SEC, 0, 0, 0 },
+	{ "/usr/bin/nobid", 0, 102, MONO0 + 4 * SEC, 0, 0, 0 },
 };
 static const struct segrec SEG2[] = {
-	{ "/usr/lib/libc.so.6", 3, 1, MONO0, 1 },
-	{ "/usr/bin/app", 2, 200, MONO0 + 2 * SEC, 0 },
+	{ "/usr/lib/libc.so.6", 3, 1, MONO0, 1, 0, 0 },
+	{ "/usr/bin/app", 2, 200, MONO0 + 2 * SEC, 0, 0, 0 },
 };
 
 static void
@@ -709,6 +748,57 @@ START_TEST(test_rebuild_from_segments)
 }
 END_TEST
 
+/*
+ * The times the live index publishes (record/recorder.c): a mapping counts
+ * from its MMAP2 or the segment's start state, and lasts until the exit of
+ * the process's leader - with the mappings a fork copied, without those an
+ * exec dropped; a thread's exit ends nothing.  The rebuild must give the
+ * same.
+ */
+static const struct segrec SEG_EXIT[] = {
+	{ "/usr/bin/old", 5, 300, MONO0, 1, 0, 0 },	/* running before the segment */
+	{ "/usr/bin/thr", 6, 400, MONO0, 1, 0, 0 },
+	{ "/usr/bin/app", 1, 100, MONO0 + 1 * SEC, 0, 0, 0 },
+	{ NULL, 0, 101, MONO0 + 2 * SEC, 0, PERF_RECORD_FORK, 100 },	/* 101 has app too */
+	{ NULL, 0, 100, MONO0 + 3 * SEC, 0, PERF_RECORD_EXIT, 0 },
+	{ "other", 0, 101, MONO0 + 4 * SEC, 0, PERF_RECORD_COMM, 0 },	/* exec: app gone */
+	{ "/usr/bin/other", 2, 101, MONO0 + 4 * SEC + 1000, 0, 0, 0 },
+	{ NULL, 0, 400, MONO0 + 5 * SEC, 0, PERF_RECORD_EXIT, 401 },	/* a thread of 400 */
+	{ NULL, 0, 101, MONO0 + 6 * SEC, 0, PERF_RECORD_EXIT, 0 },
+	{ NULL, 0, 300, MONO0 + 7 * SEC, 0, PERF_RECORD_EXIT, 0 },
+};
+
+static void
+expect_seen(struct index_reader *q, const char *path, int64_t first, int64_t last)
+{
+	json_t	*o, *obj;
+	char	 err[512];
+
+	o = query(index_reader_history(q, path, &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
+	obj = json_array_get(json_object_get(o, "objects"), 0);
+	ck_assert_msg(jint(obj, "first_seen_ns") == first && jint(obj, "last_seen_ns") == last,
+	    "%s: seen %lld .. %lld, expected %lld .. %lld (T0 + ns)", path,
+	    (long long)(jint(obj, "first_seen_ns") - T0), (long long)(jint(obj, "last_seen_ns") - T0),
+	    (long long)(first - T0), (long long)(last - T0));
+	json_decref(o);
+}
+
+START_TEST(test_rebuild_exit_times)
+{
+	struct index_reader *q;
+
+	write_segment(1, T0, SEG_EXIT, sizeof(SEG_EXIT) / sizeof(SEG_EXIT[0]), 0);
+	index_close(open_ix());
+	q = open_q();
+	expect_seen(q, "/usr/bin/app", T0 + 1 * SEC, T0 + 3 * SEC);
+	expect_seen(q, "/usr/bin/other", T0 + 4 * SEC + 1000, T0 + 6 * SEC);
+	expect_seen(q, "/usr/bin/old", T0, T0 + 7 * SEC);
+	expect_seen(q, "/usr/bin/thr", T0, T0);
+	index_reader_close(q);
+}
+END_TEST
+
 static int
 count_aside(void)
 {
@@ -735,6 +825,16 @@ damage(int how)
 	char	 junk[4096];
 
 	snprintf(path, sizeof(path), "%s/index.db", state);
+	if (how == 3) {		/* a schema entry with a name that is not text */
+		sqlite3	*db;
+
+		ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+		ck_assert_int_eq(sqlite3_exec(db, "PRAGMA writable_schema = ON; "
+		    "UPDATE sqlite_schema SET name = CAST(x'ff41' AS TEXT), rootpage = 99999 "
+		    "WHERE name = 'unresolved'", NULL, NULL, NULL), SQLITE_OK);
+		sqlite3_close(db);
+		return;
+	}
 	ck_assert_int_eq(stat(path, &sb), 0);
 	ck_assert_int_ge(sb.st_size, 8192);
 	ck_assert_int_ge(fd = open(path, O_RDWR), 0);
@@ -765,6 +865,52 @@ corrupt_case(int how)
 	ck_assert_int_eq(count_aside(), 1);
 	check_rebuilt();
 }
+
+/* index_close(open_ix()) with the log (stderr) in a file: what it logged. */
+static char *
+open_logged(void)
+{
+	static char buf[16384];
+	char	 path[256];
+	ssize_t	 n;
+	int	 fd, saved;
+
+	snprintf(path, sizeof(path), "%s/log", tmpdir);
+	ck_assert_int_ge(fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600), 0);
+	fflush(stderr);
+	ck_assert_int_ge(saved = dup(2), 0);
+	ck_assert_int_eq(dup2(fd, 2), 2);
+	index_close(open_ix());
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/*
+ * SQLite quotes the damage it finds, here a name read from the file: the
+ * log line says what happened in printable text, whatever the file holds.
+ */
+START_TEST(test_corrupt_reason_printable)
+{
+	const char *log, *p;
+
+	two_segments();
+	index_close(open_ix());
+	damage(3);
+	log = open_logged();
+	ck_assert_int_eq(count_aside(), 1);
+	check_rebuilt();
+	ck_assert_msg(strstr(log, "malformed database schema (?A)") != NULL &&
+	    strstr(log, "moved aside as") != NULL, "logged: %s", log);
+	for (p = log; *p != '\0'; p++)
+		ck_assert_msg(*p == '\n' || (*p >= 0x20 && *p <= 0x7e),
+		    "byte 0x%02x at %td of the log", (unsigned char)*p, p - log);
+}
+END_TEST
 
 START_TEST(test_corrupt_truncated) { corrupt_case(0); } END_TEST
 START_TEST(test_corrupt_overwritten) { corrupt_case(1); } END_TEST
@@ -1104,9 +1250,11 @@ index_suite(void)
 	tcase_add_test(tc, test_migration_from_v1);
 	tcase_add_test(tc, test_newer_refused);
 	tcase_add_test(tc, test_rebuild_from_segments);
+	tcase_add_test(tc, test_rebuild_exit_times);
 	tcase_add_test(tc, test_corrupt_truncated);
 	tcase_add_test(tc, test_corrupt_overwritten);
 	tcase_add_test(tc, test_corrupt_header);
+	tcase_add_test(tc, test_corrupt_reason_printable);
 	tcase_add_test(tc, test_reconcile_after_crash);
 	tcase_add_test(tc, test_segment_deleted);
 	tcase_add_test(tc, test_retention);

@@ -490,10 +490,7 @@ START_TEST(test_perf_report_dump)
 	char	*out;
 	struct expect e;
 
-	if (!have_perf()) {
-		printf("SKIP: perf not installed (perf report -D)\n");
-		return;
-	}
+	ck_assert_msg(have_perf(), "perf is not installed (linux-perf is in tests/deps.sh)");
 	path_in(path, sizeof(path), "perf.data");
 	write_file(path, &e);
 	out = malloc(OUTSZ);
@@ -519,10 +516,7 @@ START_TEST(test_perf_buildid_list)
 	char	 path[128], cmd[512], out[65536];
 	struct expect e;
 
-	if (!have_perf()) {
-		printf("SKIP: perf not installed (perf buildid-list)\n");
-		return;
-	}
+	ck_assert_msg(have_perf(), "perf is not installed (linux-perf is in tests/deps.sh)");
 	path_in(path, sizeof(path), "perf.data");
 	write_file(path, &e);
 	snprintf(cmd, sizeof(cmd), "perf buildid-list -i '%s'", path);
@@ -539,10 +533,7 @@ START_TEST(test_perf_header_and_script)
 	char	 path[128], cmd[512], out[65536];
 	struct expect e;
 
-	if (!have_perf()) {
-		printf("SKIP: perf not installed (perf report --header-only, perf script)\n");
-		return;
-	}
+	ck_assert_msg(have_perf(), "perf is not installed (linux-perf is in tests/deps.sh)");
 	path_in(path, sizeof(path), "perf.data");
 	write_file(path, &e);
 	snprintf(cmd, sizeof(cmd), "perf report --header-only -i '%s'", path);
@@ -940,13 +931,14 @@ START_TEST(test_enospc)
 	 * In a private mount namespace of this (forked) test process: the
 	 * mount vanishes with it even when an assertion ends the test early.
 	 */
-	if (geteuid() != 0 || unshare(CLONE_NEWNS) != 0 ||
-	    mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) != 0 ||
-	    mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0) {
-		printf("SKIP: cannot mount a 64k tmpfs for the ENOSPC test (%s)\n",
-		    geteuid() != 0 ? "not root" : strerror(errno));
+	if (geteuid() != 0) {
+		printf("SKIP: the ENOSPC test mounts a 64k tmpfs: not root\n");
 		return;
 	}
+	ck_assert_msg(unshare(CLONE_NEWNS) == 0 &&
+	    mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0 &&
+	    mount("tmpfs", mnt, "tmpfs", 0, "size=64k") == 0,
+	    "cannot mount a 64k tmpfs for the ENOSPC test: %s", strerror(errno));
 	make_attr(&a);
 	make_meta(&meta);
 	memset(rec, 0x5a, sizeof(rec));

@@ -9,14 +9,20 @@ PERFMAPD=$TOP/$BUILD/perfmapd
 PERFMAPCTL=$TOP/$BUILD/perfmapctl
 T=$(mktemp -d /tmp/perfmapd-t.XXXXXX)
 DAEMON_PID=""
+AT_EXIT=""
 
 cleanup() {
 	[ -n "$DAEMON_PID" ] && kill -9 "$DAEMON_PID" 2>/dev/null
 	[ -n "${BG_PIDS:-}" ] && kill $BG_PIDS 2>/dev/null
 	wait 2>/dev/null
+	eval "$AT_EXIT"
 	[ -n "${KEEP:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+# at_exit CMD: run CMD at exit (the last one given first).
+at_exit() { AT_EXIT="$1; $AT_EXIT"; }
 
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
@@ -30,6 +36,25 @@ need_events() {
 	need_root
 	perf stat -a -e cpu-clock -- true >/dev/null 2>&1 ||
 		skip "perf_event_open system-wide is not permitted here"
+}
+
+# test_group VAR NAME / test_user VAR NAME GROUP: a real group, and a real
+# unprivileged user whose primary group is GROUP (no home, no login, no
+# other group), made for this test and removed at its exit; VAR is set to
+# the name made: NAME and the test's pid (tests run in parallel).
+# useradd and groupadd come with Debian's passwd package (tests/deps.sh).
+test_group() {
+	_n=$2$$
+	groupadd "$_n" || fail "groupadd $_n"
+	at_exit "groupdel '$_n' 2>/dev/null"
+	eval "$1=\$_n"
+}
+test_user() {
+	_n=$2$$
+	useradd --no-create-home --no-user-group --gid "$3" --home-dir /nonexistent \
+		--shell /usr/sbin/nologin "$_n" || fail "useradd $_n"
+	at_exit "userdel '$_n' 2>/dev/null"
+	eval "$1=\$_n"
 }
 
 # Build a test program from tests/progs/NAME.c into $T/NAME (frame pointers on).

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -266,8 +267,8 @@ run_export(struct capture *c, struct job *j)
 	size_t	 nsegs, nbids, i, packed = 0, missing = 0;
 	struct stat st;
 	struct tm tm;
-	time_t	 now = time(NULL);
-	int	 ok = 0, rnd = (int)(random() % 100000);
+	struct timespec now;
+	int	 ok = 0;
 
 	if (job_buildids(c, j, &segs, &nsegs, &bids, &nbids) < 0)
 		return;
@@ -286,11 +287,19 @@ run_export(struct capture *c, struct job *j)
 		snprintf(err, sizeof(err), "%s: %s", c->exportdir, strerror(errno));
 		goto out;
 	}
-	gmtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	snprintf(path, sizeof(path), "%s/perfmapd-export-%s-%d%s", c->exportdir, stamp, rnd, ext);
+	/*
+	 * Named by the time to the ns, so names sort as the files were made
+	 * (prune_exports keeps the last four by name: the one just made among
+	 * them) and stay unique (the worker makes one at a time).
+	 */
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	snprintf(path, sizeof(path), "%s/perfmapd-export-%s.%09ldZ%s", c->exportdir, stamp,
+	    now.tv_nsec, ext);
 	snprintf(tmp, sizeof(tmp), "%s.partial", path);
-	snprintf(syms, sizeof(syms), "%s/.symbols-%s-%d.tar.bz2", c->exportdir, stamp, rnd);
+	snprintf(syms, sizeof(syms), "%s/.symbols-%s.%09ldZ.tar.bz2", c->exportdir, stamp,
+	    now.tv_nsec);
 	if (write_symbols(c, j, &x, bids, nbids, syms, &packed, &missing, err, sizeof(err)) < 0)
 		goto out;
 	a = archive_write_new();

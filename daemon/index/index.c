@@ -293,11 +293,7 @@ db_open(struct index *ix, char *err, size_t errlen)
 			rc = sqlite3_step(s);
 			res = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : NULL;
 			if (res == NULL || strcmp(res, "ok") != 0) {
-				char	*nl;
-
 				snprintf(err, errlen, "%s", res ? res : sqlite3_errmsg(ix->db));
-				while ((nl = strchr(err, '\n')) != NULL)
-					*nl = ' ';
 				damaged = 1;
 			}
 			sqlite3_finalize(s);
@@ -317,6 +313,21 @@ db_open(struct index *ix, char *err, size_t errlen)
 	    (unsigned long long)(ix->conf->index_cache_size / 1024));
 	sqlite3_exec(ix->db, sql, NULL, NULL, NULL);
 	return 0;
+}
+
+/*
+ * SQLite's word on a damaged file may quote the damage ("malformed
+ * database schema (<a name read from the file>)"): one line of printable
+ * ASCII, whatever bytes the file holds.
+ */
+static void
+printable_line(char *s)
+{
+	unsigned char *p;
+
+	for (p = (unsigned char *)s; *p != '\0'; p++)
+		if (*p < 0x20 || *p > 0x7e)
+			*p = *p == '\n' ? ' ' : '?';
 }
 
 /* index.db (and its -wal, -shm) -> index.db.corrupt-<time>. */
@@ -374,7 +385,9 @@ index_open(struct index **out, const char *state_dir, const struct config *conf,
 		ix->bins = &ix->own_bins;
 	}
 	why[0] = '\0';
-	if ((rc = db_open(ix, why, sizeof(why))) < 0) {
+	rc = db_open(ix, why, sizeof(why));
+	printable_line(why);
+	if (rc < 0) {
 		snprintf(err, errlen, "index: %s", why);
 		goto fail;
 	}

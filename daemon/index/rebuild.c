@@ -3,6 +3,14 @@
  * rows of segments that were open (and repaired since) or that the index
  * never heard of are read back from their records and build-id tables; a
  * damaged index.db is rebuilt the same way from every segment on disk.
+ *
+ * A segment read back gives the times the live index had: its start state
+ * (the records before FINISHED_INIT) is seen at the segment's start, each
+ * later MMAP2 is a new mapping, and the EXIT of a process's leader is a
+ * sighting of every mapping the process had then (record/recorder.c,
+ * publish_exit).  For that last one the scan keeps a model of the
+ * segment's processes (record/model.h), fed by the same records as the
+ * recorder's: MMAP2, COMM, FORK, EXIT.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,13 +28,16 @@
 #include "log.h"
 #include "perfdata.h"
 #include "record.h"
+#include "record/model.h"
 
 struct scan_ctx {
 	struct index	*ix;
 	struct record_layout layout;
+	struct model	 model;		/* the segment's processes and their mappings */
 	int64_t		 wall_ref, mono_ref;
 	int		 init_done;	/* past FINISHED_INIT: mappings are new */
 	int		 count;
+	int		 model_oom;	/* an exit may have been missed: last_seen early */
 	uint64_t	 samples, lost, records;
 	uint64_t	 last;		/* latest time stamp seen */
 };
@@ -53,12 +64,35 @@ first_time_cb(const struct perf_event_header *h, void *arg)
 	return 0;
 }
 
+/* When a record happened: its time stamp, else the segment's start. */
+static uint64_t
+scan_record_wall(struct scan_ctx *c, const struct record *rec)
+{
+	return rec->has_sid && rec->sid.time != 0 ? scan_wall(c, rec->sid.time) :
+	    (uint64_t)c->wall_ref;
+}
+
+/* A process's leader exits: its mappings were there until now. */
+static void
+scan_exit(struct scan_ctx *c, const struct record *rec)
+{
+	const struct model_proc *p;
+	uint64_t wall = scan_record_wall(c, rec);
+	size_t	 i;
+
+	if ((p = model_find(&c->model, rec->task.pid)) == NULL)
+		return;
+	for (i = 0; i < p->nmaps; i++)
+		if (p->maps[i].build_id_size > 0)
+			table_add_object(c->ix, p->maps[i].filename, p->maps[i].build_id,
+			    p->maps[i].build_id_size, BID_NONE, BINARY_USER, p->pid, wall, 0);
+}
+
 static int
 scan_record_cb(const struct perf_event_header *h, void *arg)
 {
 	struct scan_ctx *c = arg;
 	struct record rec;
-	uint64_t wall;
 
 	if (record_decode(h, h->size, &c->layout, &rec) < 0)
 		return 1;
@@ -76,13 +110,29 @@ scan_record_cb(const struct perf_event_header *h, void *arg)
 		c->init_done = 1;
 		break;
 	case PERF_RECORD_MMAP2:
-		if (rec.mmap.build_id_size == 0 || rec.mmap.pid == (uint32_t)-1)
+		if (rec.mmap.pid == (uint32_t)-1)
 			break;
-		wall = rec.has_sid && rec.sid.time != 0 ?
-		    scan_wall(c, rec.sid.time) : (uint64_t)c->wall_ref;
-		table_add_object(c->ix, rec.mmap.filename, rec.mmap.build_id,
-		    rec.mmap.build_id_size, BID_NONE, BINARY_USER, rec.mmap.pid, wall,
-		    c->count && c->init_done);
+		if (model_add_map(&c->model, &rec.mmap, BID_NONE, BINARY_NONE) < 0)
+			c->model_oom = 1;
+		if (rec.mmap.build_id_size > 0)
+			table_add_object(c->ix, rec.mmap.filename, rec.mmap.build_id,
+			    rec.mmap.build_id_size, BID_NONE, BINARY_USER, rec.mmap.pid,
+			    scan_record_wall(c, &rec), c->count && c->init_done);
+		break;
+	case PERF_RECORD_COMM:
+		if (model_set_comm(&c->model, rec.comm.pid, rec.comm.tid, rec.comm.comm,
+		    (rec.misc & PERF_RECORD_MISC_COMM_EXEC) != 0) < 0)
+			c->model_oom = 1;
+		break;
+	case PERF_RECORD_FORK:
+		if (model_fork(&c->model, rec.task.pid, rec.task.ppid, rec.task.tid,
+		    rec.task.ptid) < 0)
+			c->model_oom = 1;
+		break;
+	case PERF_RECORD_EXIT:
+		if (rec.task.pid == rec.task.tid)
+			scan_exit(c, &rec);
+		model_exit(&c->model, rec.task.pid, rec.task.tid);
 		break;
 	}
 	return 0;
@@ -177,6 +227,11 @@ scan_segment(struct index *ix, const char *name, uint64_t seq, int count,
 		return -1;
 	}
 	memset(&c, 0, sizeof(c));
+	if (model_init(&c.model) < 0) {
+		log_warnx("index: cannot scan %s: out of memory", path);
+		perfdata_file_close(&f);
+		return -1;
+	}
 	c.ix = ix;
 	c.count = count;
 	c.layout.sample_type = f.attrs[0].attr.sample_type;
@@ -197,6 +252,10 @@ scan_segment(struct index *ix, const char *name, uint64_t seq, int count,
 	scan_buildid_table(ix, &f, (uint64_t)c.wall_ref);
 	if (perfdata_walk(&f, scan_record_cb, &c) < 0)
 		log_warnx("index: %s: read error, indexed up to it", path);
+	if (c.model_oom)
+		log_warnx("index: %s: out of memory for its processes; the exits of some "
+		    "may be missing from the last-seen times", path);
+	model_free(&c.model);
 	/*
 	 * SAMPLE_TIME holds the first and last sample's time, inside the cut:
 	 * the cut began at CLOCK_DATA's reference and ended after the last

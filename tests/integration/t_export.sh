@@ -33,6 +33,9 @@ ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
 rm -f "$T/pm-export"
 seg=$(ctl snapshot) || fail "snapshot"
 segname=$(basename "$seg")
+# Five exports from before (STATE/exports keeps the newest four by name).
+mkdir -p "$T/state/exports"
+for i in 1 2 3 4 5; do : > "$T/state/exports/perfmapd-export-20000101T00000$i.000000000Z.tar"; done
 
 ctl export "$seg" -o "$T/out.tar.gz" > "$T/export.out" || { cat "$T/export.out"; fail "export"; }
 cat "$T/export.out"
@@ -109,7 +112,19 @@ ctl export --since yesterdayish -o "$T/o.tar" 2> "$T/err" && fail "a bad --since
 grep -q 'yesterdayish' "$T/err" || fail "a bad --since is not named: $(cat "$T/err")"
 ctl export "$seg" -o /nonexistent/dir/x.tar 2> "$T/err" && fail "export to an unwritable path succeeded"
 grep -q 'nonexistent' "$T/err" || fail "export error does not name the path: $(cat "$T/err")"
-[ "$(ls "$T/state/exports" | wc -l)" -le 4 ] || fail "old exports are not pruned"
 ls -A "$T/state/exports" | grep -q '^\.symbols' && fail "a symbols scratch file was left in exports/"
+# The newest four kept by name: the exports made here (the last one stays
+# there when the copy to -o fails) first, then the newest of the old ones.
+ls "$T/state/exports" > "$T/kept"
+made=$(grep -vc '^perfmapd-export-2000' "$T/kept")
+old=$(grep -c '^perfmapd-export-2000' "$T/kept")
+[ "$(wc -l < "$T/kept")" = 4 ] && [ "$made" -ge 1 ] &&
+	grep -qx "$(jq -r .path "$T/export.json" | xargs basename)" "$T/kept" ||
+	{ cat "$T/kept"; fail "STATE/exports does not hold the newest four exports"; }
+for i in $(seq 5 -1 1); do	# the old ones kept are the newest of them
+	k=$(grep -c "^perfmapd-export-20000101T00000$i" "$T/kept")
+	[ "$k" = "$([ $((5 - i)) -lt "$old" ] && echo 1 || echo 0)" ] ||
+		{ cat "$T/kept"; fail "old export $i: kept $k times, with $old old ones kept"; }
+done
 stop_daemon
 echo "PASS: the export unpacks as perf archive says, reports on a clean HOME, perf archive's size"

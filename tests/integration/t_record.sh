@@ -5,9 +5,11 @@
 #   (perf report, perf script);
 # - perf buildid-list lists build-ids identical to readelf -n;
 # - per-segment sample counts add up to the daemon's total, each segment
-#   begins where the previous one was cut and holds only samples of its cut,
-#   and its SAMPLE_TIME is its first and last sample's time, under an exec
-#   storm, across rotations by age and by SIGUSR2;
+#   begins where the previous one was cut and holds only samples of its cut
+#   (perf script's ns time stamps), its SAMPLE_TIME is its first and last
+#   sample's time, and across each cut the samples leave no gap the
+#   sampling rate does not explain; under an exec storm, across rotations
+#   by age and by SIGUSR2;
 # - no record lost.
 . tests/lib.sh
 need_events
@@ -22,8 +24,9 @@ touch "$T/started"
 BG_PIDS="$BG_PIDS $!"
 sleep 0.5
 
+FREQ=199
 start_daemon "[record]
-frequency = 199
+frequency = $FREQ
 [segments]
 rotate_age = 2s"
 sleep 3
@@ -39,6 +42,9 @@ note "$n segments"
 ls "$T/state/segments/" | grep -q partial && fail "a .partial segment was left behind"
 
 first=$1; eval "middle=\${$(( (n + 1) / 2 ))}"; eval "last=\${$n}"
+# (the stop may cut the last segment a few ms after a rotation, before any
+# sample: then the one before it is the last with samples)
+[ "$(seg_samples "$last")" -gt 0 ] || eval "last=\${$((n - 1))}"
 for seg in "$first" "$middle" "$last"; do
 	rep=$(perf report -i "$seg" --stdio --no-children --comm pm-spin --sort sym 2>&1) ||
 		fail "perf report failed on $seg: $rep"
@@ -70,27 +76,57 @@ for seg in "$@"; do
 done
 note "$checked build-id entries match readelf -n"
 
-# Samples add up; the cuts are contiguous (each segment begins where the
-# previous one was cut: its CLOCK_DATA reference) and every sample lies in
-# its segment's cut; SAMPLE_TIME holds the first and last sample's time.
+# Samples add up, and the cuts are judged by the samples themselves, as
+# perf script gives their time stamps (ns): each segment begins where the
+# previous one was cut (its CLOCK_DATA reference, which perf prints in ns)
+# and holds only samples of its cut; SAMPLE_TIME is its first and last
+# sample's time (perf prints it in us); across each cut the last sample of
+# N is older than the first of N+1 (no overlap), and the gap between them
+# is no longer than the sampling explains: two periods at $FREQ Hz (pm-spin
+# keeps a CPU busy), or the longest gap between two samples inside one
+# segment if the host stalled longer than that.  A segment cut a few ms
+# after a rotation may hold no sample: no longer than the sampling
+# explains, and the gap is measured across it.
+ns() { echo "$1" | awk -F. '{ printf "%.0f\n", $1 * 1e9 + substr($2 "000000000", 1, 9) }'; }
 total=$(sed -n 's/.*stopped: samples=\([0-9]*\).*/\1/p' "$T/daemon.log")
-sum=0 i=0
+sum=0 i=0 longest=0 gaps="" empty="" plast=""
 for seg in "$@"; do
 	i=$((i + 1))
 	c=$(seg_samples "$seg"); sum=$((sum + c))
 	f=$(seg_first "$seg"); l=$(seg_last "$seg"); cut=$(seg_cut "$seg")
-	[ -n "$f" ] && [ -n "$l" ] || fail "$seg: no sample time range in the header"
 	[ -n "$cut" ] || fail "$seg: no reference time (CLOCK_DATA) in the header"
 	eval "next=\${$((i + 1)):-}"
-	end=$([ -n "$next" ] && seg_cut "$next" || echo 1e12)
-	perf script -i "$seg" -F time 2>/dev/null | tr -d ' :' | sort -n > "$T/times"
-	[ "$(head -1 "$T/times")" = "$f" ] && [ "$(tail -1 "$T/times")" = "$l" ] ||
-		fail "$seg: SAMPLE_TIME says $f .. $l, its samples run $(head -1 "$T/times") .. $(tail -1 "$T/times")"
-	# perf prints sample times in whole microseconds, cuts in nanoseconds
-	bad=$(awk -v s="$cut" -v e="$end" '$1 < int(s * 1e6) / 1e6 || $1 > e' "$T/times" | head -3)
-	[ -z "$bad" ] || fail "$seg: samples outside its cut [$cut, $end): $bad"
+	start=$(ns "$cut"); end=""
+	[ -z "$next" ] || end=$(ns "$(seg_cut "$next")")
+	perf script --ns -i "$seg" -F time 2>/dev/null | tr -d ' :' |
+		awk -F. 'NF == 2 { printf "%.0f\n", $1 * 1e9 + $2 }' | sort -n > "$T/times"
+	[ "$(wc -l < "$T/times")" = "$c" ] || fail "$seg: perf script shows $(wc -l < "$T/times") samples, perf report -D $c"
 	note "$(basename "$seg"): $c samples, $f .. $l, cut at $cut"
+	if [ "$c" = 0 ]; then
+		[ -z "$end" ] || empty="$empty $((end - start))"
+		continue
+	fi
+	sf=$(head -1 "$T/times") sl=$(tail -1 "$T/times")
+	[ -n "$f" ] && [ -n "$l" ] || fail "$seg: no sample time range in the header"
+	[ $(( $(ns "$f") / 1000 )) = $((sf / 1000)) ] && [ $(( $(ns "$l") / 1000 )) = $((sl / 1000)) ] ||
+		fail "$seg: SAMPLE_TIME says $f .. $l, its samples run $sf .. $sl ns"
+	[ "$sf" -ge "$start" ] && { [ -z "$end" ] || [ "$sl" -lt "$end" ]; } ||
+		fail "$seg: samples from $sf to $sl ns, outside its cut [$start, ${end:-end})"
+	g=$(awk 'NR > 1 && $1 - p > g { g = $1 - p } { p = $1 } END { printf "%.0f\n", g }' "$T/times")
+	[ "$g" -gt "$longest" ] && longest=$g
+	[ -z "$plast" ] || gaps="$gaps $((sf - plast))"
+	plast=$sl
 done
+period=$((1000000000 / FREQ))
+allowed=$((2 * period)); [ "$longest" -gt "$allowed" ] && allowed=$longest
+for g in $gaps; do
+	[ "$g" -le "$allowed" ] ||
+		fail "a gap of $g ns between the samples of two segments; the sampling explains $allowed"
+done
+for d in $empty; do
+	[ "$d" -le "$allowed" ] || fail "a segment of $d ns without a sample; the sampling explains $allowed"
+done
+note "gaps across the cuts (ns):$gaps; the longest inside a segment $longest, a period $period"
 [ "$sum" = "$total" ] || fail "segments hold $sum samples, the daemon counted $total"
 [ "$total" -gt 100 ] || fail "only $total samples recorded"
 lost=$(sed -n 's/.*stopped:.* lost=\([0-9]*\).*/\1/p' "$T/daemon.log")

@@ -48,19 +48,22 @@ got=$(DEBUGINFOD_URLS=$URL DEBUGINFOD_CACHE_PATH=$T/find-cache debuginfod-find e
 [ "$(readelf_buildid "$got")" = "$ID" ] || fail "debuginfod-find returned $got, not build-id $ID"
 note "debuginfod-find executable $ID -> $got"
 
-# Modules: only where the kernel has loadable modules.
-mod=""
-if [ -r /proc/modules ] && [ -n "$(cat /proc/modules 2>/dev/null)" ]; then
-	mod=$(find "$CACHE/lib/modules" -name elf 2>/dev/null | head -1)
-fi
-if [ -n "$mod" ]; then
+# Modules: only where the kernel has loaded modules with a build-id; there
+# the cache must hold one.
+loaded=""
+for m in $(awk '{ print $1 }' /proc/modules 2>/dev/null); do
+	[ -r "/sys/module/$m/notes/.note.gnu.build-id" ] && { loaded=$m; break; }
+done
+if [ -n "$loaded" ]; then
+	mod=$(find "$CACHE" -path '*.ko*/*/elf' 2>/dev/null | head -1)
+	[ -n "$mod" ] || fail "module $loaded is loaded with a build-id, but no module is in the cache"
 	mid=$(basename "$(dirname "$mod")")
 	got=$(DEBUGINFOD_URLS=$URL DEBUGINFOD_CACHE_PATH=$T/find-cache debuginfod-find executable "$mid") ||
 		fail "debuginfod-find executable $mid (module) failed"
 	[ "$(readelf_buildid "$got")" = "$mid" ] || fail "module $mid: wrong file served"
 	note "module $mid served"
 else
-	echo "SKIP (part): this kernel has no loadable modules; module serving not tested"
+	echo "SKIP (part): this kernel has no loaded module with a build-id; module serving not tested"
 fi
 
 # --- host B: a state dir that never saw pm-fleet -----------------------

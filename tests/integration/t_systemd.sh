@@ -43,23 +43,20 @@ echo "$seq" | grep -q '^READY=1 STATUS= .*WATCHDOG=1.*RELOADING=1 READY=1 .*STOP
 [ "$(grep -c '^WATCHDOG=1' "$T/notify.log")" -ge 2 ] || fail "fewer than 2 WATCHDOG=1 in 2 s"
 grep -q '^STATUS=recording.*samples' "$T/notify.log" || fail "STATUS has no counters"
 
-# --- socket activation --------------------------------------------------------------
-if command -v systemd-socket-activate >/dev/null; then
-	rm -rf "$T/state"
-	systemd-socket-activate -l "$T/act.sock" "$PERFMAPD" -f -c "$T/perfmapd.conf" \
-		--state-dir "$T/state" --socket "$T/unused.sock" > "$T/act.log" 2>&1 &
-	DAEMON_PID=$!
-	sleep 0.5
-	"$PERFMAPCTL" -s "$T/act.sock" status > "$T/act.status" || { cat "$T/act.log"; fail "no answer on the activated socket"; }
-	grep -q 'samples' "$T/act.status" || fail "activated status: $(cat "$T/act.status")"
-	grep -q 'control socket from systemd' "$T/act.log" || fail "daemon did not take the passed socket"
-	[ -e "$T/unused.sock" ] && fail "daemon listened on its own socket despite activation"
-	"$PERFMAPCTL" -s "$T/act.sock" stop > /dev/null || fail "stop over the activated socket"
-	wait "$DAEMON_PID"; DAEMON_PID=""
-	note "socket activation: $(head -1 "$T/act.status") ..."
-else
-	note "systemd-socket-activate missing: activation not tested"
-fi
+# --- socket activation (systemd-socket-activate comes with systemd) ----------------
+command -v systemd-socket-activate >/dev/null || fail "systemd-socket-activate is missing (tests/deps.sh installs systemd)"
+rm -rf "$T/state"
+systemd-socket-activate -l "$T/act.sock" "$PERFMAPD" -f -c "$T/perfmapd.conf" \
+	--state-dir "$T/state" --socket "$T/unused.sock" > "$T/act.log" 2>&1 &
+DAEMON_PID=$!
+sleep 0.5
+"$PERFMAPCTL" -s "$T/act.sock" status > "$T/act.status" || { cat "$T/act.log"; fail "no answer on the activated socket"; }
+grep -q 'samples' "$T/act.status" || fail "activated status: $(cat "$T/act.status")"
+grep -q 'control socket from systemd' "$T/act.log" || fail "daemon did not take the passed socket"
+[ -e "$T/unused.sock" ] && fail "daemon listened on its own socket despite activation"
+"$PERFMAPCTL" -s "$T/act.sock" stop > /dev/null || fail "stop over the activated socket"
+wait "$DAEMON_PID"; DAEMON_PID=""
+note "socket activation: $(head -1 "$T/act.status") ..."
 
 # --- make install DESTDIR=..., run the installed tree, uninstall --------------------
 D=$T/root
@@ -82,7 +79,10 @@ seg=$("$D/usr/bin/perfmapctl" -s "$T/i.sock" snapshot) || fail "installed snapsh
 perf report -i "$seg" --stdio > /dev/null 2>&1 || fail "perf cannot read the installed daemon's segment"
 "$D/usr/bin/perfmapctl" -s "$T/i.sock" stop > /dev/null
 wait "$DAEMON_PID"; DAEMON_PID=""
-man -l "$D/usr/share/man/man8/perfmapd.8" > /dev/null 2>&1 || note "man not available to render"
+for m in man8/perfmapd.8 man8/perfmapctl.8 man5/perfmapd.conf.5; do
+	out=$(mandoc -T lint -W warning "$D/usr/share/man/$m" 2>&1) && [ -z "$out" ] ||
+		fail "installed $m does not render cleanly: $out"
+done
 make -s uninstall DESTDIR="$D" PREFIX=/usr > /dev/null 2>&1 || fail "make uninstall"
 left=$(find "$D" -type f | sed "s|^$D||")
 [ -z "$left" ] || fail "make uninstall left: $left"
