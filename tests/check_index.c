@@ -42,7 +42,8 @@
 #define SEC	1000000000LL
 #define T0	(1795000000LL * SEC)		/* 2026-11-18T... UTC */
 
-static const struct record_layout LAYOUT = { .sample_type = ST, .sample_id_all = 1 };
+/* The event is opened with attr.build_id: its MMAP2 records may be in the build-id form. */
+static const struct record_layout LAYOUT = { .sample_type = ST, .sample_id_all = 1, .build_id = 1 };
 static const uint64_t IDS[1] = { 77 };
 static char	 tmpdir[64], state[128];
 static struct config conf;
@@ -588,6 +589,7 @@ write_segment(uint64_t seq, int64_t wall, const struct segrec *r, size_t n, int 
 	a.attr.sample_type = ST;
 	a.attr.sample_id_all = 1;
 	a.attr.mmap2 = 1;
+	perf_attr_set_flag(&a.attr, PERF_ATTR_FLAG_BUILD_ID_BIT, 1);
 	a.name = "cpu-clock";
 	a.ids = IDS;
 	a.nids = 1;
