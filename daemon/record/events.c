@@ -238,9 +238,7 @@ events_open(struct events *e, const struct config *c, char *err, size_t errlen)
 	}
 	e->cpus[0].fd = rc;
 	e->name = cycles ? "cycles" : "cpu-clock";
-	e->layout.sample_type = e->attr.sample_type;
-	e->layout.sample_id_all = 1;
-	e->layout.mmap3 = e->mode == BUILDID_MMAP3;
+	record_layout_init(&e->layout, &e->attr);
 
 	for (i = 0; i < n; i++) {
 		struct cpu_event *ce = &e->cpus[i];
