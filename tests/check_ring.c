@@ -572,6 +572,76 @@ START_TEST(test_callback_stops)
 }
 END_TEST
 
+/* Positions handed to callbacks, and ring_scan's look-ahead. */
+struct scanctx {
+	struct fake	*f;
+	struct seen	 s;
+	uint64_t	 pos[MAXSEEN];
+	size_t		 stop_at;	/* refuse the record with this index (0: none) */
+};
+
+static int
+scan_cb(const struct perf_event_header *h, void *arg)
+{
+	struct scanctx *c = arg;
+
+	if (c->stop_at != 0 && c->s.n == c->stop_at)
+		return 1;
+	c->pos[c->s.n] = c->f->r.pos;
+	return collect(h, &c->s);
+}
+
+START_TEST(test_scan_then_read)
+{
+	struct fake f;
+	struct scanctx c;
+	uint64_t from, head, start = _i ? SMALL - 40 : 0;	/* _i: wrap in the middle */
+	size_t	 i;
+
+	fake_init(&f, SMALL, start);
+	memset(&c, 0, sizeof(c));
+	c.f = &f;
+	produce(&f, 1, 32);
+	produce(&f, 2, 48);
+	produce(&f, 3, 16);
+	head = f.meta->data_head;
+	/* A scan sees all three, with their positions, and consumes nothing. */
+	from = ring_scan(&f.r, 0, scan_cb, &c);
+	ck_assert_uint_eq(from, head);
+	ck_assert_uint_eq(c.s.n, 3);
+	ck_assert_uint_eq(c.pos[0], start);
+	ck_assert_uint_eq(c.pos[1], start + 32);
+	ck_assert_uint_eq(c.pos[2], start + 80);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(c.s.intact[i], 1);
+	ck_assert_uint_eq(f.meta->data_tail, start);
+	ck_assert_uint_eq(f.r.records, 0);
+	/* From where it stopped, the next scan sees only what is new. */
+	produce(&f, 4, 24);
+	from = ring_scan(&f.r, from, scan_cb, &c);
+	ck_assert_uint_eq(c.s.n, 4);
+	ck_assert_uint_eq(c.s.seq[3], 4);
+	ck_assert_uint_eq(c.pos[3], head);
+	/* A refused record stops the scan before it. */
+	memset(&c.s, 0, sizeof(c.s));
+	c.stop_at = 2;
+	ck_assert_uint_eq(ring_scan(&f.r, start, scan_cb, &c), start + 80);
+	/* Consuming then hands out the same records and positions. */
+	memset(&c.s, 0, sizeof(c.s));
+	c.stop_at = 0;
+	ck_assert_uint_eq(ring_read(&f.r, scan_cb, &c), 4);
+	ck_assert_uint_eq(c.pos[2], start + 80);
+	ck_assert_uint_eq(ring_tail(&f.r), from);
+	/* A scan from behind the tail starts at the tail. */
+	produce(&f, 5, 16);
+	memset(&c.s, 0, sizeof(c.s));
+	ring_scan(&f.r, start, scan_cb, &c);
+	ck_assert_uint_eq(c.s.n, 1);
+	ck_assert_uint_eq(c.s.seq[0], 5);
+	fake_free(&f);
+}
+END_TEST
+
 static Suite *
 ring_suite(void)
 {
@@ -585,6 +655,7 @@ ring_suite(void)
 	tcase_add_test(tc, test_many_laps);
 	tcase_add_test(tc, test_full_ring);
 	tcase_add_loop_test(tc, test_callback_stops, 0, 2);
+	tcase_add_loop_test(tc, test_scan_then_read, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("wrap");
