@@ -35,6 +35,7 @@
 #include "walltime.h"
 #include "log.h"
 #include "record.h"
+#include "record/buildid_reader.h"
 #include "record/segment.h"
 
 #define ST	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
@@ -978,9 +979,9 @@ START_TEST(test_unresolved)
 	json_t	*o, *u;
 	char	 err[512];
 
-	index_add_unresolved(ix, "/usr/bin/stripped", -ENOENT, T0);
-	index_add_unresolved(ix, "/usr/bin/stripped", -ENOENT, T0 + SEC);
-	index_add_unresolved(ix, "/data/blob", -ENOEXEC, T0);
+	index_add_unresolved(ix, "/usr/bin/stripped", BIDC_NO_NOTE, T0);
+	index_add_unresolved(ix, "/usr/bin/stripped", BIDC_NO_NOTE, T0 + SEC);
+	index_add_unresolved(ix, "/data/blob", BIDC_NOT_ELF, T0);
 	index_close(ix);
 	q = open_q();
 	o = query(index_reader_summary(q, &o, err, sizeof(err)), &o, err);
@@ -989,8 +990,9 @@ START_TEST(test_unresolved)
 	u = json_array_get(json_object_get(o, "unresolved"), 0);
 	ck_assert_str_eq(jstr(u, "path"), "/usr/bin/stripped");
 	ck_assert_int_eq(jint(u, "nr_maps"), 2);
+	ck_assert_str_eq(jstr(u, "reason"), "no-build-id");
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "unresolved"), 1), "reason"),
-	    "not an ELF file");
+	    "not-elf");
 	json_decref(o);
 	index_reader_close(q);
 }

@@ -153,6 +153,73 @@ ring_read(struct ring *r, ring_record_fn fn, void *arg)
 	return n;
 }
 
+struct copy_ctx {
+	struct ring	*r;
+	ring_record_fn	 pick;
+	ring_run_fn	 run;
+	void		*arg;
+	const uint8_t	*p;		/* the run so far */
+	size_t		 len;
+	uint64_t	 nrec;
+};
+
+static void
+copy_flush(struct copy_ctx *c)
+{
+	if (c->len > 0)
+		c->run(c->p, c->len, c->nrec, c->arg);
+	c->len = 0;
+	c->nrec = 0;
+}
+
+static int
+copy_cb(const struct perf_event_header *h, void *arg)
+{
+	struct copy_ctx *c = arg;
+	const uint8_t *p = (const uint8_t *)h;
+	int	 rc = c->pick(h, c->arg);
+
+	if (rc == RING_STOP)
+		return 1;
+	if (rc == RING_DROP) {
+		copy_flush(c);
+		return 0;
+	}
+	if (p == c->r->scratch) {
+		/* Wrapped, copied whole: the scratch is reused by the next one. */
+		copy_flush(c);
+		c->run(p, h->size, 1, c->arg);
+		return 0;
+	}
+	if (c->len == 0 || c->p + c->len != p) {
+		copy_flush(c);
+		c->p = p;
+	}
+	c->len += h->size;
+	c->nrec++;
+	return 0;
+}
+
+uint64_t
+ring_copy(struct ring *r, ring_record_fn pick, ring_run_fn run, void *arg)
+{
+	struct copy_ctx c = { r, pick, run, arg, NULL, 0, 0 };
+	uint64_t head, tail, n, bytes;
+
+	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	tail = r->meta->data_tail;
+	if (head - tail > r->size) {
+		r->overruns++;
+		tail = head;
+	}
+	n = walk(r, &tail, head, copy_cb, &c, 1, &bytes);
+	copy_flush(&c);		/* before the kernel may reuse the space */
+	r->records += n;
+	r->bytes += bytes;
+	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}
+
 uint64_t
 ring_scan(struct ring *r, uint64_t from, ring_record_fn fn, void *arg)
 {
