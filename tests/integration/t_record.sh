@@ -63,6 +63,9 @@ for seg in "$@"; do
 		# replaced since recording began: the table rightly names what ran
 		[ "$path" -nt "$T/started" ] && continue
 		got=$(readelf_buildid "$path")
+		# no build-id at all: not the file that ran (another mount
+		# namespace's bind mount over it, as other tests on the host do)
+		[ -n "$got" ] || continue
 		[ "$got" = "$id" ] || fail "$seg: $path listed with $id, readelf says $got"
 		checked=$((checked + 1))
 	done < "$T/bids"
