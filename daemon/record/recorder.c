@@ -58,8 +58,13 @@
 #define FUTURE_NS		(1000ULL * 1000 * 1000)
 /* The limit of the last pass at stop: every record. */
 #define LIMIT_ALL		(UINT64_MAX - RECORDER_MARGIN_NS - FUTURE_NS)
-/* Side-band wake-ups after the first of a burst: at most one per this. */
-#define SB_HOLDOFF_MS		2
+/*
+ * Side-band wake-ups after the first of a burst: at most one per this.  A
+ * wake-up of the loop is the main cost of the side-band under an exec
+ * storm (each a context switch, costly in a VM); 5 ms still starts the
+ * build-id read of a process that lives 10 ms while it lives.
+ */
+#define SB_HOLDOFF_MS		5
 
 struct recorder_loop {
 	struct event_base *base;
@@ -482,12 +487,21 @@ recorder_check_rotate(struct recorder *r)
 
 /* ---- the loop ------------------------------------------------------------- */
 
-/* When the recorder next needs a pass without a ring waking it. */
+/*
+ * When the recorder next needs a pass without a ring waking it.  While a
+ * burst of side-band records is held off, the hold-off timer's passes do
+ * the side-band's work: only a read the side-band waits for counts then.
+ */
 static uint64_t
 due(struct recorder *r)
 {
 	const struct config *c = r->conf;
-	uint64_t d = sideband_due(r), t;
+	uint64_t d, t;
+
+	if (r->loop->sb_watched || r->blocked != 0)
+		d = sideband_due(r);
+	else
+		d = UINT64_MAX;
 
 	if (r->cut != 0 && r->blocked == 0 && r->cut + RECORDER_MARGIN_NS + 1 < d)
 		d = r->cut + RECORDER_MARGIN_NS + 1;
@@ -509,6 +523,7 @@ after(struct recorder *r)
 
 	recorder_check_rotate(r);
 	now = recorder_now();
+	resolver_kick(r->res);		/* files to close, reads started by a pass */
 	resolver_check(r->res, now);
 	if ((d = due(r)) == UINT64_MAX) {
 		evtimer_del(l->tick_ev);
@@ -581,7 +596,8 @@ sb_ready_cb(evutil_socket_t fd, short what, void *arg)
 	struct recorder *r = arg;
 	struct timeval tv = { 0, SB_HOLDOFF_MS * 1000 };
 
-	sideband_arrive(r);
+	/* Awake anyway: what is old enough is written too (no tick of its own). */
+	pass(r, recorder_now() - RECORDER_MARGIN_NS, 0);
 	sb_watch(r->loop, r->ev.ncpus, 0);
 	evtimer_add(r->loop->holdoff_ev, &tv);
 	after(r);
@@ -593,9 +609,10 @@ holdoff_cb(evutil_socket_t fd, short what, void *arg)
 	struct recorder *r = arg;
 	struct timeval tv = { 0, SB_HOLDOFF_MS * 1000 };
 
-	if (sideband_arrive(r))
+	if (sideband_arrive(r)) {
+		pass(r, recorder_now() - RECORDER_MARGIN_NS, 0);
 		evtimer_add(r->loop->holdoff_ev, &tv);
-	else
+	} else
 		sb_watch(r->loop, r->ev.ncpus, 1);	/* quiet again: a wake-up per record */
 	after(r);
 }

@@ -41,6 +41,7 @@ struct resolver {
 	int		 efd;
 	atomic_int	 want_wakeup;
 	atomic_int	 fds;			/* answers holding a file open */
+	int		 keep_fds;		/* someone wants them (eager capture) */
 
 	/* the loop's */
 	struct resolve_req *bhead, **btail;	/* the batch resolver_kick hands over */
@@ -95,15 +96,19 @@ worker_main(void *arg)
 		pthread_mutex_unlock(&r->mu);
 
 		atomic_store(&w->busy_since, mono_now());
-		/* Past its deadline the loop has given up on it: no read. */
-		if (mono_now() < q->deadline) {
+		/*
+		 * Done already: handed back to close its file (resolver_req_put).
+		 * Past its deadline: the loop has given up on it, no read.
+		 */
+		if (!atomic_load(&q->done) && mono_now() < q->deadline) {
 			/* The file read, for a copy into the cache, within a quota of fds. */
-			if (atomic_fetch_add(&r->fds, 1) < RESOLVER_MAX_FDS) {
+			if (r->keep_fds && atomic_fetch_add(&r->fds, 1) < RESOLVER_MAX_FDS) {
 				buildid_reader_resolve(&r->reader, &q->q, &q->a, &q->fd);
 				if (q->fd < 0)
 					atomic_fetch_sub(&r->fds, 1);
 			} else {
-				atomic_fetch_sub(&r->fds, 1);
+				if (r->keep_fds)
+					atomic_fetch_sub(&r->fds, 1);
 				buildid_reader_resolve(&r->reader, &q->q, &q->a, NULL);
 			}
 			atomic_store_explicit(&q->done, 1, memory_order_release);
@@ -136,7 +141,7 @@ spawn(struct resolver *r)
 }
 
 int
-resolver_start(struct resolver **out, char *err, size_t errlen)
+resolver_start(struct resolver **out, int keep_fds, char *err, size_t errlen)
 {
 	struct resolver *r;
 	int	 rc;
@@ -151,6 +156,7 @@ resolver_start(struct resolver **out, char *err, size_t errlen)
 	pthread_cond_init(&r->cv, NULL);
 	r->qtail = &r->qhead;
 	r->btail = &r->bhead;
+	r->keep_fds = keep_fds;
 	if ((r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
 		goto fail;
@@ -359,6 +365,18 @@ void
 resolver_req_put(struct resolver *r, struct resolve_req *q)
 {
 	r->pending--;
+	/*
+	 * The last reference, with a user's file open: a worker closes it.
+	 * The close may free a deleted file's blocks, which takes as long as
+	 * the file is large; never on the loop.  (refs == 1: no worker holds
+	 * it, and what the worker wrote is visible.)
+	 */
+	if (atomic_load(&q->refs) == 1 && q->fd >= 0) {
+		q->qnext = NULL;
+		*r->btail = q;
+		r->btail = &q->qnext;
+		return;
+	}
 	req_unref(r, q);
 }
 

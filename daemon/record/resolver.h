@@ -51,8 +51,12 @@ struct resolve_req {
 
 struct resolver;
 
-/* Start one worker (and the cache of buildid_reader.h); 0 or -1 with ERR set. */
-int	resolver_start(struct resolver **, char *err, size_t errlen);
+/*
+ * Start one worker (and the cache of buildid_reader.h); KEEP_FDS: answers
+ * keep the file read open (resolver_req_fd) for a copy into the cache.
+ * 0 or -1 with ERR set.
+ */
+int	resolver_start(struct resolver **, int keep_fds, char *err, size_t errlen);
 /* Stop the workers (a stuck one is left behind, detached). */
 void	resolver_stop(struct resolver *);
 /* The eventfd that becomes readable when an awaited answer is in. */
@@ -80,7 +84,7 @@ int	resolver_req_done(struct resolver *, struct resolve_req *, uint64_t now, int
 /* The answer of a done request (its own, or "timeout"), and the file read or -1. */
 const struct bid_answer *resolver_req_answer(const struct resolve_req *);
 int	resolver_req_fd(const struct resolve_req *);
-/* The loop is done with REQ. */
+/* The loop is done with REQ (a worker closes its file; resolver_kick sends it). */
 void	resolver_req_put(struct resolver *, struct resolve_req *);
 /* Block until REQ is done or its deadline passed (start-up, stop, snapshot). */
 void	resolver_wait(struct resolver *, struct resolve_req *);

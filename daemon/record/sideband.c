@@ -55,7 +55,7 @@ sideband_init(struct recorder *r, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	return resolver_start(&r->res, err, errlen);
+	return resolver_start(&r->res, r->conf->capture == CAPTURE_EAGER, err, errlen);
 }
 
 void
