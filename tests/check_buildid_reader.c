@@ -336,8 +336,18 @@ START_TEST(test_resolver_deadline)
 	ck_assert_int_eq(resolver_req_done(res, q, now, 0), 1);
 	ck_assert_int_eq(resolver_req_answer(q)->cause, BIDC_CHANGED);
 	resolver_req_put(res, q);
-	/* Never handed to a worker, its deadline passed: timeout, device slow. */
+	/* Queued behind a stuck worker, its deadline passed: timeout, device not slow. */
 	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, now));
+	ck_assert_int_eq(resolver_req_done(res, q, now + (RESOLVE_TIMEOUT_MS + 1) * 1000000ULL,
+	    0), 1);
+	ck_assert_int_eq(resolver_req_answer(q)->cause, BIDC_TIMEOUT);
+	resolver_req_put(res, q);
+	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, now));
+	ck_assert_int_eq(resolver_req_done(res, q, now, 0), 0);
+	resolver_req_put(res, q);
+	/* A worker hung in it (as it would in a FUSE server): timeout, device slow. */
+	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, now));
+	atomic_store(&q->taken, 1);
 	ck_assert_int_eq(resolver_req_done(res, q, now, 0), 0);
 	ck_assert_int_eq(resolver_req_done(res, q, now + (RESOLVE_TIMEOUT_MS + 1) * 1000000ULL,
 	    0), 1);

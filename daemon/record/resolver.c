@@ -20,6 +20,8 @@
 #include "resolver.h"
 
 #define SLOW_NS		(30ULL * 1000000000ULL)	/* a device that hung, avoided this long */
+/* Every worker in one read this long, with reads waiting: start another. */
+#define SPARE_AFTER_NS	(50ULL * 1000000ULL)
 #define SLOW_MAX	16
 #define TIMEOUT_NS	((uint64_t)RESOLVE_TIMEOUT_MS * 1000000ULL)
 
@@ -96,6 +98,7 @@ worker_main(void *arg)
 		pthread_mutex_unlock(&r->mu);
 
 		atomic_store(&w->busy_since, mono_now());
+		atomic_store(&q->taken, 1);
 		/*
 		 * Done already: handed back to close its file (resolver_req_put).
 		 * Past its deadline: the loop has given up on it, no read.
@@ -286,6 +289,7 @@ resolver_req_new(struct resolver *r, const struct record_mmap *m, uint64_t map_w
 	q->deadline = now + TIMEOUT_NS;
 	atomic_init(&q->refs, 1);
 	atomic_init(&q->done, 0);
+	atomic_init(&q->taken, 0);
 	r->requests++;
 	r->pending++;
 	if (m->has_inode && dev_slow(r, makedev(m->maj, m->min), now))
@@ -334,7 +338,8 @@ resolver_req_done(struct resolver *r, struct resolve_req *q, uint64_t now, int w
 		/* A worker may still be in it: its answer field stays its own. */
 		q->timed_out = 1;
 		r->timeouts++;
-		if (q->q.has_inode)
+		/* Its device hung a worker; one queued behind a stuck worker did not. */
+		if (q->q.has_inode && atomic_load(&q->taken))
 			mark_slow(r, makedev(q->q.maj, q->q.min), now);
 		return 1;
 	}
@@ -401,16 +406,22 @@ void
 resolver_check(struct resolver *r, uint64_t now)
 {
 	uint64_t busy;
-	int	 i, stuck = 0;
+	int	 i, stuck = 0, waiting;
 
 	for (i = 0; i < r->nworkers; i++) {
 		busy = atomic_load(&r->w[i].busy_since);
-		if (busy != 0 && now > busy + TIMEOUT_NS)
+		if (busy != 0 && now > busy + SPARE_AFTER_NS)
 			stuck++;
 	}
-	if (stuck == r->nworkers && r->nworkers < RESOLVER_MAX_WORKERS && spawn(r) == 0)
-		log_warnx("build-id reader: %d thread%s stuck in a file system; started "
-		    "another", stuck, stuck > 1 ? "s" : "");
+	if (stuck < r->nworkers || r->nworkers >= RESOLVER_MAX_WORKERS)
+		return;
+	pthread_mutex_lock(&r->mu);
+	waiting = r->qhead != NULL;
+	pthread_mutex_unlock(&r->mu);
+	if (waiting && spawn(r) == 0)
+		log_warnx("build-id reader: %d thread%s busy in a file system for over "
+		    "%llu ms; started another", stuck, stuck > 1 ? "s" : "",
+		    (unsigned long long)(SPARE_AFTER_NS / 1000000ULL));
 }
 
 void

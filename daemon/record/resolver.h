@@ -13,11 +13,12 @@
  *	      resolver_req_put
  *
  * A request that has no answer by its deadline (RESOLVE_TIMEOUT_MS after
- * it was made) is given up by the loop: "timeout".  The thread stuck in it
- * (a FUSE server that never answers) stays stuck, so another worker is
- * started, up to RESOLVER_MAX_WORKERS, and the device it hangs on is
- * marked slow for a while: its next mappings are answered "timeout" at
- * once instead of queueing behind it.  A request is reference counted:
+ * it was made) is given up by the loop: "timeout".  A thread stuck in one
+ * (a FUSE server that never answers) stays stuck: when every worker has
+ * been in one read for 50 ms with reads waiting, another is started, up to
+ * RESOLVER_MAX_WORKERS, and the device a timed-out read hung on is marked
+ * slow for a while: its next mappings are answered "timeout" at once
+ * instead of taking a thread each.  A request is reference counted:
  * the loop's reference and the workers'; whoever drops the last frees it.
  */
 #ifndef PERFMAPD_RESOLVER_H
@@ -40,6 +41,7 @@ struct resolve_req {
 	struct bid_answer a;		/* the worker's, valid once done */
 	int		 fd;		/* the file it was read from, or -1 (closed with REQ) */
 	atomic_int	 done;
+	atomic_int	 taken;		/* a worker started on it */
 	atomic_int	 refs;
 	struct resolve_req *qnext;	/* the workers' queue */
 	/* the loop's own */
