@@ -134,8 +134,13 @@ walk(struct ring *r, uint64_t *pos, uint64_t head, ring_record_fn fn, void *arg,
 	return n;
 }
 
-uint64_t
-ring_read(struct ring *r, ring_record_fn fn, void *arg)
+/*
+ * Consume the records in [tail, head) through FN; END (if not NULL) runs
+ * after the last one and before the tail moves, while the records are
+ * still the ring's to read.
+ */
+static uint64_t
+consume(struct ring *r, ring_record_fn fn, void *arg, void (*end)(void *), void *endarg)
 {
 	uint64_t head, tail, n, bytes;
 
@@ -147,10 +152,18 @@ ring_read(struct ring *r, ring_record_fn fn, void *arg)
 		tail = head;
 	}
 	n = walk(r, &tail, head, fn, arg, 1, &bytes);
+	if (end != NULL)
+		end(endarg);
 	r->records += n;
 	r->bytes += bytes;
 	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
 	return n;
+}
+
+uint64_t
+ring_read(struct ring *r, ring_record_fn fn, void *arg)
+{
+	return consume(r, fn, arg, NULL, NULL);
 }
 
 struct copy_ctx {
@@ -200,24 +213,18 @@ copy_cb(const struct perf_event_header *h, void *arg)
 	return 0;
 }
 
+static void
+copy_end(void *arg)
+{
+	copy_flush(arg);
+}
+
 uint64_t
 ring_copy(struct ring *r, ring_record_fn pick, ring_run_fn run, void *arg)
 {
 	struct copy_ctx c = { r, pick, run, arg, NULL, 0, 0 };
-	uint64_t head, tail, n, bytes;
 
-	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	tail = r->meta->data_tail;
-	if (head - tail > r->size) {
-		r->overruns++;
-		tail = head;
-	}
-	n = walk(r, &tail, head, copy_cb, &c, 1, &bytes);
-	copy_flush(&c);		/* before the kernel may reuse the space */
-	r->records += n;
-	r->bytes += bytes;
-	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
-	return n;
+	return consume(r, copy_cb, &c, copy_end, &c);
 }
 
 uint64_t
