@@ -27,9 +27,10 @@ done
 mkdir "$T/mnt"
 "$T/stallfs" "$T/v1" "$T/mnt" "$T/target.pid" > "$T/fs.log" 2>&1 &
 FS=$!
-# Abort the connection (frees any request in it), then unmount.
+# Abort the connection (frees any request in it), then unmount.  The
+# connection's number from mountinfo: a stat of the mount point could hang.
 fs_abort() {
-	c=$(mountpoint -d "$T/mnt" 2>/dev/null | cut -d: -f2)
+	c=$(awk -v m="$T/mnt" '$5 == m { print $3 }' /proc/self/mountinfo | cut -d: -f2)
 	[ -d /sys/fs/fuse/connections ] && ! mountpoint -q /sys/fs/fuse/connections &&
 		mount -t fusectl none /sys/fs/fuse/connections 2>/dev/null
 	[ -n "$c" ] && [ -w "/sys/fs/fuse/connections/$c/abort" ] &&
@@ -46,7 +47,6 @@ buildid_mode = userspace
 frequency = 999"
 echo "$DAEMON_PID" > "$T/target.pid"
 S=$T/control.sock
-ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
 
 "$T/mnt/prog" 1.5 & p1=$!
 sleep 0.2
@@ -56,7 +56,7 @@ cp "$T/v2" "$T/ok"
 worst=0
 for _ in $(seq 1 10); do
 	t0=$(date +%s%N)
-	ctl ping > /dev/null || fail "ping failed while a read hangs"
+	timeout 5 "$PERFMAPCTL" -s "$S" ping > /dev/null || fail "ping failed while a read hangs"
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 	[ "$ms" -gt "$worst" ] && worst=$ms
 	sleep 0.1
@@ -64,7 +64,7 @@ done
 wait $p1 $p2
 "$T/mnt/prog" 0.3 || fail "the program on the FUSE mount failed"	# its device is slow now
 sleep 0.5
-ctl --json status > "$T/st.json" || fail "status"
+timeout 5 "$PERFMAPCTL" -s "$S" --json status > "$T/st.json" || fail "status"
 fs_abort
 t0=$(date +%s)
 stop_daemon
