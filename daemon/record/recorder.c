@@ -833,12 +833,19 @@ fail:
 void
 recorder_stop(struct recorder *r)
 {
+	const struct config *c = r->conf;
+	uint64_t age = c->rotate_age_ms * 1000000ULL;
+
 	loop_free(r);
 	events_disable(&r->ev);
 	if (r->seg.open) {
+		/* A rotation by age that is due comes first: its cut stays exact. */
+		if (r->cut == 0 && age != 0 && recorder_now() >= r->seg.t_start + age) {
+			r->cut = r->seg.t_start + age;
+			r->cut_why = ROTATE_AGE;
+		}
 		/* Everything left, each read answered or given up (bounded). */
-		r->cut = 0;
-		while (pass(r, LIMIT_ALL, 1) != 0)
+		while (pass(r, LIMIT_ALL, 1) != 0 || r->cut != 0)
 			sideband_wait(r);
 		close_segment(r, recorder_now());
 	}
