@@ -32,6 +32,27 @@ print_ping(json_t *p, FILE *f)
 	fprintf(f, "pong (perfmapd %s)\n", client_str(p, "version"));
 }
 
+/* "unknown   3 gone, 1 timeout": the causes with a count, if any. */
+static void
+print_unknown(FILE *f, json_t *causes)
+{
+	const char *k;
+	json_t	*v;
+	int	 n = 0;
+
+	json_object_foreach(causes, k, v) {
+		if (json_integer_value(v) == 0)
+			continue;
+		if (n++ == 0)
+			fprintf(f, "%-18s ", "  unknown, why");
+		else
+			fputs(", ", f);
+		fprintf(f, "%lld %s", (long long)json_integer_value(v), k);
+	}
+	if (n > 0)
+		fputc('\n', f);
+}
+
 static void
 print_status(json_t *p, FILE *f)
 {
@@ -57,8 +78,9 @@ print_status(json_t *p, FILE *f)
 	client_print_kv(f, "samples", "%lld", client_num(c, "samples"));
 	client_print_kv(f, "records", "%lld (%lld mmaps)", client_num(c, "records"), client_num(c, "mmaps"));
 	client_print_kv(f, "build-ids", "%lld from the kernel, %lld read by perfmapd, %lld "
-	    "without", client_num(c, "mmaps_kernel_buildid"), client_num(c, "mmaps_user_buildid"),
+	    "unknown", client_num(c, "mmaps_kernel_buildid"), client_num(c, "mmaps_user_buildid"),
 	    client_num(c, "mmaps_no_buildid"));
+	print_unknown(f, json_object_get(c, "buildid_unknown"));
 	client_print_kv(f, "lost", "%lld records, %lld samples", client_num(c, "lost"),
 	    client_num(c, "lost_samples"));
 	if (client_num(c, "write_errors") > 0 || client_num(c, "bad_records") > 0)

@@ -115,7 +115,8 @@ const struct config_key config_keys[] = {
 	{ .section = "record", .name = "ring_size", .type = CONFIG_SIZE,
 	  KEY_FIELD(ring_size), .defval = "1M", .min = 8 * KIB, .max = GIB,
 	  .flags = CONFIG_F_POW2,
-	  .help = "Ring buffer size per CPU, a power of two." },
+	  .help = "Sampling ring buffer size per CPU, a power of two "
+	    "(the side-band ring is a quarter of it)." },
 	{ .section = "record", .name = "wakeup_size", .type = CONFIG_SIZE,
 	  KEY_FIELD(wakeup_size), .defval = "0",
 	  .help = "Wake up when this much data is waiting "
@@ -124,7 +125,7 @@ const struct config_key config_keys[] = {
 	  .type = CONFIG_DURATION,
 	  KEY_FIELD(drain_interval_ms), .defval = "1s",
 	  .min = 10, .max = MSEC_HOUR,
-	  .help = "Read the rings at least this often." },
+	  .help = "Read the sampling rings at least this often." },
 
 	{ .section = "segments", .name = "rotate_size", .type = CONFIG_SIZE,
 	  KEY_FIELD(rotate_size), .defval = "64M",

@@ -49,7 +49,7 @@ struct hits {
 	size_t		 nslots;	/* live and tombstones */
 	size_t		 cap;
 	struct hproc	 kernel;
-	struct record_layout layout;
+	struct record_layouts layouts;	/* each record by its event's attr (record.h) */
 	hits_fn		 cb;
 	void		*arg;
 	int		 nhits;
@@ -284,13 +284,13 @@ mark(struct hits *h, int entry)
 }
 
 static void
-on_sample(struct hits *h, const struct record *rec)
+on_sample(struct hits *h, const struct record *rec, const struct record_layout *l)
 {
 	const struct hmap *m = NULL;
 	struct hproc *p;
 	uint16_t mode = rec->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 
-	if (!rec->has_sid || !(h->layout.sample_type & PERF_SAMPLE_IP))
+	if (!rec->has_sid || !(l->sample_type & PERF_SAMPLE_IP))
 		return;
 	if (mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL)
 		m = proc_lookup(&h->kernel, rec->sample.ip);
@@ -304,9 +304,10 @@ static int
 record_cb(const struct perf_event_header *hdr, void *arg)
 {
 	struct hits *h = arg;
+	const struct record_layout *l = record_layout_of(&h->layouts, hdr, hdr->size);
 	struct record rec;
 
-	if (record_decode(hdr, hdr->size, &h->layout, &rec) < 0)
+	if (record_decode(hdr, hdr->size, l, &rec) < 0)
 		return 0;		/* perf skips what it cannot read too */
 	switch (rec.type) {
 	case PERF_RECORD_MMAP:
@@ -321,7 +322,7 @@ record_cb(const struct perf_event_header *hdr, void *arg)
 			proc_drop(h, rec.task.pid);
 		break;
 	case PERF_RECORD_SAMPLE:
-		on_sample(h, &rec);
+		on_sample(h, &rec, l);
 		break;
 	}
 	return h->error != 0;
@@ -340,8 +341,10 @@ hits_read(const char *path, hits_fn cb, void *arg, char *err, size_t errlen)
 	h.arg = arg;
 	if (perfdata_open(&f, path, err, errlen) < 0)
 		return -1;
-	h.layout.sample_type = f.attrs[0].attr.sample_type;
-	h.layout.sample_id_all = f.attrs[0].attr.sample_id_all;
+	if (perfdata_layouts(&f, &h.layouts) < 0) {
+		snprintf(err, errlen, "%s: cannot read its sample ids", path);
+		goto out;
+	}
 	if (perfdata_buildids(&f, table_cb, &h) < 0 || h.error != 0) {
 		snprintf(err, errlen, "%s: cannot read its build-id table", path);
 		goto out;
@@ -364,6 +367,7 @@ out:
 		free(h.procs[i].maps);
 	free(h.procs);
 	free(h.kernel.maps);
+	record_layouts_free(&h.layouts);
 	perfdata_file_close(&f);
 	return rc;
 }

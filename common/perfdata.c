@@ -790,6 +790,45 @@ perfdata_walk(struct perfdata_file *f, perfdata_record_fn cb, void *arg)
 }
 
 int
+perfdata_ids(struct perfdata_file *f, size_t i, uint64_t **ids, size_t *n)
+{
+	const struct perf_file_section *s = &f->attrs[i].ids;
+
+	*ids = NULL;
+	*n = s->size / sizeof(uint64_t);
+	if (s->offset > f->file_size || s->size > f->file_size - s->offset ||
+	    *n > 65536)
+		return -1;
+	if ((*ids = calloc(*n + 1, sizeof(uint64_t))) == NULL ||
+	    pread_all(f->fd, *ids, *n * sizeof(uint64_t), (off_t)s->offset) < 0) {
+		free(*ids);
+		*ids = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int
+perfdata_layouts(struct perfdata_file *f, struct record_layouts *ls)
+{
+	uint64_t *ids;
+	size_t	 i, n;
+	int	 rc = 0;
+
+	memset(ls, 0, sizeof(*ls));
+	for (i = 0; i < f->nattrs; i++) {
+		if (perfdata_ids(f, i, &ids, &n) < 0) {
+			rc = -1;
+			n = 0;
+		}
+		if (record_layouts_add(ls, &f->attrs[i].attr, ids, n) < 0)
+			rc = -1;
+		free(ids);
+	}
+	return rc;
+}
+
+int
 perfdata_feature(struct perfdata_file *f, int feat, struct perf_file_section *sec)
 {
 	uint64_t off = f->h.data.offset + f->h.data.size;

@@ -24,6 +24,7 @@
 
 #include "hostinfo.h"
 #include "perf_abi.h"
+#include "record.h"
 
 struct perfdata_attr {
 	struct perf_event_attr	 attr;
@@ -96,6 +97,19 @@ void	perfdata_file_close(struct perfdata_file *);
  */
 typedef int (*perfdata_record_fn)(const struct perf_event_header *, void *arg);
 int64_t	perfdata_walk(struct perfdata_file *, perfdata_record_fn, void *arg);
+
+/*
+ * The sample ids of attr I (a new array in *IDS, *N of them; free it).
+ * 0, or -1 if they cannot be read or lie outside the file.
+ */
+int	perfdata_ids(struct perfdata_file *, size_t i, uint64_t **ids, size_t *n);
+
+/*
+ * The layouts of the file's events (record.h), so that each record is
+ * decoded by the attr of the event that wrote it, not by its own flags.
+ * 0 or -1; record_layouts_free() it either way.
+ */
+int	perfdata_layouts(struct perfdata_file *, struct record_layouts *);
 
 /* A feature section's location; -1 if the feature is absent. */
 int	perfdata_feature(struct perfdata_file *, int feat, struct perf_file_section *);

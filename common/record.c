@@ -6,9 +6,11 @@
  *                       [CPU u32 cpu,res] [IDENTIFIER u64]
  *   SAMPLE body:        [IDENTIFIER] [IP] [TID] [TIME] [ADDR] [ID] [STREAM_ID]
  *                       [CPU] [PERIOD] [READ] [CALLCHAIN u64 nr, ips[nr]] ...
- * This file depends on libc only: kernel-patch/'s static guest test links it.
+ * This file depends on libc and perf_abi.c only: kernel-patch/'s static guest
+ * test links it.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "record.h"
@@ -29,6 +31,72 @@ get_u32(const uint8_t *p)
 
 	memcpy(&v, p, sizeof(v));
 	return v;
+}
+
+void
+record_layout_init(struct record_layout *l, const struct perf_event_attr *a)
+{
+	memset(l, 0, sizeof(*l));
+	l->sample_type = a->sample_type;
+	l->sample_id_all = a->sample_id_all;
+	l->build_id = perf_attr_get_flag(a, PERF_ATTR_FLAG_BUILD_ID_BIT);
+	l->mmap3 = perf_attr_get_flag(a, PERF_ATTR_FLAG_MMAP3_BIT);
+}
+
+int
+record_layouts_add(struct record_layouts *ls, const struct perf_event_attr *a,
+    const uint64_t *ids, size_t n)
+{
+	struct record_layout l;
+	size_t	 i;
+	void	*nv;
+
+	record_layout_init(&l, a);
+	if (ls->n == 0 && ls->v == NULL)
+		ls->dflt = l;
+	if (n == 0)
+		return 0;
+	if ((nv = reallocarray(ls->v, ls->n + n, sizeof(*ls->v))) == NULL)
+		return -ENOMEM;
+	ls->v = nv;
+	for (i = 0; i < n; i++) {
+		ls->v[ls->n].id = ids[i];
+		ls->v[ls->n].l = l;
+		ls->n++;
+	}
+	return 0;
+}
+
+void
+record_layouts_free(struct record_layouts *ls)
+{
+	free(ls->v);
+	memset(ls, 0, sizeof(*ls));
+}
+
+const struct record_layout *
+record_layout_of(const struct record_layouts *ls, const void *buf, size_t len)
+{
+	const struct perf_event_header *h = buf;
+	const uint8_t *p = buf;
+	uint64_t id;
+	size_t	 i, off;
+
+	if (ls->n == 0 || len < sizeof(*h) || h->size < sizeof(*h) + 8 || h->size > len ||
+	    !(ls->dflt.sample_type & PERF_SAMPLE_IDENTIFIER) ||
+	    h->type >= PERF_RECORD_USER_TYPE_START)
+		return &ls->dflt;
+	if (h->type == PERF_RECORD_SAMPLE)
+		off = sizeof(*h);
+	else if (ls->dflt.sample_id_all)
+		off = h->size - 8;
+	else
+		return &ls->dflt;
+	memcpy(&id, p + off, sizeof(id));
+	for (i = 0; i < ls->n; i++)
+		if (ls->v[i].id == id)
+			return &ls->v[i].l;
+	return &ls->dflt;
 }
 
 size_t
@@ -238,9 +306,15 @@ decode_sample(const uint8_t *p, const uint8_t *end, const struct record_layout *
 	return 0;
 }
 
+/*
+ * The body of an MMAP, MMAP2 or MMAP3 record.  An MMAP2 body is in the
+ * build-id form only when its event has attr.build_id (BUILD_ID) and the
+ * flag says so; a flag on a record of any other event is the kernel's leak
+ * (see record.h) and the body is maj/min/ino.
+ */
 static int
 decode_mmap(const uint8_t *p, const uint8_t *end, uint32_t type,
-    uint16_t misc, struct record_mmap *m)
+    uint16_t misc, int build_id, struct record_mmap *m)
 {
 	size_t	 fixed;
 
@@ -253,7 +327,7 @@ decode_mmap(const uint8_t *p, const uint8_t *end, uint32_t type,
 	m->len = get_u64(p + 16);
 	m->pgoff = get_u64(p + 24);
 	p += 32;
-	if (type == PERF_RECORD_MMAP2 && (misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+	if (type == PERF_RECORD_MMAP2 && build_id && (misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
 		m->build_id_size = p[0];
 		if (m->build_id_size > BUILD_ID_MAX)
 			return -EINVAL;
@@ -324,7 +398,7 @@ record_decode(const void *buf, size_t len, const struct record_layout *l,
 		/* FALLTHROUGH */
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
-		return decode_mmap(p, end, type, r->misc, &r->mmap);
+		return decode_mmap(p, end, type, r->misc, l->build_id, &r->mmap);
 	case PERF_RECORD_COMM:
 		if (end - p < 8)
 			return -EINVAL;

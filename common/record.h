@@ -8,6 +8,16 @@
  * of a SAMPLE depend on the event's sample_type; struct record_layout
  * carries that.  perfmapd always uses PERF_SAMPLE_IDENTIFIER, so the id is
  * the first u64 of a sample and the last u64 of every other record.
+ *
+ * The layout is the attr of the event that produced the record, never the
+ * record's own flags: the body of an MMAP2 record is in the build-id form
+ * only if its event was opened with attr.build_id.  Kernels before the fix
+ * of kernel-patch/0001 (6.1.y, and mainline up to at least 6.18) leave
+ * PERF_RECORD_MISC_MMAP_BUILD_ID set in the records of other events that
+ * see the same mmap; on an event without attr.build_id the flag is a lie
+ * and the body holds maj/min/ino.  A ring is read with its event's layout;
+ * a perf.data file with the layout of the attr whose ids hold the record's
+ * id (struct record_layouts).
  */
 #ifndef PERFMAPD_RECORD_H
 #define PERFMAPD_RECORD_H
@@ -20,8 +30,36 @@
 struct record_layout {
 	uint64_t	sample_type;
 	int		sample_id_all;
-	int		mmap3;		/* PERF_RECORD_MMAP3 is MMAP3 (event opened with the bit) */
+	int		mmap3;		/* PERF_RECORD_MMAP3 is MMAP3 (event opened with the mmap3 bit) */
+	int		build_id;	/* attr.build_id: MMAP2's flag may be believed */
 };
+
+/* The layout of records produced by an event opened with A. */
+void	record_layout_init(struct record_layout *, const struct perf_event_attr *a);
+
+/*
+ * The layouts of a perf.data file's events, to decode each record with the
+ * attr of the event that wrote it: the record's PERF_SAMPLE_IDENTIFIER (the
+ * first u64 of a sample, the last of any other record) names the event.
+ * Records without an id (perf's own types), or with one no attr lists,
+ * get DFLT, the first attr's layout.
+ */
+struct record_layouts {
+	struct record_layout dflt;
+	size_t		 n;
+	struct {
+		uint64_t		id;
+		struct record_layout	l;
+	}		*v;
+};
+
+/* Add the ids IDS[0..N) of the event opened with A; 0 or -ENOMEM. */
+int	record_layouts_add(struct record_layouts *, const struct perf_event_attr *a,
+	    const uint64_t *ids, size_t n);
+void	record_layouts_free(struct record_layouts *);
+/* The layout that decodes the record at BUF (LEN bytes available). */
+const struct record_layout *record_layout_of(const struct record_layouts *,
+	    const void *buf, size_t len);
 
 struct record_sample_id {
 	uint32_t	pid, tid;	/* PERF_SAMPLE_TID */

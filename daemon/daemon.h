@@ -29,10 +29,8 @@ struct perfmapd {
 	struct index	*index;		/* STATE/index.db (index/) */
 	struct capture	*cap;		/* the build-id cache worker (capture/) */
 	struct control	*control;
-	struct event	*drain_ev;
 	struct event	*notify_ev;		/* WATCHDOG=1 and STATUS= */
 	uint64_t	 watchdog_usec;		/* 0: no watchdog */
-	struct event	**cpu_evs;
 	struct event	*sig_evs[8];
 	int		 lockfd;
 	uint64_t	 start_wall_ns;

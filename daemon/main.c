@@ -100,24 +100,6 @@ notify_status(struct perfmapd *d)
 	    d->rec.disk_error != 0 ? strerror(d->rec.disk_error) : "");
 }
 
-static void
-ring_ready_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct perfmapd *d = arg;
-
-	recorder_drain(&d->rec);
-	recorder_check_rotate(&d->rec);
-}
-
-static void
-drain_timer_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct perfmapd *d = arg;
-
-	recorder_drain(&d->rec);
-	recorder_check_rotate(&d->rec);
-}
-
 /*
  * systemd's watchdog and status line, from the loop itself: if the loop
  * is stuck, WATCHDOG=1 stops and systemd restarts us.
@@ -256,7 +238,7 @@ main(int argc, char *argv[])
 	struct perfmapd	 d;
 	struct timeval	 tv;
 	char		 err[1024];
-	int		 ch, checkonly = 0, debug = 0, i;
+	int		 ch, checkonly = 0, debug = 0;
 	size_t		 k;
 
 	/*
@@ -334,25 +316,14 @@ main(int argc, char *argv[])
 		log_warnx("%s", err);
 		return 1;
 	}
-	if ((d.cpu_evs = calloc(d.rec.ev.ncpus, sizeof(*d.cpu_evs))) == NULL)
-		fatal("calloc");
-	for (i = 0; i < d.rec.ev.ncpus; i++) {
-		d.cpu_evs[i] = event_new(d.base, d.rec.ev.cpus[i].fd, EV_READ | EV_PERSIST,
-		    ring_ready_cb, &d);
-		if (d.cpu_evs[i] == NULL || event_add(d.cpu_evs[i], NULL) == -1)
-			fatalx("cannot watch the cpu %d ring", d.rec.ev.cpus[i].cpu);
-	}
+	if (recorder_attach(&d.rec, d.base) < 0)
+		fatalx("cannot watch the rings");
 	for (k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++) {
 		d.sig_evs[k] = evsignal_new(d.base, sigs[k], signal_cb, &d);
 		if (d.sig_evs[k] == NULL || event_add(d.sig_evs[k], NULL) == -1)
 			fatalx("cannot handle signal %d", sigs[k]);
 	}
 	signal(SIGPIPE, SIG_IGN);
-	d.drain_ev = event_new(d.base, -1, EV_PERSIST, drain_timer_cb, &d);
-	tv.tv_sec = (time_t)(d.conf.drain_interval_ms / 1000);
-	tv.tv_usec = (suseconds_t)(d.conf.drain_interval_ms % 1000) * 1000;
-	if (d.drain_ev == NULL || event_add(d.drain_ev, &tv) == -1)
-		fatalx("cannot start the drain timer");
 	/* Status every 5 s, or twice per watchdog period if that is shorter. */
 	if (sd_watchdog_enabled(0, &d.watchdog_usec) <= 0)
 		d.watchdog_usec = 0;
@@ -368,13 +339,9 @@ main(int argc, char *argv[])
 
 	if ((d.control = control_open(&d, d.conf.socket_path, err, sizeof(err))) == NULL) {
 		log_warnx("control socket: %s", err);
-		for (i = 0; i < d.rec.ev.ncpus; i++)
-			event_free(d.cpu_evs[i]);
-		free(d.cpu_evs);
 		stop(&d);
 		for (k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++)
 			event_free(d.sig_evs[k]);
-		event_free(d.drain_ev);
 		event_free(d.notify_ev);
 		event_base_free(d.base);
 		return 1;
@@ -386,14 +353,10 @@ main(int argc, char *argv[])
 
 	sd_notify(0, "STOPPING=1");
 	control_close(d.control);
-	for (i = 0; i < d.rec.ev.ncpus; i++)
-		event_free(d.cpu_evs[i]);
-	free(d.cpu_evs);
 	/* The index and the capture worker have events on the base: stop them first. */
 	stop(&d);
 	for (k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++)
 		event_free(d.sig_evs[k]);
-	event_free(d.drain_ev);
 	event_free(d.notify_ev);
 	event_base_free(d.base);
 	log_stats(&d, "stopped");

@@ -22,7 +22,8 @@
 #define ST	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 		 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
 
-static const struct record_layout LAYOUT = { .sample_type = ST, .sample_id_all = 1 };
+/* The event is opened with attr.build_id: its MMAP2 records may be in the build-id form. */
+static const struct record_layout LAYOUT = { .sample_type = ST, .sample_id_all = 1, .build_id = 1 };
 static const uint64_t IDS[1] = { 7 };
 static char	 tmpdir[64], path[128];
 static uint64_t	 now = 1000;
@@ -142,6 +143,7 @@ write_file(void)
 	a.attr.mmap2 = 1;
 	a.attr.comm = 1;
 	a.attr.task = 1;
+	perf_attr_set_flag(&a.attr, PERF_ATTR_FLAG_BUILD_ID_BIT, 1);
 	a.name = "cpu-clock";
 	a.ids = IDS;
 	a.nids = 1;

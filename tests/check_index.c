@@ -36,6 +36,7 @@
 #include "walltime.h"
 #include "log.h"
 #include "record.h"
+#include "record/buildid_reader.h"
 #include "record/segment.h"
 
 #define ST	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
@@ -43,7 +44,8 @@
 #define SEC	1000000000LL
 #define T0	(1795000000LL * SEC)		/* 2026-11-18T... UTC */
 
-static const struct record_layout LAYOUT = { .sample_type = ST, .sample_id_all = 1 };
+/* The event is opened with attr.build_id: its MMAP2 records may be in the build-id form. */
+static const struct record_layout LAYOUT = { .sample_type = ST, .sample_id_all = 1, .build_id = 1 };
 static const uint64_t IDS[1] = { 77 };
 static char	 tmpdir[64], state[128];
 static struct config conf;
@@ -611,6 +613,7 @@ write_segment(uint64_t seq, int64_t wall, const struct segrec *r, size_t n, int 
 	a.attr.sample_type = ST;
 	a.attr.sample_id_all = 1;
 	a.attr.mmap2 = 1;
+	perf_attr_set_flag(&a.attr, PERF_ATTR_FLAG_BUILD_ID_BIT, 1);
 	a.name = "cpu-clock";
 	a.ids = IDS;
 	a.nids = 1;
@@ -1122,9 +1125,9 @@ START_TEST(test_unresolved)
 	json_t	*o, *u;
 	char	 err[512];
 
-	index_add_unresolved(ix, "/usr/bin/stripped", -ENOENT, T0);
-	index_add_unresolved(ix, "/usr/bin/stripped", -ENOENT, T0 + SEC);
-	index_add_unresolved(ix, "/data/blob", -ENOEXEC, T0);
+	index_add_unresolved(ix, "/usr/bin/stripped", BIDC_NO_NOTE, T0);
+	index_add_unresolved(ix, "/usr/bin/stripped", BIDC_NO_NOTE, T0 + SEC);
+	index_add_unresolved(ix, "/data/blob", BIDC_NOT_ELF, T0);
 	index_close(ix);
 	q = open_q();
 	o = query(index_reader_summary(q, &o, err, sizeof(err)), &o, err);
@@ -1133,8 +1136,9 @@ START_TEST(test_unresolved)
 	u = json_array_get(json_object_get(o, "unresolved"), 0);
 	ck_assert_str_eq(jstr(u, "path"), "/usr/bin/stripped");
 	ck_assert_int_eq(jint(u, "nr_maps"), 2);
+	ck_assert_str_eq(jstr(u, "reason"), "no-build-id");
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "unresolved"), 1), "reason"),
-	    "not an ELF file");
+	    "not-elf");
 	json_decref(o);
 	index_reader_close(q);
 }

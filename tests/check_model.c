@@ -167,6 +167,29 @@ START_TEST(test_add_sorted)
 END_TEST
 
 /* A new map strictly inside an old one splits it in two. */
+/* A build-id read after the map was added lands on that map only. */
+START_TEST(test_set_buildid)
+{
+	static const uint8_t id[20] = { 0xab, 0xcd, [19] = 0xef };
+	struct model_proc *p;
+
+	ck_assert_int_eq(add_map(10, 0x1000, 0x1000, 0, "/a", 0), 0);
+	ck_assert_int_eq(add_map(10, 0x3000, 0x1000, 0, "/b", 0), 0);
+	ck_assert_int_eq(model_set_map_buildid(&M, 10, 0x3000, id, 20, BID_USER), 0);
+	p = model_find(&M, 10);
+	ck_assert_uint_eq(p->maps[1].build_id_size, 20);
+	ck_assert_mem_eq(p->maps[1].build_id, id, 20);
+	ck_assert_uint_eq(p->maps[1].source, BID_USER);
+	ck_assert_uint_eq(p->maps[0].build_id_size, 0);
+	/* No map there, no process, no build-id: nothing changes. */
+	ck_assert_int_eq(model_set_map_buildid(&M, 10, 0x2000, id, 20, BID_USER), -ENOENT);
+	ck_assert_int_eq(model_set_map_buildid(&M, 99, 0x1000, id, 20, BID_USER), -ENOENT);
+	ck_assert_int_eq(model_set_map_buildid(&M, 10, 0x1000, id, 0, BID_USER), -ENOENT);
+	ck_assert_uint_eq(model_find(&M, 10)->maps[0].build_id_size, 0);
+	check_counts();
+}
+END_TEST
+
 START_TEST(test_overlap_split)
 {
 	ck_assert_int_eq(add_map(20, 0x10000, 0x10000, 0x4000, "/lib/big.so", 7), 0);
@@ -540,6 +563,7 @@ model_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_empty);
 	tcase_add_test(tc, test_add_sorted);
+	tcase_add_test(tc, test_set_buildid);
 	tcase_add_test(tc, test_overlap_split);
 	tcase_add_test(tc, test_overlap_trim);
 	tcase_add_test(tc, test_overlap_replace);

@@ -38,7 +38,8 @@
 #define NSAMPLES	5
 #define PID		4242
 
-static const struct record_layout LAYOUT = { .sample_type = ST, .sample_id_all = 1 };
+/* The event is opened with attr.build_id: its MMAP2 records may be in the build-id form. */
+static const struct record_layout LAYOUT = { .sample_type = ST, .sample_id_all = 1, .build_id = 1 };
 static const uint64_t IDS[2] = { 1001, 1002 };
 static const uint8_t USER_BID[20] = {
 	0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa,
@@ -92,6 +93,7 @@ make_attr(struct perfdata_attr *a)
 	a->attr.comm = 1;
 	a->attr.task = 1;
 	a->attr.disabled = 0;
+	perf_attr_set_flag(&a->attr, PERF_ATTR_FLAG_BUILD_ID_BIT, 1);
 	a->name = "cpu-clock";
 	a->ids = IDS;
 	a->nids = 2;
@@ -288,6 +290,7 @@ START_TEST(test_write_read_back)
 	struct perfdata_file f;
 	struct walked w;
 	struct perf_event_attr *a;
+	struct record_layouts ls;
 	uint64_t ids[2];
 	size_t	 i;
 
@@ -321,11 +324,15 @@ START_TEST(test_write_read_back)
 	ck_assert_uint_eq(w.n, 2 + NSAMPLES + 1);
 	ck_assert_uint_eq(w.len, e.len);
 	ck_assert_mem_eq(w.data, e.data, e.len);
-	/* The records decode with the file's layout. */
+	/* The records decode with the file's layout, by their ids. */
+	ck_assert_int_eq(perfdata_layouts(&f, &ls), 0);
+	ck_assert_int_eq(ls.dflt.build_id, 1);
 	for (i = 0; i < e.nrec; i++) {
+		const uint8_t *rec = w.data + e.off[i];
 		struct record r;
 
-		ck_assert_int_eq(record_decode(w.data + e.off[i], w.len - e.off[i], &LAYOUT, &r), 0);
+		ck_assert_int_eq(record_decode(rec, w.len - e.off[i],
+		    record_layout_of(&ls, rec, w.len - e.off[i]), &r), 0);
 		if (i == 0) {
 			ck_assert_uint_eq(r.type, PERF_RECORD_COMM);
 			ck_assert_str_eq(r.comm.comm, "true");
@@ -347,6 +354,7 @@ START_TEST(test_write_read_back)
 	ck_assert_uint_eq(w.n, 2);
 	/* A NULL callback counts bytes. */
 	ck_assert_int_eq(perfdata_walk(&f, NULL, NULL), (int64_t)e.len);
+	record_layouts_free(&ls);
 	perfdata_file_close(&f);
 }
 END_TEST

@@ -25,6 +25,9 @@
 static const struct record_layout L_SID = { .sample_type = ST_ALL, .sample_id_all = 1 };
 static const struct record_layout L_NOSID = { .sample_type = ST_ALL, .sample_id_all = 0 };
 static const struct record_layout L_MMAP3 = { .sample_type = ST_ALL, .sample_id_all = 1, .mmap3 = 1 };
+/* An event opened with attr.build_id: MMAP2's flag is believed. */
+static const struct record_layout L_BID = { .sample_type = ST_ALL, .sample_id_all = 1, .build_id = 1 };
+static const struct record_layout L_BID_NOSID = { .sample_type = ST_ALL, .build_id = 1 };
 
 static const uint8_t BID[20] = {
 	0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06,
@@ -269,7 +272,7 @@ START_TEST(test_mmap2_buildid)
 	uint8_t	*keep;
 
 	mk_mmap2_bid(&r, 20, "/lib/x86_64-linux-gnu/libc.so.6");
-	ck_assert_int_eq(decode(&r, &L_SID, &d, &keep), 0);
+	ck_assert_int_eq(decode(&r, &L_BID, &d, &keep), 0);
 	ck_assert_uint_eq(d.type, PERF_RECORD_MMAP2);
 	ck_assert_uint_eq(d.misc & PERF_RECORD_MISC_MMAP_BUILD_ID, PERF_RECORD_MISC_MMAP_BUILD_ID);
 	ck_assert_uint_eq(d.mmap.pid, 200);
@@ -289,9 +292,9 @@ START_TEST(test_mmap2_buildid)
 	free(keep);
 
 	mk_mmap2_bid(&r, 21, "/x");
-	ck_assert_int_eq(decode(&r, &L_SID, &d, NULL), -EINVAL);
+	ck_assert_int_eq(decode(&r, &L_BID, &d, NULL), -EINVAL);
 	mk_mmap2_bid(&r, 255, "/x");
-	ck_assert_int_eq(decode(&r, &L_SID, &d, NULL), -EINVAL);
+	ck_assert_int_eq(decode(&r, &L_BID, &d, NULL), -EINVAL);
 }
 END_TEST
 
@@ -384,6 +387,92 @@ START_TEST(test_mmap3_type_without_bit)
 	/* Even a body that would be a malformed MMAP3 is not an error then. */
 	mk_mmap3(&r, 200, BID, "/x");
 	ck_assert_int_eq(decode(&r, &L_SID, &d, NULL), 0);
+}
+END_TEST
+
+/*
+ * The kernel's leak (record.h): an MMAP2 record in the maj/min/ino form
+ * with PERF_RECORD_MISC_MMAP_BUILD_ID set, on an event opened without
+ * attr.build_id, is the plain form; believing the flag would take the
+ * major's low byte (8) as a build-id size and inode bytes as a build-id.
+ */
+START_TEST(test_mmap2_leaked_flag)
+{
+	struct rb r;
+	struct record d;
+	uint8_t	*keep;
+	struct perf_event_header h;
+
+	mk_mmap2_plain(&r, "/usr/bin/true", 1);
+	memcpy(&h, r.b, sizeof(h));
+	h.misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+	memcpy(r.b, &h, sizeof(h));
+	ck_assert_int_eq(decode(&r, &L_SID, &d, &keep), 0);
+	ck_assert_uint_eq(d.misc & PERF_RECORD_MISC_MMAP_BUILD_ID, PERF_RECORD_MISC_MMAP_BUILD_ID);
+	ck_assert_int_eq(d.mmap.has_inode, 1);
+	ck_assert_uint_eq(d.mmap.maj, 8);
+	ck_assert_uint_eq(d.mmap.min, 1);
+	ck_assert_uint_eq(d.mmap.ino, 123456);
+	ck_assert_uint_eq(d.mmap.ino_generation, 7);
+	ck_assert_uint_eq(d.mmap.build_id_size, 0);
+	ck_assert_str_eq(d.mmap.filename, "/usr/bin/true");
+	free(keep);
+	/* What a reader that trusts the flag gets: a wrong "build-id". */
+	ck_assert_int_eq(decode(&r, &L_BID, &d, &keep), 0);
+	ck_assert_uint_eq(d.mmap.build_id_size, 8);
+	ck_assert_int_eq(d.mmap.has_inode, 0);
+	free(keep);
+	/* MMAP3 and the plain MMAP are not affected by the bit. */
+	mk_mmap3(&r, 20, BID, "/usr/lib/libfoo.so");
+	ck_assert_int_eq(decode(&r, &L_MMAP3, &d, NULL), 0);
+	ck_assert_uint_eq(d.mmap.build_id_size, 20);
+}
+END_TEST
+
+/* A file's records decode with the attr their id names. */
+START_TEST(test_layouts_by_id)
+{
+	struct perf_event_attr sampling, sideband;
+	struct record_layouts ls;
+	struct record_sample_id sid = { 5, 5, 1000, 0, 0, 0 };
+	struct record_mmap m;
+	uint8_t	 out[512];
+	uint64_t ids_s[2] = { 11, 12 }, ids_b[2] = { 21, 22 };
+	struct record d;
+	size_t	 n;
+
+	memset(&sampling, 0, sizeof(sampling));
+	sampling.sample_type = ST_ALL;
+	sampling.sample_id_all = 1;
+	sideband = sampling;
+	perf_attr_set_flag(&sideband, PERF_ATTR_FLAG_BUILD_ID_BIT, 1);
+	memset(&ls, 0, sizeof(ls));
+	ck_assert_int_eq(record_layouts_add(&ls, &sampling, ids_s, 2), 0);
+	ck_assert_int_eq(record_layouts_add(&ls, &sideband, ids_b, 2), 0);
+	ck_assert_int_eq(ls.dflt.build_id, 0);
+
+	memset(&m, 0, sizeof(m));
+	m.pid = m.tid = 5;
+	m.maj = 8;
+	m.ino = 42;
+	m.build_id_size = 20;
+	memcpy(m.build_id, BID, 20);
+	m.filename = "/usr/bin/true";
+	sid.id = 22;
+	n = record_build_mmap2(out, &m, 0, &L_BID, &sid);
+	ck_assert_int_eq(record_layout_of(&ls, out, n)->build_id, 1);
+	ck_assert_int_eq(record_decode(out, n, record_layout_of(&ls, out, n), &d), 0);
+	ck_assert_uint_eq(d.mmap.build_id_size, 20);
+	/* the same bytes under a sampling event's id: the flag is not believed */
+	sid.id = 12;
+	n = record_build_mmap2(out, &m, 0, &L_BID, &sid);
+	ck_assert_int_eq(record_layout_of(&ls, out, n)->build_id, 0);
+	/* an id no attr lists, and a record too short for one: the default */
+	sid.id = 99;
+	n = record_build_mmap2(out, &m, 0, &L_BID, &sid);
+	ck_assert_ptr_eq(record_layout_of(&ls, out, n), &ls.dflt);
+	ck_assert_ptr_eq(record_layout_of(&ls, out, 4), &ls.dflt);
+	record_layouts_free(&ls);
 }
 END_TEST
 
@@ -775,9 +864,9 @@ START_TEST(test_roundtrip_mmap2)
 	m.filename = names[_i];
 
 	/* build-id form */
-	n = record_build_mmap2(out, &m, PERF_RECORD_MISC_USER, &L_SID, &SID);
+	n = record_build_mmap2(out, &m, PERF_RECORD_MISC_USER, &L_BID, &SID);
 	ck_assert_uint_eq(n % 8, 0);
-	ck_assert_int_eq(record_decode(out, n, &L_SID, &d), 0);
+	ck_assert_int_eq(record_decode(out, n, &L_BID, &d), 0);
 	ck_assert_uint_eq(d.size, n);
 	ck_assert_uint_eq(d.type, PERF_RECORD_MMAP2);
 	ck_assert_uint_eq(d.misc, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
@@ -797,8 +886,8 @@ START_TEST(test_roundtrip_mmap2)
 
 	/* short build-id: the rest of the 20 bytes zero */
 	m.build_id_size = 8;
-	n = record_build_mmap2(out, &m, 0, &L_SID, &SID);
-	ck_assert_int_eq(record_decode(out, n, &L_SID, &d), 0);
+	n = record_build_mmap2(out, &m, 0, &L_BID, &SID);
+	ck_assert_int_eq(record_decode(out, n, &L_BID, &d), 0);
 	ck_assert_uint_eq(d.mmap.build_id_size, 8);
 	ck_assert_mem_eq(d.mmap.build_id, BID, 8);
 	ck_assert_uint_eq(d.mmap.build_id[8], 0);
@@ -806,8 +895,8 @@ START_TEST(test_roundtrip_mmap2)
 
 	/* no build-id: record_build_mmap2 falls back to the plain form */
 	m.build_id_size = 0;
-	n = record_build_mmap2(out, &m, PERF_RECORD_MISC_MMAP_BUILD_ID, &L_SID, &SID);
-	ck_assert_int_eq(record_decode(out, n, &L_SID, &d), 0);
+	n = record_build_mmap2(out, &m, PERF_RECORD_MISC_MMAP_BUILD_ID, &L_BID, &SID);
+	ck_assert_int_eq(record_decode(out, n, &L_BID, &d), 0);
 	ck_assert_uint_eq(d.misc & PERF_RECORD_MISC_MMAP_BUILD_ID, 0);
 	ck_assert_int_eq(d.mmap.has_inode, 1);
 	ck_assert_uint_eq(d.mmap.ino, 42);
@@ -817,7 +906,7 @@ START_TEST(test_roundtrip_mmap2)
 	n = record_build_mmap2_plain(out, &m, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID,
 	    &L_NOSID, &SID);
 	ck_assert_uint_eq(n % 8, 0);
-	ck_assert_int_eq(record_decode(out, n, &L_NOSID, &d), 0);
+	ck_assert_int_eq(record_decode(out, n, &L_BID_NOSID, &d), 0);
 	ck_assert_uint_eq(d.size, n);
 	ck_assert_uint_eq(d.misc, PERF_RECORD_MISC_USER);
 	ck_assert_int_eq(d.has_sid, 0);
@@ -935,7 +1024,7 @@ START_TEST(test_record_time_agrees)
 	size_t	 i, j;
 
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-		struct record_layout l = { types[i], 1, 0 };
+		struct record_layout l = { types[i], 1, 0, 0 };
 		struct record_sample_id sid = { 11, 12, 0x1122334455667788ULL, 99, 0, 1 };
 		struct record_mmap m;
 		struct record r;
@@ -1000,6 +1089,8 @@ record_suite(void)
 	tcase_add_test(tc, test_mmap2_buildid);
 	tcase_add_test(tc, test_mmap3);
 	tcase_add_test(tc, test_mmap3_type_without_bit);
+	tcase_add_test(tc, test_mmap2_leaked_flag);
+	tcase_add_test(tc, test_layouts_by_id);
 	tcase_add_test(tc, test_comm);
 	tcase_add_test(tc, test_fork_exit);
 	tcase_add_test(tc, test_lost);

@@ -572,6 +572,165 @@ START_TEST(test_callback_stops)
 }
 END_TEST
 
+/* Positions handed to callbacks, and ring_scan's look-ahead. */
+struct scanctx {
+	struct fake	*f;
+	struct seen	 s;
+	uint64_t	 pos[MAXSEEN];
+	size_t		 stop_at;	/* refuse the record with this index (0: none) */
+};
+
+static int
+scan_cb(const struct perf_event_header *h, void *arg)
+{
+	struct scanctx *c = arg;
+
+	if (c->stop_at != 0 && c->s.n == c->stop_at)
+		return 1;
+	c->pos[c->s.n] = c->f->r.pos;
+	return collect(h, &c->s);
+}
+
+START_TEST(test_scan_then_read)
+{
+	struct fake f;
+	struct scanctx c;
+	uint64_t from, head, start = _i ? SMALL - 40 : 0;	/* _i: wrap in the middle */
+	size_t	 i;
+
+	fake_init(&f, SMALL, start);
+	memset(&c, 0, sizeof(c));
+	c.f = &f;
+	produce(&f, 1, 32);
+	produce(&f, 2, 48);
+	produce(&f, 3, 16);
+	head = f.meta->data_head;
+	/* A scan sees all three, with their positions, and consumes nothing. */
+	from = ring_scan(&f.r, 0, scan_cb, &c);
+	ck_assert_uint_eq(from, head);
+	ck_assert_uint_eq(c.s.n, 3);
+	ck_assert_uint_eq(c.pos[0], start);
+	ck_assert_uint_eq(c.pos[1], start + 32);
+	ck_assert_uint_eq(c.pos[2], start + 80);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(c.s.intact[i], 1);
+	ck_assert_uint_eq(f.meta->data_tail, start);
+	ck_assert_uint_eq(f.r.records, 0);
+	/* From where it stopped, the next scan sees only what is new. */
+	produce(&f, 4, 24);
+	from = ring_scan(&f.r, from, scan_cb, &c);
+	ck_assert_uint_eq(c.s.n, 4);
+	ck_assert_uint_eq(c.s.seq[3], 4);
+	ck_assert_uint_eq(c.pos[3], head);
+	/* A refused record stops the scan before it. */
+	memset(&c.s, 0, sizeof(c.s));
+	c.stop_at = 2;
+	ck_assert_uint_eq(ring_scan(&f.r, start, scan_cb, &c), start + 80);
+	/* Consuming then hands out the same records and positions. */
+	memset(&c.s, 0, sizeof(c.s));
+	c.stop_at = 0;
+	ck_assert_uint_eq(ring_read(&f.r, scan_cb, &c), 4);
+	ck_assert_uint_eq(c.pos[2], start + 80);
+	ck_assert_uint_eq(ring_tail(&f.r), from);
+	/* A scan from behind the tail starts at the tail. */
+	produce(&f, 5, 16);
+	memset(&c.s, 0, sizeof(c.s));
+	ring_scan(&f.r, start, scan_cb, &c);
+	ck_assert_uint_eq(c.s.n, 1);
+	ck_assert_uint_eq(c.s.seq[0], 5);
+	fake_free(&f);
+}
+END_TEST
+
+/* ring_copy: runs of whole records, contiguous, before the tail moves. */
+struct copyctx {
+	struct fake	*f;
+	size_t		 nrec, drop_seq, stop_seq;
+	size_t		 nruns;
+	uint64_t	 runrec[64];
+	size_t		 runlen[64];
+	uint8_t		 bytes[8192];
+	size_t		 nbytes;
+	uint64_t	 tail_at_run;
+};
+
+static int
+copy_pick(const struct perf_event_header *h, void *arg)
+{
+	struct copyctx *c = arg;
+	uint32_t seq;
+
+	memcpy(&seq, (const uint8_t *)h + 8, 4);
+	if (c->stop_seq != 0 && seq == c->stop_seq)
+		return RING_STOP;
+	if (c->drop_seq != 0 && seq == c->drop_seq)
+		return RING_DROP;
+	return RING_TAKE;
+}
+
+static void
+copy_run(const void *buf, size_t len, uint64_t nrec, void *arg)
+{
+	struct copyctx *c = arg;
+
+	c->runrec[c->nruns] = nrec;
+	c->runlen[c->nruns++] = len;
+	memcpy(c->bytes + c->nbytes, buf, len);
+	c->nbytes += len;
+	c->nrec += nrec;
+	c->tail_at_run = c->f->meta->data_tail;
+}
+
+START_TEST(test_copy_runs)
+{
+	struct fake f;
+	struct copyctx c;
+	uint64_t start = SMALL - 64;	/* the third record wraps */
+	uint32_t seq;
+
+	fake_init(&f, SMALL, start);
+	memset(&c, 0, sizeof(c));
+	c.f = &f;
+	produce(&f, 1, 32);
+	produce(&f, 2, 24);
+	produce(&f, 3, 48);		/* wraps: a run of its own */
+	produce(&f, 4, 16);
+	produce(&f, 5, 16);		/* dropped: ends the run */
+	produce(&f, 6, 40);
+	produce(&f, 7, 16);		/* stops the copy */
+	c.drop_seq = 5;
+	c.stop_seq = 7;
+	ck_assert_uint_eq(ring_copy(&f.r, copy_pick, copy_run, &c), 6);
+	/* [1 2] [3 wrapped] [4] (5 dropped) [6] */
+	ck_assert_uint_eq(c.nruns, 4);
+	ck_assert_uint_eq(c.runrec[0], 2);
+	ck_assert_uint_eq(c.runlen[0], 56);
+	ck_assert_uint_eq(c.runrec[1], 1);
+	ck_assert_uint_eq(c.runlen[1], 48);
+	ck_assert_uint_eq(c.runrec[2], 1);
+	ck_assert_uint_eq(c.runlen[2], 16);
+	ck_assert_uint_eq(c.runrec[3], 1);
+	ck_assert_uint_eq(c.runlen[3], 40);
+	ck_assert_uint_eq(c.nrec, 5);
+	/* Every run was handed over before the tail moved past it. */
+	ck_assert_uint_eq(c.tail_at_run, start);
+	/* The tail stops before record 7, which comes first next time. */
+	ck_assert_uint_eq(f.meta->data_tail, start + 32 + 24 + 48 + 16 + 16 + 40);
+	ck_assert_uint_eq(f.r.records, 6);
+	/* The bytes are the records, whole: the wrapped one contiguous. */
+	memcpy(&seq, c.bytes + 56 + 8, 4);
+	ck_assert_uint_eq(seq, 3);
+	ck_assert_uint_eq(c.bytes[56 + 47], pattern(3, 47));
+	memcpy(&seq, c.bytes + 56 + 48 + 16 + 8, 4);
+	ck_assert_uint_eq(seq, 6);
+	memset(&c, 0, sizeof(c));
+	c.f = &f;
+	ck_assert_uint_eq(ring_copy(&f.r, copy_pick, copy_run, &c), 1);
+	ck_assert_uint_eq(c.nruns, 1);
+	fake_free(&f);
+}
+END_TEST
+
 static Suite *
 ring_suite(void)
 {
@@ -585,6 +744,8 @@ ring_suite(void)
 	tcase_add_test(tc, test_many_laps);
 	tcase_add_test(tc, test_full_ring);
 	tcase_add_loop_test(tc, test_callback_stops, 0, 2);
+	tcase_add_loop_test(tc, test_scan_then_read, 0, 2);
+	tcase_add_test(tc, test_copy_runs);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("wrap");

@@ -205,10 +205,10 @@ new_req(struct capture *c, struct control_client *cl, int more)
 /* ---- the loop's side ------------------------------------------------- */
 
 static void
-capture_map(struct capture *c, const struct record_mmap *m)
+capture_map(struct capture *c, const struct record_mmap *m, int fd)
 {
 	struct job *j;
-	int	 missed;
+	int	 missed, pinned;
 
 	if (c == NULL || m->build_id_size == 0 || m->build_id_size > BUILD_ID_MAX ||
 	    c->mode != CAPTURE_EAGER || m->filename[0] != '/')
@@ -224,6 +224,11 @@ capture_map(struct capture *c, const struct record_mmap *m)
 	j->pid = m->pid;
 	j->addr = m->addr;
 	j->len = m->len;
+	j->has_inode = m->has_inode;
+	j->maj = m->maj;
+	j->min = m->min;
+	j->ino = m->ino;
+	j->gen = m->ino_generation;
 	memcpy(j->id, m->build_id, m->build_id_size);
 	j->idlen = m->build_id_size;
 	/* Never wait: a full queue degrades the job, then drops it. */
@@ -235,7 +240,15 @@ capture_map(struct capture *c, const struct record_mmap *m)
 		atomic_fetch_add(&c->n_missed, 1);
 		return;
 	}
+	pinned = c->nmap < PIN_MAX;
 	pthread_mutex_unlock(&c->mu);
+	/*
+	 * The file the recorder read the build-id from: the very mapped file,
+	 * open while its process may be gone already; no other open needed.
+	 * As many as the worker pins itself, at most.
+	 */
+	if (fd >= 0 && !missed && pinned)
+		j->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	j->kind = missed ? JOB_MISSED : JOB_MAP;
 	if (missed) {
 		atomic_fetch_add(&c->n_missed, 1);
@@ -329,10 +342,10 @@ segment_closed_cb(void *arg, const struct segment *seg, uint64_t size)
 }
 
 static void
-binary_new_cb(void *arg, const struct binary *b, const struct record_mmap *m)
+binary_new_cb(void *arg, const struct binary *b, const struct record_mmap *m, int fd)
 {
 	if (b->kind == BINARY_USER)
-		capture_map(arg, m);
+		capture_map(arg, m, fd);
 }
 
 void

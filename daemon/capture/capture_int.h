@@ -51,8 +51,12 @@ struct job {
 	enum job_kind	 kind;
 	uint32_t	 pid;
 	uint64_t	 addr, len;
-	int		 fd;		/* JOB_MAP: map_files opened early, or -1 */
+	int		 fd;		/* JOB_MAP: the mapped file, opened early, or -1 */
 	int		 pin_errno;	/* why it could not be opened */
+	int		 pinned;	/* FD opened by the worker's pin_maps */
+	int		 has_inode;	/* JOB_MAP: the mapping's identity, from its record */
+	uint32_t	 maj, min;
+	uint64_t	 ino, gen;
 	uint8_t		 id[BUILD_ID_MAX];
 	uint8_t		 idlen;
 	char		*name;		/* file name, module path, export name */

@@ -1,11 +1,11 @@
 /*
- * maps.c - capture of a mapping at first sight, on the worker thread.
- * Eager capture tries, in order, the mapped inode itself
- * (/proc/PID/map_files/START-END: right even after the path was replaced
- * or unlinked), the file in the process's root, and the path; the first
- * whose build-id matches is copied.  What fails is remembered with its
- * reasons (worker-owned table) so that store can say why, and retries.
- * Also the build-id sets both threads use.
+ * maps.c - capture of a mapping at first sight, on the worker thread:
+ * from the mapped file itself (right even after the path was replaced or
+ * unlinked, or in another mount namespace), or from its path only if that
+ * is proven to be the same file; the copy is kept only if its build-id is
+ * the mapping's (see run_map).  What fails is remembered with its reasons
+ * (worker-owned table) so that store can say why, and retries.  Also the
+ * build-id sets both threads use.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +20,7 @@
 #include "hash.h"
 #include "log.h"
 #include "record.h"
+#include "record/buildid_reader.h"
 
 static size_t
 id_hash(const uint8_t *id, size_t len)
@@ -179,11 +180,36 @@ count_result(struct capture *c, int rc)
 	atomic_store(&c->cache_entries, c->cache.entries);
 }
 
+/* Copy the open file FD (the mapped one) into the cache; the reason into WHY. */
+static int
+copy_fd(struct capture *c, struct job *j, int fd, const char *what, char *why, size_t whylen)
+{
+	char	 err[512];
+	int	 rc;
+
+	rc = bidcache_add_fd(&c->cache, j->name, j->id, j->idlen, fd, NULL, 0, err, sizeof(err));
+	if (rc < 0)
+		reason_add(why, whylen, "%s: %s", what, err);
+	return rc;
+}
+
+/*
+ * A binary at its first mapping, copied from the mapped file itself: the
+ * file the recorder read its build-id from, or map_files (pinned early by
+ * the worker, or opened now); once the process is gone, from its path
+ * only if that is proven to be the same file (the record's device and
+ * inode, no symlink followed: buildid_reader_open_verified).  Never a
+ * path by name with nothing to compare: the copy's build-id is checked
+ * anyway, but a name leads wherever the mount namespace and the user
+ * want (another namespace's file, one the user could not read).  A record
+ * with the kernel's build-id carries no inode: for it, only the mapping.
+ */
 void
 run_map(struct capture *c, struct job *j)
 {
 	char	 why[1024] = "", path[PATH_MAX + 64], plain[PATH_MAX], hex[BUILD_ID_HEX_MAX];
-	int	 rc = -ENOENT;
+	struct stat st;
+	int	 rc = -ENOENT, fd;
 
 	if (bidcache_find(&c->cache, j->id, j->idlen, NULL, 0) > 0) {
 		bidcache_touch(&c->cache, j->id, j->idlen);
@@ -196,27 +222,29 @@ run_map(struct capture *c, struct job *j)
 	else {
 		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", j->pid,
 		    (unsigned long long)j->addr, (unsigned long long)(j->addr + j->len));
-		if (j->fd >= 0) {
-			char	 err[512];
-
-			rc = bidcache_add_fd(&c->cache, j->name, j->id, j->idlen, j->fd, NULL, 0,
-			    err, sizeof(err));
-			if (rc < 0)
-				reason_add(why, sizeof(why), "%s: %s", path, err);
-		} else if (j->pin_errno != 0) {
-			rc = -j->pin_errno;
-			reason_add(why, sizeof(why), "%s: %s", path, strerror(j->pin_errno));
+		if ((fd = j->fd) < 0)
+			fd = j->pin_errno != 0 ? -j->pin_errno : buildid_reader_open_mapped(j->pid,
+			    j->addr, j->len, j->has_inode, j->ino, &st);
+		if (fd >= 0) {
+			rc = copy_fd(c, j, fd, path, why, sizeof(why));
+			if (fd != j->fd)
+				close(fd);
 		} else
-			rc = try_path(c, path, j->name, j->id, j->idlen, NULL, 0, why,
-			    sizeof(why));
-		if (rc < 0 && !cache_side(rc)) {
-			snprintf(path, sizeof(path), "/proc/%u/root%s", j->pid, plain);
-			rc = try_path(c, path, j->name, j->id, j->idlen, NULL, 0, why,
-			    sizeof(why));
+			reason_add(why, sizeof(why), "%s: %s", path,
+			    fd == -ESTALE ? "maps another file now" : strerror(-fd));
+		if (rc < 0 && !cache_side(rc) && !j->has_inode)
+			reason_add(why, sizeof(why), "%s: no inode in the record to check it against",
+			    plain);
+		else if (rc < 0 && !cache_side(rc)) {
+			if ((fd = buildid_reader_open_verified(plain, j->maj, j->min, j->ino, j->gen,
+			    &st)) >= 0) {
+				rc = copy_fd(c, j, fd, plain, why, sizeof(why));
+				close(fd);
+			} else
+				reason_add(why, sizeof(why), "%s: %s", plain, fd == -ESTALE ?
+				    "another file than the one mapped" : strerror(-fd));
 		}
 	}
-	if (rc < 0 && !cache_side(rc))
-		rc = try_path(c, plain, j->name, j->id, j->idlen, NULL, 0, why, sizeof(why));
 	if (rc >= 0) {
 		fail_forget(c, j->id, j->idlen);
 		count_result(c, rc);

@@ -14,6 +14,7 @@
 #include "buildid.h"
 #include "capture_int.h"
 #include "log.h"
+#include "record/buildid_reader.h"
 
 static void
 run_job(struct capture *c, struct job *j)
@@ -68,19 +69,21 @@ static void
 pin_maps(struct capture *c, struct jobq *q, size_t *pinned)
 {
 	struct job *j;
-	char	 path[128];
+	struct stat st;
 
 	TAILQ_FOREACH(j, q, entry) {
 		if (*pinned >= PIN_MAX)
 			return;
 		if (j->kind != JOB_MAP || j->fd >= 0 || j->pin_errno != 0)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", j->pid,
-		    (unsigned long long)j->addr, (unsigned long long)(j->addr + j->len));
-		if ((j->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) == -1)
-			j->pin_errno = errno;
-		else
+		if ((j->fd = buildid_reader_open_mapped(j->pid, j->addr, j->len, j->has_inode,
+		    j->ino, &st)) < 0) {
+			j->pin_errno = -j->fd;
+			j->fd = -1;
+		} else {
+			j->pinned = 1;
 			(*pinned)++;
+		}
 	}
 }
 
@@ -105,7 +108,7 @@ worker_main(void *arg)
 		pin_maps(c, &local, &pinned);
 		j = TAILQ_FIRST(&local);
 		TAILQ_REMOVE(&local, j, entry);
-		if (j->fd >= 0)
+		if (j->pinned)
 			pinned--;
 		run_job(c, j);
 		pthread_mutex_lock(&c->mu);

@@ -47,6 +47,31 @@ iso(uint64_t ns, char buf[32])
 	return buf;
 }
 
+/* The file mappings left without a build-id, by cause (all causes, zeros too). */
+static json_t *
+unknown_causes(const struct recorder_stats *s)
+{
+	json_t	*o = json_object();
+	int	 i;
+
+	for (i = 1; i < BIDC_NCAUSES; i++)
+		json_object_set_new(o, buildid_cause_name(i), json_integer((json_int_t)s->unknown[i]));
+	return o;
+}
+
+/* The userspace build-id reads: requests, timeouts, threads, the cache. */
+static json_t *
+resolver_json(struct resolver *res)
+{
+	struct resolver_stats rs;
+
+	resolver_stats(res, &rs);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "requests", (json_int_t)rs.requests,
+	    "timeouts", (json_int_t)rs.timeouts, "threads", (json_int_t)rs.workers,
+	    "threads_stuck", (json_int_t)rs.stuck, "reads", (json_int_t)rs.reads,
+	    "cache_hits", (json_int_t)rs.hits);
+}
+
 static json_t *
 cmd_status_run(struct control_request *req)
 {
@@ -73,6 +98,8 @@ cmd_status_run(struct control_request *req)
 	    "bad_records", (json_int_t)s->bad_records,
 	    "write_errors", (json_int_t)s->write_errors,
 	    "bytes_written", (json_int_t)s->bytes, "segments_closed", (json_int_t)s->segments);
+	json_object_set_new(counters, "buildid_unknown", unknown_causes(s));
+	json_object_set_new(counters, "lost_sideband", json_integer((json_int_t)s->lost_sideband));
 	seg = r->seg.open ? json_pack("{s:s, s:I, s:s, s:I, s:I, s:I}",
 	    "path", r->seg.partial, "seq", (json_int_t)r->seg.seq,
 	    "started", iso(r->seg.wall_start_ns, segstart),
@@ -102,6 +129,7 @@ cmd_status_run(struct control_request *req)
 	    "already_cached", (json_int_t)cs.present, "failed", (json_int_t)cs.failed,
 	    "missed", (json_int_t)cs.missed, "bytes", (json_int_t)cs.cache_bytes,
 	    "entries", (json_int_t)cs.cache_entries));
+	json_object_set_new(out, "buildid_reads", resolver_json(r->res));
 	mi = mallinfo2();
 	json_object_set_new(out, "memory", json_pack("{s:I, s:I, s:I}",
 	    "heap_in_use", (json_int_t)mi.uordblks,

@@ -82,7 +82,8 @@ void	index_add_mapping(struct index *, const char *path, const uint8_t *id,
 	    uint8_t idsize, uint8_t source, uint32_t pid, uint64_t wall_ns,
 	    int synthesized);
 /* A file mapping whose build-id could not be learned: ERR is the -errno of the read. */
-void	index_add_unresolved(struct index *, const char *path, int err, uint64_t wall_ns);
+/* CAUSE: why no build-id (enum bid_cause, record/buildid_reader.h). */
+void	index_add_unresolved(struct index *, const char *path, int cause, uint64_t wall_ns);
 
 /*
  * The kernel ([kernel.kallsyms], ID) and the loaded modules: PROC_MODULES

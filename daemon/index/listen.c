@@ -49,9 +49,9 @@ seen_cb(void *arg, const struct binary *b, uint32_t pid, uint64_t wall_ns)
 }
 
 static void
-unresolved_cb(void *arg, const char *path, int err, uint64_t wall_ns)
+unresolved_cb(void *arg, const char *path, int cause, uint64_t wall_ns)
 {
-	index_add_unresolved(arg, path, err, wall_ns);
+	index_add_unresolved(arg, path, cause, wall_ns);
 }
 
 void

@@ -32,7 +32,7 @@
 
 struct scan_ctx {
 	struct index	*ix;
-	struct record_layout layout;
+	struct record_layouts layouts;	/* each record by its event's attr */
 	struct model	 model;		/* the segment's processes and their mappings */
 	int64_t		 wall_ref, mono_ref;
 	int		 init_done;	/* past FINISHED_INIT: mappings are new */
@@ -55,7 +55,7 @@ first_time_cb(const struct perf_event_header *h, void *arg)
 	struct scan_ctx *c = arg;
 	struct record rec;
 
-	if (record_decode(h, h->size, &c->layout, &rec) < 0)
+	if (record_decode(h, h->size, record_layout_of(&c->layouts, h, h->size), &rec) < 0)
 		return 1;
 	if (rec.has_sid && rec.sid.time != 0) {
 		c->mono_ref = (int64_t)rec.sid.time;
@@ -94,7 +94,7 @@ scan_record_cb(const struct perf_event_header *h, void *arg)
 	struct scan_ctx *c = arg;
 	struct record rec;
 
-	if (record_decode(h, h->size, &c->layout, &rec) < 0)
+	if (record_decode(h, h->size, record_layout_of(&c->layouts, h, h->size), &rec) < 0)
 		return 1;
 	c->records++;
 	if (rec.has_sid && rec.sid.time > c->last)
@@ -234,8 +234,8 @@ scan_segment(struct index *ix, const char *name, uint64_t seq, int count,
 	}
 	c.ix = ix;
 	c.count = count;
-	c.layout.sample_type = f.attrs[0].attr.sample_type;
-	c.layout.sample_id_all = f.attrs[0].attr.sample_id_all;
+	if (perfdata_layouts(&f, &c.layouts) < 0)
+		log_warnx("index: %s: cannot read the sample ids", path);
 	memset(st, 0, sizeof(st));
 	read_section(&f, HEADER_SAMPLE_TIME, st, sizeof(st));
 	/* The reference pair: CLOCK_DATA, else the name's second and the first time stamp. */
@@ -275,6 +275,7 @@ scan_segment(struct index *ix, const char *name, uint64_t seq, int count,
 		o->reason = is_repaired(&f) ? "repaired" : "closed";
 	} else if (o != NULL)
 		ix->early.n--;
+	record_layouts_free(&c.layouts);
 	perfdata_file_close(&f);
 	ix->cur_seq = saved;
 	index_commit(ix);

@@ -19,6 +19,7 @@
 #include "index_int.h"
 #include "log.h"
 #include "record.h"
+#include "record/buildid_reader.h"
 #include "walltime.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -87,21 +88,6 @@ batch_move(struct write_batch *dst, struct write_batch *src)
 	}
 	src->n = 0;	/* ownership moved */
 	return 0;
-}
-
-static const char *
-unresolved_reason(int err)
-{
-	switch (-err) {
-	case ENOENT: return "no build-id note, or file gone";
-	case ENOEXEC: return "not an ELF file";
-	case EINVAL: return "bad build-id note";
-	case EACCES: case EPERM: return "permission denied";
-	case ESRCH: return "process gone";
-	case ENOMEM: return "out of memory";
-	case 0: return "unknown";
-	default: return "read error";
-	}
 }
 
 /* ---------------------------------------------------------------- memory rows */
@@ -239,9 +225,9 @@ index_add_mapping(struct index *ix, const char *path, const uint8_t *id, uint8_t
 }
 
 void
-index_add_unresolved(struct index *ix, const char *path, int err, uint64_t wall_ns)
+index_add_unresolved(struct index *ix, const char *path, int cause, uint64_t wall_ns)
 {
-	const char *reason = unresolved_reason(err);
+	const char *reason = buildid_cause_name(cause);
 	struct unres_row *u;
 	uint64_t h;
 	size_t	 j, i;

@@ -1,25 +1,67 @@
 /*
- * bidres.c - userspace build-id reads with a (dev, inode) cache; see bidres.h.
- * The cache is bounded: when full it is cleared (a stale miss costs one
- * more ELF read, never a wrong answer, since the key includes the inode
- * generation).
+ * buildid_reader.c - userspace build-id reads under the provenance rule,
+ * and their cache; see buildid_reader.h.
+ *
+ *	query ─► stat map_files ──ok, same inode──► cache? ─hit─► answer
+ *	              │                                │ miss
+ *	              │                                ▼
+ *	              │                 open map_files, read, fstat again ─► answer
+ *	              └─gone─► openat2(path, O_PATH, no symlinks), fstat:
+ *	                       regular, record's dev/ino, ctime before the map?
+ *	                          no ─► replaced / changed / gone
+ *	                          yes ─► cache? ─miss─► reopen, generation, read
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <limits.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <linux/fs.h>
+#include <linux/openat2.h>
 
-#include "buildid_reader.h"
 #include "buildid.h"
+#include "buildid_reader.h"
+#include "hash.h"
 
-#define BIDRES_MAX	65536
+#define READER_MAX	65536		/* cache entries before it is cleared */
+/*
+ * A file's ctime comes from a coarse clock (up to a tick, 10 ms at HZ=100,
+ * behind the real time of the change): a ctime this close to the mapping
+ * does not prove the change came before it.
+ */
+#define CTIME_SLACK_NS	(20LL * 1000 * 1000)
+
+static const char *const cause_names[BIDC_NCAUSES] = {
+	[BIDC_OK] = "ok",
+	[BIDC_GONE] = "gone",
+	[BIDC_REPLACED] = "replaced",
+	[BIDC_CHANGED] = "changed",
+	[BIDC_TIMEOUT] = "timeout",
+	[BIDC_NO_NOTE] = "no-build-id",
+	[BIDC_NOT_ELF] = "not-elf",
+	[BIDC_NOT_FILE] = "not-regular",
+	[BIDC_DENIED] = "denied",
+	[BIDC_BUSY] = "busy",
+	[BIDC_ERROR] = "error",
+};
+
+const char *
+buildid_cause_name(int cause)
+{
+	if (cause < 0 || cause >= BIDC_NCAUSES)
+		return "error";
+	return cause_names[cause];
+}
 
 int
 buildid_reader_init(struct buildid_reader *b)
 {
 	memset(b, 0, sizeof(*b));
+	pthread_mutex_init(&b->mu, NULL);
 	b->cap = 1024;
 	b->e = calloc(b->cap, sizeof(*b->e));
 	return b->e == NULL ? -ENOMEM : 0;
@@ -29,6 +71,7 @@ void
 buildid_reader_free(struct buildid_reader *b)
 {
 	free(b->e);
+	pthread_mutex_destroy(&b->mu);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -36,34 +79,75 @@ int
 buildid_reader_is_file(const char *f)
 {
 	return f[0] == '/' && strncmp(f, "//anon", 6) != 0 &&
-	    strncmp(f, "/memfd:", 7) != 0 && strncmp(f, "/dev/", 5) != 0;
+	    strncmp(f, "/memfd:", 7) != 0 && strncmp(f, "/dev/zero", 9) != 0 &&
+	    strncmp(f, "/anon_hugepage", 14) != 0 && strncmp(f, "/SYSV", 5) != 0;
 }
+
+static int64_t
+ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
+static int
+cause_of(int err)
+{
+	switch (err) {
+	case -ENOENT: return BIDC_NO_NOTE;	/* buildid.h: no build-id note */
+	case -ENOEXEC: case -EINVAL: return BIDC_NOT_ELF;
+	case -EISDIR: return BIDC_NOT_FILE;
+	case -EACCES: case -EPERM: return BIDC_DENIED;
+	default: return BIDC_ERROR;
+	}
+}
+
+/* ---- the cache ------------------------------------------------------ */
 
 static uint64_t
-key_of(const struct record_mmap *m)
+key_of(const struct stat *st)
 {
-	uint64_t h = 14695981039346656037ULL;
-	uint64_t v[3] = { ((uint64_t)m->maj << 32) | m->min, m->ino, m->ino_generation };
-	size_t	 i;
+	uint64_t v[2] = { (uint64_t)st->st_dev, (uint64_t)st->st_ino };
 
-	for (i = 0; i < 3; i++) {
-		h ^= v[i];
-		h *= 1099511628211ULL;
-		h ^= h >> 29;
-	}
-	return h | 1;
+	return hash_bytes(v, sizeof(v), HASH_INIT) | 1;
 }
 
+static int
+same_file_state(const struct buildid_reader_entry *e, const struct stat *st)
+{
+	return e->dev == st->st_dev && e->ino == st->st_ino && e->size == st->st_size &&
+	    e->mtime_ns == ts_ns(&st->st_mtim) && e->ctime_ns == ts_ns(&st->st_ctim);
+}
+
+/* The slot of (dev, ino); under mu. */
 static struct buildid_reader_entry *
-slot(struct buildid_reader *b, const struct record_mmap *m, uint64_t key)
+slot(struct buildid_reader *b, const struct stat *st, uint64_t key)
 {
 	size_t	 j;
 
 	for (j = key & (b->cap - 1); b->e[j].key != 0; j = (j + 1) & (b->cap - 1))
-		if (b->e[j].key == key && b->e[j].maj == m->maj && b->e[j].min == m->min &&
-		    b->e[j].ino == m->ino && b->e[j].gen == m->ino_generation)
+		if (b->e[j].key == key && b->e[j].dev == st->st_dev && b->e[j].ino == st->st_ino)
 			return &b->e[j];
 	return &b->e[j];
+}
+
+static int
+cache_get(struct buildid_reader *b, const struct stat *st, struct bid_answer *a)
+{
+	struct buildid_reader_entry *e;
+	int	 hit = 0;
+
+	pthread_mutex_lock(&b->mu);
+	e = slot(b, st, key_of(st));
+	if (e->key != 0 && same_file_state(e, st)) {
+		a->cause = e->cause;
+		a->size = e->idsize;
+		memcpy(a->id, e->id, e->idsize);
+		a->cached = 1;
+		b->hits++;
+		hit = 1;
+	}
+	pthread_mutex_unlock(&b->mu);
+	return hit;
 }
 
 static int
@@ -72,7 +156,7 @@ grow(struct buildid_reader *b)
 	struct buildid_reader_entry *old = b->e, *ne;
 	size_t	 oldcap = b->cap, i, j;
 
-	if (b->cap * 2 > BIDRES_MAX) {
+	if (b->cap * 2 > READER_MAX) {
 		memset(b->e, 0, b->cap * sizeof(*b->e));
 		b->n = 0;
 		return 0;
@@ -92,69 +176,283 @@ grow(struct buildid_reader *b)
 	return 0;
 }
 
-static int
-read_mapping(const struct record_mmap *m, uint8_t id[BUILD_ID_MAX])
+/* Remember what the file in state ST holds (answers about the file only). */
+static void
+cache_put(struct buildid_reader *b, const struct stat *st, const struct bid_answer *a)
 {
-	char	 path[PATH_MAX + 64];
-	int	 rc;
+	struct buildid_reader_entry *e;
+	uint64_t key = key_of(st);
 
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", m->pid,
-	    (unsigned long long)m->addr, (unsigned long long)(m->addr + m->len));
-	if ((rc = buildid_read_path(path, id)) > 0 || rc == -ENOEXEC)
-		return rc;
-	if (rc == -ENOENT && access(path, F_OK) == 0)
-		return rc;	/* the file is there: it has no build-id */
-	snprintf(path, sizeof(path), "/proc/%u/root%s", m->pid, m->filename);
-	if ((rc = buildid_read_path(path, id)) > 0 || rc == -ENOEXEC)
-		return rc;
-	return buildid_read_path(m->filename, id);
+	if (a->cause != BIDC_OK && a->cause != BIDC_NO_NOTE && a->cause != BIDC_NOT_ELF)
+		return;
+	pthread_mutex_lock(&b->mu);
+	e = slot(b, st, key);
+	if (e->key == 0) {
+		if ((b->n + 1) * 2 > b->cap) {
+			if (grow(b) < 0)
+				goto out;
+			e = slot(b, st, key);
+		}
+		b->n++;
+	}
+	e->key = key;
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
+	e->size = st->st_size;
+	e->mtime_ns = ts_ns(&st->st_mtim);
+	e->ctime_ns = ts_ns(&st->st_ctim);
+	e->cause = (int8_t)a->cause;
+	e->idsize = a->size;
+	memcpy(e->id, a->id, a->size);
+out:
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* ---- opening a user's file ----------------------------------------- */
+
+static void
+map_files_path(char *buf, size_t len, uint32_t pid, uint64_t addr, uint64_t size)
+{
+	snprintf(buf, len, "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)addr,
+	    (unsigned long long)(addr + size));
 }
 
 int
-buildid_reader_resolve(struct buildid_reader *b, struct record_mmap *m)
+buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int has_inode,
+    uint64_t ino, struct stat *st)
 {
-	struct buildid_reader_entry *e = NULL;
-	uint8_t	 id[BUILD_ID_MAX];
-	uint64_t key = 0;
+	char	 path[96];
+	int	 fd;
+
+	/* A magic link to the mapped file: following it is the point. */
+	map_files_path(path, sizeof(path), pid, addr, len);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) == -1)
+		return -errno;
+	if (fstat(fd, st) == -1) {
+		int	 e = errno;
+
+		close(fd);
+		return -e;
+	}
+	if (!S_ISREG(st->st_mode) || (has_inode && st->st_ino != ino)) {
+		close(fd);
+		return S_ISREG(st->st_mode) ? -ESTALE : -EISDIR;
+	}
+	return fd;
+}
+
+/* PATH as O_PATH without following any symlink: no open(2) of what it names. */
+static int
+open_path_nofollow(const char *path)
+{
+	struct open_how how;
+	int	 fd;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW;
+	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	return fd == -1 ? -errno : fd;
+}
+
+/* The file behind an O_PATH fd, opened for reading (the same inode). */
+static int
+reopen_read(int pathfd)
+{
+	char	 self[64];
+	int	 fd;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	return fd == -1 ? -errno : fd;
+}
+
+/* Is the file's generation GEN (where the record and the file system give one)? */
+static int
+same_generation(int fd, uint64_t gen)
+{
+	long	 v = 0;
+
+	if (gen == 0 || ioctl(fd, FS_IOC_GETVERSION, &v) == -1)
+		return 1;
+	return (uint32_t)v == (uint32_t)gen;
+}
+
+int
+buildid_reader_open_verified(const char *path, uint32_t maj, uint32_t min, uint64_t ino,
+    uint64_t gen, struct stat *st)
+{
+	struct stat rst;
+	int	 pfd, fd;
+
+	if ((pfd = open_path_nofollow(path)) < 0)
+		return pfd;
+	if (fstat(pfd, st) == -1) {
+		fd = -errno;
+		goto out;
+	}
+	if (st->st_dev != makedev(maj, min) || st->st_ino != ino) {
+		fd = -ESTALE;
+		goto out;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		fd = -EISDIR;
+		goto out;
+	}
+	if ((fd = reopen_read(pfd)) < 0)
+		goto out;
+	if (fstat(fd, &rst) == -1 || rst.st_dev != st->st_dev || rst.st_ino != st->st_ino ||
+	    !same_generation(fd, gen)) {
+		close(fd);
+		fd = -ESTALE;
+	}
+out:
+	close(pfd);
+	return fd;
+}
+
+/* ---- reading -------------------------------------------------------- */
+
+/*
+ * Read the build-id of FD, a regular file whose state was ST; the answer
+ * stands only if the file did not change while it was read.
+ */
+static void
+read_fd(struct buildid_reader *b, int fd, const struct stat *st, struct bid_answer *a)
+{
+	struct stat after;
 	int	 rc;
 
-	if (!buildid_reader_is_file(m->filename))
-		return -ENOENT;
-	if (m->has_inode && m->ino != 0) {
-		key = key_of(m);
-		e = slot(b, m, key);
-		if (e->key != 0) {
-			b->hits++;
-			if (e->size < 0)
-				return e->size;
-			memcpy(m->build_id, e->id, (size_t)e->size);
-			m->build_id_size = (uint8_t)e->size;
-			return e->size;
-		}
-	}
+	pthread_mutex_lock(&b->mu);
 	b->reads++;
-	rc = read_mapping(m, id);
-	if (rc > 0) {
-		memcpy(m->build_id, id, (size_t)rc);
-		m->build_id_size = (uint8_t)rc;
-	} else
-		b->failures++;
-	/* Cache answers about the file, not about a vanished process. */
-	if (e != NULL && (rc > 0 || rc == -ENOEXEC)) {
-		if ((b->n + 1) * 2 > b->cap) {
-			if (grow(b) < 0)
-				return rc;
-			e = slot(b, m, key);
-		}
-		e->key = key;
-		e->maj = m->maj;
-		e->min = m->min;
-		e->ino = m->ino;
-		e->gen = m->ino_generation;
-		e->size = (int8_t)rc;
-		if (rc > 0)
-			memcpy(e->id, id, (size_t)rc);
-		b->n++;
+	pthread_mutex_unlock(&b->mu);
+	rc = buildid_read_fd(fd, a->id);
+	if (fstat(fd, &after) == -1 || after.st_size != st->st_size ||
+	    ts_ns(&after.st_mtim) != ts_ns(&st->st_mtim) ||
+	    ts_ns(&after.st_ctim) != ts_ns(&st->st_ctim)) {
+		a->cause = BIDC_CHANGED;
+		a->size = 0;
+		return;
 	}
-	return rc;
+	if (rc > 0) {
+		a->cause = BIDC_OK;
+		a->size = (uint8_t)rc;
+	} else {
+		a->cause = cause_of(rc);
+		a->size = 0;
+	}
+	cache_put(b, st, a);
+}
+
+/* The file a build-id was just read from goes to *KEEP if wanted. */
+static void
+keep_or_close(int fd, const struct bid_answer *a, int *keep)
+{
+	if (keep != NULL && a->cause == BIDC_OK)
+		*keep = fd;
+	else
+		close(fd);
+}
+
+/*
+ * Rule 1: through map_files.  Returns 1 when answered, 0 when the mapping
+ * is gone (the process exited, or the range now maps another file).
+ */
+static int
+resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_answer *a,
+    int *keep)
+{
+	struct stat st, fst;
+	char	 path[96];
+	int	 fd;
+
+	map_files_path(path, sizeof(path), q->pid, q->addr, q->len);
+	if (stat(path, &st) == -1) {
+		if (errno == ENOENT || errno == ESRCH)
+			return 0;
+		a->cause = errno == EACCES || errno == EPERM ? BIDC_DENIED : BIDC_ERROR;
+		return 1;
+	}
+	if (q->has_inode && st.st_ino != q->ino)
+		return 0;
+	if (!S_ISREG(st.st_mode)) {
+		a->cause = BIDC_NOT_FILE;
+		return 1;
+	}
+	if (cache_get(b, &st, a))
+		return 1;
+	if ((fd = buildid_reader_open_mapped(q->pid, q->addr, q->len, q->has_inode, q->ino,
+	    &fst)) < 0) {
+		if (fd == -ENOENT || fd == -ESRCH || fd == -ESTALE)
+			return 0;
+		a->cause = fd == -EISDIR ? BIDC_NOT_FILE : cause_of(fd);
+		return 1;
+	}
+	read_fd(b, fd, &fst, a);
+	keep_or_close(fd, a, keep);
+	return 1;
+}
+
+/* Rule 2: the path, if it is proven to be the mapped file, unchanged. */
+static void
+resolve_by_name(struct buildid_reader *b, const struct bid_query *q, struct bid_answer *a,
+    int *keep)
+{
+	struct stat st;
+	int	 pfd, fd;
+
+	a->cause = BIDC_GONE;
+	if (!q->has_inode || q->filename[0] != '/' ||
+	    record_name_len(q->filename) != strlen(q->filename))
+		return;		/* nothing to compare, or unlinked when it was mapped */
+	if ((pfd = open_path_nofollow(q->filename)) < 0) {
+		if (pfd == -EACCES || pfd == -EPERM)
+			a->cause = BIDC_DENIED;
+		return;		/* not there, or through a symlink: not provably it */
+	}
+	if (fstat(pfd, &st) == -1) {
+		a->cause = BIDC_ERROR;
+		goto out;
+	}
+	if (st.st_dev != makedev(q->maj, q->min) || st.st_ino != q->ino) {
+		a->cause = BIDC_REPLACED;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		a->cause = BIDC_NOT_FILE;
+		goto out;
+	}
+	/* Its content is the mapped content only if it last changed before the mapping. */
+	if (q->map_wall_ns == 0 || ts_ns(&st.st_ctim) + CTIME_SLACK_NS >= (int64_t)q->map_wall_ns) {
+		a->cause = BIDC_CHANGED;
+		goto out;
+	}
+	if (cache_get(b, &st, a))
+		goto out;
+	if ((fd = reopen_read(pfd)) < 0) {
+		a->cause = cause_of(fd);
+		goto out;
+	}
+	if (!same_generation(fd, q->gen))
+		a->cause = BIDC_REPLACED;
+	else
+		read_fd(b, fd, &st, a);
+	keep_or_close(fd, a, keep);
+out:
+	close(pfd);
+}
+
+void
+buildid_reader_resolve(struct buildid_reader *b, const struct bid_query *q, struct bid_answer *a,
+    int *fd)
+{
+	memset(a, 0, sizeof(*a));
+	if (fd != NULL)
+		*fd = -1;
+	if (!buildid_reader_is_file(q->filename)) {
+		a->cause = BIDC_NOT_FILE;
+		return;
+	}
+	if (!resolve_mapped(b, q, a, fd))
+		resolve_by_name(b, q, a, fd);
 }

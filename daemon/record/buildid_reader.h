@@ -1,39 +1,127 @@
 /*
- * bidres.h - the userspace build-id read: for a mapping whose record carries
- * no build-id, read it from the mapped file itself, through
- * /proc/PID/map_files/START-END (the mapped inode, even if the path was
- * replaced or unlinked), else /proc/PID/root/PATH, else PATH.  Results are
- * cached by (maj, min, ino, ino_generation), so each file is parsed once.
+ * buildid_reader.h - the userspace build-id read of a mapping whose record
+ * carries none, and the rule any such build-id must satisfy (provenance):
+ * it is read from the very file that was mapped, or from a file proven to
+ * be that file, or it is not given at all.
+ *
+ *	1. /proc/PID/map_files/START-END while the process lives: the mapped
+ *	   file itself, whatever has become of its path (renamed over,
+ *	   unlinked, another mount namespace's bind mount).  The inode number
+ *	   must still be the record's: the range could have been unmapped
+ *	   and mapped again with another file.
+ *	2. Once the process is gone: the record's path in the daemon's own
+ *	   namespace, opened with openat2(RESOLVE_NO_SYMLINKS |
+ *	   RESOLVE_NO_MAGICLINKS) as O_PATH (no open of a FIFO or a device),
+ *	   accepted only if it is a regular file with the record's device and
+ *	   inode (and generation, where the file system gives one) whose
+ *	   status last changed before the mapping (ctime): content rewritten
+ *	   in place since (cp over it) is refused.
+ *	3. Anything else: no build-id, with a cause (enum bid_cause).
+ *
+ * Every read is of a user's file: it may block for as long as the file
+ * system likes (FUSE), so it happens on the resolver's threads (resolver.h)
+ * and at start-up only, never on the event loop.  Reads are bounded (the
+ * ELF reader of common/buildid.c reads notes only, with caps).
+ *
+ * The cache remembers answers by what fstat of the file actually read
+ * says: (device, inode, size, mtime, ctime).  A hit needs the same five
+ * from a fresh stat of the mapped file, so `cp v2 PATH`, which keeps the
+ * inode but changes size, mtime or ctime, is a miss.  It is shared by the
+ * threads (a mutex) and bounded (cleared when full: a miss costs a read,
+ * never a wrong answer).
  */
-#ifndef PERFMAPD_BIDRES_H
-#define PERFMAPD_BIDRES_H
+#ifndef PERFMAPD_BUILDID_READER_H
+#define PERFMAPD_BUILDID_READER_H
 
+#include <pthread.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "record.h"
 
-struct buildid_reader_entry {
-	uint64_t	 key;		/* 0: empty */
+/* Why a mapping has no build-id; the names are what status and the index show. */
+enum bid_cause {
+	BIDC_OK = 0,
+	BIDC_GONE,	/* "gone": the process exited, no file proven to be the mapped one */
+	BIDC_REPLACED,	/* "replaced": the file at the path is another (device, inode) */
+	BIDC_CHANGED,	/* "changed": the same inode, changed since it was mapped */
+	BIDC_TIMEOUT,	/* "timeout": no answer within RESOLVE_TIMEOUT_MS */
+	BIDC_NO_NOTE,	/* "no-build-id": an ELF file without a GNU build-id note */
+	BIDC_NOT_ELF,	/* "not-elf": not ELF, truncated, or a bad note */
+	BIDC_NOT_FILE,	/* "not-regular": not a regular file */
+	BIDC_DENIED,	/* "denied": permission denied */
+	BIDC_BUSY,	/* "busy": too many reads waiting */
+	BIDC_ERROR,	/* "error": another I/O error */
+	BIDC_NCAUSES
+};
+
+const char *buildid_cause_name(int cause);
+
+/* What the record says of a mapping: the question. */
+struct bid_query {
+	uint32_t	 pid;
+	uint64_t	 addr, len;
+	int		 has_inode;
 	uint32_t	 maj, min;
 	uint64_t	 ino, gen;
-	int8_t		 size;		/* < 0: -errno of the failed read */
+	uint64_t	 map_wall_ns;	/* when it was mapped (wall clock), 0: unknown */
+	const char	*filename;
+};
+
+struct bid_answer {
+	int		 cause;		/* BIDC_OK: ID holds SIZE bytes */
+	uint8_t		 size;
+	uint8_t		 id[BUILD_ID_MAX];
+	uint8_t		 cached;	/* answered from the cache */
+};
+
+struct buildid_reader_entry {
+	uint64_t	 key;		/* 0: empty */
+	dev_t		 dev;
+	ino_t		 ino;
+	off_t		 size;
+	int64_t		 mtime_ns, ctime_ns;
+	int8_t		 cause;		/* BIDC_NO_NOTE, BIDC_NOT_ELF or BIDC_OK */
+	uint8_t		 idsize;
 	uint8_t		 id[BUILD_ID_MAX];
 };
 
 struct buildid_reader {
+	pthread_mutex_t	 mu;
 	struct buildid_reader_entry *e;
 	size_t		 n, cap;
-	uint64_t	 reads, hits, failures;
+	uint64_t	 reads, hits;	/* under mu */
 };
 
 int	buildid_reader_init(struct buildid_reader *);
 void	buildid_reader_free(struct buildid_reader *);
+
 /*
- * Fill M's build-id; returns its size, or -errno (-ENOENT: no build-id
- * note, -ENOEXEC: not ELF, -EACCES/-ENOENT from /proc: process gone).
+ * Answer Q (blocks on the file system: threads and start-up only).  If FD
+ * is not NULL and the answer is a build-id read from a file just now (not
+ * the cache), *FD gets that file, still open (the caller closes it): the
+ * capture worker may copy it; else -1.
  */
-int	buildid_reader_resolve(struct buildid_reader *, struct record_mmap *m);
-/* Is FILENAME a file path that can carry a build-id ("/..." but not "//anon")? */
+void	buildid_reader_resolve(struct buildid_reader *, const struct bid_query *q,
+	    struct bid_answer *a, int *fd);
+
+/*
+ * Is FILENAME a file whose build-id is wanted: a path, but none of the
+ * names perf treats as anonymous memory ("//anon", "/dev/zero",
+ * "/anon_hugepage", "/SYSV...", "/memfd:...")?
+ */
 int	buildid_reader_is_file(const char *filename);
+
+/*
+ * The opening rules, for every reader of a user's file (the capture
+ * worker too): the mapped file of PID at [ADDR, ADDR + LEN) through
+ * map_files, or PATH by name as rule 2 above opens it (without the
+ * ctime check); each returns a read-only fd of a regular file with *ST
+ * filled, or -errno (-ESTALE: not the expected inode).
+ */
+int	buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int has_inode,
+	    uint64_t ino, struct stat *st);
+int	buildid_reader_open_verified(const char *path, uint32_t maj, uint32_t min, uint64_t ino,
+	    uint64_t gen, struct stat *st);
 
 #endif

@@ -1,12 +1,26 @@
 /*
- * events.c - open the per-CPU sampling events.
+ * events.c - open the per-CPU events: a sampling event and a side-band
+ * event on every online CPU (see events.h).
+ *
+ * The sampling event carries no mmap, comm or task bit: its ring holds
+ * samples and the records about them, copied in bulk.  The side-band event
+ * is a software dummy (it never samples) that carries exactly those
+ * records, with a watermark of one byte (a wake-up per record: wakeup_events
+ * counts samples only, and a dummy has none): the loop hears of an mmap as it
+ * happens, not when a sampling ring reaches its watermark or the drain
+ * timer fires (up to drain_interval later, by which time a short-lived
+ * process and its /proc/PID/map_files are gone).  Both have the same
+ * sample_type, so their records carry the same sample_id trailer and the
+ * same PERF_SAMPLE_IDENTIFIER position, as perf.data requires of the
+ * events of one file.
  *
  * The build-id mode is probed by asking the kernel: an attribute bit it
  * does not know makes perf_event_open fail with EINVAL (or E2BIG), so
  * opening a dummy event on ourselves with the mmap3 bit, then with
  * build_id, tells a patched kernel from mainline >= 5.12 from older ones.
- * Events are opened disabled and enabled only once every ring is mapped,
- * so nothing is produced that nobody can read.
+ * The mode's bit goes on the side-band event only.  Events are opened
+ * disabled and enabled only once every ring is mapped, so nothing is
+ * produced that nobody can read.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -150,9 +164,9 @@ events_online_cpus(int **out)
 	return n;
 }
 
+/* The sampling event: samples only. */
 static void
-attr_setup(struct perf_event_attr *a, const struct config *c, int cycles,
-    enum buildid_mode mode)
+attr_setup(struct perf_event_attr *a, const struct config *c, int cycles)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = PERF_FILE_ATTR_SIZE;
@@ -170,6 +184,28 @@ attr_setup(struct perf_event_attr *a, const struct config *c, int cycles,
 	if (c->callchain)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	a->disabled = 1;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)(c->wakeup_size ? c->wakeup_size : c->ring_size / 4);
+}
+
+/*
+ * The side-band event: a dummy with the sampling event's sample_type,
+ * MMAP2 (or MMAP3), COMM, FORK and EXIT, a wake-up per record.
+ */
+static void
+attr_setup_sideband(struct perf_event_attr *a, const struct perf_event_attr *sampling,
+    enum buildid_mode mode)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = PERF_FILE_ATTR_SIZE;
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_DUMMY;
+	a->sample_period = 1;
+	a->sample_type = sampling->sample_type;
+	a->disabled = 1;
 	a->mmap = 1;
 	a->mmap2 = 1;
 	a->comm = 1;
@@ -178,12 +214,29 @@ attr_setup(struct perf_event_attr *a, const struct config *c, int cycles,
 	a->sample_id_all = 1;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
+	/*
+	 * wakeup_events counts samples only; a watermark of one byte wakes
+	 * the reader for every record, as perf's own side-band events do.
+	 */
 	a->watermark = 1;
-	a->wakeup_watermark = (uint32_t)(c->wakeup_size ? c->wakeup_size : c->ring_size / 4);
+	a->wakeup_watermark = 1;
 	if (mode == BUILDID_MMAP3)
 		perf_attr_set_flag(a, PERF_ATTR_FLAG_MMAP3_BIT, 1);
 	else if (mode == BUILDID_MMAP2)
 		perf_attr_set_flag(a, PERF_ATTR_FLAG_BUILD_ID_BIT, 1);
+}
+
+/* A quarter of the sampling ring, 8 KiB to 1 MiB: side-band records are few. */
+static uint64_t
+sideband_ring_size(uint64_t ring_size)
+{
+	uint64_t n = ring_size / 4;
+
+	if (n < 8192)
+		n = 8192;
+	if (n > (1ULL << 20))
+		n = 1ULL << 20;
+	return n;
 }
 
 static int
@@ -192,6 +245,32 @@ open_one(struct perf_event_attr *a, int cpu)
 	int fd = sys_perf_event_open(a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
 	return fd == -1 ? -errno : fd;
+}
+
+/* Open, identify and map one event of CPU; 0 or -1 with ERR set. */
+static int
+open_mapped(struct perf_event_attr *a, int cpu, const char *what, uint64_t ringsz,
+    int *fd, uint64_t *id, struct ring *ring, char *err, size_t errlen)
+{
+	int	 rc;
+
+	if ((*fd = open_one(a, cpu)) < 0) {
+		snprintf(err, errlen, "perf_event_open %s on cpu %d: %s", what, cpu,
+		    strerror(-*fd));
+		*fd = -1;
+		return -1;
+	}
+	if (ioctl(*fd, PERF_EVENT_IOC_ID, id) == -1) {
+		snprintf(err, errlen, "PERF_EVENT_IOC_ID: %s", strerror(errno));
+		return -1;
+	}
+	if ((rc = ring_map(ring, *fd, ringsz)) < 0) {
+		snprintf(err, errlen, "mmap of the cpu %d %s ring (%llu bytes): %s%s", cpu, what,
+		    (unsigned long long)ringsz, strerror(-rc),
+		    rc == -EPERM ? " (raise perf_event_mlock_kb or RLIMIT_MEMLOCK)" : "");
+		return -1;
+	}
+	return 0;
 }
 
 int
@@ -209,16 +288,17 @@ events_open(struct events *e, const struct config *c, char *err, size_t errlen)
 	e->ncpus = n;
 	e->cpus = calloc(n, sizeof(*e->cpus));
 	e->ids = calloc(n, sizeof(*e->ids));
-	if (e->cpus == NULL || e->ids == NULL) {
+	e->sb_ids = calloc(n, sizeof(*e->sb_ids));
+	if (e->cpus == NULL || e->ids == NULL || e->sb_ids == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
 	for (i = 0; i < n; i++)
-		e->cpus[i].fd = -1;
+		e->cpus[i].fd = e->cpus[i].sb_fd = -1;
 
 	cycles = c->event != EVENT_CPU_CLOCK;
 	for (;;) {
-		attr_setup(&e->attr, c, cycles, e->mode);
+		attr_setup(&e->attr, c, cycles);
 		if ((rc = open_one(&e->attr, cpus[0])) >= 0)
 			break;
 		if (cycles && c->event == EVENT_AUTO &&
@@ -236,33 +316,24 @@ events_open(struct events *e, const struct config *c, char *err, size_t errlen)
 			    cycles ? "cycles" : "cpu-clock", cpus[0], strerror(-rc));
 		goto fail;
 	}
-	e->cpus[0].fd = rc;
+	close(rc);
 	e->name = cycles ? "cycles" : "cpu-clock";
-	e->layout.sample_type = e->attr.sample_type;
-	e->layout.sample_id_all = 1;
-	e->layout.mmap3 = e->mode == BUILDID_MMAP3;
+	attr_setup_sideband(&e->sb_attr, &e->attr, e->mode);
+	record_layout_init(&e->layout, &e->attr);
+	record_layout_init(&e->sb_layout, &e->sb_attr);
+	e->sb_ring_size = sideband_ring_size(c->ring_size);
 
 	for (i = 0; i < n; i++) {
 		struct cpu_event *ce = &e->cpus[i];
 
 		ce->cpu = cpus[i];
-		if (i > 0 && (ce->fd = open_one(&e->attr, cpus[i])) < 0) {
-			snprintf(err, errlen, "perf_event_open on cpu %d: %s", cpus[i],
-			    strerror(-ce->fd));
-			ce->fd = -1;
+		if (open_mapped(&e->attr, ce->cpu, e->name, c->ring_size, &ce->fd, &ce->id,
+		    &ce->ring, err, errlen) < 0 ||
+		    open_mapped(&e->sb_attr, ce->cpu, "side-band", e->sb_ring_size, &ce->sb_fd,
+		    &ce->sb_id, &ce->sb_ring, err, errlen) < 0)
 			goto fail;
-		}
-		if (ioctl(ce->fd, PERF_EVENT_IOC_ID, &ce->id) == -1) {
-			snprintf(err, errlen, "PERF_EVENT_IOC_ID: %s", strerror(errno));
-			goto fail;
-		}
 		e->ids[i] = ce->id;
-		if ((rc = ring_map(&ce->ring, ce->fd, c->ring_size)) < 0) {
-			snprintf(err, errlen, "mmap of the cpu %d ring (%llu bytes): %s%s",
-			    cpus[i], (unsigned long long)c->ring_size, strerror(-rc),
-			    rc == -EPERM ? " (raise perf_event_mlock_kb or RLIMIT_MEMLOCK)" : "");
-			goto fail;
-		}
+		e->sb_ids[i] = ce->sb_id;
 	}
 	free(cpus);
 	return 0;
@@ -272,6 +343,32 @@ fail:
 	return -1;
 }
 
+int
+events_enable(struct events *e)
+{
+	int	 i;
+
+	/* Side-band first: a mapping is known before any sample in it. */
+	for (i = 0; i < e->ncpus; i++)
+		if (ioctl(e->cpus[i].sb_fd, PERF_EVENT_IOC_ENABLE, 0) == -1)
+			return -errno;
+	for (i = 0; i < e->ncpus; i++)
+		if (ioctl(e->cpus[i].fd, PERF_EVENT_IOC_ENABLE, 0) == -1)
+			return -errno;
+	return 0;
+}
+
+void
+events_disable(struct events *e)
+{
+	int	 i;
+
+	for (i = 0; i < e->ncpus; i++)
+		ioctl(e->cpus[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+	for (i = 0; i < e->ncpus; i++)
+		ioctl(e->cpus[i].sb_fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
 void
 events_close(struct events *e)
 {
@@ -279,10 +376,14 @@ events_close(struct events *e)
 
 	for (i = 0; i < e->ncpus && e->cpus != NULL; i++) {
 		ring_unmap(&e->cpus[i].ring);
+		ring_unmap(&e->cpus[i].sb_ring);
 		if (e->cpus[i].fd >= 0)
 			close(e->cpus[i].fd);
+		if (e->cpus[i].sb_fd >= 0)
+			close(e->cpus[i].sb_fd);
 	}
 	free(e->cpus);
 	free(e->ids);
+	free(e->sb_ids);
 	memset(e, 0, sizeof(*e));
 }

@@ -1,6 +1,17 @@
 /*
- * events.h - the sampling events: one per online CPU, system-wide, and the
- * build-id mode chosen for them (mmap3 > mmap2 + build_id > userspace).
+ * events.h - the perf events, two per online CPU, system-wide:
+ *
+ *	sampling   cpu-clock or cycles; its ring holds SAMPLE, LOST,
+ *	           THROTTLE...; read in bulk on a watermark or a timer
+ *	side-band  a software dummy event (as perf's own tracking and
+ *	           side-band events) with mmap2, comm and task: MMAP2 or
+ *	           MMAP3, COMM, FORK, EXIT (and LOST); it wakes the daemon
+ *	           for every record, so a mapping reaches it within
+ *	           milliseconds, while the process that mapped it still lives
+ *
+ * and the build-id mode chosen for the side-band event (mmap3 > mmap2 +
+ * build_id > userspace).  Each ring is decoded with the layout of its own
+ * event's attr (record.h).
  */
 #ifndef PERFMAPD_EVENTS_H
 #define PERFMAPD_EVENTS_H
@@ -14,20 +25,26 @@
 
 struct cpu_event {
 	int		 cpu;
-	int		 fd;
+	int		 fd;		/* the sampling event */
 	uint64_t	 id;		/* PERF_EVENT_IOC_ID */
 	struct ring	 ring;
-	void		*ev;		/* struct event *, owned by the caller */
+	int		 sb_fd;		/* the side-band event */
+	uint64_t	 sb_id;
+	struct ring	 sb_ring;
 };
 
 struct events {
 	enum buildid_mode mode;		/* resolved, never AUTO */
 	const char	*name;		/* "cycles" or "cpu-clock" */
-	struct perf_event_attr attr;	/* as opened */
-	struct record_layout layout;
+	struct perf_event_attr attr;	/* sampling, as opened */
+	struct perf_event_attr sb_attr;	/* side-band, as opened */
+	struct record_layout layout;	/* of the sampling rings */
+	struct record_layout sb_layout;	/* of the side-band rings */
+	uint64_t	 sb_ring_size;
 	int		 ncpus;
 	struct cpu_event *cpus;
-	uint64_t	*ids;		/* ncpus ids, for the perf.data attrs */
+	uint64_t	*ids;		/* ncpus ids of each, for the perf.data attrs */
+	uint64_t	*sb_ids;
 };
 
 const char *events_mode_name(enum buildid_mode);
@@ -36,8 +53,11 @@ const char *events_mode_name(enum buildid_mode);
 int	events_probe_mode(enum buildid_mode want, enum buildid_mode *got,
 	    char *err, size_t errlen);
 
-/* Open, mmap and enable everything; on error ERR holds one line. */
+/* Open and mmap everything, disabled; on error ERR holds one line. */
 int	events_open(struct events *, const struct config *, char *err, size_t errlen);
+/* Enable (the side-band events first) or disable every event; 0 or -errno. */
+int	events_enable(struct events *);
+void	events_disable(struct events *);
 void	events_close(struct events *);
 
 /* The list of online CPUs from /sys (or sysconf). */

@@ -301,6 +301,31 @@ model_add_map(struct model *m, const struct record_mmap *r, uint8_t source, uint
 }
 
 int
+model_set_map_buildid(struct model *m, uint32_t pid, uint64_t addr, const uint8_t *id,
+    uint8_t size, uint8_t source)
+{
+	struct model_proc *p;
+	size_t	 lo = 0, hi, mid;
+
+	if ((p = model_find(m, pid)) == NULL || size == 0 || size > BUILD_ID_MAX)
+		return -ENOENT;
+	hi = p->nmaps;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (p->maps[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == p->nmaps || p->maps[lo].addr != addr)
+		return -ENOENT;
+	memcpy(p->maps[lo].build_id, id, size);
+	p->maps[lo].build_id_size = size;
+	p->maps[lo].source = source;
+	return 0;
+}
+
+int
 model_set_comm(struct model *m, uint32_t pid, uint32_t tid, const char *comm, int exec)
 {
 	struct model_proc *p;

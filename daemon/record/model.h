@@ -59,6 +59,9 @@ const char *model_comm(struct model *, uint32_t pid, uint32_t tid);
  * binary (binaries.h), or BINARY_NONE.  Returns 0 or -ENOMEM.
  */
 int	model_add_map(struct model *, const struct record_mmap *, uint8_t source, uint32_t bin);
+/* The build-id of PID's map at ADDR, once read; -ENOENT if there is none. */
+int	model_set_map_buildid(struct model *, uint32_t pid, uint64_t addr, const uint8_t *id,
+	    uint8_t size, uint8_t source);
 int	model_set_comm(struct model *, uint32_t pid, uint32_t tid, const char *comm, int exec);
 int	model_fork(struct model *, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid);
 void	model_exit(struct model *, uint32_t pid, uint32_t tid);

@@ -38,9 +38,10 @@ notify_segment_deleted(const struct notify *n, const char *name)
 }
 
 void
-notify_binary_new(const struct notify *n, const struct binary *b, const struct record_mmap *m)
+notify_binary_new(const struct notify *n, const struct binary *b, const struct record_mmap *m,
+    int fd)
 {
-	EACH(n, binary_new, b, m);
+	EACH(n, binary_new, b, m, fd);
 }
 
 void
@@ -57,7 +58,7 @@ notify_seen(const struct notify *n, const struct binary *b, uint32_t pid, uint64
 }
 
 void
-notify_unresolved(const struct notify *n, const char *path, int err, uint64_t wall_ns)
+notify_unresolved(const struct notify *n, const char *path, int cause, uint64_t wall_ns)
 {
-	EACH(n, unresolved, path, err, wall_ns);
+	EACH(n, unresolved, path, cause, wall_ns);
 }

@@ -10,13 +10,16 @@
  *	segment_closed   it is finished and renamed (seg->path), SIZE bytes
  *	segment_deleted  retention or a full disk removed file NAME
  *	binary_new       the first mapping of a binary in this run (M: where
- *	                 it is mapped, for a copy through map_files)
+ *	                 it is mapped, for a copy through map_files; FD: the
+ *	                 mapped file, open, if the daemon just read its
+ *	                 build-id from it, else -1: valid during the call,
+ *	                 a listener that keeps it dups it)
  *	mapped           a new mmap of binary B by PID, at WALL_NS; SOURCE
  *	                 says where its build-id came from (enum buildid_source)
  *	seen             B still mapped by PID at WALL_NS: a segment's start
  *	                 state, the process's exit (last_seen moves)
  *	unresolved       a file mapping whose build-id could not be proven;
- *	                 ERR is the -errno of the failed read
+ *	                 CAUSE says why (enum bid_cause, buildid_reader.h)
  */
 #ifndef PERFMAPD_NOTIFY_H
 #define PERFMAPD_NOTIFY_H
@@ -33,11 +36,11 @@ struct recorder_listener {
 	void	(*segment_opened)(void *, const struct segment *, const struct kinfo *);
 	void	(*segment_closed)(void *, const struct segment *, uint64_t size);
 	void	(*segment_deleted)(void *, const char *name);
-	void	(*binary_new)(void *, const struct binary *, const struct record_mmap *m);
+	void	(*binary_new)(void *, const struct binary *, const struct record_mmap *m, int fd);
 	void	(*mapped)(void *, const struct binary *, uint32_t pid, uint64_t wall_ns,
 		    uint8_t source);
 	void	(*seen)(void *, const struct binary *, uint32_t pid, uint64_t wall_ns);
-	void	(*unresolved)(void *, const char *path, int err, uint64_t wall_ns);
+	void	(*unresolved)(void *, const char *path, int cause, uint64_t wall_ns);
 	void	*arg;
 };
 
@@ -56,12 +59,12 @@ void	notify_segment_opened(const struct notify *, const struct segment *,
 void	notify_segment_closed(const struct notify *, const struct segment *, uint64_t size);
 void	notify_segment_deleted(const struct notify *, const char *name);
 void	notify_binary_new(const struct notify *, const struct binary *,
-	    const struct record_mmap *);
+	    const struct record_mmap *, int fd);
 void	notify_mapped(const struct notify *, const struct binary *, uint32_t pid,
 	    uint64_t wall_ns, uint8_t source);
 void	notify_seen(const struct notify *, const struct binary *, uint32_t pid,
 	    uint64_t wall_ns);
-void	notify_unresolved(const struct notify *, const char *path, int err,
+void	notify_unresolved(const struct notify *, const char *path, int cause,
 	    uint64_t wall_ns);
 
 #endif

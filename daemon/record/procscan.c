@@ -2,7 +2,9 @@
  * procscan.c - the model at start-up, from /proc: every process's threads
  * and names, and its executable mappings with their build-ids.  After
  * that, the records keep the model up to date; /proc is never scanned
- * again.
+ * again.  The build-ids are read as for any mapping (resolver.h, on its
+ * threads, each read bounded in time), a few dozen at a time: the
+ * processes are alive, so map_files answers.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -14,6 +16,41 @@
 
 #include "binaries.h"
 #include "procscan.h"
+#include "recorder.h"
+
+#define SCAN_BATCH	32	/* reads out at once */
+
+struct scan {
+	struct model	*m;
+	struct resolver	*res;
+	uint64_t	*unknown;
+	struct resolve_req *head, **tail;
+	size_t		 n;
+};
+
+/* Wait for the reads out, and put their answers into the model. */
+static void
+settle(struct scan *sc)
+{
+	struct resolve_req *q;
+	const struct bid_answer *a;
+
+	resolver_kick(sc->res);
+	while ((q = sc->head) != NULL) {
+		sc->head = q->next;
+		resolver_check(sc->res, recorder_now());
+		resolver_wait(sc->res, q);
+		resolver_req_done(sc->res, q, recorder_now(), 0);
+		a = resolver_req_answer(q);
+		if (a->cause == BIDC_OK)
+			model_set_map_buildid(sc->m, q->q.pid, q->q.addr, a->id, a->size, BID_USER);
+		else
+			sc->unknown[a->cause < BIDC_NCAUSES ? a->cause : BIDC_ERROR]++;
+		resolver_req_put(sc->res, q);
+	}
+	sc->tail = &sc->head;
+	sc->n = 0;
+}
 
 static int
 read_line(const char *path, char *buf, size_t len)
@@ -58,9 +95,10 @@ scan_threads(struct model *m, uint32_t pid)
 }
 
 static void
-scan_maps(struct model *m, struct buildid_reader *br, uint32_t pid)
+scan_maps(struct scan *sc, uint32_t pid)
 {
 	char	 path[64], line[PATH_MAX + 256];
+	struct resolve_req *q;
 	FILE	*f;
 
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
@@ -93,21 +131,30 @@ scan_maps(struct model *m, struct buildid_reader *br, uint32_t pid)
 		r.filename = line + n;
 		if (r.filename[0] == '\0')
 			r.filename = "//anon";
-		/* A path the kernel marks " (deleted)" is still readable via map_files. */
-		if (buildid_reader_is_file(r.filename))
-			buildid_reader_resolve(br, &r);
-		model_add_map(m, &r, r.build_id_size ? BID_USER : BID_NONE, BINARY_NONE);
+		model_add_map(sc->m, &r, BID_NONE, BINARY_NONE);
+		/* When it was mapped is unknown: only map_files can answer (it is alive). */
+		if (!buildid_reader_is_file(r.filename) ||
+		    (q = resolver_req_new(sc->res, &r, 0, recorder_now())) == NULL)
+			continue;
+		q->next = NULL;
+		*sc->tail = q;
+		sc->tail = &q->next;
+		resolver_queue(sc->res, q);
+		if (++sc->n >= SCAN_BATCH)
+			settle(sc);
 	}
 	fclose(f);
 }
 
 int
-procscan_run(struct model *m, struct buildid_reader *br)
+procscan_run(struct model *m, struct resolver *res, uint64_t unknown[BIDC_NCAUSES])
 {
+	struct scan sc = { m, res, unknown, NULL, NULL, 0 };
 	DIR	*d;
 	struct dirent *de;
 	int	 n = 0;
 
+	sc.tail = &sc.head;
 	if ((d = opendir("/proc")) == NULL)
 		return -errno;
 	while ((de = readdir(d)) != NULL) {
@@ -119,9 +166,10 @@ procscan_run(struct model *m, struct buildid_reader *br)
 		scan_threads(m, pid);
 		if (model_find(m, pid) == NULL)
 			continue;	/* gone already */
-		scan_maps(m, br, pid);
+		scan_maps(&sc, pid);
 		n++;
 	}
 	closedir(d);
+	settle(&sc);
 	return n;
 }

@@ -4,10 +4,17 @@
 #ifndef PERFMAPD_PROCSCAN_H
 #define PERFMAPD_PROCSCAN_H
 
+#include <stdint.h>
+
 #include "buildid_reader.h"
 #include "model.h"
+#include "resolver.h"
 
-/* Fill the model from /proc; returns the number of processes seen. */
-int	procscan_run(struct model *, struct buildid_reader *);
+/*
+ * Fill the model from /proc, the build-ids read through RES; the maps
+ * left without one are counted in UNKNOWN by cause.  Returns the number
+ * of processes seen.
+ */
+int	procscan_run(struct model *, struct resolver *res, uint64_t unknown[BIDC_NCAUSES]);
 
 #endif

@@ -1,27 +1,41 @@
 /*
- * recorder.c - the recording core.
+ * recorder.c - the recording core: the passes over the rings, the
+ * segments and their rotation, and the recorder's events on the loop.
  *
- * Every wake-up drains every ring (perf's FINISHED_ROUND contract: a round
- * marker promises that no later record is older than the previous round,
- * which holds only if all rings were read), processes each record, and
- * writes it to the current segment:
+ * A pass reads every ring up to a time limit and writes what it took to
+ * the current segment:
  *
- *	SAMPLE            counted, written unchanged
- *	MMAP2 (+id)       model updated, build-id noted for the header table
- *	MMAP2 (no id)     build-id read from the file (bidres), record rewritten
- *	                  in the build-id form so perf keys the map by contents
- *	MMAP3             decoded, rewritten as MMAP2 + build-id (stock perf
- *	                  does not know MMAP3)
- *	COMM/FORK/EXIT    model updated, written unchanged
- *	LOST*             counted, written unchanged
+ *	side-band rings   merged by time into the model (sideband.c); a
+ *	                  mapping waits there for its build-id read
+ *	sampling rings    each copied in bulk, runs of whole records at once
+ *	                  (ring_copy), in no order: perf sorts by time within
+ *	                  a round
+ *	FINISHED_ROUND    after a pass that read every ring, unless the
+ *	                  side-band waits for a read below the limit: a round
+ *	                  marker promises perf that nothing after it is older
+ *	                  than the round before, and the mapping still to be
+ *	                  written is; the round goes on into the next pass
  *
  * Time is cut, not the byte stream.  A pass consumes only records stamped
- * before now - MARGIN and leaves younger ones in the rings: a record takes
- * far less than MARGIN from its time stamp to its place in the ring, so
- * everything stamped before the limit has been seen.  A rotation at T =
- * now - MARGIN then drains up to T, closes the segment as [start, T), and
- * opens the next one at T with the model's state at T: each record lands in
- * exactly one segment and the ranges neither overlap nor leave gaps.
+ * before now - RECORDER_MARGIN_NS and leaves younger ones in the rings: a
+ * record takes far less than that from its time stamp to its place in the
+ * ring, so everything stamped before the limit has been seen.  A rotation
+ * at T reads up to T, closes the segment as [start, T), and opens the next
+ * one at T with the model's state at T: each record lands in exactly one
+ * segment and the ranges neither overlap nor leave gaps.  T is exact:
+ * rotate_age after the segment began, or now - margin for the others; the
+ * cut happens once the side-band is written up to T.
+ *
+ * When passes run (the loop, recorder_attach):
+ *	a sampling ring's watermark, the drain timer     a full pass
+ *	a side-band record arrives (a wake-up each)      sideband_arrive: reads
+ *	                                                 start; the side-band's
+ *	                                                 wake-ups are then held
+ *	                                                 off SB_HOLDOFF_MS while
+ *	                                                 records keep coming
+ *	the timer of the next thing due (a side-band     a side-band pass
+ *	record old enough, a read's deadline, a cut)
+ *	a read the side-band waits for is answered       a side-band pass
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,19 +44,38 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+
+#include <event2/event.h>
 
 #include "log.h"
 #include "procscan.h"
 #include "recorder.h"
 #include "repair.h"
 
-/* How far behind now a pass reads: longer than any record takes to land. */
-#define DRAIN_MARGIN_NS		(20ULL * 1000 * 1000)
 /* A time stamp further ahead than this is garbage, not a reason to wait. */
 #define FUTURE_NS		(1000ULL * 1000 * 1000)
+/* The limit of the last pass at stop: every record. */
+#define LIMIT_ALL		(UINT64_MAX - RECORDER_MARGIN_NS - FUTURE_NS)
+/*
+ * Side-band wake-ups after the first of a burst: at most one per this.  A
+ * wake-up of the loop is the main cost of the side-band under an exec
+ * storm (each a context switch, costly in a VM); 5 ms still starts the
+ * build-id read of a process that lives 10 ms while it lives.
+ */
+#define SB_HOLDOFF_MS		5
+
+struct recorder_loop {
+	struct event_base *base;
+	struct event	**sample_evs;	/* per CPU: a sampling ring's watermark */
+	struct event	**sb_evs;	/* per CPU: a side-band record */
+	struct event	*answer_ev;	/* the resolver's eventfd */
+	struct event	*drain_ev;	/* drain_interval */
+	struct event	*holdoff_ev;
+	struct event	*tick_ev;	/* the next thing due */
+	int		 sb_watched;
+};
 
 uint64_t
 recorder_now(void)
@@ -67,8 +100,8 @@ wall_at(uint64_t mono)
 }
 
 /* Wall clock of a record, from the current segment's reference pair. */
-static uint64_t
-record_wall(struct recorder *r, const struct record *rec)
+uint64_t
+recorder_wall(struct recorder *r, const struct record *rec)
 {
 	if (!rec->has_sid || rec->sid.time == 0 || !r->seg.open)
 		return wall_at(recorder_now());
@@ -130,20 +163,20 @@ disk_recovered(struct recorder *r)
 	r->room_gone_at = 0;
 }
 
-static void
-seg_write(struct recorder *r, const void *buf, size_t len)
+void
+recorder_write(struct recorder *r, const void *buf, size_t len, uint64_t nrec)
 {
 	int	 rc, tries;
 
 	if (!r->seg.open) {
-		r->st.write_errors++;
+		r->st.write_errors += nrec;
 		return;
 	}
-	for (tries = 0; (rc = segment_write(&r->seg, buf, len)) < 0 && tries < 8; tries++)
+	for (tries = 0; (rc = segment_append(&r->seg, buf, len, nrec)) < 0 && tries < 8; tries++)
 		if (!is_space_error(rc) || make_room(r) < 0)
 			break;
 	if (rc < 0) {
-		r->st.write_errors++;
+		r->st.write_errors += nrec;
 		disk_trouble(r, rc);
 		return;
 	}
@@ -151,201 +184,78 @@ seg_write(struct recorder *r, const void *buf, size_t len)
 	r->wrote = 1;
 }
 
-static void
-handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record *rec)
-{
-	struct record_mmap *m = &rec->mmap;
-	struct binary *b = NULL;
-	uint8_t	 source = BID_NONE;
-	uint64_t wall;
-	int	 rewrite = 0, rc;
-	size_t	 n;
-
-	r->st.mmaps++;
-	r->seg.mmaps++;
-	if (m->pid == (uint32_t)-1) {		/* kernel: written as is */
-		seg_write(r, h, h->size);
-		return;
-	}
-	wall = record_wall(r, rec);
-	if (m->build_id_size > 0) {
-		source = rec->type == PERF_RECORD_MMAP3 ? BID_MMAP3 : BID_MMAP2;
-		r->st.mmaps_kernel_id++;
-	} else if (buildid_reader_is_file(m->filename)) {
-		if ((rc = buildid_reader_resolve(&r->reader, m)) > 0) {
-			source = BID_USER;
-			r->st.mmaps_user_id++;
-			rewrite = 1;
-		} else {
-			r->st.mmaps_no_id++;
-			notify_unresolved(&r->notify, m->filename, rc, wall);
-		}
-	}
-	if (rec->type == PERF_RECORD_MMAP3)
-		rewrite = 1;
-	/*
-	 * The one lookup of (path, build-id) per mapping.  The binary says
-	 * whether the segment's build-id table and the listeners have heard
-	 * of it yet.
-	 */
-	if (m->build_id_size > 0 &&
-	    (b = binaries_get(r->bins, m->filename, m->build_id, m->build_id_size, NULL)) != NULL) {
-		if (r->seg.open)
-			segment_note_binary(&r->seg, b, m->filename);
-		if (!b->mapped) {
-			b->mapped = 1;
-			notify_binary_new(&r->notify, b, m);
-		}
-		notify_mapped(&r->notify, b, m->pid, wall, source);
-	}
-	if (model_add_map(&r->model, m, source, b != NULL ? b->id : BINARY_NONE) < 0)
-		log_warnx("model: out of memory");
-	if (!rewrite || strlen(m->filename) >= PATH_MAX) {
-		seg_write(r, h, h->size);
-		return;
-	}
-	n = m->build_id_size > 0 ?
-	    record_build_mmap2(r->scratch, m, rec->misc, &r->ev.layout, &rec->sid) :
-	    record_build_mmap2_plain(r->scratch, m, rec->misc, &r->ev.layout, &rec->sid);
-	seg_write(r, r->scratch, n);
-}
-
-/* A process ends: its binaries were mapped until now (last_seen). */
-static void
-publish_exit(struct recorder *r, const struct record *rec)
-{
-	struct model_proc *p;
-	struct binary *b;
-	uint64_t wall;
-	size_t	 i;
-
-	if ((p = model_find(&r->model, rec->task.pid)) == NULL)
-		return;
-	wall = record_wall(r, rec);
-	for (i = 0; i < p->nmaps; i++)
-		if ((b = binaries_at(r->bins, p->maps[i].bin)) != NULL)
-			notify_seen(&r->notify, b, p->pid, wall);
-}
-
-static void
-process_record(struct recorder *r, const struct perf_event_header *h, struct record *rec)
-{
-	r->st.records++;
-	switch (rec->type) {
-	case PERF_RECORD_SAMPLE:
-		r->st.samples++;
-		segment_note_sample(&r->seg, rec->has_sid ? rec->sid.time : 0);
-		break;
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-		handle_mmap(r, h, rec);
-		return;
-	case PERF_RECORD_MMAP3:
-		if (r->ev.layout.mmap3) {
-			handle_mmap(r, h, rec);
-			return;
-		}
-		break;
-	case PERF_RECORD_COMM:
-		model_set_comm(&r->model, rec->comm.pid, rec->comm.tid, rec->comm.comm,
-		    (rec->misc & PERF_RECORD_MISC_COMM_EXEC) != 0);
-		break;
-	case PERF_RECORD_FORK:
-		model_fork(&r->model, rec->task.pid, rec->task.ppid, rec->task.tid,
-		    rec->task.ptid);
-		break;
-	case PERF_RECORD_EXIT:
-		if (rec->task.pid == rec->task.tid)
-			publish_exit(r, rec);
-		model_exit(&r->model, rec->task.pid, rec->task.tid);
-		break;
-	case PERF_RECORD_LOST:
-		r->st.lost += rec->lost.lost;
-		r->seg.lost += rec->lost.lost;
-		break;
-	case PERF_RECORD_LOST_SAMPLES:
-		r->st.lost_samples += rec->lost_samples.lost;
-		break;
-	default:
-		break;
-	}
-	seg_write(r, h, h->size);
-}
-
 /* 1 when a record stamped T is left for later, 0 when it is taken now. */
-static int
-not_yet(const struct recorder *r, uint64_t t)
+int
+recorder_not_yet(const struct recorder *r, uint64_t t)
 {
-	if (t >= r->limit + DRAIN_MARGIN_NS + FUTURE_NS)
+	if (t >= r->limit + RECORDER_MARGIN_NS + FUTURE_NS)
 		return 0;		/* a stamp from the far future: taken as is */
 	return t >= r->limit ||		/* too young: next pass */
 	    t > r->bound;		/* another ring has older records: those first */
 }
 
+/* ---- the sampling rings: runs of whole records ------------------------ */
+
 static int
-ring_record_cb(const struct perf_event_header *h, void *arg)
+sample_pick_cb(const struct perf_event_header *h, void *arg)
 {
 	struct recorder *r = arg;
 	struct record rec;
 	uint64_t t;
 
-	/*
-	 * Samples are most of the stream and need nothing but their time:
-	 * copied as they are, like perf record does, without a full decode.
-	 */
-	if (h->type == PERF_RECORD_SAMPLE &&
-	    record_time(h, h->size, &r->ev.layout, &t) == 0) {
-		if (not_yet(r, t))
-			return 1;
-		/* all process_record reads of a sample: its type and time */
-		rec.type = PERF_RECORD_SAMPLE;
-		rec.has_sid = 1;
-		rec.sid.time = t;
-		process_record(r, h, &rec);
-		return 0;
+	if (record_time(h, h->size, &r->ev.layout, &t) < 0)
+		t = 0;
+	else if (recorder_not_yet(r, t))
+		return RING_STOP;
+	r->st.records++;
+	/* Samples are most of the stream: counted, copied, never decoded. */
+	if (h->type == PERF_RECORD_SAMPLE) {
+		r->st.samples++;
+		segment_note_sample(&r->seg, t);
+		return RING_TAKE;
 	}
 	if (record_decode(h, h->size, &r->ev.layout, &rec) < 0) {
 		r->st.bad_records++;
-		return 0;
+		return RING_DROP;
 	}
-	if (rec.has_sid && not_yet(r, rec.sid.time))
-		return 1;
-	process_record(r, h, &rec);
-	return 0;
-}
-
-/* Note the time of the next record of a ring without consuming it. */
-static int
-ring_peek_cb(const struct perf_event_header *h, void *arg)
-{
-	struct recorder *r = arg;
-	uint64_t t;
-
-	/* Undecodable or timeless: first, so ring_record_cb deals with it now. */
-	r->peek = record_time(h, h->size, &r->ev.layout, &t) < 0 ? 0 : t;
-	return 1;
-}
-
-static uint64_t
-ring_peek(struct recorder *r, int i)
-{
-	r->peek = UINT64_MAX;
-	ring_read(&r->ev.cpus[i].ring, ring_peek_cb, r);
-	return r->peek;
+	if (rec.type == PERF_RECORD_LOST) {
+		r->st.lost += rec.lost.lost;
+		r->seg.lost += rec.lost.lost;
+	} else if (rec.type == PERF_RECORD_LOST_SAMPLES)
+		r->st.lost_samples += rec.lost_samples.lost;
+	return RING_TAKE;
 }
 
 static void
-write_round(struct recorder *r)
+sample_run_cb(const void *buf, size_t len, uint64_t nrec, void *arg)
+{
+	recorder_write(arg, buf, len, nrec);
+}
+
+static void
+drain_samples(struct recorder *r)
+{
+	int	 i;
+
+	r->bound = UINT64_MAX;
+	for (i = 0; i < r->ev.ncpus; i++)
+		ring_copy(&r->ev.cpus[i].ring, sample_pick_cb, sample_run_cb, r);
+}
+
+/* A round marker, unless the side-band holds the round open; then a flush. */
+static void
+end_round(struct recorder *r, int marker)
 {
 	struct perf_event_header fr = { PERF_RECORD_FINISHED_ROUND, 0, sizeof(fr) };
 	int	 rc, tries;
 
 	if (!r->wrote || !r->seg.open)
 		return;
-
-	if (segment_write(&r->seg, &fr, sizeof(fr)) == 0)
-		r->st.bytes += sizeof(fr);
-	r->wrote = 0;
+	if (marker) {
+		if (segment_write(&r->seg, &fr, sizeof(fr)) == 0)
+			r->st.bytes += sizeof(fr);
+		r->wrote = 0;
+	}
 	for (tries = 0; (rc = perfdata_flush(&r->seg.pd)) < 0 && tries < 8; tries++)
 		if (!is_space_error(rc) || make_room(r) < 0)
 			break;
@@ -355,51 +265,58 @@ write_round(struct recorder *r)
 		disk_recovered(r);
 }
 
-/* Consume every ring up to records stamped at LIMIT. */
-static uint64_t
-drain_until(struct recorder *r, uint64_t limit)
-{
-	uint64_t n = 0, got, *next = r->next;
-	int	 i, min, ncpus = r->ev.ncpus;
+static int	close_segment(struct recorder *, uint64_t);
+static int	open_segment(struct recorder *, uint64_t);
 
-	/*
-	 * Merge the rings by time: the model must see a process's records in
-	 * the order they happened, and a process that moved between CPUs has
-	 * them in several rings (an exec on one CPU, its exit on another).
-	 * Take records from the ring with the oldest next record, up to the
-	 * next record of any other ring, then look again.
-	 */
-	r->limit = limit;
-	for (i = 0; i < ncpus; i++)
-		next[i] = ring_peek(r, i);
-	for (;;) {
-		min = -1;
-		r->bound = UINT64_MAX;
-		for (i = 0; i < ncpus; i++) {
-			if (next[i] == UINT64_MAX)
-				continue;
-			if (min < 0 || next[i] < next[min]) {
-				if (min >= 0)
-					r->bound = next[min];
-				min = i;
-			} else if (next[i] < r->bound)
-				r->bound = next[i];
-		}
-		if (min < 0)
-			break;
-		got = ring_read(&r->ev.cpus[min].ring, ring_record_cb, r);
-		n += got;
-		/* Nothing taken: what is left there is too young for this pass. */
-		next[min] = got == 0 ? UINT64_MAX : ring_peek(r, min);
+/* The cut T is reached: [start, T) is closed, the next segment begins at T. */
+static void
+complete_cut(struct recorder *r)
+{
+	const struct config *c = r->conf;
+	uint64_t t = r->cut;
+	int	 rc, orc;
+
+	r->cut = 0;
+	rc = close_segment(r, t);
+	switch (r->cut_why) {
+	case ROTATE_SIZE: r->st.rotations_size++; break;
+	case ROTATE_AGE: r->st.rotations_age++; break;
+	case ROTATE_SIGNAL: r->st.rotations_signal++; break;
+	case ROTATE_REQUEST: r->st.rotations_request++; break;
+	case ROTATE_STOP: break;
 	}
-	write_round(r);
-	return n;
+	orc = open_segment(r, t);
+	segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms, &r->notify);
+	r->cut_rc = rc < 0 ? rc : orc;
 }
 
-uint64_t
+/*
+ * A pass up to LIMIT (capped at a pending cut).  FULL: the sampling rings
+ * too, with the round marker; otherwise the side-band only.  Returns the
+ * time the side-band waits at, or 0.
+ */
+static uint64_t
+pass(struct recorder *r, uint64_t limit, int full)
+{
+	uint64_t blocked;
+
+	if (r->cut != 0 && r->cut < limit)
+		limit = r->cut;
+	blocked = sideband_drain(r, limit);
+	if (full || r->cut != 0) {
+		r->limit = limit;
+		drain_samples(r);
+		end_round(r, blocked == 0);
+	}
+	if (r->cut != 0 && limit == r->cut && blocked == 0)
+		complete_cut(r);
+	return blocked;
+}
+
+void
 recorder_drain(struct recorder *r)
 {
-	return drain_until(r, recorder_now() - DRAIN_MARGIN_NS);
+	pass(r, recorder_now() - RECORDER_MARGIN_NS, 1);
 }
 
 static void
@@ -452,7 +369,7 @@ close_segment(struct recorder *r, uint64_t t_end)
 		return 0;
 	r->seg.t_end = t_end;
 	fill_meta(r, &meta, &u, host, sizeof(host));
-	if ((rc = segment_close(&r->seg, &r->attr, 1, &meta)) < 0) {
+	if ((rc = segment_close(&r->seg, r->attrs, 2, &meta)) < 0) {
 		char	 err[512];
 
 		errno = -rc;
@@ -489,7 +406,7 @@ open_segment(struct recorder *r, uint64_t t_start)
 
 	for (tries = 0; ; tries++) {
 		rc = segment_open(&r->seg, r->segdir, r->seq + 1, t_start, wall_at(t_start),
-		    &r->attr, 1);
+		    r->attrs, 2);
 		if (rc == 0 || !is_space_error(rc) || tries == 8 || make_room(r) < 0)
 			break;
 	}
@@ -503,7 +420,7 @@ open_segment(struct recorder *r, uint64_t t_start)
 	kinfo_load(&r->kinfo);
 	r->kinfo.vdso = &r->vdso;
 	notify_segment_opened(&r->notify, &r->seg, &r->kinfo);
-	sa = (struct synth_args){ .layout = &r->ev.layout, .id = r->ev.ids[0],
+	sa = (struct synth_args){ .layout = &r->ev.sb_layout, .id = r->ev.sb_ids[0],
 	    .time = t_start, .wall_ns = r->seg.wall_start_ns, .bins = r->bins,
 	    .notify = &r->notify };
 	rc = synth_write(&r->seg, &r->model, &r->kinfo, &sa, &ss);
@@ -524,29 +441,27 @@ int
 recorder_rotate(struct recorder *r, enum rotate_reason why)
 {
 	uint64_t t;
-	int	 rc, orc;
+	int	 wait = why == ROTATE_SIGNAL || why == ROTATE_REQUEST;
 
-	/*
-	 * Cut a little in the past (see the top of this file), but never
-	 * before the segment began.  At stop the events are disabled: read
-	 * everything.
-	 */
-	t = recorder_now() - (why == ROTATE_STOP ? 0 : DRAIN_MARGIN_NS);
-	if (t <= r->seg.t_start)
-		t = r->seg.t_start + 1;
-	drain_until(r, why == ROTATE_STOP ? UINT64_MAX - DRAIN_MARGIN_NS - FUTURE_NS : t);
-	rc = close_segment(r, t);
-	switch (why) {
-	case ROTATE_SIZE: r->st.rotations_size++; break;
-	case ROTATE_AGE: r->st.rotations_age++; break;
-	case ROTATE_SIGNAL: r->st.rotations_signal++; break;
-	case ROTATE_REQUEST: r->st.rotations_request++; break;
-	case ROTATE_STOP: return rc;
+	if (r->cut == 0) {
+		/* Exactly rotate_age after the start, or a little in the past. */
+		t = why == ROTATE_AGE ? r->seg.t_start + r->conf->rotate_age_ms * 1000000ULL :
+		    recorder_now() - RECORDER_MARGIN_NS;
+		if (t <= r->seg.t_start)
+			t = r->seg.t_start + 1;
+		r->cut = t;
+		r->cut_why = why;
+		r->cut_rc = 0;
 	}
-	orc = open_segment(r, t);
-	segment_retention(r->segdir, r->conf->keep_count, r->conf->keep_size,
-	    r->conf->keep_age_ms, &r->notify);
-	return rc < 0 ? rc : orc;
+	for (;;) {
+		pass(r, recorder_now() - RECORDER_MARGIN_NS, 1);
+		if (r->cut == 0)
+			return r->cut_rc;
+		if (!wait)
+			return 0;
+		/* Bounded: every read is answered or given up within RESOLVE_TIMEOUT_MS. */
+		sideband_wait(r);
+	}
 }
 
 void
@@ -554,6 +469,8 @@ recorder_check_rotate(struct recorder *r)
 {
 	const struct config *c = r->conf;
 
+	if (r->cut != 0)
+		return;		/* one is under way */
 	if (!r->seg.open) {
 		/* A segment could not be opened (disk full?): try again. */
 		if (open_segment(r, recorder_now()) == 0)
@@ -563,9 +480,208 @@ recorder_check_rotate(struct recorder *r)
 	}
 	if (c->rotate_size != 0 && r->seg.pd.data_size >= c->rotate_size)
 		recorder_rotate(r, ROTATE_SIZE);
-	else if (c->rotate_age_ms != 0 &&
-	    recorder_now() - r->seg.t_start >= c->rotate_age_ms * 1000000ULL)
+	else if (c->rotate_age_ms != 0 && recorder_now() - RECORDER_MARGIN_NS >=
+	    r->seg.t_start + c->rotate_age_ms * 1000000ULL)
 		recorder_rotate(r, ROTATE_AGE);
+}
+
+/* ---- the loop ------------------------------------------------------------- */
+
+/*
+ * When the recorder next needs a pass without a ring waking it.  While a
+ * burst of side-band records is held off, the hold-off timer's passes do
+ * the side-band's work: only a read the side-band waits for counts then.
+ */
+static uint64_t
+due(struct recorder *r)
+{
+	const struct config *c = r->conf;
+	uint64_t d, t;
+
+	if (r->loop->sb_watched || r->blocked != 0)
+		d = sideband_due(r);
+	else
+		d = UINT64_MAX;
+
+	if (r->cut != 0 && r->blocked == 0 && r->cut + RECORDER_MARGIN_NS + 1 < d)
+		d = r->cut + RECORDER_MARGIN_NS + 1;
+	if (r->cut == 0 && r->seg.open && c->rotate_age_ms != 0) {
+		t = r->seg.t_start + c->rotate_age_ms * 1000000ULL + RECORDER_MARGIN_NS;
+		if (t < d)
+			d = t;
+	}
+	return d;
+}
+
+/* After anything the recorder did on the loop: rotation, spare readers, the timer. */
+static void
+after(struct recorder *r)
+{
+	struct recorder_loop *l = r->loop;
+	struct timeval tv;
+	uint64_t d, now;
+
+	recorder_check_rotate(r);
+	now = recorder_now();
+	resolver_kick(r->res);		/* files to close, reads started by a pass */
+	resolver_check(r->res, now);
+	if ((d = due(r)) == UINT64_MAX) {
+		evtimer_del(l->tick_ev);
+		return;
+	}
+	d = d > now ? d - now : 0;
+	tv.tv_sec = (time_t)(d / 1000000000ULL);
+	tv.tv_usec = (suseconds_t)(d % 1000000000ULL / 1000);
+	evtimer_add(l->tick_ev, &tv);
+}
+
+static void
+sample_ready_cb(evutil_socket_t fd, short what, void *arg)
+{
+	recorder_drain(arg);
+	after(arg);
+}
+
+static void
+drain_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	recorder_drain(arg);
+	after(arg);
+}
+
+static void
+tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct recorder *r = arg;
+
+	pass(r, recorder_now() - RECORDER_MARGIN_NS, 0);
+	after(r);
+}
+
+static void
+answer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct recorder *r = arg;
+
+	resolver_ack(r->res);
+	if (r->blocked != 0)
+		pass(r, recorder_now() - RECORDER_MARGIN_NS, 0);
+	after(r);
+}
+
+static void
+sb_watch(struct recorder_loop *l, int ncpus, int on)
+{
+	int	 i;
+
+	if (l->sb_watched == on)
+		return;
+	for (i = 0; i < ncpus; i++)
+		if (on)
+			event_add(l->sb_evs[i], NULL);
+		else
+			event_del(l->sb_evs[i]);
+	l->sb_watched = on;
+}
+
+/*
+ * A side-band record arrived: start its read now, and hold the side-band's
+ * wake-ups off for SB_HOLDOFF_MS, looking again then, for as long as
+ * records keep coming (an exec storm wakes the loop a few hundred times a
+ * second, not once per record).
+ */
+static void
+sb_ready_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct recorder *r = arg;
+	struct timeval tv = { 0, SB_HOLDOFF_MS * 1000 };
+
+	/* Awake anyway: what is old enough is written too (no tick of its own). */
+	pass(r, recorder_now() - RECORDER_MARGIN_NS, 0);
+	sb_watch(r->loop, r->ev.ncpus, 0);
+	evtimer_add(r->loop->holdoff_ev, &tv);
+	after(r);
+}
+
+static void
+holdoff_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct recorder *r = arg;
+	struct timeval tv = { 0, SB_HOLDOFF_MS * 1000 };
+
+	if (sideband_arrive(r)) {
+		pass(r, recorder_now() - RECORDER_MARGIN_NS, 0);
+		evtimer_add(r->loop->holdoff_ev, &tv);
+	} else
+		sb_watch(r->loop, r->ev.ncpus, 1);	/* quiet again: a wake-up per record */
+	after(r);
+}
+
+static void
+loop_free(struct recorder *r)
+{
+	struct recorder_loop *l = r->loop;
+	int	 i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < r->ev.ncpus; i++) {
+		if (l->sample_evs != NULL && l->sample_evs[i] != NULL)
+			event_free(l->sample_evs[i]);
+		if (l->sb_evs != NULL && l->sb_evs[i] != NULL)
+			event_free(l->sb_evs[i]);
+	}
+	free(l->sample_evs);
+	free(l->sb_evs);
+	if (l->answer_ev != NULL)
+		event_free(l->answer_ev);
+	if (l->drain_ev != NULL)
+		event_free(l->drain_ev);
+	if (l->holdoff_ev != NULL)
+		event_free(l->holdoff_ev);
+	if (l->tick_ev != NULL)
+		event_free(l->tick_ev);
+	free(l);
+	r->loop = NULL;
+}
+
+int
+recorder_attach(struct recorder *r, struct event_base *base)
+{
+	struct recorder_loop *l;
+	struct timeval tv;
+	int	 i, n = r->ev.ncpus;
+
+	if ((l = r->loop = calloc(1, sizeof(*l))) == NULL ||
+	    (l->sample_evs = calloc((size_t)n, sizeof(*l->sample_evs))) == NULL ||
+	    (l->sb_evs = calloc((size_t)n, sizeof(*l->sb_evs))) == NULL)
+		goto fail;
+	l->base = base;
+	for (i = 0; i < n; i++) {
+		l->sample_evs[i] = event_new(base, r->ev.cpus[i].fd, EV_READ | EV_PERSIST,
+		    sample_ready_cb, r);
+		l->sb_evs[i] = event_new(base, r->ev.cpus[i].sb_fd, EV_READ | EV_PERSIST,
+		    sb_ready_cb, r);
+		if (l->sample_evs[i] == NULL || l->sb_evs[i] == NULL ||
+		    event_add(l->sample_evs[i], NULL) == -1)
+			goto fail;
+	}
+	sb_watch(l, n, 1);
+	l->answer_ev = event_new(base, resolver_fd(r->res), EV_READ | EV_PERSIST, answer_cb, r);
+	l->drain_ev = event_new(base, -1, EV_PERSIST, drain_timer_cb, r);
+	l->holdoff_ev = evtimer_new(base, holdoff_cb, r);
+	l->tick_ev = evtimer_new(base, tick_cb, r);
+	tv.tv_sec = (time_t)(r->conf->drain_interval_ms / 1000);
+	tv.tv_usec = (suseconds_t)(r->conf->drain_interval_ms % 1000) * 1000;
+	if (l->answer_ev == NULL || l->drain_ev == NULL || l->holdoff_ev == NULL ||
+	    l->tick_ev == NULL || event_add(l->answer_ev, NULL) == -1 ||
+	    event_add(l->drain_ev, &tv) == -1)
+		goto fail;
+	after(r);
+	return 0;
+fail:
+	loop_free(r);
+	return -1;
 }
 
 static int
@@ -607,7 +723,7 @@ announce_model_cb(struct model_proc *p, void *arg)
 			continue;
 		b->mapped = 1;
 		model_map_record(p, mm, &m);
-		notify_binary_new(&r->notify, b, &m);
+		notify_binary_new(&r->notify, b, &m, -1);
 	}
 	return 0;
 }
@@ -616,14 +732,33 @@ announce_model_cb(struct model_proc *p, void *arg)
 static void
 release(struct recorder *r)
 {
+	loop_free(r);
+	sideband_free(r);
 	events_close(&r->ev);
-	free(r->next);
-	r->next = NULL;
 	model_free(&r->model);
-	buildid_reader_free(&r->reader);
 	kinfo_free(&r->kinfo);
 	vdso_free(&r->vdso);
 	hostinfo_free(&r->host);
+}
+
+/*
+ * The events as segments present them.  The side-band's records are
+ * written as MMAP2 (MMAP3 rewritten), in the build-id form exactly when a
+ * build-id is known, the flag always truthful: its attr says build_id, so
+ * that a reader decoding by attr (record.h) believes those flags and only
+ * those.
+ */
+static void
+present_attrs(struct recorder *r)
+{
+	struct perf_event_attr sb = r->ev.sb_attr;
+
+	perf_attr_set_flag(&sb, PERF_ATTR_FLAG_MMAP3_BIT, 0);
+	perf_attr_set_flag(&sb, PERF_ATTR_FLAG_BUILD_ID_BIT, 1);
+	r->attrs[0] = (struct perfdata_attr){ .attr = r->ev.attr, .name = r->ev.name,
+	    .ids = r->ev.ids, .nids = (size_t)r->ev.ncpus };
+	r->attrs[1] = (struct perfdata_attr){ .attr = sb, .name = "dummy",
+	    .ids = r->ev.sb_ids, .nids = (size_t)r->ev.ncpus };
 }
 
 int
@@ -644,22 +779,14 @@ recorder_init(struct recorder *r, const struct config *c, const char *state_dir,
 		return -1;
 	repair_all(r->segdir);
 	r->seq = segment_last_seq(r->segdir);
-	if (model_init(&r->model) < 0 || buildid_reader_init(&r->reader) < 0 ||
-	    hostinfo_load(&r->host, NULL) < 0) {
+	if (model_init(&r->model) < 0 || hostinfo_load(&r->host, NULL) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
 	vdso_load(&r->vdso);
-	if (events_open(&r->ev, c, err, errlen) < 0)
+	if (events_open(&r->ev, c, err, errlen) < 0 || sideband_init(r, err, errlen) < 0)
 		goto fail;
-	if ((r->next = calloc((size_t)r->ev.ncpus, sizeof(*r->next))) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
-	r->attr.attr = r->ev.attr;
-	r->attr.name = r->ev.name;
-	r->attr.ids = r->ev.ids;
-	r->attr.nids = (size_t)r->ev.ncpus;
+	present_attrs(r);
 	return 0;
 fail:
 	release(r);
@@ -677,16 +804,17 @@ recorder_start(struct recorder *r, char *err, size_t errlen)
 {
 	const struct config *c = r->conf;
 	uint64_t t0;
-	int	 i, n;
+	int	 n, rc, i;
 
 	/* Enable before the scan: whatever changes during it is in the rings. */
 	r->start_mono_ns = t0 = recorder_now();
-	for (i = 0; i < r->ev.ncpus; i++)
-		if (ioctl(r->ev.cpus[i].fd, PERF_EVENT_IOC_ENABLE, 0) == -1) {
-			snprintf(err, errlen, "PERF_EVENT_IOC_ENABLE: %s", strerror(errno));
-			goto fail;
-		}
-	n = procscan_run(&r->model, &r->reader);
+	if ((rc = events_enable(&r->ev)) < 0) {
+		snprintf(err, errlen, "PERF_EVENT_IOC_ENABLE: %s", strerror(-rc));
+		goto fail;
+	}
+	n = procscan_run(&r->model, r->res, r->st.unknown);
+	for (i = 0; i < BIDC_NCAUSES; i++)
+		r->st.mmaps_no_id += r->st.unknown[i];
 	model_foreach(&r->model, announce_model_cb, r);
 	log_info("build-id mode %s, event %s at %u Hz%s on %d CPUs; %d processes, "
 	    "%zu executable maps at start", events_mode_name(r->ev.mode), r->ev.name,
@@ -705,11 +833,21 @@ fail:
 void
 recorder_stop(struct recorder *r)
 {
-	int	 i;
+	const struct config *c = r->conf;
+	uint64_t age = c->rotate_age_ms * 1000000ULL;
 
-	for (i = 0; i < r->ev.ncpus; i++)
-		ioctl(r->ev.cpus[i].fd, PERF_EVENT_IOC_DISABLE, 0);
-	if (r->seg.open)
-		recorder_rotate(r, ROTATE_STOP);
+	loop_free(r);
+	events_disable(&r->ev);
+	if (r->seg.open) {
+		/* A rotation by age that is due comes first: its cut stays exact. */
+		if (r->cut == 0 && age != 0 && recorder_now() >= r->seg.t_start + age) {
+			r->cut = r->seg.t_start + age;
+			r->cut_why = ROTATE_AGE;
+		}
+		/* Everything left, each read answered or given up (bounded). */
+		while (pass(r, LIMIT_ALL, 1) != 0 || r->cut != 0)
+			sideband_wait(r);
+		close_segment(r, recorder_now());
+	}
 	release(r);
 }

@@ -1,5 +1,10 @@
 /*
  * recorder.h - the recording core: events and rings in, segments out.
+ *
+ * recorder.c owns the passes, the segments and their rotation, and the
+ * wiring to the event loop; sideband.c the side-band rings (the model's
+ * records and the build-id reads they start); resolver.c and
+ * buildid_reader.c the reads themselves, on threads.
  */
 #ifndef PERFMAPD_RECORDER_H
 #define PERFMAPD_RECORDER_H
@@ -15,8 +20,15 @@
 #include "model.h"
 #include "notify.h"
 #include "perfdata.h"
+#include "resolver.h"
 #include "segment.h"
 #include "synth.h"
+
+struct event_base;
+struct recorder_loop;
+
+/* How far behind now a pass reads: longer than any record takes to land. */
+#define RECORDER_MARGIN_NS	(20ULL * 1000 * 1000)
 
 struct recorder_stats {
 	uint64_t	 samples;
@@ -24,7 +36,9 @@ struct recorder_stats {
 	uint64_t	 mmaps;
 	uint64_t	 mmaps_kernel_id;	/* build-id came in the record */
 	uint64_t	 mmaps_user_id;		/* read by us */
-	uint64_t	 mmaps_no_id;		/* file mappings with no build-id */
+	uint64_t	 mmaps_no_id;		/* file mappings with no build-id ("unknown") */
+	uint64_t	 unknown[BIDC_NCAUSES];	/* ... by cause (buildid_reader.h) */
+	uint64_t	 lost_sideband;		/* of lost: side-band records (the model missed) */
 	uint64_t	 lost;			/* records the kernel dropped (LOST) */
 	uint64_t	 lost_samples;		/* LOST_SAMPLES */
 	uint64_t	 bad_records;		/* malformed, dropped */
@@ -43,24 +57,38 @@ enum rotate_reason {
 	ROTATE_STOP,
 };
 
+/* A side-band ring's state (sideband.c). */
+struct sb_ring {
+	uint64_t	 peeked;	/* records before this were looked at on arrival */
+	struct resolve_req *head, *tail;	/* their reads, in ring order */
+};
+
 struct recorder {
 	const struct config *conf;
 	char		 segdir[PATH_MAX];
 	struct events	 ev;
-	struct perfdata_attr attr;
+	struct perfdata_attr attrs[2];	/* as segments present them: sampling, side-band */
 	struct model	 model;
 	struct binaries	*bins;		/* shared with the index (binaries.h) */
 	struct notify	 notify;	/* who hears what happened (notify.h) */
-	struct buildid_reader	 reader;
+	struct resolver	*res;		/* userspace build-id reads (resolver.h) */
+	struct sb_ring	*sb;		/* per CPU */
 	struct kinfo	 kinfo;
 	struct vdso	 vdso;
 	struct hostinfo	 host;		/* the machine, for segment headers */
 	struct segment	 seg;
 	uint64_t	 seq;
+	uint64_t	 now;		/* of this pass */
 	uint64_t	 limit;		/* this pass consumes records stamped before */
 	uint64_t	 bound;		/* ... and, from the current ring, up to this */
 	uint64_t	 peek;		/* time of the record ring_peek() looked at */
-	uint64_t	*next;		/* per CPU: time of its ring's next record */
+	uint64_t	*next;		/* per CPU: time of its side-band ring's next record */
+	int		 cur;		/* the CPU whose ring is being read */
+	uint64_t	 blocked;	/* the side-band waits for a read at this time (0: no) */
+	uint64_t	 blocked_deadline;
+	uint64_t	 cut;		/* a rotation cuts here once the side-band is there */
+	enum rotate_reason cut_why;
+	int		 cut_rc;
 	uint8_t		 scratch[PATH_MAX + 512];
 	int		 wrote;		/* records written since the last round marker */
 	int		 argc;
@@ -73,6 +101,7 @@ struct recorder {
 	}		 last_stats;		/* of last_closed */
 	int		 disk_error;		/* errno while segments cannot be written, else 0 */
 	uint64_t	 room_gone_at;		/* no segment left to delete for space, at */
+	struct recorder_loop *loop;		/* the recorder's events on the loop */
 };
 
 uint64_t recorder_now(void);	/* CLOCK_MONOTONIC ns, the events' clock */
@@ -92,13 +121,45 @@ int	recorder_init(struct recorder *, const struct config *, const char *state_di
 	    struct binaries *bins, int argc, char *const *argv, char *err, size_t errlen);
 int	recorder_listen(struct recorder *, const struct recorder_listener *);
 int	recorder_start(struct recorder *, char *err, size_t errlen);
-/* Read every ring; returns the number of records read. */
-uint64_t recorder_drain(struct recorder *);
-/* Close the current segment at "now" and start the next; path of the closed one in last_closed. */
+/*
+ * Watch the rings, the build-id reads and the recorder's timers on BASE
+ * (after recorder_start); recorder_stop unwatches them.
+ */
+int	recorder_attach(struct recorder *, struct event_base *base);
+/* Read every ring (a full pass, with its round marker). */
+void	recorder_drain(struct recorder *);
+/*
+ * Cut the current segment and start the next: at "now" (minus the drain
+ * margin), or, by age, exactly rotate_age after it began.  The cut waits
+ * for the side-band records before it to be written (their build-id
+ * reads, at most RESOLVE_TIMEOUT_MS): a rotation by signal or request
+ * waits for that here (the path of the closed segment is then in
+ * last_closed), one by size or age completes in a later pass.
+ */
 int	recorder_rotate(struct recorder *, enum rotate_reason);
 /* Rotate if the size or age limit is reached. */
 void	recorder_check_rotate(struct recorder *);
 /* Disable events, drain, finish the segment. */
 void	recorder_stop(struct recorder *);
+
+/* For the other files of record/: */
+/* Write records to the current segment (disk-full handling); NREC of them. */
+void	recorder_write(struct recorder *, const void *, size_t, uint64_t nrec);
+/* Wall clock of a record (its time, or now). */
+uint64_t recorder_wall(struct recorder *, const struct record *);
+/* Is a record stamped T left for a later pass? */
+int	recorder_not_yet(const struct recorder *, uint64_t t);
+
+/* sideband.c */
+int	sideband_init(struct recorder *, char *err, size_t errlen);
+void	sideband_free(struct recorder *);
+/* Look at new side-band records, start their reads; 1 if there were any. */
+int	sideband_arrive(struct recorder *);
+/* Merge the side-band rings up to LIMIT; the time it waits at, or 0. */
+uint64_t sideband_drain(struct recorder *, uint64_t limit);
+/* When a pass is next needed for the side-band (CLOCK_MONOTONIC ns), or UINT64_MAX. */
+uint64_t sideband_due(struct recorder *);
+/* Block until the read the side-band waits for is in (or its deadline). */
+void	sideband_wait(struct recorder *);
 
 #endif

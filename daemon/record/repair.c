@@ -28,7 +28,7 @@
 #include "segment.h"
 
 struct repair_ctx {
-	struct record_layout layout;
+	struct record_layouts layouts;	/* each record by its event's attr */
 	struct segment	 seg;		/* only its build-id set is used */
 	uint64_t	 first, last;
 	uint64_t	 records;
@@ -41,7 +41,7 @@ repair_record_cb(const struct perf_event_header *h, void *arg)
 	struct repair_ctx *c = arg;
 	struct record rec;
 
-	if (record_decode(h, h->size, &c->layout, &rec) < 0)
+	if (record_decode(h, h->size, record_layout_of(&c->layouts, h, h->size), &rec) < 0)
 		return 1;	/* garbage after the last good record: stop */
 	c->records++;
 	if (rec.type == PERF_RECORD_SAMPLE)
@@ -84,6 +84,8 @@ event_name(const struct perf_event_attr *a)
 		return "cycles";
 	if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_CPU_CLOCK)
 		return "cpu-clock";
+	if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY)
+		return "dummy";
 	return "unknown";
 }
 
@@ -116,8 +118,10 @@ repair_segment(const char *partial, char *err, size_t errlen)
 	final[len - 8] = '\0';
 	if (perfdata_open(&f, partial, err, errlen) < 0)
 		return -1;
-	c.layout.sample_type = f.attrs[0].attr.sample_type;
-	c.layout.sample_id_all = f.attrs[0].attr.sample_id_all;
+	if (perfdata_layouts(&f, &c.layouts) < 0) {
+		snprintf(err, errlen, "%s: cannot read the sample ids", partial);
+		goto out;
+	}
 	if ((good = perfdata_walk(&f, repair_record_cb, &c)) < 0) {
 		snprintf(err, errlen, "%s: read error", partial);
 		goto out;
@@ -128,11 +132,9 @@ repair_segment(const char *partial, char *err, size_t errlen)
 	}
 	for (i = 0; i < f.nattrs; i++) {
 		uint64_t *ids;
-		size_t	 n = f.attrs[i].ids.size / sizeof(uint64_t);
+		size_t	 n;
 
-		if (n > 4096 || (ids = calloc(n + 1, sizeof(*ids))) == NULL ||
-		    pread(f.fd, ids, n * sizeof(*ids), (off_t)f.attrs[i].ids.offset) !=
-		    (ssize_t)(n * sizeof(*ids))) {
+		if (perfdata_ids(&f, i, &ids, &n) < 0) {
 			snprintf(err, errlen, "%s: cannot read the sample ids", partial);
 			goto out;
 		}
@@ -193,6 +195,7 @@ out:
 		for (i = 0; i < f.nattrs; i++)
 			free((void *)attrs[i].ids);
 	free(attrs);
+	record_layouts_free(&c.layouts);
 	if (pd.fd >= 0)
 		close(pd.fd);
 	bidset_free(&c.seg.bids);

@@ -14,6 +14,10 @@
  * Damage is contained: a header whose size is impossible (smaller than a
  * header, past head) means we lost sync; the pass skips to head and counts
  * it as torn rather than interpreting garbage.
+ *
+ * ring_scan looks ahead without consuming: the recorder sees a side-band
+ * ring's new records the moment they arrive (to start their build-id
+ * reads) and consumes them later, in time order with the other rings.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -74,17 +78,23 @@ ring_pending(const struct ring *r)
 }
 
 uint64_t
-ring_read(struct ring *r, ring_record_fn fn, void *arg)
+ring_tail(const struct ring *r)
 {
-	uint64_t head, tail, n = 0;
+	return r->meta->data_tail;
+}
 
-	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	tail = r->meta->data_tail;
-	if (head - tail > r->size) {
-		/* Cannot happen with a well-behaved writer: resync at head. */
-		r->overruns++;
-		tail = head;
-	}
+/*
+ * Hand FN the records in [*POS, HEAD); *POS ends after the last one FN
+ * accepted (at HEAD after a torn header: counted, when consuming).
+ * Returns the number of records accepted; *BYTES gets their size.
+ */
+static uint64_t
+walk(struct ring *r, uint64_t *pos, uint64_t head, ring_record_fn fn, void *arg,
+    int consuming, uint64_t *bytes)
+{
+	uint64_t tail = *pos, n = 0;
+
+	*bytes = 0;
 	while (head - tail >= sizeof(struct perf_event_header)) {
 		const struct perf_event_header *h;
 		struct perf_event_header hdr;
@@ -99,7 +109,7 @@ ring_read(struct ring *r, ring_record_fn fn, void *arg)
 			memcpy((uint8_t *)&hdr + first, r->data, sizeof(hdr) - first);
 		}
 		if (hdr.size < sizeof(hdr) || hdr.size > head - tail) {
-			r->torn++;
+			r->torn += consuming;
 			tail = head;
 			break;
 		}
@@ -113,13 +123,120 @@ ring_read(struct ring *r, ring_record_fn fn, void *arg)
 			h = (const struct perf_event_header *)(const void *)r->scratch;
 			r->wrapped++;
 		}
+		r->pos = tail;
 		if (fn(h, arg) != 0)
 			break;
 		tail += hdr.size;
-		r->bytes += hdr.size;
+		*bytes += hdr.size;
 		n++;
 	}
+	*pos = tail;
+	return n;
+}
+
+/*
+ * Consume the records in [tail, head) through FN; END (if not NULL) runs
+ * after the last one and before the tail moves, while the records are
+ * still the ring's to read.
+ */
+static uint64_t
+consume(struct ring *r, ring_record_fn fn, void *arg, void (*end)(void *), void *endarg)
+{
+	uint64_t head, tail, n, bytes;
+
+	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	tail = r->meta->data_tail;
+	if (head - tail > r->size) {
+		/* Cannot happen with a well-behaved writer: resync at head. */
+		r->overruns++;
+		tail = head;
+	}
+	n = walk(r, &tail, head, fn, arg, 1, &bytes);
+	if (end != NULL)
+		end(endarg);
 	r->records += n;
+	r->bytes += bytes;
 	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
 	return n;
+}
+
+uint64_t
+ring_read(struct ring *r, ring_record_fn fn, void *arg)
+{
+	return consume(r, fn, arg, NULL, NULL);
+}
+
+struct copy_ctx {
+	struct ring	*r;
+	ring_record_fn	 pick;
+	ring_run_fn	 run;
+	void		*arg;
+	const uint8_t	*p;		/* the run so far */
+	size_t		 len;
+	uint64_t	 nrec;
+};
+
+static void
+copy_flush(struct copy_ctx *c)
+{
+	if (c->len > 0)
+		c->run(c->p, c->len, c->nrec, c->arg);
+	c->len = 0;
+	c->nrec = 0;
+}
+
+static int
+copy_cb(const struct perf_event_header *h, void *arg)
+{
+	struct copy_ctx *c = arg;
+	const uint8_t *p = (const uint8_t *)h;
+	int	 rc = c->pick(h, c->arg);
+
+	if (rc == RING_STOP)
+		return 1;
+	if (rc == RING_DROP) {
+		copy_flush(c);
+		return 0;
+	}
+	if (p == c->r->scratch) {
+		/* Wrapped, copied whole: the scratch is reused by the next one. */
+		copy_flush(c);
+		c->run(p, h->size, 1, c->arg);
+		return 0;
+	}
+	if (c->len == 0 || c->p + c->len != p) {
+		copy_flush(c);
+		c->p = p;
+	}
+	c->len += h->size;
+	c->nrec++;
+	return 0;
+}
+
+static void
+copy_end(void *arg)
+{
+	copy_flush(arg);
+}
+
+uint64_t
+ring_copy(struct ring *r, ring_record_fn pick, ring_run_fn run, void *arg)
+{
+	struct copy_ctx c = { r, pick, run, arg, NULL, 0, 0 };
+
+	return consume(r, copy_cb, &c, copy_end, &c);
+}
+
+uint64_t
+ring_scan(struct ring *r, uint64_t from, ring_record_fn fn, void *arg)
+{
+	uint64_t head, tail = r->meta->data_tail, bytes;
+
+	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	if (head - tail > r->size)
+		return from;		/* ring_read resyncs it */
+	if (from - tail > head - tail)
+		from = tail;		/* behind the tail (or garbage): from the tail */
+	walk(r, &from, head, fn, arg, 0, &bytes);
+	return from;
 }

@@ -19,6 +19,7 @@ struct ring {
 	uint64_t	 wrapped;		/* records copied because they wrapped */
 	uint64_t	 torn;			/* bad headers, the rest of the pass skipped */
 	uint64_t	 overruns;		/* head ran more than a ring ahead of tail */
+	uint64_t	 pos;			/* in a callback: its record's position */
 };
 
 /*
@@ -35,6 +36,30 @@ void	ring_unmap(struct ring *);
 
 /* Consume everything up to data_head; returns the number of records read. */
 uint64_t ring_read(struct ring *, ring_record_fn, void *arg);
+/*
+ * Look at the records from position FROM (or the tail, if FROM is behind
+ * it) up to data_head without consuming them: FN's return value only stops
+ * the scan.  Returns the position after the last record FN accepted, the
+ * FROM of the next scan.  The data stays in the ring until ring_read
+ * consumes it, so a record is seen by a scan at most once.
+ */
+uint64_t ring_scan(struct ring *, uint64_t from, ring_record_fn, void *arg);
+/*
+ * Consume records and hand them on in bulk: PICK says of each record
+ * RING_TAKE (copy it), RING_DROP (consume it without copying) or RING_STOP
+ * (leave it and the rest for the next pass); the records taken are handed
+ * to RUN as runs of consecutive whole records, each run one contiguous
+ * piece of the ring (a record that wraps is a run of its own, copied whole
+ * first), NREC records in it, all before the tail moves.  Returns the
+ * number of records consumed.
+ */
+#define RING_TAKE	0
+#define RING_STOP	1
+#define RING_DROP	2
+typedef void (*ring_run_fn)(const void *buf, size_t len, uint64_t nrec, void *arg);
+uint64_t ring_copy(struct ring *, ring_record_fn pick, ring_run_fn run, void *arg);
+/* Position of the next record to consume (data_tail). */
+uint64_t ring_tail(const struct ring *);
 /* Bytes waiting (head - tail). */
 uint64_t ring_pending(const struct ring *);
 

@@ -130,7 +130,13 @@ segment_open(struct segment *seg, const char *dir, uint64_t seq, uint64_t t_star
 int
 segment_write(struct segment *seg, const void *buf, size_t len)
 {
-	seg->records++;
+	return segment_append(seg, buf, len, 1);
+}
+
+int
+segment_append(struct segment *seg, const void *buf, size_t len, uint64_t nrec)
+{
+	seg->records += nrec;
 	return perfdata_write(&seg->pd, buf, len);
 }
 

@@ -44,7 +44,9 @@ struct segment {
 int	segment_open(struct segment *, const char *dir, uint64_t seq,
 	    uint64_t t_start, uint64_t wall_start_ns,
 	    const struct perfdata_attr *, size_t nattrs);
+/* Write one record; segment_append: NREC whole records at once. */
 int	segment_write(struct segment *, const void *, size_t);
+int	segment_append(struct segment *, const void *, size_t, uint64_t nrec);
 /* A sample taken at TIME: counted, and the segment's first/last sample times kept. */
 void	segment_note_sample(struct segment *, uint64_t time);
 int	segment_add_buildid(struct segment *, const char *filename,

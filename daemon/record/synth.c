@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buildid_reader.h"
 #include "synth.h"
 
 #define SYNTH_BUF	(PATH_MAX + 256)
@@ -39,7 +40,9 @@ synth_proc_cb(struct model_proc *p, void *arg)
 		struct record_mmap r;
 
 		model_map_record(p, mm, &r);
-		if (strlen(r.filename) >= PATH_MAX)
+		/* A file without a proven build-id is not written (sideband.c says why). */
+		if (strlen(r.filename) >= PATH_MAX ||
+		    (r.build_id_size == 0 && buildid_reader_is_file(r.filename)))
 			continue;
 		c->sid.pid = c->sid.tid = p->pid;
 		n = record_build_mmap2(c->buf, &r, PERF_RECORD_MISC_USER, c->a->layout,

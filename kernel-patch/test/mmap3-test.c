@@ -198,11 +198,10 @@ ring_open_attr(struct ring *r, const char *name, int mode, int inherit)
 
 	memset(r, 0, sizeof(*r));
 	r->name = name;
-	r->layout.sample_type = SAMPLE_TYPE;
-	r->layout.sample_id_all = 1;
-	r->layout.mmap3 = mode == MODE_MMAP3;
 	setup_attr(&a, mode);
 	a.inherit = inherit;
+	/* Records decode by the event's attr: mmap3, build_id (common/record.h). */
+	record_layout_init(&r->layout, &a);
 	if ((r->fd = perf_open_cpu(&a, inherit ? 0 : -1)) < 0)
 		return -1;
 	r->size = RING_PAGES * pagesz;

@@ -50,8 +50,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* The decoder on the raw bytes, as one record, under every layout. */
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		for (j = 0; j < 2; j++) {
-			struct record_layout l = { types[i], 1, (int)j };
+		for (j = 0; j < 4; j++) {
+			struct record_layout l = { types[i], 1, (int)(j & 1), (int)(j >> 1) };
 			struct record r;
 			uint8_t	*copy = malloc(size ? size : 1);
 

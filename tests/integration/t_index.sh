@@ -178,7 +178,7 @@ check_replaced() {
 	# buildid OLD: the segments where it ran, each on disk with OLD in perf's
 	# lists (and NEW in NEW's).
 	Q buildid "$old" > "$T/b" || fail "buildid $old failed"
-	n=$(jq '.segments | length' "$T/b")
+	n=$(jq --arg p "$path" '[.segments[] | select(.path_seen == $p)] | length' "$T/b")
 	[ "$n" -ge 1 ] || { cat "$T/b"; fail "buildid $old: no segment"; }
 	both=0
 	check_listed "$path" "$old" "$new"

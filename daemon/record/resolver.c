@@ -1,0 +1,448 @@
+/*
+ * resolver.c - the worker threads of the userspace build-id reads; see
+ * resolver.h.  The loop owns the requests it makes and the list of slow
+ * devices; the workers own nothing but the request in their hands.
+ * Shared: the queue (mu, cv), each worker's busy_since, the requests'
+ * done flag and reference count, want_wakeup.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/sysmacros.h>
+
+#include "log.h"
+#include "resolver.h"
+
+#define SLOW_NS		(30ULL * 1000000000ULL)	/* a device that hung, avoided this long */
+/* Every worker in one read this long, with reads waiting: start another. */
+#define SPARE_AFTER_NS	(50ULL * 1000000ULL)
+#define SLOW_MAX	16
+#define TIMEOUT_NS	((uint64_t)RESOLVE_TIMEOUT_MS * 1000000ULL)
+
+struct worker {
+	pthread_t	 th;
+	struct resolver	*r;
+	atomic_uint_least64_t busy_since;	/* CLOCK_MONOTONIC ns, 0: idle */
+	int		 started;
+};
+
+struct resolver {
+	struct buildid_reader reader;		/* the workers' cache */
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 cv;
+	struct resolve_req *qhead, **qtail;	/* taken by the workers */
+	int		 stop;
+	struct worker	 w[RESOLVER_MAX_WORKERS];
+	int		 nworkers;
+	int		 efd;
+	atomic_int	 want_wakeup;
+	atomic_int	 fds;			/* answers holding a file open */
+	int		 keep_fds;		/* someone wants them (eager capture) */
+
+	/* the loop's */
+	struct resolve_req *bhead, **btail;	/* the batch resolver_kick hands over */
+	size_t		 pending;
+	struct {
+		dev_t	 dev;
+		uint64_t until;
+	}		 slow[SLOW_MAX];
+	uint64_t	 requests, timeouts;
+};
+
+static uint64_t
+mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void
+req_unref(struct resolver *r, struct resolve_req *q)
+{
+	if (atomic_fetch_sub(&q->refs, 1) != 1)
+		return;
+	if (q->fd >= 0) {
+		close(q->fd);
+		atomic_fetch_sub(&r->fds, 1);
+	}
+	free(q);
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct resolver *r = w->r;
+	struct resolve_req *q;
+	uint64_t one = 1;
+
+	for (;;) {
+		pthread_mutex_lock(&r->mu);
+		while (!r->stop && r->qhead == NULL)
+			pthread_cond_wait(&r->cv, &r->mu);
+		if (r->stop) {
+			pthread_mutex_unlock(&r->mu);
+			break;
+		}
+		q = r->qhead;
+		if ((r->qhead = q->qnext) == NULL)
+			r->qtail = &r->qhead;
+		pthread_mutex_unlock(&r->mu);
+
+		atomic_store(&w->busy_since, mono_now());
+		atomic_store(&q->taken, 1);
+		/*
+		 * Done already: handed back to close its file (resolver_req_put).
+		 * Past its deadline: the loop has given up on it, no read.
+		 */
+		if (!atomic_load(&q->done) && mono_now() < q->deadline) {
+			/* The file read, for a copy into the cache, within a quota of fds. */
+			if (r->keep_fds && atomic_fetch_add(&r->fds, 1) < RESOLVER_MAX_FDS) {
+				buildid_reader_resolve(&r->reader, &q->q, &q->a, &q->fd);
+				if (q->fd < 0)
+					atomic_fetch_sub(&r->fds, 1);
+			} else {
+				if (r->keep_fds)
+					atomic_fetch_sub(&r->fds, 1);
+				buildid_reader_resolve(&r->reader, &q->q, &q->a, NULL);
+			}
+			atomic_store_explicit(&q->done, 1, memory_order_release);
+		}
+		atomic_store(&w->busy_since, 0);
+		if (atomic_exchange(&r->want_wakeup, 0) && write(r->efd, &one, sizeof(one)) < 0) {
+			/* the counter is full: the loop has a wake-up already */
+		}
+		req_unref(r, q);
+	}
+	return NULL;
+}
+
+static int
+spawn(struct resolver *r)
+{
+	struct worker *w;
+	int	 rc;
+
+	if (r->nworkers >= RESOLVER_MAX_WORKERS)
+		return -1;
+	w = &r->w[r->nworkers];
+	w->r = r;
+	atomic_store(&w->busy_since, 0);
+	if ((rc = pthread_create(&w->th, NULL, worker_main, w)) != 0)
+		return -rc;
+	w->started = 1;
+	r->nworkers++;
+	return 0;
+}
+
+int
+resolver_start(struct resolver **out, int keep_fds, char *err, size_t errlen)
+{
+	struct resolver *r;
+	int	 rc;
+
+	*out = NULL;
+	if ((r = calloc(1, sizeof(*r))) == NULL || buildid_reader_init(&r->reader) < 0) {
+		free(r);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	r->qtail = &r->qhead;
+	r->btail = &r->bhead;
+	r->keep_fds = keep_fds;
+	if ((r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	if ((rc = spawn(r)) < 0) {
+		snprintf(err, errlen, "cannot start the build-id reader thread: %s",
+		    strerror(-rc));
+		goto fail;
+	}
+	*out = r;
+	return 0;
+fail:
+	if (r->efd >= 0)
+		close(r->efd);
+	buildid_reader_free(&r->reader);
+	free(r);
+	return -1;
+}
+
+void
+resolver_stop(struct resolver *r)
+{
+	struct resolve_req *q;
+	struct timespec ts;
+	int	 i, stuck = 0;
+
+	if (r == NULL)
+		return;
+	resolver_kick(r);
+	pthread_mutex_lock(&r->mu);
+	r->stop = 1;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 1;
+	for (i = 0; i < r->nworkers; i++)
+		if (pthread_timedjoin_np(r->w[i].th, NULL, &ts) != 0) {
+			pthread_detach(r->w[i].th);
+			stuck++;
+		}
+	if (stuck > 0) {
+		/* They still hold requests and use the reader: leave it all to exit(). */
+		log_warnx("build-id reader: %d thread%s stuck in a file system; left behind",
+		    stuck, stuck > 1 ? "s" : "");
+		return;
+	}
+	while ((q = r->qhead) != NULL) {
+		r->qhead = q->qnext;
+		req_unref(r, q);
+	}
+	close(r->efd);
+	buildid_reader_free(&r->reader);
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->cv);
+	free(r);
+}
+
+int
+resolver_fd(struct resolver *r)
+{
+	return r->efd;
+}
+
+void
+resolver_ack(struct resolver *r)
+{
+	uint64_t v;
+
+	if (read(r->efd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: nothing to read */
+	}
+}
+
+static int
+dev_slow(struct resolver *r, dev_t dev, uint64_t now)
+{
+	int	 i;
+
+	for (i = 0; i < SLOW_MAX; i++)
+		if (r->slow[i].until > now && r->slow[i].dev == dev)
+			return 1;
+	return 0;
+}
+
+static void
+mark_slow(struct resolver *r, dev_t dev, uint64_t now)
+{
+	int	 i, oldest = 0;
+
+	for (i = 0; i < SLOW_MAX; i++) {
+		if (r->slow[i].until <= now || r->slow[i].dev == dev) {
+			oldest = i;
+			break;
+		}
+		if (r->slow[i].until < r->slow[oldest].until)
+			oldest = i;
+	}
+	if (r->slow[oldest].until <= now || r->slow[oldest].dev != dev)
+		log_warnx("build-id reader: device %u:%u did not answer within %d ms; "
+		    "its mappings are left unknown for %llu s", major(dev), minor(dev),
+		    RESOLVE_TIMEOUT_MS, (unsigned long long)(SLOW_NS / 1000000000ULL));
+	r->slow[oldest].dev = dev;
+	r->slow[oldest].until = now + SLOW_NS;
+}
+
+struct resolve_req *
+resolver_req_new(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns,
+    uint64_t now)
+{
+	struct resolve_req *q;
+	size_t	 n = strlen(m->filename) + 1;
+
+	if ((q = calloc(1, sizeof(*q) + n)) == NULL)
+		return NULL;
+	memcpy(q->name, m->filename, n);
+	q->q.pid = m->pid;
+	q->q.addr = m->addr;
+	q->q.len = m->len;
+	q->q.has_inode = m->has_inode;
+	q->q.maj = m->maj;
+	q->q.min = m->min;
+	q->q.ino = m->ino;
+	q->q.gen = m->ino_generation;
+	q->q.map_wall_ns = map_wall_ns;
+	q->q.filename = q->name;
+	q->fd = -1;
+	q->deadline = now + TIMEOUT_NS;
+	atomic_init(&q->refs, 1);
+	atomic_init(&q->done, 0);
+	atomic_init(&q->taken, 0);
+	r->requests++;
+	r->pending++;
+	if (m->has_inode && dev_slow(r, makedev(m->maj, m->min), now))
+		q->a.cause = BIDC_TIMEOUT;
+	else if (r->pending > RESOLVER_MAX_PENDING)
+		q->a.cause = BIDC_BUSY;
+	else
+		return q;
+	atomic_store(&q->done, 1);
+	return q;
+}
+
+void
+resolver_queue(struct resolver *r, struct resolve_req *q)
+{
+	if (atomic_load(&q->done))
+		return;
+	atomic_fetch_add(&q->refs, 1);
+	q->qnext = NULL;
+	*r->btail = q;
+	r->btail = &q->qnext;
+}
+
+void
+resolver_kick(struct resolver *r)
+{
+	if (r->bhead == NULL)
+		return;
+	pthread_mutex_lock(&r->mu);
+	*r->qtail = r->bhead;
+	r->qtail = r->btail;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	r->bhead = NULL;
+	r->btail = &r->bhead;
+}
+
+int
+resolver_req_done(struct resolver *r, struct resolve_req *q, uint64_t now, int want_wakeup)
+{
+	if (atomic_load_explicit(&q->done, memory_order_acquire))
+		return 1;
+	if (q->timed_out)
+		return 1;
+	if (now >= q->deadline) {
+		/* A worker may still be in it: its answer field stays its own. */
+		q->timed_out = 1;
+		r->timeouts++;
+		/* Its device hung a worker; one queued behind a stuck worker did not. */
+		if (q->q.has_inode && atomic_load(&q->taken))
+			mark_slow(r, makedev(q->q.maj, q->q.min), now);
+		return 1;
+	}
+	if (want_wakeup) {
+		atomic_store(&r->want_wakeup, 1);
+		/* The worker may have finished before it could see the flag. */
+		if (atomic_load_explicit(&q->done, memory_order_acquire))
+			return 1;
+	}
+	return 0;
+}
+
+int
+resolver_req_fd(const struct resolve_req *q)
+{
+	return q->timed_out ? -1 : q->fd;
+}
+
+const struct bid_answer *
+resolver_req_answer(const struct resolve_req *q)
+{
+	static const struct bid_answer timeout = { .cause = BIDC_TIMEOUT };
+
+	return q->timed_out ? &timeout : &q->a;
+}
+
+void
+resolver_req_put(struct resolver *r, struct resolve_req *q)
+{
+	r->pending--;
+	/*
+	 * The last reference, with a user's file open: a worker closes it.
+	 * The close may free a deleted file's blocks, which takes as long as
+	 * the file is large; never on the loop.  (refs == 1: no worker holds
+	 * it, and what the worker wrote is visible.)
+	 */
+	if (atomic_load(&q->refs) == 1 && q->fd >= 0) {
+		q->qnext = NULL;
+		*r->btail = q;
+		r->btail = &q->qnext;
+		return;
+	}
+	req_unref(r, q);
+}
+
+void
+resolver_wait(struct resolver *r, struct resolve_req *q)
+{
+	struct pollfd pfd = { .fd = r->efd, .events = POLLIN };
+	uint64_t now;
+
+	resolver_kick(r);
+	while (!atomic_load_explicit(&q->done, memory_order_acquire) &&
+	    (now = mono_now()) < q->deadline) {
+		atomic_store(&r->want_wakeup, 1);
+		if (atomic_load_explicit(&q->done, memory_order_acquire))
+			break;
+		poll(&pfd, 1, (int)((q->deadline - now) / 1000000ULL) + 1);
+		resolver_ack(r);
+	}
+}
+
+void
+resolver_check(struct resolver *r, uint64_t now)
+{
+	uint64_t busy;
+	int	 i, stuck = 0, waiting;
+
+	for (i = 0; i < r->nworkers; i++) {
+		busy = atomic_load(&r->w[i].busy_since);
+		if (busy != 0 && now > busy + SPARE_AFTER_NS)
+			stuck++;
+	}
+	if (stuck < r->nworkers || r->nworkers >= RESOLVER_MAX_WORKERS)
+		return;
+	pthread_mutex_lock(&r->mu);
+	waiting = r->qhead != NULL;
+	pthread_mutex_unlock(&r->mu);
+	if (waiting && spawn(r) == 0)
+		log_warnx("build-id reader: %d thread%s busy in a file system for over "
+		    "%llu ms; started another", stuck, stuck > 1 ? "s" : "",
+		    (unsigned long long)(SPARE_AFTER_NS / 1000000ULL));
+}
+
+void
+resolver_stats(struct resolver *r, struct resolver_stats *s)
+{
+	uint64_t now = mono_now(), busy;
+	int	 i;
+
+	memset(s, 0, sizeof(*s));
+	if (r == NULL)
+		return;
+	s->requests = r->requests;
+	s->timeouts = r->timeouts;
+	s->workers = (uint64_t)r->nworkers;
+	for (i = 0; i < r->nworkers; i++) {
+		busy = atomic_load(&r->w[i].busy_since);
+		if (busy != 0 && now > busy + TIMEOUT_NS)
+			s->stuck++;
+	}
+	pthread_mutex_lock(&r->reader.mu);
+	s->reads = r->reader.reads;
+	s->hits = r->reader.hits;
+	pthread_mutex_unlock(&r->reader.mu);
+}

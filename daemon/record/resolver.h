@@ -1,0 +1,102 @@
+/*
+ * resolver.h - the userspace build-id reads, off the event loop.
+ *
+ * The loop makes a request for each mapping whose record carries no
+ * build-id the moment the record arrives (while the process most likely
+ * still lives), queues it, and later, when the record's turn comes in
+ * time order, looks at the answer:
+ *
+ *	loop: resolver_req_new ─► resolver_queue ... resolver_kick (one lock
+ *	      and one wake-up per batch) ─► worker thread: buildid_reader_resolve
+ *	      ─► answer in the request, done = 1 (release) ─► eventfd, if the
+ *	      loop said it waits ─► loop: resolver_req_done (acquire) ...
+ *	      resolver_req_put
+ *
+ * A request that has no answer by its deadline (RESOLVE_TIMEOUT_MS after
+ * it was made) is given up by the loop: "timeout".  A thread stuck in one
+ * (a FUSE server that never answers) stays stuck: when every worker has
+ * been in one read for 50 ms with reads waiting, another is started, up to
+ * RESOLVER_MAX_WORKERS, and the device a timed-out read hung on is marked
+ * slow for a while: its next mappings are answered "timeout" at once
+ * instead of taking a thread each.  A request is reference counted:
+ * the loop's reference and the workers'; whoever drops the last frees it.
+ */
+#ifndef PERFMAPD_RESOLVER_H
+#define PERFMAPD_RESOLVER_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "buildid_reader.h"
+#include "record.h"
+
+#define RESOLVE_TIMEOUT_MS	250	/* a read that takes longer: "timeout" */
+#define RESOLVER_MAX_WORKERS	4
+#define RESOLVER_MAX_PENDING	4096	/* requests made and not yet put by the loop */
+#define RESOLVER_MAX_FDS	256	/* files kept open in answers, for the capture */
+
+struct resolve_req {
+	struct bid_query q;		/* q.filename points into name[] */
+	uint64_t	 deadline;	/* CLOCK_MONOTONIC ns */
+	struct bid_answer a;		/* the worker's, valid once done */
+	int		 fd;		/* the file it was read from, or -1 (closed with REQ) */
+	atomic_int	 done;
+	atomic_int	 taken;		/* a worker started on it */
+	atomic_int	 refs;
+	struct resolve_req *qnext;	/* the workers' queue */
+	/* the loop's own */
+	int		 timed_out;
+	struct resolve_req *next;
+	uint64_t	 pos;		/* where its record is in its ring */
+	char		 name[];
+};
+
+struct resolver;
+
+/*
+ * Start one worker (and the cache of buildid_reader.h); KEEP_FDS: answers
+ * keep the file read open (resolver_req_fd) for a copy into the cache.
+ * 0 or -1 with ERR set.
+ */
+int	resolver_start(struct resolver **, int keep_fds, char *err, size_t errlen);
+/* Stop the workers (a stuck one is left behind, detached). */
+void	resolver_stop(struct resolver *);
+/* The eventfd that becomes readable when an awaited answer is in. */
+int	resolver_fd(struct resolver *);
+/* Read the eventfd (the loop, after it fired). */
+void	resolver_ack(struct resolver *);
+
+/*
+ * A request for mapping M, mapped at MAP_WALL_NS, due by NOW +
+ * RESOLVE_TIMEOUT_MS.  If M's device is slow, or RESOLVER_MAX_PENDING
+ * requests are out, it comes back already answered ("timeout", "busy").
+ * NULL when out of memory.
+ */
+struct resolve_req *resolver_req_new(struct resolver *, const struct record_mmap *m,
+	    uint64_t map_wall_ns, uint64_t now);
+/* Queue REQ (no-op if answered already); resolver_kick hands the queue to the workers. */
+void	resolver_queue(struct resolver *, struct resolve_req *);
+void	resolver_kick(struct resolver *);
+/*
+ * Is REQ answered?  If not and NOW is past its deadline, it is answered
+ * "timeout" here (its device marked slow) and this returns 1 too.  If
+ * WANT_WAKEUP, the loop wants the eventfd when an answer comes.
+ */
+int	resolver_req_done(struct resolver *, struct resolve_req *, uint64_t now, int want_wakeup);
+/* The answer of a done request (its own, or "timeout"), and the file read or -1. */
+const struct bid_answer *resolver_req_answer(const struct resolve_req *);
+int	resolver_req_fd(const struct resolve_req *);
+/* The loop is done with REQ (a worker closes its file; resolver_kick sends it). */
+void	resolver_req_put(struct resolver *, struct resolve_req *);
+/* Block until REQ is done or its deadline passed (start-up, stop, snapshot). */
+void	resolver_wait(struct resolver *, struct resolve_req *);
+/* Workers that are stuck get a spare; call now and then. */
+void	resolver_check(struct resolver *, uint64_t now);
+
+struct resolver_stats {
+	uint64_t	 requests, timeouts, workers, stuck;
+	uint64_t	 reads, hits;	/* of the reader */
+};
+void	resolver_stats(struct resolver *, struct resolver_stats *);
+
+#endif

@@ -1,0 +1,415 @@
+/*
+ * sideband.c - the side-band rings: MMAP2 (or MMAP3), COMM, FORK, EXIT
+ * and their LOST, in time order, into the model, the segment and the
+ * listeners.  Each record has two moments:
+ *
+ *	arrival   sideband_arrive, when the ring wakes the loop (a few ms
+ *	          after the mmap): new records are looked at where they lie
+ *	          (ring_scan, nothing consumed) and a mapping whose record
+ *	          has no build-id gets its read started (resolver.h), while
+ *	          the process most likely still lives
+ *	turn      sideband_drain, in a pass: the rings are merged by time up
+ *	          to the pass's limit (the model needs a process's records in
+ *	          order, and they may be spread over several CPUs' rings); a
+ *	          mapping whose read has no answer yet stops the merge there:
+ *	          the side-band after it waits, the samples do not (their
+ *	          round marker does, recorder.c), until the answer or the
+ *	          read's deadline
+ *
+ * What a mapping of a file becomes:
+ *	the record has a build-id (MMAP2 of an attr.build_id event, MMAP3):
+ *	    written, MMAP3 rewritten as MMAP2 in the build-id form
+ *	read by perfmapd under the provenance rule (buildid_reader.h):
+ *	    rewritten as MMAP2 in the build-id form
+ *	no build-id can be proven: counted by cause, published as unresolved,
+ *	    kept in the model, and not written.  Stock perf reads a mapping
+ *	    without a build-id from whatever file is at its path when the
+ *	    report runs, which may be another binary: its symbols would be
+ *	    shown for these samples.  Without the record they are [unknown].
+ * A mapping of anything else (anonymous memory, [vdso], a memfd) is
+ * written as the kernel gave it, a leaked build-id flag cleared (record.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "recorder.h"
+
+/* Does this decoded record wait for a userspace read? */
+static int
+needs_read(const struct recorder *r, const struct record *rec)
+{
+	if (rec->type != PERF_RECORD_MMAP && rec->type != PERF_RECORD_MMAP2 &&
+	    !(rec->type == PERF_RECORD_MMAP3 && r->ev.sb_layout.mmap3))
+		return 0;
+	return rec->mmap.pid != (uint32_t)-1 && rec->mmap.build_id_size == 0 &&
+	    buildid_reader_is_file(rec->mmap.filename);
+}
+
+int
+sideband_init(struct recorder *r, char *err, size_t errlen)
+{
+	if ((r->sb = calloc((size_t)r->ev.ncpus, sizeof(*r->sb))) == NULL ||
+	    (r->next = calloc((size_t)r->ev.ncpus, sizeof(*r->next))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return resolver_start(&r->res, r->conf->capture == CAPTURE_EAGER, err, errlen);
+}
+
+void
+sideband_free(struct recorder *r)
+{
+	struct resolve_req *q;
+	int	 i;
+
+	for (i = 0; r->sb != NULL && i < r->ev.ncpus; i++)
+		while ((q = r->sb[i].head) != NULL) {
+			r->sb[i].head = q->next;
+			resolver_req_put(r->res, q);
+		}
+	resolver_stop(r->res);
+	r->res = NULL;
+	free(r->sb);
+	free(r->next);
+	r->sb = NULL;
+	r->next = NULL;
+}
+
+/* ---- arrival --------------------------------------------------------- */
+
+static int
+arrive_cb(const struct perf_event_header *h, void *arg)
+{
+	struct recorder *r = arg;
+	struct sb_ring *s = &r->sb[r->cur];
+	struct resolve_req *q;
+	struct record rec;
+
+	if (h->type != PERF_RECORD_MMAP2 && h->type != PERF_RECORD_MMAP3 &&
+	    h->type != PERF_RECORD_MMAP)
+		return 0;
+	if (record_decode(h, h->size, &r->ev.sb_layout, &rec) < 0 || !needs_read(r, &rec))
+		return 0;
+	if ((q = resolver_req_new(r->res, &rec.mmap, recorder_wall(r, &rec), r->now)) == NULL)
+		return 1;	/* out of memory: looked at again next time */
+	q->pos = r->ev.cpus[r->cur].sb_ring.pos;
+	q->next = NULL;
+	if (s->tail != NULL)
+		s->tail->next = q;
+	else
+		s->head = q;
+	s->tail = q;
+	resolver_queue(r->res, q);
+	return 0;
+}
+
+int
+sideband_arrive(struct recorder *r)
+{
+	uint64_t before;
+	int	 i, seen = 0;
+
+	r->now = recorder_now();
+	for (i = 0; i < r->ev.ncpus; i++) {
+		before = r->sb[i].peeked;
+		r->cur = i;
+		r->sb[i].peeked = ring_scan(&r->ev.cpus[i].sb_ring, before, arrive_cb, r);
+		seen |= r->sb[i].peeked != before;
+	}
+	resolver_kick(r->res);
+	return seen;
+}
+
+/* ---- turn -------------------------------------------------------------- */
+
+/* A process ends: its binaries were mapped until now (last_seen). */
+static void
+publish_exit(struct recorder *r, const struct record *rec)
+{
+	struct model_proc *p;
+	struct binary *b;
+	uint64_t wall;
+	size_t	 i;
+
+	if ((p = model_find(&r->model, rec->task.pid)) == NULL)
+		return;
+	wall = recorder_wall(r, rec);
+	for (i = 0; i < p->nmaps; i++)
+		if ((b = binaries_at(r->bins, p->maps[i].bin)) != NULL)
+			notify_seen(&r->notify, b, p->pid, wall);
+}
+
+/* A file mapping without a provable build-id: counted, published, not written. */
+static void
+mmap_unknown(struct recorder *r, struct record *rec, int cause)
+{
+	r->st.mmaps_no_id++;
+	r->st.unknown[cause < BIDC_NCAUSES ? cause : BIDC_ERROR]++;
+	log_debug("build-id of %s (pid %u, %llx-%llx) unknown: %s", rec->mmap.filename,
+	    rec->mmap.pid, (unsigned long long)rec->mmap.addr,
+	    (unsigned long long)(rec->mmap.addr + rec->mmap.len), buildid_cause_name(cause));
+	notify_unresolved(&r->notify, rec->mmap.filename, cause, recorder_wall(r, rec));
+	if (model_add_map(&r->model, &rec->mmap, BID_NONE, BINARY_NONE) < 0)
+		log_warnx("model: out of memory");
+}
+
+/*
+ * A (or NULL: the record's own build-id, or not a file) answers REC's
+ * read; FD is the file it was read from, or -1.
+ */
+static void
+handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record *rec,
+    const struct bid_answer *a, int fd)
+{
+	struct record_mmap *m = &rec->mmap;
+	struct binary *b = NULL;
+	uint8_t	 source = BID_NONE;
+	uint64_t wall;
+	int	 rewrite;
+	size_t	 n;
+
+	r->st.mmaps++;
+	r->seg.mmaps++;
+	if (m->pid == (uint32_t)-1) {		/* kernel: written as is */
+		recorder_write(r, h, h->size, 1);
+		return;
+	}
+	/* MMAP3 becomes MMAP2; a flag our attr does not explain is cleared. */
+	rewrite = rec->type == PERF_RECORD_MMAP3 ||
+	    (rec->type == PERF_RECORD_MMAP2 && (rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
+	    m->build_id_size == 0);
+	if (m->build_id_size > 0) {
+		source = rec->type == PERF_RECORD_MMAP3 ? BID_MMAP3 : BID_MMAP2;
+		r->st.mmaps_kernel_id++;
+	} else if (a != NULL) {
+		if (a->cause != BIDC_OK || a->size == 0 || strlen(m->filename) >= PATH_MAX) {
+			mmap_unknown(r, rec, a->cause != BIDC_OK ? a->cause : BIDC_ERROR);
+			return;
+		}
+		memcpy(m->build_id, a->id, a->size);
+		m->build_id_size = a->size;
+		source = BID_USER;
+		r->st.mmaps_user_id++;
+		rewrite = 1;
+	}
+	wall = recorder_wall(r, rec);
+	/*
+	 * The one lookup of (path, build-id) per mapping.  The binary says
+	 * whether the segment's build-id table and the listeners have heard
+	 * of it yet.
+	 */
+	if (m->build_id_size > 0 &&
+	    (b = binaries_get(r->bins, m->filename, m->build_id, m->build_id_size, NULL)) != NULL) {
+		if (r->seg.open)
+			segment_note_binary(&r->seg, b, m->filename);
+		if (!b->mapped) {
+			b->mapped = 1;
+			notify_binary_new(&r->notify, b, m, fd);
+		}
+		notify_mapped(&r->notify, b, m->pid, wall, source);
+	}
+	if (model_add_map(&r->model, m, source, b != NULL ? b->id : BINARY_NONE) < 0)
+		log_warnx("model: out of memory");
+	if (!rewrite || strlen(m->filename) >= PATH_MAX) {
+		recorder_write(r, h, h->size, 1);
+		return;
+	}
+	n = m->build_id_size > 0 ?
+	    record_build_mmap2(r->scratch, m, rec->misc, &r->ev.sb_layout, &rec->sid) :
+	    record_build_mmap2_plain(r->scratch, m, rec->misc, &r->ev.sb_layout, &rec->sid);
+	recorder_write(r, r->scratch, n, 1);
+}
+
+static void
+process_record(struct recorder *r, const struct perf_event_header *h, struct record *rec,
+    const struct bid_answer *a, int fd)
+{
+	r->st.records++;
+	switch (rec->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		handle_mmap(r, h, rec, a, fd);
+		return;
+	case PERF_RECORD_MMAP3:
+		if (r->ev.sb_layout.mmap3) {
+			handle_mmap(r, h, rec, a, fd);
+			return;
+		}
+		break;
+	case PERF_RECORD_COMM:
+		model_set_comm(&r->model, rec->comm.pid, rec->comm.tid, rec->comm.comm,
+		    (rec->misc & PERF_RECORD_MISC_COMM_EXEC) != 0);
+		break;
+	case PERF_RECORD_FORK:
+		model_fork(&r->model, rec->task.pid, rec->task.ppid, rec->task.tid,
+		    rec->task.ptid);
+		break;
+	case PERF_RECORD_EXIT:
+		if (rec->task.pid == rec->task.tid)
+			publish_exit(r, rec);
+		model_exit(&r->model, rec->task.pid, rec->task.tid);
+		break;
+	case PERF_RECORD_LOST:
+		r->st.lost += rec->lost.lost;
+		r->st.lost_sideband += rec->lost.lost;
+		r->seg.lost += rec->lost.lost;
+		break;
+	default:
+		break;
+	}
+	recorder_write(r, h, h->size, 1);
+}
+
+/*
+ * The read of the record at POS in ring S: the head of S's list, once
+ * requests for records the ring no longer holds (a resync) are dropped.
+ */
+static struct resolve_req *
+req_of(struct recorder *r, struct sb_ring *s, uint64_t pos)
+{
+	struct resolve_req *q;
+
+	while ((q = s->head) != NULL && (int64_t)(q->pos - pos) < 0) {
+		if ((s->head = q->next) == NULL)
+			s->tail = NULL;
+		resolver_req_put(r->res, q);
+	}
+	return q != NULL && q->pos == pos ? q : NULL;
+}
+
+static void
+req_done(struct recorder *r, struct sb_ring *s, struct resolve_req *q)
+{
+	if ((s->head = q->next) == NULL)
+		s->tail = NULL;
+	resolver_req_put(r->res, q);
+}
+
+static int
+sb_record_cb(const struct perf_event_header *h, void *arg)
+{
+	static const struct bid_answer busy = { .cause = BIDC_BUSY };
+	struct recorder *r = arg;
+	struct sb_ring *s = &r->sb[r->cur];
+	struct resolve_req *q = NULL;
+	const struct bid_answer *a = NULL;
+	struct record rec;
+	uint64_t t = 0;
+	int	 fd = -1;
+
+	if (record_time(h, h->size, &r->ev.sb_layout, &t) == 0 && recorder_not_yet(r, t))
+		return 1;
+	if (record_decode(h, h->size, &r->ev.sb_layout, &rec) < 0) {
+		r->st.bad_records++;
+		return 0;
+	}
+	if (needs_read(r, &rec)) {
+		/* No request: arrival could not make one (out of memory). */
+		a = &busy;
+		if ((q = req_of(r, s, r->ev.cpus[r->cur].sb_ring.pos)) != NULL) {
+			if (!resolver_req_done(r->res, q, r->now, 1)) {
+				r->blocked = t != 0 ? t : 1;
+				r->blocked_deadline = q->deadline;
+				return 1;
+			}
+			a = resolver_req_answer(q);
+			fd = resolver_req_fd(q);
+		}
+	}
+	process_record(r, h, &rec, a, fd);
+	if (q != NULL)
+		req_done(r, s, q);
+	return 0;
+}
+
+/* Note the time of the next record of a ring without consuming it. */
+static int
+ring_peek_cb(const struct perf_event_header *h, void *arg)
+{
+	struct recorder *r = arg;
+	uint64_t t;
+
+	/* Undecodable or timeless: first, so sb_record_cb deals with it now. */
+	r->peek = record_time(h, h->size, &r->ev.sb_layout, &t) < 0 ? 0 : t;
+	return 1;
+}
+
+static uint64_t
+ring_peek(struct recorder *r, int i)
+{
+	r->peek = UINT64_MAX;
+	ring_scan(&r->ev.cpus[i].sb_ring, 0, ring_peek_cb, r);
+	return r->peek;
+}
+
+uint64_t
+sideband_drain(struct recorder *r, uint64_t limit)
+{
+	uint64_t got, *next = r->next;
+	int	 i, min, ncpus = r->ev.ncpus;
+
+	/* Whatever is in the rings and unseen gets its read started first. */
+	sideband_arrive(r);
+	r->limit = limit;
+	r->blocked = 0;
+	for (i = 0; i < ncpus; i++)
+		next[i] = ring_peek(r, i);
+	/*
+	 * Take records from the ring with the oldest next record, up to the
+	 * next record of any other ring, then look again.  When that oldest
+	 * record cannot be taken (too young, or its read not answered), no
+	 * other can be either, in time order: the pass ends there.
+	 */
+	for (;;) {
+		min = -1;
+		r->bound = UINT64_MAX;
+		for (i = 0; i < ncpus; i++) {
+			if (next[i] == UINT64_MAX)
+				continue;
+			if (min < 0 || next[i] < next[min]) {
+				if (min >= 0)
+					r->bound = next[min];
+				min = i;
+			} else if (next[i] < r->bound)
+				r->bound = next[i];
+		}
+		if (min < 0)
+			break;
+		r->cur = min;
+		got = ring_read(&r->ev.cpus[min].sb_ring, sb_record_cb, r);
+		if (r->blocked != 0 || got == 0)
+			break;
+		next[min] = ring_peek(r, min);
+	}
+	return r->blocked;
+}
+
+uint64_t
+sideband_due(struct recorder *r)
+{
+	uint64_t due = UINT64_MAX, t;
+	int	 i;
+
+	/* Waiting for a read: its answer wakes the loop, its deadline the timer. */
+	if (r->blocked != 0)
+		return r->blocked_deadline;
+	for (i = 0; i < r->ev.ncpus; i++)
+		if ((t = ring_peek(r, i)) != UINT64_MAX && t + RECORDER_MARGIN_NS + 1 < due)
+			due = t + RECORDER_MARGIN_NS + 1;
+	return due;
+}
+
+void
+sideband_wait(struct recorder *r)
+{
+	struct resolve_req *q;
+	int	 i;
+
+	/* Every read still out is due within RESOLVE_TIMEOUT_MS. */
+	for (i = 0; i < r->ev.ncpus; i++)
+		if ((q = r->sb[i].head) != NULL &&
+		    !resolver_req_done(r->res, q, recorder_now(), 0))
+			resolver_wait(r->res, q);
+}

@@ -1,0 +1,385 @@
+/*
+ * check_buildid_reader.c - the provenance rule of daemon/record/buildid_reader.c
+ * and the deadlines of resolver.c, on real files: a build-id comes from the
+ * mapped file (this test's own executable mapping, through map_files), or
+ * from a path proven to be the mapped file; a symlink, a FIFO, another
+ * inode, a file changed since the mapping, or a rewrite in place that keeps
+ * the inode never yield the other file's build-id.  (The daemon-level
+ * cases, with real processes and perf, are t_provenance*.sh.)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <check.h>
+
+#include "check_main.h"
+
+#include "buildid.h"
+#include "record/buildid_reader.h"
+#include "record/resolver.h"
+
+#define NOPID	0x7ffffff0u	/* no such process: map_files fails, the path is tried */
+
+static char dir[PATH_MAX];
+
+static uint64_t
+wall_ns(int64_t plus_ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec +
+	    (uint64_t)(plus_ms * 1000000LL);
+}
+
+static void
+setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/check_bidreader.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void
+teardown(void)
+{
+	char	 cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		return;
+}
+
+/* Copy SRC to DIR/NAME (a new file); its path in OUT. */
+static void
+copy_to(const char *src, const char *name, char *out, size_t len)
+{
+	char	 buf[65536];
+	ssize_t	 n;
+	int	 in, fd;
+
+	snprintf(out, len, "%s/%s", dir, name);
+	ck_assert_int_ge(in = open(src, O_RDONLY), 0);
+	ck_assert_int_ge(fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0755), 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ck_assert_int_eq(write(fd, buf, (size_t)n), n);
+	close(in);
+	close(fd);
+}
+
+/* A query about PATH, as a record of pid NOPID mapping it at MAP_NS would ask. */
+static void
+query_of(const char *path, uint64_t map_ns, struct bid_query *q)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	memset(q, 0, sizeof(*q));
+	q->pid = NOPID;
+	q->addr = 0x400000;
+	q->len = 0x1000;
+	q->has_inode = 1;
+	q->maj = major(st.st_dev);
+	q->min = minor(st.st_dev);
+	q->ino = st.st_ino;
+	q->map_wall_ns = map_ns;
+	q->filename = path;
+}
+
+static int
+ids_equal(const struct bid_answer *a, const char *path)
+{
+	uint8_t	 id[BUILD_ID_MAX];
+	int	 n = buildid_read_path(path, id);
+
+	return n > 0 && a->size == n && memcmp(a->id, id, (size_t)n) == 0;
+}
+
+/* Our own executable mapping: the very file, through map_files. */
+START_TEST(test_map_files)
+{
+	struct buildid_reader br;
+	struct bid_query q;
+	struct bid_answer a;
+	char	 line[PATH_MAX + 128], exe[PATH_MAX];
+	unsigned long long start, end, ino;
+	unsigned int maj, min;
+	FILE	*f;
+	ssize_t	 n;
+	int	 found = 0, fd;
+
+	ck_assert_int_gt(n = readlink("/proc/self/exe", exe, sizeof(exe) - 1), 0);
+	exe[n] = '\0';
+	ck_assert_ptr_nonnull(f = fopen("/proc/self/maps", "r"));
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		char	 perms[8];
+		int	 off = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %*x %x:%x %llu %n", &start, &end, perms, &maj,
+		    &min, &ino, &off) == 6 && perms[2] == 'x' && off > 0 &&
+		    strncmp(line + off, exe, strlen(exe)) == 0)
+			found = 1;
+	}
+	fclose(f);
+	ck_assert(found);
+	ck_assert_int_eq(buildid_reader_init(&br), 0);
+	memset(&q, 0, sizeof(q));
+	q.pid = (uint32_t)getpid();
+	q.addr = start;
+	q.len = end - start;
+	q.has_inode = 1;
+	q.maj = maj;
+	q.min = min;
+	q.ino = ino;
+	q.filename = exe;
+	buildid_reader_resolve(&br, &q, &a, &fd);
+	ck_assert_int_eq(a.cause, BIDC_OK);
+	ck_assert(ids_equal(&a, exe));
+	ck_assert_int_eq(a.cached, 0);
+	ck_assert_int_ge(fd, 0);	/* the file read, for the capture */
+	close(fd);
+	/* Again: from the cache, the mapped file's state unchanged. */
+	buildid_reader_resolve(&br, &q, &a, &fd);
+	ck_assert_int_eq(a.cause, BIDC_OK);
+	ck_assert_int_eq(a.cached, 1);
+	ck_assert_int_eq(fd, -1);
+	/* The range maps another inode than the record's: not this answer. */
+	q.ino = ino + 1;
+	q.filename = "/nonexistent/elsewhere";
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_GONE);
+	buildid_reader_free(&br);
+}
+END_TEST
+
+/* The path of a gone process: only the proven file, unchanged since the mapping. */
+START_TEST(test_by_name)
+{
+	struct buildid_reader br;
+	struct bid_query q;
+	struct bid_answer a;
+	char	 p[PATH_MAX], link[PATH_MAX], sub[PATH_MAX], via[PATH_MAX];
+
+	ck_assert_int_eq(buildid_reader_init(&br), 0);
+	copy_to("/proc/self/exe", "prog", p, sizeof(p));
+	/* Proven and unchanged since: mapped a second after its last change. */
+	query_of(p, wall_ns(1000), &q);
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_OK);
+	ck_assert(ids_equal(&a, p));
+	/* Changed after (or too close to) the mapping. */
+	query_of(p, wall_ns(-60000), &q);
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_CHANGED);
+	query_of(p, 0, &q);		/* when it was mapped is unknown */
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_CHANGED);
+	/* Another inode at the path. */
+	query_of(p, wall_ns(1000), &q);
+	q.ino++;
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_REPLACED);
+	query_of(p, wall_ns(1000), &q);
+	q.min++;
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_REPLACED);
+	/* Unlinked when it was mapped: nothing at a path to prove. */
+	query_of(p, wall_ns(1000), &q);
+	snprintf(via, sizeof(via), "%s (deleted)", p);
+	q.filename = via;
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_GONE);
+	/* No record identity: nothing to compare. */
+	query_of(p, wall_ns(1000), &q);
+	q.has_inode = 0;
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_GONE);
+	/*
+	 * A symlink, final or in the middle, is never followed: a final one
+	 * is itself the file at the path (another inode), one in the middle
+	 * leaves no path to the file.
+	 */
+	snprintf(link, sizeof(link), "%s/link", dir);
+	ck_assert_int_eq(symlink(p, link), 0);
+	query_of(p, wall_ns(1000), &q);
+	q.filename = link;
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_REPLACED);
+	snprintf(sub, sizeof(sub), "%s/dirlink", dir);
+	ck_assert_int_eq(symlink(dir, sub), 0);
+	snprintf(via, sizeof(via), "%s/prog", sub);
+	q.filename = via;
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_GONE);
+	buildid_reader_free(&br);
+}
+END_TEST
+
+/* A FIFO at the path is not opened (that would block), only refused. */
+START_TEST(test_fifo)
+{
+	struct buildid_reader br;
+	struct bid_query q;
+	struct bid_answer a;
+	char	 p[PATH_MAX];
+	struct stat st;
+	int	 fd;
+
+	ck_assert_int_eq(buildid_reader_init(&br), 0);
+	snprintf(p, sizeof(p), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	query_of(p, wall_ns(1000), &q);
+	alarm(5);
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_NOT_FILE);
+	ck_assert_int_eq(buildid_reader_open_verified(p, q.maj, q.min, q.ino, 0, &st), -EISDIR);
+	fd = buildid_reader_open_verified(p, q.maj, q.min, q.ino + 1, 0, &st);
+	ck_assert_int_eq(fd, -ESTALE);
+	alarm(0);
+	buildid_reader_free(&br);
+}
+END_TEST
+
+/*
+ * `cp v2 PATH` over v1 keeps the inode and changes the content: the cache
+ * filled from v1 must not answer for v2.
+ */
+START_TEST(test_cp_over_inode)
+{
+	struct buildid_reader br;
+	struct bid_query q;
+	struct bid_answer a;
+	struct stat before, after;
+	char	 p[PATH_MAX], v2[PATH_MAX];
+	uint8_t	 id1[BUILD_ID_MAX];
+	int	 n1;
+
+	ck_assert_int_eq(buildid_reader_init(&br), 0);
+	copy_to("/proc/self/exe", "prog", p, sizeof(p));
+	ck_assert_int_gt(n1 = buildid_read_path(p, id1), 0);
+	query_of(p, wall_ns(1000), &q);
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_OK);
+	ck_assert_mem_eq(a.id, id1, (size_t)n1);
+	ck_assert_int_eq(stat(p, &before), 0);
+	/* v2: another ELF with another build-id, written over the same inode. */
+	snprintf(v2, sizeof(v2), "%s", "/bin/true");
+	{
+		char	 buf[65536];
+		ssize_t	 n;
+		int	 in = open(v2, O_RDONLY), fd = open(p, O_WRONLY | O_TRUNC);
+
+		ck_assert_int_ge(in, 0);
+		ck_assert_int_ge(fd, 0);
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			ck_assert_int_eq(write(fd, buf, (size_t)n), n);
+		close(in);
+		close(fd);
+	}
+	ck_assert_int_eq(stat(p, &after), 0);
+	ck_assert_uint_eq(after.st_ino, before.st_ino);
+	/* Mapped after the rewrite: read again, v2's build-id. */
+	query_of(p, wall_ns(1000), &q);
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_OK);
+	ck_assert_int_eq(a.cached, 0);
+	ck_assert(ids_equal(&a, v2));
+	/* Mapped before it: the file changed since, no answer. */
+	query_of(p, wall_ns(-60000), &q);
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_CHANGED);
+	buildid_reader_free(&br);
+}
+END_TEST
+
+/*
+ * The resolver's deadlines: an unanswered request past its deadline is
+ * "timeout" and marks its device slow, whose next requests are answered
+ * "timeout" at once.  (A request for a gone process is answered quickly.)
+ */
+START_TEST(test_resolver_deadline)
+{
+	struct resolver *res;
+	struct resolve_req *q, *q2;
+	struct record_mmap m;
+	char	 err[256], p[PATH_MAX];
+	struct stat st;
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
+	copy_to("/proc/self/exe", "prog", p, sizeof(p));
+	ck_assert_int_eq(stat(p, &st), 0);
+	memset(&m, 0, sizeof(m));
+	m.pid = NOPID;
+	m.addr = 0x400000;
+	m.len = 0x1000;
+	m.has_inode = 1;
+	m.maj = major(st.st_dev);
+	m.min = minor(st.st_dev);
+	m.ino = st.st_ino;
+	m.filename = p;
+	/* Answered by a worker: a gone process, a path changed just now. */
+	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, now));
+	resolver_queue(res, q);
+	resolver_kick(res);
+	resolver_wait(res, q);
+	ck_assert_int_eq(resolver_req_done(res, q, now, 0), 1);
+	ck_assert_int_eq(resolver_req_answer(q)->cause, BIDC_CHANGED);
+	resolver_req_put(res, q);
+	/* Queued behind a stuck worker, its deadline passed: timeout, device not slow. */
+	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, now));
+	ck_assert_int_eq(resolver_req_done(res, q, now + (RESOLVE_TIMEOUT_MS + 1) * 1000000ULL,
+	    0), 1);
+	ck_assert_int_eq(resolver_req_answer(q)->cause, BIDC_TIMEOUT);
+	resolver_req_put(res, q);
+	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, now));
+	ck_assert_int_eq(resolver_req_done(res, q, now, 0), 0);
+	resolver_req_put(res, q);
+	/* A worker hung in it (as it would in a FUSE server): timeout, device slow. */
+	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, now));
+	atomic_store(&q->taken, 1);
+	ck_assert_int_eq(resolver_req_done(res, q, now, 0), 0);
+	ck_assert_int_eq(resolver_req_done(res, q, now + (RESOLVE_TIMEOUT_MS + 1) * 1000000ULL,
+	    0), 1);
+	ck_assert_int_eq(resolver_req_answer(q)->cause, BIDC_TIMEOUT);
+	ck_assert_ptr_nonnull(q2 = resolver_req_new(res, &m, 1, now + 1000000000ULL));
+	ck_assert_int_eq(resolver_req_done(res, q2, now + 1000000000ULL, 0), 1);
+	ck_assert_int_eq(resolver_req_answer(q2)->cause, BIDC_TIMEOUT);
+	resolver_req_put(res, q);
+	resolver_req_put(res, q2);
+	/* Another device is not slow. */
+	m.maj++;
+	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, now + 1000000000ULL));
+	ck_assert_int_eq(resolver_req_done(res, q, now + 1000000000ULL, 0), 0);
+	resolver_req_put(res, q);
+	resolver_stop(res);
+}
+END_TEST
+
+static Suite *
+reader_suite(void)
+{
+	Suite	*s = suite_create("buildid_reader");
+	TCase	*tc = tcase_create("provenance");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_map_files);
+	tcase_add_test(tc, test_by_name);
+	tcase_add_test(tc, test_fifo);
+	tcase_add_test(tc, test_cp_over_inode);
+	tcase_add_test(tc, test_resolver_deadline);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+CHECK_MAIN(reader_suite)

@@ -1,0 +1,149 @@
+/*
+ * stallfs.c - a hostile FUSE file system for t_provenance_fuse.sh: one
+ * file, "prog", with the bytes of an ELF program, that anyone may run -
+ * but a stat(2), open(2) or read(2) by a thread of the process whose pid
+ * is in PIDFILE (the daemon under test, once it is written; no other: the
+ * host's other perfmapd instances are left alone) never gets an answer.
+ * The daemon reading the build-id of the mapped file must give up, not
+ * stall.
+ * Usage: stallfs ELF MOUNTPOINT PIDFILE   (runs in the foreground)
+ */
+#define FUSE_USE_VERSION 31
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+static char	*image;
+static size_t	 imagelen;
+static const char *pidfile;
+
+static long
+read_number(const char *path, const char *key)
+{
+	char	 line[256];
+	long	 v = -1;
+	FILE	*f;
+
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (key == NULL ? sscanf(line, "%ld", &v) == 1 :
+		    (strncmp(line, key, strlen(key)) == 0 &&
+		    sscanf(line + strlen(key), "%ld", &v) == 1))
+			break;
+	fclose(f);
+	return v;
+}
+
+/* Is the calling thread one of the target's (its thread group)? */
+static int
+hostile(void)
+{
+	char	 path[64];
+	long	 target = read_number(pidfile, NULL);
+
+	if (target <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)fuse_get_context()->pid);
+	return read_number(path, "Tgid:") == target;
+}
+
+static void
+never(void)
+{
+	for (;;)
+		pause();
+}
+
+static int
+fs_getattr(const char *p, struct stat *st, struct fuse_file_info *fi)
+{
+	memset(st, 0, sizeof(*st));
+	if (strcmp(p, "/") == 0) {
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+		return 0;
+	}
+	if (strcmp(p, "/prog") != 0)
+		return -ENOENT;
+	if (hostile())
+		never();
+	st->st_mode = S_IFREG | 0755;
+	st->st_nlink = 1;
+	st->st_size = (off_t)imagelen;
+	st->st_ino = 2;
+	return 0;
+}
+
+static int
+fs_readdir(const char *p, void *buf, fuse_fill_dir_t fill, off_t off,
+    struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	if (strcmp(p, "/") != 0)
+		return -ENOENT;
+	fill(buf, ".", NULL, 0, 0);
+	fill(buf, "..", NULL, 0, 0);
+	fill(buf, "prog", NULL, 0, 0);
+	return 0;
+}
+
+static int
+fs_open(const char *p, struct fuse_file_info *fi)
+{
+	if (strcmp(p, "/prog") != 0)
+		return -ENOENT;
+	if (hostile())
+		never();
+	return 0;
+}
+
+static int
+fs_read(const char *p, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	if (hostile())
+		never();
+	if ((size_t)off >= imagelen)
+		return 0;
+	if (size > imagelen - (size_t)off)
+		size = imagelen - (size_t)off;
+	memcpy(buf, image + off, size);
+	return (int)size;
+}
+
+static const struct fuse_operations ops = {
+	.getattr = fs_getattr,
+	.readdir = fs_readdir,
+	.open = fs_open,
+	.read = fs_read,
+};
+
+int
+main(int argc, char **argv)
+{
+	char	*fargv[] = { argv[0], "-f", "-o", "allow_other,default_permissions,attr_timeout=0,entry_timeout=0",
+		    argv[2], NULL };
+	struct stat st;
+	int	 fd;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: stallfs ELF MOUNTPOINT PIDFILE\n");
+		return 2;
+	}
+	pidfile = argv[3];
+	if ((fd = open(argv[1], O_RDONLY)) == -1 || fstat(fd, &st) == -1 ||
+	    (image = malloc((size_t)st.st_size)) == NULL ||
+	    read(fd, image, (size_t)st.st_size) != st.st_size) {
+		perror(argv[1]);
+		return 1;
+	}
+	imagelen = (size_t)st.st_size;
+	close(fd);
+	/* Threads, so that one stuck request does not hold up the others. */
+	return fuse_main(5, fargv, &ops, NULL);
+}
