@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "probe.h"
 #include "record.h"
 #include "ring.h"
 
@@ -22,6 +23,8 @@ struct cpu_event {
 
 struct events {
 	enum buildid_mode mode;		/* resolved, never AUTO */
+	char		 mode_why[512];	/* why this mode (probe_choose_mode) */
+	struct probe_report probe;	/* what the start-up probes saw */
 	const char	*name;		/* "cycles" or "cpu-clock" */
 	struct perf_event_attr attr;	/* as opened */
 	struct record_layout layout;
@@ -32,9 +35,8 @@ struct events {
 
 const char *events_mode_name(enum buildid_mode);
 
-/* Which build-id mode this kernel supports, best first, from WANT. */
-int	events_probe_mode(enum buildid_mode want, enum buildid_mode *got,
-	    char *err, size_t errlen);
+/* Probe the kernel and choose the build-id mode (E's mode, mode_why, probe). */
+int	events_probe_mode(struct events *, const struct config *, char *err, size_t errlen);
 
 /* Open, mmap and enable everything; on error ERR holds one line. */
 int	events_open(struct events *, const struct config *, char *err, size_t errlen);
