@@ -53,7 +53,7 @@ events_probe_mode(struct events *e, const struct config *c, char *err, size_t er
 	struct probe_report *p = &e->probe;
 
 	probe_all(p, c->state_dir,
-	    c->buildid_mode == BUILDID_AUTO || c->buildid_mode == BUILDID_MMAP3);
+	    c->buildid_mode == BUILDID_AUTO || c->buildid_mode == BUILDID_MMAP3 ? PROBE_MMAP3 : 0);
 	log_info("probe (%llu us): build-id flag leak: %s (%s); mmap3: %s (%s)",
 	    (unsigned long long)p->duration_us, probe_leak_name(p->leak), p->leak_why,
 	    probe_mmap3_name(p->mmap3), p->mmap3_why);

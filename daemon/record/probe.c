@@ -9,7 +9,8 @@
  * show what it does:
  *
  *	probe file	a tiny ELF (one PT_NOTE: a GNU build-id of 20 random
- *			bytes) in a memfd, read back with common/buildid.c;
+ *			bytes) in a memfd (or an unlinked O_TMPFILE in the
+ *			state directory), read back with common/buildid.c;
  *	events		dummy software events on our own thread, each with a
  *			small ring (probe.h says which and why);
  *	one mmap	of the file, PROT_EXEC, then the rings are read, the
@@ -59,7 +60,7 @@ probe_perf_open(struct perf_event_attr *a)
  * file's first page, as common/buildid.c does without a section table.
  */
 static int
-probe_make_file(struct probe_target *t, const char *state_dir)
+probe_make_file(struct probe_target *t, const char *state_dir, unsigned flags)
 {
 	uint8_t		 page[PROBE_PAGE];
 	Elf64_Ehdr	*eh = (Elf64_Ehdr *)page;
@@ -98,8 +99,10 @@ probe_make_file(struct probe_target *t, const char *state_dir)
 	memcpy((uint8_t *)(nh + 1) + 4, id, sizeof(id));
 
 	t->step = "memfd_create";
-	fd = memfd_create("perfmapd-probe", MFD_CLOEXEC | MFD_EXEC);
-	if (fd == -1 && errno == EINVAL)	/* a kernel without MFD_EXEC */
+	fd = -1;
+	if ((flags & PROBE_TMPFILE) == 0 &&
+	    (fd = memfd_create("perfmapd-probe", MFD_CLOEXEC | MFD_EXEC)) == -1 &&
+	    errno == EINVAL)			/* a kernel without MFD_EXEC */
 		fd = memfd_create("perfmapd-probe", MFD_CLOEXEC);
 	if (fd == -1) {
 		t->step = "open(O_TMPFILE) in the state directory";
@@ -202,7 +205,7 @@ probe_enable(struct probe_event *evs, size_t n, unsigned long req)
 }
 
 void
-probe_run(struct probe_obs *o, const char *state_dir, int mmap3)
+probe_run(struct probe_obs *o, const char *state_dir, unsigned flags)
 {
 	struct probe_event ev[4];
 	struct probe_ring *rings[4] = { &o->plain_old, &o->with_id, &o->plain_new, &o->mmap3 };
@@ -210,12 +213,12 @@ probe_run(struct probe_obs *o, const char *state_dir, int mmap3)
 	struct probe_target *t = &o->target;
 	struct stat st;
 	void	*map = MAP_FAILED;
-	size_t	 i, n = mmap3 ? 4 : 3;
+	size_t	 i, n = (flags & PROBE_MMAP3) ? 4 : 3;
 	int	 fd;
 
 	memset(o, 0, sizeof(*o));
-	o->mmap3_tried = mmap3;
-	if ((fd = probe_make_file(t, state_dir)) < 0) {
+	o->mmap3_tried = (flags & PROBE_MMAP3) != 0;
+	if ((fd = probe_make_file(t, state_dir, flags)) < 0) {
 		t->err = fd;
 		return;
 	}
@@ -541,23 +544,23 @@ probe_now_us(void)
 }
 
 void
-probe_all(struct probe_report *rep, const char *state_dir, int mmap3)
+probe_all(struct probe_report *rep, const char *state_dir, unsigned flags)
 {
 	struct probe_obs *o;
 	uint64_t t0 = probe_now_us();
 
 	memset(rep, 0, sizeof(*rep));
 	if ((o = malloc(sizeof(*o))) == NULL) {
-		rep->mmap3 = mmap3 ? PROBE_MMAP3_FAILED : PROBE_MMAP3_NOT_RUN;
+		rep->mmap3 = (flags & PROBE_MMAP3) ? PROBE_MMAP3_FAILED : PROBE_MMAP3_NOT_RUN;
 		snprintf(rep->leak_why, sizeof(rep->leak_why), "out of memory");
 		snprintf(rep->mmap3_why, sizeof(rep->mmap3_why), "out of memory");
 		return;
 	}
-	probe_run(o, state_dir, mmap3);
+	probe_run(o, state_dir, flags);
 	probe_judge(o, rep);
 	if (rep->leak == PROBE_LEAK_UNKNOWN && rep->denied == 0) {
 		log_debug("leak probe: %s; once more", rep->leak_why);
-		probe_run(o, state_dir, mmap3);
+		probe_run(o, state_dir, flags);
 		probe_judge(o, rep);
 	}
 	free(o);

@@ -92,16 +92,19 @@ struct probe_report {
 
 /*
  * Run the probes on the calling thread: the leak probe always, the mmap3
- * one when MMAP3 is set.  The probe file is a memfd, or an unlinked
- * O_TMPFILE in STATE_DIR where memfds cannot be mapped executable.
+ * one with PROBE_MMAP3.  The probe file is a memfd, or an unlinked
+ * O_TMPFILE in STATE_DIR where memfd_create is refused (systemd's
+ * @system-service filter does not allow it) or with PROBE_TMPFILE.
  */
-void	probe_run(struct probe_obs *, const char *state_dir, int mmap3);
+#define PROBE_MMAP3	0x01
+#define PROBE_TMPFILE	0x02
+void	probe_run(struct probe_obs *, const char *state_dir, unsigned flags);
 
 /* What OBS means. */
 void	probe_judge(const struct probe_obs *, struct probe_report *);
 
 /* probe_run and probe_judge, once more when the leak probe could not tell. */
-void	probe_all(struct probe_report *, const char *state_dir, int mmap3);
+void	probe_all(struct probe_report *, const char *state_dir, unsigned flags);
 
 /*
  * The policy.  WANT is buildid_mode, ACCEPT_LEAK mmap2_on_leaky_kernel:
