@@ -77,11 +77,11 @@ perflimits_check(struct perflimits *l, unsigned frequency)
 		return 0;
 	l->rate_drops++;
 	log_warnx("kernel.perf_event_max_sample_rate dropped from %" PRId64 " to %" PRId64
-	    " (%" PRId64 " at start): sampling interrupts took more than "
-	    "perf_cpu_time_max_percent = %" PRId64 "%% of a CPU, and the kernel lowers the "
-	    "cap for every perf user%s", before, now, l->rate_at_start,
+	    " (%" PRId64 " at start): the kernel lowers it for every perf user when "
+	    "sampling interrupts take more than perf_cpu_time_max_percent = %" PRId64
+	    "%% of a CPU (or an administrator did)%s", before, now, l->rate_at_start,
 	    l->cpu_time_max_percent, now < (int64_t)frequency ?
-	    "; it is now below our frequency, so our samples are throttled" : "");
+	    "; it is now below our frequency: our samples are throttled" : "");
 	return 1;
 }
 
