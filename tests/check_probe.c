@@ -132,67 +132,53 @@ judge(const struct probe_obs *o, struct probe_report *rep)
 
 /* The leak probe */
 
-START_TEST(test_leak_yes)
+enum { NONE = -1 };
+
+/* What each ring holds (a form, or NONE), and what that must mean. */
+struct leak_case {
+	int		 old, bid, new;
+	int		 bid_open_err;
+	enum probe_leak	 want;
+	int		 foreign;
+	const char	*says;
+};
+
+static const struct leak_case leak_cases[] = {
+	/* newest first: plain_new, with_id, then plain_old gets the flag */
+	{ PLAIN_FLAGGED, WITH_ID, PLAIN, 0, PROBE_LEAK_YES, 0, "carried" },
+	/* a kernel that reports oldest first leaks into the newer plain event */
+	{ PLAIN, WITH_ID, PLAIN_FLAGGED, 0, PROBE_LEAK_YES, 0, "carried" },
+	/* both flagged: another tool's build-id event came before ours */
+	{ PLAIN_FLAGGED, WITH_ID, PLAIN_FLAGGED, 0, PROBE_LEAK_YES, 1, "another tool" },
+	{ PLAIN, WITH_ID, PLAIN, 0, PROBE_LEAK_NO, 0, "kept maj/min/ino" },
+	/* clean plain records prove nothing when there was no build-id to leak */
+	{ PLAIN, PLAIN, PLAIN, 0, PROBE_LEAK_UNKNOWN, 0, "did not read" },
+	{ PLAIN, WITH_OTHER_ID, PLAIN, 0, PROBE_LEAK_UNKNOWN, 0, "not the one written" },
+	{ NONE, NONE, NONE, 0, PROBE_LEAK_UNKNOWN, 0, "no MMAP2 record" },
+	{ PLAIN, WITH_ID, NONE, 0, PROBE_LEAK_UNKNOWN, 0, "no MMAP2 record" },
+	{ PLAIN, NONE, PLAIN, -EINVAL, PROBE_LEAK_NA, 0, "no attr.build_id" },
+	{ PLAIN, NONE, PLAIN, -EMFILE, PROBE_LEAK_UNKNOWN, 0, "Too many open files" },
+};
+
+START_TEST(test_leak)
 {
+	const struct leak_case *c = &leak_cases[_i];
 	struct probe_obs *o = obs_new(0);
 	struct probe_report rep;
 
-	/* Newest first: plain_new, with_id, then plain_old with the flag. */
-	put_mmap2(&o->plain_old, &o->target, PROBE_ADDR, PLAIN_FLAGGED);
-	put_mmap2(&o->with_id, &o->target, PROBE_ADDR, WITH_ID);
-	put_mmap2(&o->plain_new, &o->target, PROBE_ADDR, PLAIN);
+	if (c->old != NONE)
+		put_mmap2(&o->plain_old, &o->target, PROBE_ADDR, c->old);
+	if (c->bid != NONE)
+		put_mmap2(&o->with_id, &o->target, PROBE_ADDR, c->bid);
+	if (c->new != NONE)
+		put_mmap2(&o->plain_new, &o->target, PROBE_ADDR, c->new);
+	o->with_id.open_err = c->bid_open_err;
 	judge(o, &rep);
-	ck_assert_int_eq(rep.leak, PROBE_LEAK_YES);
-	ck_assert_int_eq(rep.foreign, 0);
-	ck_assert_str_eq(probe_leak_name(rep.leak), "yes");
+	ck_assert_msg(rep.leak == c->want, "case %d: %s (%s)", _i, probe_leak_name(rep.leak),
+	    rep.leak_why);
+	ck_assert_int_eq(rep.foreign, c->foreign);
+	ck_assert_msg(strstr(rep.leak_why, c->says) != NULL, "case %d: %s", _i, rep.leak_why);
 	ck_assert_int_eq(rep.mmap3, PROBE_MMAP3_NOT_RUN);
-	free(o);
-}
-END_TEST
-
-/* A kernel that reports oldest first leaks into the newer plain event. */
-START_TEST(test_leak_yes_other_order)
-{
-	struct probe_obs *o = obs_new(0);
-	struct probe_report rep;
-
-	put_mmap2(&o->plain_old, &o->target, PROBE_ADDR, PLAIN);
-	put_mmap2(&o->with_id, &o->target, PROBE_ADDR, WITH_ID);
-	put_mmap2(&o->plain_new, &o->target, PROBE_ADDR, PLAIN_FLAGGED);
-	judge(o, &rep);
-	ck_assert_int_eq(rep.leak, PROBE_LEAK_YES);
-	ck_assert_int_eq(rep.foreign, 0);
-	free(o);
-}
-END_TEST
-
-START_TEST(test_leak_foreign)
-{
-	struct probe_obs *o = obs_new(0);
-	struct probe_report rep;
-
-	put_mmap2(&o->plain_old, &o->target, PROBE_ADDR, PLAIN_FLAGGED);
-	put_mmap2(&o->with_id, &o->target, PROBE_ADDR, WITH_ID);
-	put_mmap2(&o->plain_new, &o->target, PROBE_ADDR, PLAIN_FLAGGED);
-	judge(o, &rep);
-	ck_assert_int_eq(rep.leak, PROBE_LEAK_YES);
-	ck_assert_int_eq(rep.foreign, 1);
-	ck_assert_ptr_nonnull(strstr(rep.leak_why, "another tool"));
-	free(o);
-}
-END_TEST
-
-START_TEST(test_leak_no)
-{
-	struct probe_obs *o = obs_new(0);
-	struct probe_report rep;
-
-	put_mmap2(&o->plain_old, &o->target, PROBE_ADDR, PLAIN);
-	put_mmap2(&o->with_id, &o->target, PROBE_ADDR, WITH_ID);
-	put_mmap2(&o->plain_new, &o->target, PROBE_ADDR, PLAIN);
-	judge(o, &rep);
-	ck_assert_int_eq(rep.leak, PROBE_LEAK_NO);
-	ck_assert_str_eq(probe_leak_name(rep.leak), "no");
 	free(o);
 }
 END_TEST
@@ -209,49 +195,6 @@ START_TEST(test_leak_other_mapping_ignored)
 	put_mmap2(&o->plain_new, &o->target, PROBE_ADDR, PLAIN);
 	judge(o, &rep);
 	ck_assert_int_eq(rep.leak, PROBE_LEAK_NO);
-	free(o);
-}
-END_TEST
-
-/* Clean plain records prove nothing when the kernel had no build-id to leak. */
-START_TEST(test_leak_unknown_no_buildid_read)
-{
-	struct probe_obs *o = obs_new(0);
-	struct probe_report rep;
-
-	put_mmap2(&o->plain_old, &o->target, PROBE_ADDR, PLAIN);
-	put_mmap2(&o->with_id, &o->target, PROBE_ADDR, PLAIN);
-	put_mmap2(&o->plain_new, &o->target, PROBE_ADDR, PLAIN);
-	judge(o, &rep);
-	ck_assert_int_eq(rep.leak, PROBE_LEAK_UNKNOWN);
-	ck_assert_ptr_nonnull(strstr(rep.leak_why, "did not read"));
-	free(o);
-}
-END_TEST
-
-START_TEST(test_leak_unknown_wrong_id)
-{
-	struct probe_obs *o = obs_new(0);
-	struct probe_report rep;
-
-	put_mmap2(&o->plain_old, &o->target, PROBE_ADDR, PLAIN);
-	put_mmap2(&o->with_id, &o->target, PROBE_ADDR, WITH_OTHER_ID);
-	put_mmap2(&o->plain_new, &o->target, PROBE_ADDR, PLAIN);
-	judge(o, &rep);
-	ck_assert_int_eq(rep.leak, PROBE_LEAK_UNKNOWN);
-	ck_assert_ptr_nonnull(strstr(rep.leak_why, "not the one written"));
-	free(o);
-}
-END_TEST
-
-START_TEST(test_leak_unknown_no_records)
-{
-	struct probe_obs *o = obs_new(0);
-	struct probe_report rep;
-
-	judge(o, &rep);
-	ck_assert_int_eq(rep.leak, PROBE_LEAK_UNKNOWN);
-	ck_assert_ptr_nonnull(strstr(rep.leak_why, "no MMAP2 record"));
 	free(o);
 }
 END_TEST
@@ -274,20 +217,6 @@ START_TEST(test_leak_torn_record)
 }
 END_TEST
 
-START_TEST(test_leak_na)
-{
-	struct probe_obs *o = obs_new(0);
-	struct probe_report rep;
-
-	o->with_id.open_err = -EINVAL;
-	put_mmap2(&o->plain_old, &o->target, PROBE_ADDR, PLAIN);
-	put_mmap2(&o->plain_new, &o->target, PROBE_ADDR, PLAIN);
-	judge(o, &rep);
-	ck_assert_int_eq(rep.leak, PROBE_LEAK_NA);
-	free(o);
-}
-END_TEST
-
 START_TEST(test_leak_no_file)
 {
 	struct probe_obs *o = obs_new(1);
@@ -306,156 +235,89 @@ END_TEST
 
 /* The mmap3 proof */
 
-START_TEST(test_mmap3_proven)
+/* What a kernel that accepts (or refuses) the bit did. */
+enum mmap3_kernel {
+	K_EMITS,	/* the MMAP3 record of our mapping, as kernel-patch/ writes it */
+	K_REFUSES,	/* EINVAL */
+	K_SILENT,	/* accepts the bit, sends nothing */
+	K_MMAP2,	/* the bit means something else: MMAP2 as usual */
+	K_STRAY,	/* MMAP3, and a record of another type */
+	K_MMAP2_LAYOUT,	/* the MMAP3 type number over MMAP2's build-id layout */
+	K_TRAILING,	/* 8 bytes more than the layout */
+	K_WRONG_ID,
+	K_NO_ID,
+	K_WRONG_FILE,
+	K_OVERFLOW,
+};
+
+static const struct mmap3_case {
+	enum mmap3_kernel k;
+	enum probe_mmap3 want;
+	const char	*says;
+} mmap3_cases[] = {
+	{ K_EMITS, PROBE_MMAP3_PROVEN, "carried the probe file's build-id" },
+	{ K_REFUSES, PROBE_MMAP3_REFUSED, "refuses" },
+	{ K_SILENT, PROBE_MMAP3_FAILED, "no MMAP3 record" },
+	{ K_MMAP2, PROBE_MMAP3_FAILED, "type 10" },
+	{ K_STRAY, PROBE_MMAP3_FAILED, "was expected" },
+	{ K_MMAP2_LAYOUT, PROBE_MMAP3_FAILED, "another layout" },
+	{ K_TRAILING, PROBE_MMAP3_FAILED, "another layout" },
+	{ K_WRONG_ID, PROBE_MMAP3_FAILED, "carries build-id" },
+	{ K_NO_ID, PROBE_MMAP3_FAILED, "no build-id" },
+	{ K_WRONG_FILE, PROBE_MMAP3_FAILED, "names file" },
+	{ K_OVERFLOW, PROBE_MMAP3_FAILED, "overflowed" },
+};
+
+START_TEST(test_mmap3)
 {
+	const struct mmap3_case *c = &mmap3_cases[_i];
 	struct probe_obs *o = obs_new(1);
+	struct probe_ring *r = &o->mmap3;
 	struct probe_report rep;
+	struct mmap3_record *m = NULL;
 
-	put_mmap3(&o->mmap3, &o->target, PERF_RECORD_MMAP3, 0);
+	switch (c->k) {
+	case K_EMITS:
+	case K_WRONG_ID:
+	case K_NO_ID:
+	case K_WRONG_FILE:
+		m = put_mmap3(r, &o->target, PERF_RECORD_MMAP3, 0);
+		break;
+	case K_REFUSES:
+		r->open_err = -EINVAL;
+		break;
+	case K_SILENT:
+		break;
+	case K_MMAP2:
+		put_mmap2(r, &o->target, PROBE_ADDR, PLAIN);
+		break;
+	case K_STRAY:
+		put_mmap3(r, &o->target, PERF_RECORD_MMAP3, 0);
+		put_mmap3(r, &o->target, PERF_RECORD_MMAP3 + 1, 0);
+		break;
+	case K_MMAP2_LAYOUT:
+		put_mmap2(r, &o->target, PROBE_ADDR, WITH_ID);
+		((struct perf_event_header *)r->data)->type = PERF_RECORD_MMAP3;
+		break;
+	case K_TRAILING:
+		put_mmap3(r, &o->target, PERF_RECORD_MMAP3, 8);
+		break;
+	case K_OVERFLOW:
+		r->overflow = 1;
+		break;
+	}
+	if (c->k == K_WRONG_ID)
+		m->build_id[19] ^= 1;
+	if (c->k == K_NO_ID) {
+		m->build_id_size = 0;
+		memset(m->build_id, 0, sizeof(m->build_id));
+	}
+	if (c->k == K_WRONG_FILE)
+		m->ino++;
 	judge(o, &rep);
-	ck_assert_int_eq(rep.mmap3, PROBE_MMAP3_PROVEN);
-	ck_assert_str_eq(probe_mmap3_name(rep.mmap3), "proven");
-	free(o);
-}
-END_TEST
-
-START_TEST(test_mmap3_refused)
-{
-	struct probe_obs *o = obs_new(1);
-	struct probe_report rep;
-
-	o->mmap3.open_err = -EINVAL;
-	judge(o, &rep);
-	ck_assert_int_eq(rep.mmap3, PROBE_MMAP3_REFUSED);
-	ck_assert_ptr_nonnull(strstr(rep.mmap3_why, "refuses"));
-	free(o);
-}
-END_TEST
-
-START_TEST(test_mmap3_accepted_silent)
-{
-	struct probe_obs *o = obs_new(1);
-	struct probe_report rep;
-
-	judge(o, &rep);
-	ck_assert_int_eq(rep.mmap3, PROBE_MMAP3_FAILED);
-	ck_assert_ptr_nonnull(strstr(rep.mmap3_why, "no MMAP3 record"));
-	free(o);
-}
-END_TEST
-
-/* A kernel where the bit means something else sends MMAP2 for the mapping. */
-START_TEST(test_mmap3_wrong_type)
-{
-	struct probe_obs *o = obs_new(1);
-	struct probe_report rep;
-
-	put_mmap2(&o->mmap3, &o->target, PROBE_ADDR, PLAIN);
-	judge(o, &rep);
-	ck_assert_int_eq(rep.mmap3, PROBE_MMAP3_FAILED);
-	ck_assert_ptr_nonnull(strstr(rep.mmap3_why, "type 10"));
-	free(o);
-}
-END_TEST
-
-/* An MMAP3 record beside a stray record of another type is not trusted. */
-START_TEST(test_mmap3_with_stray_record)
-{
-	struct probe_obs *o = obs_new(1);
-	struct probe_report rep;
-
-	put_mmap3(&o->mmap3, &o->target, PERF_RECORD_MMAP3, 0);
-	put_mmap3(&o->mmap3, &o->target, PERF_RECORD_MMAP3 + 1, 0);
-	judge(o, &rep);
-	ck_assert_int_eq(rep.mmap3, PROBE_MMAP3_FAILED);
-	free(o);
-}
-END_TEST
-
-/* The MMAP3 type number with MMAP2's layout (what a colliding type could be). */
-START_TEST(test_mmap3_wrong_layout)
-{
-	struct probe_obs *o = obs_new(1);
-	struct probe_report rep;
-	struct mmap2_record *m;
-
-	put_mmap2(&o->mmap3, &o->target, PROBE_ADDR, WITH_ID);
-	m = (struct mmap2_record *)o->mmap3.data;
-	m->header.type = PERF_RECORD_MMAP3;
-	judge(o, &rep);
-	ck_assert_int_eq(rep.mmap3, PROBE_MMAP3_FAILED);
-	ck_assert_ptr_nonnull(strstr(rep.mmap3_why, "another layout"));
-	free(o);
-}
-END_TEST
-
-START_TEST(test_mmap3_trailing_bytes)
-{
-	struct probe_obs *o = obs_new(1);
-	struct probe_report rep;
-
-	put_mmap3(&o->mmap3, &o->target, PERF_RECORD_MMAP3, 8);
-	judge(o, &rep);
-	ck_assert_int_eq(rep.mmap3, PROBE_MMAP3_FAILED);
-	ck_assert_ptr_nonnull(strstr(rep.mmap3_why, "another layout"));
-	free(o);
-}
-END_TEST
-
-START_TEST(test_mmap3_wrong_buildid)
-{
-	struct probe_obs *o = obs_new(1);
-	struct probe_report rep;
-	struct mmap3_record *m;
-
-	m = put_mmap3(&o->mmap3, &o->target, PERF_RECORD_MMAP3, 0);
-	m->build_id[19] ^= 1;
-	judge(o, &rep);
-	ck_assert_int_eq(rep.mmap3, PROBE_MMAP3_FAILED);
-	ck_assert_ptr_nonnull(strstr(rep.mmap3_why, "carries build-id"));
-	free(o);
-}
-END_TEST
-
-START_TEST(test_mmap3_no_buildid)
-{
-	struct probe_obs *o = obs_new(1);
-	struct probe_report rep;
-	struct mmap3_record *m;
-
-	m = put_mmap3(&o->mmap3, &o->target, PERF_RECORD_MMAP3, 0);
-	m->build_id_size = 0;
-	memset(m->build_id, 0, sizeof(m->build_id));
-	judge(o, &rep);
-	ck_assert_int_eq(rep.mmap3, PROBE_MMAP3_FAILED);
-	ck_assert_ptr_nonnull(strstr(rep.mmap3_why, "no build-id"));
-	free(o);
-}
-END_TEST
-
-START_TEST(test_mmap3_wrong_file)
-{
-	struct probe_obs *o = obs_new(1);
-	struct probe_report rep;
-	struct mmap3_record *m;
-
-	m = put_mmap3(&o->mmap3, &o->target, PERF_RECORD_MMAP3, 0);
-	m->ino++;
-	judge(o, &rep);
-	ck_assert_int_eq(rep.mmap3, PROBE_MMAP3_FAILED);
-	ck_assert_ptr_nonnull(strstr(rep.mmap3_why, "names file"));
-	free(o);
-}
-END_TEST
-
-START_TEST(test_mmap3_overflow)
-{
-	struct probe_obs *o = obs_new(1);
-	struct probe_report rep;
-
-	o->mmap3.overflow = 1;
-	judge(o, &rep);
-	ck_assert_int_eq(rep.mmap3, PROBE_MMAP3_FAILED);
+	ck_assert_msg(rep.mmap3 == c->want, "case %d: %s (%s)", _i, probe_mmap3_name(rep.mmap3),
+	    rep.mmap3_why);
+	ck_assert_msg(strstr(rep.mmap3_why, c->says) != NULL, "case %d: %s", _i, rep.mmap3_why);
 	free(o);
 }
 END_TEST
@@ -582,31 +444,14 @@ probe_suite(void)
 	TCase	*tc;
 
 	tc = tcase_create("leak");
-	tcase_add_test(tc, test_leak_yes);
-	tcase_add_test(tc, test_leak_yes_other_order);
-	tcase_add_test(tc, test_leak_foreign);
-	tcase_add_test(tc, test_leak_no);
+	tcase_add_loop_test(tc, test_leak, 0, sizeof(leak_cases) / sizeof(leak_cases[0]));
 	tcase_add_test(tc, test_leak_other_mapping_ignored);
-	tcase_add_test(tc, test_leak_unknown_no_buildid_read);
-	tcase_add_test(tc, test_leak_unknown_wrong_id);
-	tcase_add_test(tc, test_leak_unknown_no_records);
 	tcase_add_test(tc, test_leak_torn_record);
-	tcase_add_test(tc, test_leak_na);
 	tcase_add_test(tc, test_leak_no_file);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("mmap3");
-	tcase_add_test(tc, test_mmap3_proven);
-	tcase_add_test(tc, test_mmap3_refused);
-	tcase_add_test(tc, test_mmap3_accepted_silent);
-	tcase_add_test(tc, test_mmap3_wrong_type);
-	tcase_add_test(tc, test_mmap3_with_stray_record);
-	tcase_add_test(tc, test_mmap3_wrong_layout);
-	tcase_add_test(tc, test_mmap3_trailing_bytes);
-	tcase_add_test(tc, test_mmap3_wrong_buildid);
-	tcase_add_test(tc, test_mmap3_no_buildid);
-	tcase_add_test(tc, test_mmap3_wrong_file);
-	tcase_add_test(tc, test_mmap3_overflow);
+	tcase_add_loop_test(tc, test_mmap3, 0, sizeof(mmap3_cases) / sizeof(mmap3_cases[0]));
 	tcase_add_test(tc, test_denied);
 	suite_add_tcase(s, tc);
 
