@@ -50,18 +50,10 @@ events_mode_name(enum buildid_mode m)
 int
 events_probe_mode(struct events *e, const struct config *c, char *err, size_t errlen)
 {
-	struct probe_report *p = &e->probe;
-
-	probe_all(p, c->state_dir,
+	probe_all(&e->probe, c->state_dir,
 	    c->buildid_mode == BUILDID_AUTO || c->buildid_mode == BUILDID_MMAP3 ? PROBE_MMAP3 : 0);
-	log_info("probe (%llu us): build-id flag leak: %s (%s); mmap3: %s (%s)",
-	    (unsigned long long)p->duration_us, probe_leak_name(p->leak), p->leak_why,
-	    probe_mmap3_name(p->mmap3), p->mmap3_why);
-	if (probe_choose_mode(c->buildid_mode, c->mmap2_on_leaky_kernel, p, &e->mode,
-	    e->mode_why, sizeof(e->mode_why), err, errlen) < 0)
-		return -1;
-	log_info("build-id mode %s: %s", events_mode_name(e->mode), e->mode_why);
-	return 0;
+	return probe_choose_mode(c->buildid_mode, c->mmap2_on_leaky_kernel, &e->probe,
+	    &e->mode, e->mode_why, sizeof(e->mode_why), err, errlen);
 }
 
 int
@@ -225,6 +217,10 @@ events_open(struct events *e, const struct config *c, char *err, size_t errlen)
 		}
 	}
 	free(cpus);
+	log_info("probe (%llu us): build-id flag leak: %s (%s); mmap3: %s (%s)",
+	    (unsigned long long)e->probe.duration_us, probe_leak_name(e->probe.leak),
+	    e->probe.leak_why, probe_mmap3_name(e->probe.mmap3), e->probe.mmap3_why);
+	log_info("build-id mode %s: %s", events_mode_name(e->mode), e->mode_why);
 	return 0;
 fail:
 	free(cpus);
