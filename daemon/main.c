@@ -169,8 +169,8 @@ log_limits(struct perfmapd *d)
 		log_warnx("cannot read kernel.perf_event_max_sample_rate");
 		return;
 	}
-	perflimits_mlock(l, d->conf.ring_size, d->rec.ev.ncpus,
-	    (int)sysconf(_SC_NPROCESSORS_ONLN), &m);
+	perflimits_mlock(l, events_locked_bytes(&d->rec.ev), (int)sysconf(_SC_NPROCESSORS_ONLN),
+	    &m);
 	log_info("perf limits: max_sample_rate %lld Hz, cpu_time_max_percent %lld, "
 	    "paranoid %lld; rings %llu kB locked: %llu kB of root's %llu kB "
 	    "perf_event_mlock_kb allowance (%llu kB left), %llu kB beyond it (VmPin)",

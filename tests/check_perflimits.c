@@ -108,7 +108,7 @@ START_TEST(test_mlock)
 	long	 page = sysconf(_SC_PAGESIZE);
 
 	ck_assert_int_eq(perflimits_init(&l, dir), 0);
-	perflimits_mlock(&l, 1 << 20, 2, 2, &m);
+	perflimits_mlock(&l, 2 * ((1 << 20) + (uint64_t)page), 2, &m);
 	ck_assert_uint_eq(m.rings_kb, 2 * (1024 + (uint64_t)page / 1024));
 	ck_assert_uint_eq(m.budget_kb, 1032);
 	ck_assert_uint_eq(m.charged_kb + m.pinned_kb, m.rings_kb);

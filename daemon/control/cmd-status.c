@@ -59,7 +59,7 @@ status_neighbours(struct perfmapd *d, json_t *out)
 	struct perflimits_mlock m;
 
 	perflimits_check(l, d->conf.frequency);
-	perflimits_mlock(l, d->conf.ring_size, e->ncpus, (int)sysconf(_SC_NPROCESSORS_ONLN), &m);
+	perflimits_mlock(l, events_locked_bytes(e), (int)sysconf(_SC_NPROCESSORS_ONLN), &m);
 	json_object_set_new(out, "buildid_mode_reason", json_string(e->mode_why));
 	json_object_set_new(out, "probes", json_pack("{s:s, s:s, s:b, s:s, s:s, s:I}",
 	    "leak", probe_leak_name(p->leak), "leak_detail", p->leak_why,

@@ -228,6 +228,17 @@ fail:
 	return -1;
 }
 
+uint64_t
+events_locked_bytes(const struct events *e)
+{
+	uint64_t n = 0;
+	int	 i;
+
+	for (i = 0; i < e->ncpus; i++)
+		n += e->cpus[i].ring.maplen;
+	return n;
+}
+
 void
 events_close(struct events *e)
 {

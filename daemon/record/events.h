@@ -42,6 +42,9 @@ int	events_probe_mode(struct events *, const struct config *, char *err, size_t 
 int	events_open(struct events *, const struct config *, char *err, size_t errlen);
 void	events_close(struct events *);
 
+/* Bytes of ring mappings locked for these events (perflimits_mlock). */
+uint64_t events_locked_bytes(const struct events *);
+
 /* The list of online CPUs from /sys (or sysconf). */
 int	events_online_cpus(int **cpus);
 

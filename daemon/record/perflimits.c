@@ -103,15 +103,11 @@ perflimits_vmpin_kb(void)
 }
 
 void
-perflimits_mlock(const struct perflimits *l, uint64_t ring_size, int ncpus,
-    int online_cpus, struct perflimits_mlock *m)
+perflimits_mlock(const struct perflimits *l, uint64_t locked, int online_cpus,
+    struct perflimits_mlock *m)
 {
-	long	 page = sysconf(_SC_PAGESIZE);
-
 	memset(m, 0, sizeof(*m));
-	if (page <= 0)
-		page = 4096;
-	m->rings_kb = (uint64_t)ncpus * (ring_size + (uint64_t)page) / 1024;
+	m->rings_kb = locked / 1024;
 	m->budget_kb = l->mlock_kb > 0 ? (uint64_t)l->mlock_kb * (uint64_t)online_cpus : 0;
 	m->pinned_kb = perflimits_vmpin_kb();
 	m->charged_kb = m->rings_kb > m->pinned_kb ? m->rings_kb - m->pinned_kb : 0;

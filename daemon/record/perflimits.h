@@ -30,7 +30,7 @@ struct perflimits {
 
 /* Our rings against the mlock allowance, in kB. */
 struct perflimits_mlock {
-	uint64_t	 rings_kb;	/* our ring pages: ncpus * (ring_size + 1 page) */
+	uint64_t	 rings_kb;	/* our ring mappings (data + the header page each) */
 	uint64_t	 budget_kb;	/* perf_event_mlock_kb * online CPUs, per user */
 	uint64_t	 pinned_kb;	/* VmPin: charged to our RLIMIT_MEMLOCK instead */
 	uint64_t	 charged_kb;	/* rings_kb - pinned_kb: taken of root's allowance */
@@ -47,8 +47,8 @@ int	perflimits_init(struct perflimits *, const char *dir);
  */
 int	perflimits_check(struct perflimits *, unsigned frequency);
 
-/* What RING_SIZE-byte rings on NCPUS CPUs take of the mlock allowance. */
-void	perflimits_mlock(const struct perflimits *, uint64_t ring_size, int ncpus,
-	    int online_cpus, struct perflimits_mlock *);
+/* What LOCKED bytes of ring mappings take of the mlock allowance. */
+void	perflimits_mlock(const struct perflimits *, uint64_t locked, int online_cpus,
+	    struct perflimits_mlock *);
 
 #endif
