@@ -111,5 +111,10 @@ perflimits_mlock(const struct perflimits *l, uint64_t locked, int online_cpus,
 	m->budget_kb = l->mlock_kb > 0 ? (uint64_t)l->mlock_kb * (uint64_t)online_cpus : 0;
 	m->pinned_kb = perflimits_vmpin_kb();
 	m->charged_kb = m->rings_kb > m->pinned_kb ? m->rings_kb - m->pinned_kb : 0;
-	m->left_kb = m->budget_kb > m->charged_kb ? m->budget_kb - m->charged_kb : 0;
+	/*
+	 * Other users' locked_vm is not visible; but a ring charged beyond the
+	 * allowance means it was full when that ring was mapped.
+	 */
+	if (m->pinned_kb == 0 && m->budget_kb > m->charged_kb)
+		m->left_kb = m->budget_kb - m->charged_kb;
 }

@@ -34,7 +34,8 @@ struct perflimits_mlock {
 	uint64_t	 budget_kb;	/* perf_event_mlock_kb * online CPUs, per user */
 	uint64_t	 pinned_kb;	/* VmPin: charged to our RLIMIT_MEMLOCK instead */
 	uint64_t	 charged_kb;	/* rings_kb - pinned_kb: taken of root's allowance */
-	uint64_t	 left_kb;	/* budget_kb - charged_kb: left for root's other perf users */
+	uint64_t	 left_kb;	/* at most this is left for root's other perf users:
+					   budget_kb - charged_kb, 0 once pinned_kb > 0 */
 };
 
 /* Read everything from DIR (NULL: /proc/sys/kernel); -1 if the rate cannot be read. */
