@@ -53,6 +53,32 @@ print_unknown(FILE *f, json_t *causes)
 		fputc('\n', f);
 }
 
+/* Why the mode, what the probes saw, and the perf limits shared with other users. */
+static void
+print_neighbours(json_t *p, FILE *f)
+{
+	json_t	*pr = json_object_get(p, "probes"), *l = json_object_get(p, "perf_limits");
+
+	if (json_is_string(json_object_get(p, "buildid_mode_reason")))
+		client_print_kv(f, "", "%s", client_str(p, "buildid_mode_reason"));
+	if (json_is_object(pr)) {
+		client_print_kv(f, "leak probe", "%s: %s", client_str(pr, "leak"),
+		    client_str(pr, "leak_detail"));
+		client_print_kv(f, "mmap3 probe", "%s: %s", client_str(pr, "mmap3"),
+		    client_str(pr, "mmap3_detail"));
+	}
+	if (!json_is_object(l))
+		return;
+	client_print_kv(f, "sample rate cap", "%lld Hz (%lld at start, lowest %lld, %lld drops)",
+	    client_num(l, "max_sample_rate"), client_num(l, "max_sample_rate_at_start"),
+	    client_num(l, "max_sample_rate_lowest"), client_num(l, "max_sample_rate_drops"));
+	client_print_kv(f, "locked rings", "%lld kB: %lld kB of root's %lld kB allowance "
+	    "(%lld kB left), %lld kB beyond it", client_num(l, "rings_kb"),
+	    client_num(l, "rings_charged_kb"), client_num(l, "mlock_allowance_kb"),
+	    client_num(l, "mlock_left_kb"), client_num(l, "rings_pinned_kb"));
+	client_print_kv(f, "PMU counters", "%lld per CPU", client_num(l, "hw_counters_per_cpu"));
+}
+
 static void
 print_status(json_t *p, FILE *f)
 {
@@ -67,6 +93,7 @@ print_status(json_t *p, FILE *f)
 	    client_num(p, "frequency"), client_num(p, "cpus"),
 	    json_is_true(json_object_get(p, "callchain")) ? ", call chains" : "");
 	client_print_kv(f, "build-id mode", "%s", client_str(p, "buildid_mode"));
+	print_neighbours(p, f);
 	client_print_kv(f, "state", "%s", client_str(p, "state_dir"));
 	if (json_is_object(s)) {
 		client_print_kv(f, "segment", "%s", client_str(s, "path"));

@@ -112,6 +112,11 @@ const struct config_key config_keys[] = {
 	  .names = config_buildid_names,
 	  .help = "Where build-ids come from: auto, mmap3, mmap2 or "
 	    "userspace." },
+	{ .section = "record", .name = "mmap2_on_leaky_kernel", .type = CONFIG_BOOL,
+	  KEY_FIELD(mmap2_on_leaky_kernel), .defval = "no",
+	  .help = "Use attr.build_id (mmap2) even on a kernel that leaks its "
+	    "build-id flag into other tools' records (their perf record may "
+	    "abort)." },
 	{ .section = "record", .name = "ring_size", .type = CONFIG_SIZE,
 	  KEY_FIELD(ring_size), .defval = "1M", .min = 8 * KIB, .max = GIB,
 	  .flags = CONFIG_F_POW2,

@@ -37,6 +37,7 @@ struct config {
 	unsigned	 frequency;		/* frequency = 99 (Hz, 1..100000) */
 	int		 callchain;		/* callchain = fp | none (default fp) */
 	enum buildid_mode buildid_mode;		/* buildid_mode = auto */
+	int		 mmap2_on_leaky_kernel;	/* mmap2_on_leaky_kernel = no */
 	uint64_t	 ring_size;		/* ring_size = 1M (per CPU, power of 2 >= 8K) */
 	uint64_t	 wakeup_size;		/* wakeup_size = 0 (0 = ring_size / 4) */
 	uint64_t	 drain_interval_ms;	/* drain_interval = 1s */

@@ -29,6 +29,7 @@ daemon_reload(struct perfmapd *d, char *err, size_t errlen)
 	}
 	if (nc.frequency != d->conf.frequency || nc.event != d->conf.event ||
 	    nc.callchain != d->conf.callchain || nc.buildid_mode != d->conf.buildid_mode ||
+	    nc.mmap2_on_leaky_kernel != d->conf.mmap2_on_leaky_kernel ||
 	    nc.ring_size != d->conf.ring_size || nc.wakeup_size != d->conf.wakeup_size ||
 	    (d->state_override[0] == '\0' && strcmp(nc.state_dir, d->conf.state_dir) != 0) ||
 	    (d->socket_override[0] == '\0' && strcmp(nc.socket_path, d->conf.socket_path) != 0))

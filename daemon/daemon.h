@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "record/binaries.h"
+#include "record/perflimits.h"
 #include "record/recorder.h"
 
 struct event_base;
@@ -26,6 +27,7 @@ struct perfmapd {
 	char		 socket_override[108];
 	struct binaries	 bins;		/* shared by the recorder and the index */
 	struct recorder	 rec;		/* rings in, segments out */
+	struct perflimits limits;	/* the host's shared perf limits, watched */
 	struct index	*index;		/* STATE/index.db (index/) */
 	struct capture	*cap;		/* the build-id cache worker (capture/) */
 	struct control	*control;

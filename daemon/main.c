@@ -41,7 +41,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: perfmapd [-f|--foreground] [-c|--config FILE] "
 	    "[-n|--check-config] [-d|--debug]\n"
-	    "                [--state-dir DIR] [--socket PATH]\n");
+	    "                [--state-dir DIR] [--socket PATH] [--probe]\n");
 	exit(2);
 }
 
@@ -66,6 +66,31 @@ copy_path(char *dst, size_t len, const char *src)
 		fprintf(stderr, "perfmapd: %s: path too long\n", src);
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * perfmapd --probe: the start-up probes and the mode the configuration
+ * would get, printed; nothing is recorded.  Exit 0, or 1 when the
+ * configuration's mode would be refused.
+ */
+static int
+probe_only(const struct config *c)
+{
+	struct events	 e;
+	char		 err[1024];
+	int		 rc;
+
+	memset(&e, 0, sizeof(e));
+	rc = events_probe_mode(&e, c, err, sizeof(err));
+	printf("leak: %s: %s\n", probe_leak_name(e.probe.leak), e.probe.leak_why);
+	printf("foreign_buildid_events: %s\n", e.probe.foreign ? "yes" : "no");
+	printf("mmap3: %s: %s\n", probe_mmap3_name(e.probe.mmap3), e.probe.mmap3_why);
+	if (rc < 0) {
+		printf("buildid_mode: refused: %s\n", err);
+		return 1;
+	}
+	printf("buildid_mode: %s: %s\n", events_mode_name(e.mode), e.mode_why);
 	return 0;
 }
 
@@ -111,7 +136,30 @@ notify_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (d->watchdog_usec != 0)
 		sd_notify(0, "WATCHDOG=1");
+	perflimits_check(&d->limits, d->conf.frequency);
 	notify_status(d);
+}
+
+/* What we take of the limits every perf user shares (perflimits.h). */
+static void
+log_limits(struct perfmapd *d)
+{
+	struct perflimits *l = &d->limits;
+	struct perflimits_mlock m;
+
+	if (perflimits_init(l, NULL) < 0) {
+		log_warnx("cannot read kernel.perf_event_max_sample_rate");
+		return;
+	}
+	perflimits_mlock(l, events_locked_bytes(&d->rec.ev), (int)sysconf(_SC_NPROCESSORS_ONLN),
+	    &m);
+	log_info("perf limits: max_sample_rate %lld Hz, cpu_time_max_percent %lld, "
+	    "paranoid %lld; rings %llu kB locked: %llu kB of root's %llu kB "
+	    "perf_event_mlock_kb allowance (%llu kB left), %llu kB beyond it (VmPin)",
+	    (long long)l->rate, (long long)l->cpu_time_max_percent,
+	    (long long)l->paranoid, (unsigned long long)m.rings_kb,
+	    (unsigned long long)m.charged_kb, (unsigned long long)m.budget_kb,
+	    (unsigned long long)m.left_kb, (unsigned long long)m.pinned_kb);
 }
 
 static void
@@ -230,6 +278,7 @@ main(int argc, char *argv[])
 		{ "debug", no_argument, NULL, 'd' },
 		{ "state-dir", required_argument, NULL, 'S' },
 		{ "socket", required_argument, NULL, 's' },
+		{ "probe", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -238,7 +287,7 @@ main(int argc, char *argv[])
 	struct perfmapd	 d;
 	struct timeval	 tv;
 	char		 err[1024];
-	int		 ch, checkonly = 0, debug = 0;
+	int		 ch, checkonly = 0, probeonly = 0, debug = 0;
 	size_t		 k;
 
 	/*
@@ -262,6 +311,9 @@ main(int argc, char *argv[])
 			break;
 		case 'n':
 			checkonly = 1;
+			break;
+		case 'P':
+			probeonly = 1;
 			break;
 		case 'd':
 			debug = 1;
@@ -306,6 +358,8 @@ main(int argc, char *argv[])
 		fprintf(stderr, "configuration OK\n");
 		return 0;
 	}
+	if (probeonly)
+		return probe_only(&d.conf);
 
 	d.start_wall_ns = (uint64_t)walltime_now();
 	if (lock_state(&d, d.conf.state_dir, err, sizeof(err)) < 0) {
@@ -346,6 +400,7 @@ main(int argc, char *argv[])
 		event_base_free(d.base);
 		return 1;
 	}
+	log_limits(&d);
 	log_info("recording into %s/segments", d.conf.state_dir);
 	sd_notify(0, "READY=1");
 	notify_status(&d);

@@ -1,7 +1,9 @@
 /*
  * cmd-status.c - "status": what the daemon records, where, and how it goes:
  * mode, event, CPUs, the current segment, counters, disk use, uptime, and
- * the build-id cache's capture figures, the daemon's memory.
+ * the build-id cache's capture figures, the daemon's memory; what the
+ * start-up probes found and why the build-id mode follows; the perf limits
+ * perfmapd shares with the host's other perf users (perflimits.h).
  */
 #include <dirent.h>
 #include <malloc.h>
@@ -72,6 +74,40 @@ resolver_json(struct resolver *res)
 	    "cache_hits", (json_int_t)rs.hits);
 }
 
+/* The probes' answers and the shared perf limits (perfmapd(8), "Other perf users"). */
+static void
+status_neighbours(struct perfmapd *d, json_t *out)
+{
+	const struct events *e = &d->rec.ev;
+	const struct probe_report *p = &e->probe;
+	struct perflimits *l = &d->limits;
+	struct perflimits_mlock m;
+
+	perflimits_check(l, d->conf.frequency);
+	perflimits_mlock(l, events_locked_bytes(e), (int)sysconf(_SC_NPROCESSORS_ONLN), &m);
+	json_object_set_new(out, "buildid_mode_reason", json_string(e->mode_why));
+	json_object_set_new(out, "probes", json_pack("{s:s, s:s, s:b, s:s, s:s, s:I}",
+	    "leak", probe_leak_name(p->leak), "leak_detail", p->leak_why,
+	    "foreign_buildid_events", p->foreign,
+	    "mmap3", probe_mmap3_name(p->mmap3), "mmap3_detail", p->mmap3_why,
+	    "duration_us", (json_int_t)p->duration_us));
+	json_object_set_new(out, "perf_limits", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, "
+	    "s:I, s:I, s:I, s:I, s:I, s:I, s:i}",
+	    "max_sample_rate", (json_int_t)l->rate,
+	    "max_sample_rate_at_start", (json_int_t)l->rate_at_start,
+	    "max_sample_rate_lowest", (json_int_t)l->rate_lowest,
+	    "max_sample_rate_drops", (json_int_t)l->rate_drops,
+	    "cpu_time_max_percent", (json_int_t)l->cpu_time_max_percent,
+	    "paranoid", (json_int_t)l->paranoid,
+	    "mlock_kb", (json_int_t)l->mlock_kb,
+	    "mlock_allowance_kb", (json_int_t)m.budget_kb,
+	    "rings_kb", (json_int_t)m.rings_kb,
+	    "rings_charged_kb", (json_int_t)m.charged_kb,
+	    "rings_pinned_kb", (json_int_t)m.pinned_kb,
+	    "mlock_left_kb", (json_int_t)m.left_kb,
+	    "hw_counters_per_cpu", e->attr.type == PERF_TYPE_HARDWARE ? 1 : 0));
+}
+
 static json_t *
 cmd_status_run(struct control_request *req)
 {
@@ -139,6 +175,7 @@ cmd_status_run(struct control_request *req)
 	    "objects", (json_int_t)is.objects, "sightings", (json_int_t)is.sightings,
 	    "unresolved", (json_int_t)is.unresolved, "pending", (json_int_t)is.pending,
 	    "commit_us_max", (json_int_t)is.commit_us_max, "errors", (json_int_t)is.errors));
+	status_neighbours(d, out);
 	return proto_reply(out, 0);
 }
 
@@ -146,7 +183,7 @@ const struct control_command cmd_status = {
 	.name = "status",
 	.method = "io.perfmap.Status",
 	.usage = "status",
-	.help = "mode, event, current segment, counters, disk use, uptime",
+	.help = "mode and probes, event, current segment, counters, disk use, perf limits",
 	.flags = 0,
 	.handler = cmd_status_run,
 };

@@ -14,13 +14,12 @@
  * same PERF_SAMPLE_IDENTIFIER position, as perf.data requires of the
  * events of one file.
  *
- * The build-id mode is probed by asking the kernel: an attribute bit it
- * does not know makes perf_event_open fail with EINVAL (or E2BIG), so
- * opening a dummy event on ourselves with the mmap3 bit, then with
- * build_id, tells a patched kernel from mainline >= 5.12 from older ones.
- * The mode's bit goes on the side-band event only.  Events are opened
- * disabled and enabled only once every ring is mapped, so nothing is
- * produced that nobody can read.
+ * The build-id mode comes from the start-up probes (probe.h): what the
+ * kernel does with the mmap3 bit and with attr.build_id, seen in records,
+ * and the policy for kernels that leak the build-id flag.  The mode's bit
+ * goes on the side-band event only.  Events are opened disabled and
+ * enabled only once every ring is mapped, so nothing is produced that
+ * nobody can read.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -56,66 +55,19 @@ events_mode_name(enum buildid_mode m)
 	}
 }
 
-static int
-probe_bit(unsigned int bit)
-{
-	struct perf_event_attr a;
-	int	 fd;
-
-	memset(&a, 0, sizeof(a));
-	a.size = PERF_FILE_ATTR_SIZE;
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_DUMMY;
-	a.disabled = 1;
-	a.mmap2 = 1;
-	a.exclude_kernel = 1;
-	perf_attr_set_flag(&a, bit, 1);
-	fd = sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd == -1)
-		return -errno;
-	close(fd);
-	return 0;
-}
-
+/*
+ * The mode follows from what the probes saw (probe.h), never from
+ * perf_event_open accepting a bit alone: a leaky kernel accepts
+ * attr.build_id like a fixed one, and a kernel where the mmap3 bit means
+ * something else accepts that too.
+ */
 int
-events_probe_mode(enum buildid_mode want, enum buildid_mode *got, char *err, size_t errlen)
+events_probe_mode(struct events *e, const struct config *c, char *err, size_t errlen)
 {
-	int	 rc;
-
-	if (want == BUILDID_AUTO || want == BUILDID_MMAP3) {
-		if ((rc = probe_bit(PERF_ATTR_FLAG_MMAP3_BIT)) == 0) {
-			*got = BUILDID_MMAP3;
-			return 0;
-		}
-		if (rc == -EACCES || rc == -EPERM)
-			goto denied;
-		if (want == BUILDID_MMAP3) {
-			snprintf(err, errlen, "buildid_mode = mmap3: this kernel does not "
-			    "support the mmap3 attribute (%s); it needs kernel-patch/",
-			    strerror(-rc));
-			return -1;
-		}
-	}
-	if (want == BUILDID_AUTO || want == BUILDID_MMAP2) {
-		if ((rc = probe_bit(PERF_ATTR_FLAG_BUILD_ID_BIT)) == 0) {
-			*got = BUILDID_MMAP2;
-			return 0;
-		}
-		if (rc == -EACCES || rc == -EPERM)
-			goto denied;
-		if (want == BUILDID_MMAP2) {
-			snprintf(err, errlen, "buildid_mode = mmap2: this kernel does not "
-			    "support attr.build_id (%s); Linux 5.12 or later is needed",
-			    strerror(-rc));
-			return -1;
-		}
-	}
-	*got = BUILDID_USERSPACE;
-	return 0;
-denied:
-	snprintf(err, errlen, "perf_event_open: %s (run as root or with CAP_PERFMON; "
-	    "see /proc/sys/kernel/perf_event_paranoid)", strerror(-rc));
-	return -1;
+	probe_all(&e->probe, c->state_dir,
+	    c->buildid_mode == BUILDID_AUTO || c->buildid_mode == BUILDID_MMAP3 ? PROBE_MMAP3 : 0);
+	return probe_choose_mode(c->buildid_mode, c->mmap2_on_leaky_kernel, &e->probe,
+	    &e->mode, e->mode_why, sizeof(e->mode_why), err, errlen);
 }
 
 int
@@ -279,7 +231,7 @@ events_open(struct events *e, const struct config *c, char *err, size_t errlen)
 	int	*cpus = NULL, n, i, rc, cycles;
 
 	memset(e, 0, sizeof(*e));
-	if (events_probe_mode(c->buildid_mode, &e->mode, err, errlen) < 0)
+	if (events_probe_mode(e, c, err, errlen) < 0)
 		return -1;
 	if ((n = events_online_cpus(&cpus)) < 0) {
 		snprintf(err, errlen, "cannot list CPUs: %s", strerror(-n));
@@ -336,6 +288,10 @@ events_open(struct events *e, const struct config *c, char *err, size_t errlen)
 		e->sb_ids[i] = ce->sb_id;
 	}
 	free(cpus);
+	log_info("probe (%llu us): build-id flag leak: %s (%s); mmap3: %s (%s)",
+	    (unsigned long long)e->probe.duration_us, probe_leak_name(e->probe.leak),
+	    e->probe.leak_why, probe_mmap3_name(e->probe.mmap3), e->probe.mmap3_why);
+	log_info("build-id mode %s: %s", events_mode_name(e->mode), e->mode_why);
 	return 0;
 fail:
 	free(cpus);
@@ -367,6 +323,17 @@ events_disable(struct events *e)
 		ioctl(e->cpus[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 	for (i = 0; i < e->ncpus; i++)
 		ioctl(e->cpus[i].sb_fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
+uint64_t
+events_locked_bytes(const struct events *e)
+{
+	uint64_t n = 0;
+	int	 i;
+
+	for (i = 0; i < e->ncpus; i++)
+		n += e->cpus[i].ring.maplen + e->cpus[i].sb_ring.maplen;
+	return n;
 }
 
 void

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "probe.h"
 #include "record.h"
 #include "ring.h"
 
@@ -35,6 +36,8 @@ struct cpu_event {
 
 struct events {
 	enum buildid_mode mode;		/* resolved, never AUTO */
+	char		 mode_why[512];	/* why this mode (probe_choose_mode) */
+	struct probe_report probe;	/* what the start-up probes saw */
 	const char	*name;		/* "cycles" or "cpu-clock" */
 	struct perf_event_attr attr;	/* sampling, as opened */
 	struct perf_event_attr sb_attr;	/* side-band, as opened */
@@ -49,9 +52,8 @@ struct events {
 
 const char *events_mode_name(enum buildid_mode);
 
-/* Which build-id mode this kernel supports, best first, from WANT. */
-int	events_probe_mode(enum buildid_mode want, enum buildid_mode *got,
-	    char *err, size_t errlen);
+/* Probe the kernel and choose the build-id mode (E's mode, mode_why, probe). */
+int	events_probe_mode(struct events *, const struct config *, char *err, size_t errlen);
 
 /* Open and mmap everything, disabled; on error ERR holds one line. */
 int	events_open(struct events *, const struct config *, char *err, size_t errlen);
@@ -59,6 +61,9 @@ int	events_open(struct events *, const struct config *, char *err, size_t errlen
 int	events_enable(struct events *);
 void	events_disable(struct events *);
 void	events_close(struct events *);
+
+/* Bytes of ring mappings locked for these events (perflimits_mlock). */
+uint64_t events_locked_bytes(const struct events *);
 
 /* The list of online CPUs from /sys (or sysconf). */
 int	events_online_cpus(int **cpus);

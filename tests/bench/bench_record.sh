@@ -15,7 +15,9 @@
 #   BENCH_SECONDS (20), BENCH_RUNS (3), BENCH_FREQ (999), BENCH_STORM (2 workers),
 #   BENCH_COLLECTORS ("perfmapd perfmapd-first perf-switch perf": a subset,
 #   for a quick look; perfmapd-first starts on an empty state directory),
-#   BENCH_PERFMAPD (build/perfmapd: another build, e.g. to compare two commits)
+#   BENCH_PERFMAPD (build/perfmapd: another build, e.g. to compare two commits),
+#   BENCH_RECORD_CONF (more [record] lines for perfmapd, e.g. "buildid_mode = mmap2
+#   mmap2_on_leaky_kernel = yes" to compare kernel build-ids with the default)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 SECS=${BENCH_SECONDS:-20}
@@ -54,8 +56,8 @@ run() {
 		# holds the machine's binaries, as after the daemon's first start);
 		# perfmapd-first: an empty one (the cache is filled during the run).
 		[ "$name" = perfmapd ] && { state=$B/warm; rm -rf "$state/segments"; }
-		printf '[record]\nevent = cpu-clock\nfrequency = %s\n[segments]\nrotate_age = 1s\nkeep_count = 0\nkeep_size = 0\n' \
-			"$FREQ" > "$out/conf"
+		printf '[record]\nevent = cpu-clock\nfrequency = %s\n%s\n[segments]\nrotate_age = 1s\nkeep_count = 0\nkeep_size = 0\n' \
+			"$FREQ" "${BENCH_RECORD_CONF:-}" > "$out/conf"
 		"$B/measure" "$out/m" "$PERFMAPD" -f -c "$out/conf" --state-dir "$state" \
 			--socket "$out/sock" > "$out/log" 2>&1 &
 		;;

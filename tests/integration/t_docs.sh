@@ -12,7 +12,7 @@ done
 head -5 README.md | grep -q '^make run' || fail "README does not open with make run"
 head -5 README.md | grep -q '^make check' || fail "README does not open with make check"
 grep -q 'make check' .ci/run || fail ".ci/run does not run README's test command"
-for opt in foreground config check-config debug state-dir socket; do
+for opt in foreground config check-config debug state-dir socket probe; do
 	grep -q "Fl -$opt" man/perfmapd.8 || fail "perfmapd(8) lacks --$opt"
 	"$PERFMAPD" --help 2>&1 | grep -q -- "--$opt" || fail "perfmapd usage lacks --$opt"
 done
