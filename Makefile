@@ -185,7 +185,7 @@ tests/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c common/proto.c
 tests/fuzz/fuzz_config: tests/fuzz/fuzz_config.c common/config.c
 	clang $(FUZZ_CFLAGS) -o $@ $^ -linih
 tests/fuzz/fuzz_buildid: tests/fuzz/fuzz_buildid.c common/buildid.c
-	clang $(FUZZ_CFLAGS) -o $@ $^ -lelf -lpthread
+	clang $(FUZZ_CFLAGS) -o $@ $^
 
 fuzz: deps
 	$(MAKE) $(FUZZERS)
