@@ -129,7 +129,7 @@ mkdirs_at(int dirfd, const char *rel)
 			*slash++ = '\0';
 		if (*p == '\0')
 			continue;
-		if (mkdirat(fd, p, 0755) == -1 && errno != EEXIST) {
+		if (mkdirat(fd, p, 0750) == -1 && errno != EEXIST) {
 			int e = errno;
 
 			close(fd);
@@ -332,7 +332,12 @@ copy_mode(const char *name, const struct stat *src, int public)
 {
 	if (strcmp(name, BIDCACHE_KERNEL) == 0)
 		return 0600;
-	return public ? 0644 : 0600 | (src->st_mode & 044);
+	/*
+	 * The copy's group is the cache's (the daemon's control group), not
+	 * the original's: its members may read it only if anyone could read
+	 * the original (a binary of group shadow, mode 0750, stays root's).
+	 */
+	return public ? 0644 : (src->st_mode & S_IROTH) ? 0644 : 0600;
 }
 
 static int
@@ -634,14 +639,14 @@ bidcache_open(struct bidcache *c, const char *dir, char *err, size_t errlen)
 	memcpy(buf, dir, strlen(dir) + 1);
 	for (p = buf + 1; (p = strchr(p, '/')) != NULL; p++) {
 		*p = '\0';
-		if (mkdir(buf, 0755) == -1 && errno != EEXIST) {
+		if (mkdir(buf, 0750) == -1 && errno != EEXIST) {
 			rc = -errno;
 			snprintf(err, errlen, "%s: %s", buf, strerror(errno));
 			return rc;
 		}
 		*p = '/';
 	}
-	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+	if (mkdir(dir, 0750) == -1 && errno != EEXIST) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return rc;

@@ -30,7 +30,7 @@ daemon_reload(struct perfmapd *d, char *err, size_t errlen)
 	if (nc.frequency != d->conf.frequency || nc.event != d->conf.event ||
 	    nc.callchain != d->conf.callchain || nc.buildid_mode != d->conf.buildid_mode ||
 	    nc.ring_size != d->conf.ring_size || nc.wakeup_size != d->conf.wakeup_size ||
-	    (d->state_override[0] == '\0' && strcmp(nc.state_dir, d->conf.state_dir) != 0) ||
+	    (d->state_override[0] == '\0' && strcmp(nc.state_dir, d->state_dir_conf) != 0) ||
 	    (d->socket_override[0] == '\0' && strcmp(nc.socket_path, d->conf.socket_path) != 0))
 		log_warnx("reload: changes to [record], state_dir and socket take effect "
 		    "at restart");

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "record/binaries.h"
 #include "record/recorder.h"
+#include "statedir.h"
 
 struct event_base;
 struct event;
@@ -34,7 +35,8 @@ struct perfmapd {
 	uint64_t	 watchdog_usec;		/* 0: no watchdog */
 	struct event	**cpu_evs;
 	struct event	*sig_evs[8];
-	int		 lockfd;
+	struct statedir	 sd;		/* checked, locked (statedir.h) */
+	char		 state_dir_conf[4096];	/* as configured; conf.state_dir is canonical */
 	uint64_t	 start_wall_ns;
 };
 

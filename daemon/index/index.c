@@ -269,8 +269,9 @@ db_open(struct index *ix, char *err, size_t errlen)
 	char	 sql[256];
 	int	 rc, damaged = 0;
 
+	/* No symlink anywhere on the path, nor as the file or its -wal/-shm. */
 	rc = sqlite3_open_v2(ix->path, &ix->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-	    SQLITE_OPEN_NOMUTEX, NULL);
+	    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "%s: %s", ix->path, ix->db ? sqlite3_errmsg(ix->db) :
 		    sqlite3_errstr(rc));

@@ -1,0 +1,83 @@
+# tests/hostile/lib.sh - what the adversarial tests (tests/integration/
+# t_hostile_*.sh) share; sourced after tests/lib.sh.  The attacks run as
+# real unprivileged users the test creates (useradd) and removes at the
+# end, with their processes: each user is named pmhPID<tag>, so runs of
+# several checkouts on one machine do not meet.
+#
+#	new_user TAG           create a user; prints its name
+#	new_group TAG USER...  create a group with these members; prints its name
+#	as_user USER CMD...    run CMD as USER (its own uid, gid, no other groups
+#	                       unless given to new_group)
+#	start_pinger [MS]      root pings the daemon every MS ms (default 20)
+#	stop_pinger            prints the pinger's line (pings, p50, p99, ...)
+#	ping_ok LINE           fails unless no ping failed or took over 100 ms
+#	daemon_rss_kb          VmRSS of the daemon; daemon_hwm_kb its peak
+#	counter NAME           a counter of "status --json" (lost, ...)
+
+HOSTILE_USERS=""
+HOSTILE_GROUPS=""
+PINGER_PID=""
+
+hostile_cleanup() {
+	[ -n "$PINGER_PID" ] && kill "$PINGER_PID" 2>/dev/null
+	for u in $HOSTILE_USERS; do
+		# what the test started as this user, by pid
+		for p in $(pgrep -u "$u" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	done
+	cleanup
+	for u in $HOSTILE_USERS; do userdel "$u" 2>/dev/null; done
+	for g in $HOSTILE_GROUPS; do groupdel "$g" 2>/dev/null; done
+}
+trap hostile_cleanup EXIT
+
+need_useradd() {
+	command -v useradd >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1 ||
+		skip "useradd and setpriv are needed to attack as other users"
+}
+
+new_user() {
+	_u=pmh$$$1
+	useradd -M -N -g nogroup -d /nonexistent -s /bin/sh "$_u" >/dev/null 2>&1 ||
+		fail "useradd $_u"
+	HOSTILE_USERS="$HOSTILE_USERS $_u"
+	echo "$_u"
+}
+
+new_group() {
+	_g=pmh$$$1
+	shift
+	groupadd "$_g" >/dev/null 2>&1 || fail "groupadd $_g"
+	HOSTILE_GROUPS="$HOSTILE_GROUPS $_g"
+	for _m in "$@"; do usermod -a -G "$_g" "$_m" || fail "usermod $_m"; done
+	echo "$_g"
+}
+
+as_user() {
+	_u=$1
+	shift
+	setpriv --reuid="$_u" --regid="$(id -g "$_u")" --init-groups -- "$@"
+}
+
+start_pinger() {
+	[ -x "$T/pinger" ] || build_prog pinger
+	"$T/pinger" "$T/control.sock" "${1:-20}" 3600 > "$T/pinger.out" 2>&1 &
+	PINGER_PID=$!
+}
+
+stop_pinger() {
+	kill -TERM "$PINGER_PID" 2>/dev/null
+	wait "$PINGER_PID" 2>/dev/null
+	PINGER_PID=""
+	cat "$T/pinger.out"
+}
+
+ping_ok() {
+	echo "$1" | grep -q ' over_100ms 0 failed 0$' || fail "root's ping under attack: $1"
+}
+
+daemon_rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$DAEMON_PID/status"; }
+daemon_hwm_kb() { awk '/^VmHWM/ {print $2}' "/proc/$DAEMON_PID/status"; }
+
+counter() {
+	"$PERFMAPCTL" -s "$T/control.sock" --json status | jq -r ".counters.$1"
+}
