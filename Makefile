@@ -4,6 +4,7 @@
 #   make deps       install the Debian packages that are missing (idempotent)
 #   make run        deps + build + run the daemon in the foreground, state in ./state
 #   make check      deps + build + unit and integration tests
+#   make check-asan, make check-tsan   the same under the sanitizers
 #   make bench      benchmarks against perf record (not part of check)
 #   make install    DESTDIR/PREFIX aware install
 
@@ -124,6 +125,13 @@ check-asan: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 BUILD=build-asan tests/run-tests.sh
 
+# The whole suite under ThreadSanitizer, built in build-tsan/: a data race
+# fails the test that provoked it (the daemon exits 66 at the first report).
+check-tsan: deps
+	$(MAKE) SAN=tsan all
+	TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1 \
+	BUILD=build-tsan tests/run-tests.sh
+
 bench: deps
 	$(MAKE) all $(BUILD)/tests/bench/bench_index
 	BUILD=$(BUILD) tests/bench/run.sh
@@ -167,7 +175,7 @@ clean:
 	rm -rf build build-asan build-tsan tests/fuzz/fuzz_record tests/fuzz/fuzz_proto \
 		tests/fuzz/fuzz_config tests/fuzz/fuzz_buildid
 
-.PHONY: all deps run check check-asan bench clean install uninstall
+.PHONY: all deps run check check-asan check-tsan bench clean install uninstall
 .SECONDARY: $(call obj,$(TEST_SRC))
 
 # make fuzz: each libFuzzer harness for FUZZ_SECONDS (default 60) from its

@@ -169,7 +169,7 @@ static int
 open_own_dir(int dirfd, const char *name, const char *shown, struct stat *st, char *err,
     size_t errlen)
 {
-	const char *why;
+	const char *why = NULL;
 	int	 fd;
 
 	if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {

@@ -274,9 +274,12 @@ capture_kernel(struct capture *c, const struct kinfo *k)
 
 	if (c == NULL)
 		return;
+	/* Read by the worker (store_kallsyms): written under the queue's mutex. */
 	if (k->idsize > 0) {
+		pthread_mutex_lock(&c->mu);
 		memcpy(c->kernel_id, k->id, k->idsize);
 		c->kernel_idlen = k->idsize;
+		pthread_mutex_unlock(&c->mu);
 	}
 	/*
 	 * The vDSO image, copied once for the worker: store needs it in

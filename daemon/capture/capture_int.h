@@ -131,11 +131,12 @@ struct capture {
 	int		 efd;
 	struct event	*ev;
 
+	uint8_t		 kernel_id[BUILD_ID_MAX];	/* under mu */
+	uint8_t		 kernel_idlen;
+
 	/* loop only */
 	struct idset	 seen;
 	TAILQ_HEAD(, creq) reqs;
-	uint8_t		 kernel_id[BUILD_ID_MAX];
-	uint8_t		 kernel_idlen;
 	int		 missed_logged;
 
 	/* set before the worker starts, read-only after */
