@@ -192,6 +192,7 @@ take_over(int fd, const struct stat *st, gid_t gid, const char *shown, char *err
     size_t errlen)
 {
 	mode_t	 mode = gid != 0 ? STATEDIR_MODE : STATEDIR_MODE_NOGROUP;
+	struct stat now;
 
 	if (st->st_gid != gid && fchown(fd, 0, gid) == -1) {
 		snprintf(err, errlen, "%s: chown to group %u: %s", shown, (unsigned)gid,
@@ -202,6 +203,11 @@ take_over(int fd, const struct stat *st, gid_t gid, const char *shown, char *err
 		snprintf(err, errlen, "%s: chmod %04o: %s", shown, (unsigned)mode, strerror(errno));
 		return -1;
 	}
+	/* Without CAP_FSETID the kernel drops the setgid bit silently. */
+	if (fstat(fd, &now) == 0 && (now.st_mode & 07777) != mode)
+		log_warnx("%s: mode %04o, not %04o (without CAP_FSETID the setgid bit does not "
+		    "stay, and new files get root's group)", shown,
+		    (unsigned)(now.st_mode & 07777), (unsigned)mode);
 	if (st->st_gid != gid || (st->st_mode & 07777) != mode)
 		log_info("%s: mode %04o, group %u (was %04o, group %u)", shown, (unsigned)mode,
 		    (unsigned)gid, (unsigned)(st->st_mode & 07777), (unsigned)st->st_gid);
