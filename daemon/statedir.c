@@ -30,13 +30,20 @@
 
 #define STATEDIR_MAX_LINKS	40
 
+/* Root, or the daemon's own user (a perfmapd run as one, with CAP_PERFMON). */
+static int
+trusted_owner(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
 /* What is wrong with directory ST at PATH as a parent; NULL if nothing. */
 static const char *
 parent_problem(const struct stat *st)
 {
 	if (!S_ISDIR(st->st_mode))
 		return "is not a directory";
-	if (st->st_uid != 0)
+	if (!trusted_owner(st->st_uid))
 		return "is not owned by root";
 	/* a root-owned sticky directory (/tmp): others cannot rename our entries */
 	if ((st->st_mode & 022) != 0 && !(st->st_mode & S_ISVTX))
@@ -50,7 +57,7 @@ own_problem(const struct stat *st)
 {
 	if (!S_ISDIR(st->st_mode))
 		return "is not a directory (a symlink?)";
-	if (st->st_uid != 0)
+	if (!trusted_owner(st->st_uid))
 		return "is not owned by root";
 	if ((st->st_mode & 022) != 0)
 		return "is writable by its group or others";
@@ -131,7 +138,7 @@ resolve(const char *path, char *canon, char *err, size_t errlen)
 			}
 		}
 		if (S_ISLNK(st.st_mode)) {
-			if (st.st_uid != 0)
+			if (!trusted_owner(st.st_uid))
 				return refuse(err, errlen, next, &st, "is a symlink not owned by root");
 			if (++links > STATEDIR_MAX_LINKS ||
 			    (len = readlink(next, target, sizeof(target) - 1)) <= 0) {
@@ -191,10 +198,10 @@ static int
 take_over(int fd, const struct stat *st, gid_t gid, const char *shown, char *err,
     size_t errlen)
 {
-	mode_t	 mode = gid != 0 ? STATEDIR_MODE : STATEDIR_MODE_NOGROUP;
+	mode_t	 mode = gid != 0 && gid != getegid() ? STATEDIR_MODE : STATEDIR_MODE_NOGROUP;
 	struct stat now;
 
-	if (st->st_gid != gid && fchown(fd, 0, gid) == -1) {
+	if (st->st_gid != gid && fchown(fd, -1, gid) == -1) {
 		snprintf(err, errlen, "%s: chown to group %u: %s", shown, (unsigned)gid,
 		    strerror(errno));
 		return -1;
@@ -248,7 +255,7 @@ statedir_check_file(const struct statedir *sd, const char *name, char *err, size
 	}
 	if (!S_ISREG(st.st_mode))
 		return refuse(err, errlen, shown, &st, "is not a regular file (a symlink?)");
-	if (st.st_uid != 0)
+	if (!trusted_owner(st.st_uid))
 		return refuse(err, errlen, shown, &st, "is not owned by root");
 	if (st.st_nlink != 1)
 		return refuse(err, errlen, shown, &st, "has other hard links");
@@ -268,7 +275,7 @@ lock(struct statedir *sd, char *err, size_t errlen)
 		snprintf(err, errlen, "%s/lock: %s", sd->path, strerror(errno));
 		return -1;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_nlink != 1) {
+	if (!S_ISREG(st.st_mode) || !trusted_owner(st.st_uid) || st.st_nlink != 1) {
 		snprintf(err, errlen, "%s/lock changed while it was checked", sd->path);
 		return -1;
 	}
@@ -303,7 +310,10 @@ statedir_open(struct statedir *sd, const char *dir, const char *group, int with_
 		refuse(err, errlen, sd->path, NULL, "changed while it was checked");
 		goto fail;
 	}
-	sd->gid = group != NULL && (gr = getgrnam(group)) != NULL ? gr->gr_gid : 0;
+	if (group != NULL && (gr = getgrnam(group)) != NULL)
+		sd->gid = gr->gr_gid;
+	else
+		sd->gid = geteuid() == 0 ? 0 : getegid();
 	if (take_over(sd->fd, &st, sd->gid, sd->path, err, errlen) < 0 ||
 	    lock(sd, err, errlen) < 0 ||
 	    statedir_check_file(sd, "index.db", err, errlen) < 0 ||
@@ -315,6 +325,12 @@ statedir_open(struct statedir *sd, const char *dir, const char *group, int with_
 		goto fail;
 	return 0;
 fail:
+	if (strncmp(err, "state directory ", 16) != 0) {
+		char	 why[1024];
+
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "state directory %s: %s", dir, why);
+	}
 	statedir_close(sd);
 	return -1;
 }

@@ -6,7 +6,8 @@
  * So, as OpenSSH's StrictModes does for a user's files:
  *
  *	- every directory from / down to the state directory is owned by
- *	  root and writable by nobody else, except a root-owned sticky
+ *	  root (or the daemon's own user, if it is not root) and writable
+ *	  by nobody else, except a root-owned sticky
  *	  directory such as /tmp, where others cannot rename or remove what
  *	  root put there;
  *	- a symlink on the configured path is followed only if root owns it

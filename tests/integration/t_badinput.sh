@@ -50,7 +50,7 @@ expect_error "state dir under a file" "$T/file/state" \
 	"$PERFMAPD" -f -c "$T/c.conf" --state-dir "$T/file/state"
 if [ "$(id -u)" = 0 ]; then
 	mkdir -p "$T/ro/state"
-	mount -t tmpfs -o ro,size=1m tmpfs "$T/ro/state" 2>/dev/null && {
+	mount -t tmpfs -o ro,size=1m,mode=0750 tmpfs "$T/ro/state" 2>/dev/null && {
 		expect_error "read-only state dir" "$T/ro/state" \
 			"$PERFMAPD" -f -c "$T/c.conf" --state-dir "$T/ro/state"
 		umount "$T/ro/state"
