@@ -150,8 +150,8 @@ reason_add(char *buf, size_t len, const char *fmt, ...)
  * success; else -errno with the reason appended to WHY.
  */
 int
-try_path(struct capture *c, const char *path, const char *name, const uint8_t *id,
-    size_t idlen, char *file, size_t filelen, char *why, size_t whylen)
+try_path(struct capture *c, const char *path, const char *name, uint64_t ns,
+    const uint8_t *id, size_t idlen, char *file, size_t filelen, char *why, size_t whylen)
 {
 	char	 err[512];
 	int	 fd, rc;
@@ -161,7 +161,8 @@ try_path(struct capture *c, const char *path, const char *name, const uint8_t *i
 		reason_add(why, whylen, "%s: %s", path, strerror(errno));
 		return rc;
 	}
-	rc = bidcache_add_fd(&c->cache, name, id, idlen, fd, file, filelen, err, sizeof(err));
+	rc = bidcache_add_fd_ns(&c->cache, name, ns, id, idlen, fd, file, filelen, err,
+	    sizeof(err));
 	close(fd);
 	if (rc < 0)
 		reason_add(why, whylen, "%s: %s", path, err);
@@ -185,7 +186,9 @@ run_map(struct capture *c, struct job *j)
 	char	 why[1024] = "", path[PATH_MAX + 64], plain[PATH_MAX], hex[BUILD_ID_HEX_MAX];
 	int	 rc = -ENOENT;
 
-	if (bidcache_find(&c->cache, j->id, j->idlen, NULL, 0) > 0) {
+	/* present, unless a user's namespace made it and this is the host's */
+	if (bidcache_find(&c->cache, j->id, j->idlen, NULL, 0) > 0 &&
+	    (j->ns != 0 || !bidcache_untrusted(&c->cache, j->id, j->idlen))) {
 		bidcache_touch(&c->cache, j->id, j->idlen);
 		count_result(c, 0);
 		return;
@@ -199,24 +202,25 @@ run_map(struct capture *c, struct job *j)
 		if (j->fd >= 0) {
 			char	 err[512];
 
-			rc = bidcache_add_fd(&c->cache, j->name, j->id, j->idlen, j->fd, NULL, 0,
-			    err, sizeof(err));
+			rc = bidcache_add_fd_ns(&c->cache, j->name, j->ns, j->id, j->idlen,
+			    j->fd, NULL, 0, err, sizeof(err));
 			if (rc < 0)
 				reason_add(why, sizeof(why), "%s: %s", path, err);
 		} else if (j->pin_errno != 0) {
 			rc = -j->pin_errno;
 			reason_add(why, sizeof(why), "%s: %s", path, strerror(j->pin_errno));
 		} else
-			rc = try_path(c, path, j->name, j->id, j->idlen, NULL, 0, why,
-			    sizeof(why));
+			rc = try_path(c, path, j->name, j->ns, j->id, j->idlen, NULL, 0,
+			    why, sizeof(why));
 		if (rc < 0 && !cache_side(rc)) {
 			snprintf(path, sizeof(path), "/proc/%u/root%s", j->pid, plain);
-			rc = try_path(c, path, j->name, j->id, j->idlen, NULL, 0, why,
-			    sizeof(why));
+			rc = try_path(c, path, j->name, j->ns, j->id, j->idlen, NULL, 0,
+			    why, sizeof(why));
 		}
 	}
 	if (rc < 0 && !cache_side(rc))
-		rc = try_path(c, plain, j->name, j->id, j->idlen, NULL, 0, why, sizeof(why));
+		rc = try_path(c, plain, j->name, j->ns, j->id, j->idlen, NULL, 0, why,
+		    sizeof(why));
 	if (rc >= 0) {
 		fail_forget(c, j->id, j->idlen);
 		count_result(c, rc);

@@ -37,13 +37,14 @@ struct event_base;
 struct recorder_listener;
 
 struct index_stats {
-	uint64_t	 objects;		/* distinct (path, build-id) known */
+	uint64_t	 objects;		/* rows in memory: (path, build-id) of live binaries */
 	uint64_t	 sightings;		/* mappings reported */
 	uint64_t	 unresolved;		/* mappings with no build-id */
 	uint64_t	 pending;		/* rows not handed to the writer yet */
 	uint64_t	 batches, rows_written;
 	uint64_t	 commit_us_last, commit_us_max;	/* writer thread, per batch */
 	uint64_t	 errors;		/* failed batches */
+	uint64_t	 pruned;		/* rows of history forgotten above db_max_size */
 };
 
 /*

@@ -138,9 +138,6 @@ index_scan_kernel(struct index *ix, const uint8_t *id, uint8_t idsize,
 				ix->early.n--;
 			continue;
 		}
-		o->s = arena_strdup(&ix->arena, path);
-		if (o->s == NULL)
-			o->s = "";
 		memcpy(o->bid, m.bid, m.bidsize);
 		o->bidsize = m.bidsize;
 		o->v[0] = (int64_t)addr;

@@ -136,6 +136,20 @@ table_row(struct index *ix, const struct binary *b)
 	return e;
 }
 
+void
+table_forget(struct index *ix, const struct binary *b)
+{
+	struct obj_row *e;
+
+	if ((size_t)b->id >= ix->nchunks * OBJ_CHUNK || (e = OBJ(ix, b->id))->id == 0)
+		return;
+	/* What it has not handed over yet goes now, while B is still B. */
+	if (e->flags & OBJ_IN_DIRTY)
+		index_commit(ix);
+	memset(e, 0, sizeof(*e));
+	ix->nobjs--;
+}
+
 static void
 mark_dirty(struct index *ix, size_t slot, uint8_t what)
 {
@@ -295,6 +309,19 @@ found:
 	u->n++;
 	u->dirty = 1;
 	ix->unres_dirty = 1;
+}
+
+void
+table_trim_unresolved(struct index *ix)
+{
+	if (ix->nunres <= UNRES_KEEP)
+		return;
+	/* All written: a path seen again starts a new row, which the writer adds up. */
+	arena_free(&ix->arena);
+	free(ix->uhash);
+	ix->uhash = NULL;
+	ix->uhcap = 0;
+	ix->nunres = 0;
 }
 
 /* ---------------------------------------------------------------- segments */

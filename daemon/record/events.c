@@ -175,6 +175,7 @@ attr_setup(struct perf_event_attr *a, const struct config *c, int cycles,
 	a->comm = 1;
 	a->comm_exec = 1;
 	a->task = 1;
+	a->namespaces = 1;		/* provenance: whose mount namespace maps what */
 	a->sample_id_all = 1;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
@@ -197,7 +198,7 @@ open_one(struct perf_event_attr *a, int cpu)
 int
 events_open(struct events *e, const struct config *c, char *err, size_t errlen)
 {
-	int	*cpus = NULL, n, i, rc, cycles;
+	int	*cpus = NULL, n, i, rc, cycles, nons = 0;
 
 	memset(e, 0, sizeof(*e));
 	if (events_probe_mode(c->buildid_mode, &e->mode, err, errlen) < 0)
@@ -219,8 +220,16 @@ events_open(struct events *e, const struct config *c, char *err, size_t errlen)
 	cycles = c->event != EVENT_CPU_CLOCK;
 	for (;;) {
 		attr_setup(&e->attr, c, cycles, e->mode);
+		e->attr.namespaces = !nons;
 		if ((rc = open_one(&e->attr, cpus[0])) >= 0)
 			break;
+		if (rc == -EINVAL && !nons) {
+			/* Linux < 4.12: no NAMESPACES records; every mapping is the host's */
+			log_warnx("perf_event_open: no namespace records (%s): every mapping "
+			    "is taken as the host's", strerror(-rc));
+			nons = 1;
+			continue;
+		}
 		if (cycles && c->event == EVENT_AUTO &&
 		    (rc == -ENOENT || rc == -EOPNOTSUPP || rc == -ENODEV || rc == -EINVAL)) {
 			log_debug("cycles not available (%s), using cpu-clock", strerror(-rc));

@@ -10,7 +10,11 @@
  *	segment_closed   it is finished and renamed (seg->path), SIZE bytes
  *	segment_deleted  retention or a full disk removed file NAME
  *	binary_new       the first mapping of a binary in this run (M: where
- *	                 it is mapped, for a copy through map_files)
+ *	                 it is mapped, for a copy through map_files); B->ns
+ *	                 says whether a trusted namespace mapped it
+ *	binary_gone      B leaves the table of binaries (no live process maps
+ *	                 it, the current segment does not reference it): its
+ *	                 id will name another binary (binaries.h)
  *	mapped           a new mmap of binary B by PID, at WALL_NS; SOURCE
  *	                 says where its build-id came from (enum buildid_source)
  *	seen             B still mapped by PID at WALL_NS: a segment's start
@@ -34,6 +38,7 @@ struct recorder_listener {
 	void	(*segment_closed)(void *, const struct segment *, uint64_t size);
 	void	(*segment_deleted)(void *, const char *name);
 	void	(*binary_new)(void *, const struct binary *, const struct record_mmap *m);
+	void	(*binary_gone)(void *, const struct binary *);
 	void	(*mapped)(void *, const struct binary *, uint32_t pid, uint64_t wall_ns,
 		    uint8_t source);
 	void	(*seen)(void *, const struct binary *, uint32_t pid, uint64_t wall_ns);
@@ -57,6 +62,7 @@ void	notify_segment_closed(const struct notify *, const struct segment *, uint64
 void	notify_segment_deleted(const struct notify *, const char *name);
 void	notify_binary_new(const struct notify *, const struct binary *,
 	    const struct record_mmap *);
+void	notify_binary_gone(const struct notify *, const struct binary *);
 void	notify_mapped(const struct notify *, const struct binary *, uint32_t pid,
 	    uint64_t wall_ns, uint8_t source);
 void	notify_seen(const struct notify *, const struct binary *, uint32_t pid,

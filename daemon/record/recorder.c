@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <linux/nsfs.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
@@ -151,6 +152,68 @@ seg_write(struct recorder *r, const void *buf, size_t len)
 	r->wrote = 1;
 }
 
+/*
+ * The provenance of what process P maps (binaries.h NS): 0 when its mount
+ * namespace is the host's or its user namespace the initial one (only
+ * root makes or changes such mount namespaces), else the inode of its
+ * mount namespace.
+ */
+static uint64_t
+proc_ns(const struct recorder *r, const struct model_proc *p)
+{
+	if (p == NULL || r->host_mnt_ns == 0 || p->mnt_ns == 0 ||
+	    p->mnt_ns == r->host_mnt_ns || p->user_ns == r->init_user_ns)
+		return 0;
+	return p->mnt_ns;
+}
+
+/*
+ * The uid owning user namespace USER_NS of PID, for the label of what it
+ * maps; -1 when PID is gone or no longer in it.  /proc/PID/ns/user is the
+ * kernel's, not a user's path: opening it does not block.
+ */
+static int32_t
+ns_owner_uid(struct recorder *r, uint32_t pid, uint64_t user_ns)
+{
+	char	 path[64];
+	struct stat st;
+	uid_t	 uid;
+	unsigned i;
+	int	 fd;
+
+	for (i = 0; i < sizeof(r->ns_owner) / sizeof(r->ns_owner[0]); i++)
+		if (r->ns_owner[i].user_ns == user_ns)
+			return r->ns_owner[i].uid;
+	snprintf(path, sizeof(path), "/proc/%u/ns/user", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(fd, &st) == -1 || (uint64_t)st.st_ino != user_ns ||
+	    ioctl(fd, NS_GET_OWNER_UID, &uid) == -1) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	i = r->ns_owner_next++ % (sizeof(r->ns_owner) / sizeof(r->ns_owner[0]));
+	r->ns_owner[i].user_ns = user_ns;
+	r->ns_owner[i].uid = (int32_t)uid;
+	return (int32_t)uid;
+}
+
+/* The binary of (NAME, ID) as process P maps it, with its provenance. */
+static struct binary *
+proc_binary(struct recorder *r, const struct model_proc *p, const char *name,
+    const uint8_t *id, uint8_t idsize)
+{
+	struct binary *b;
+	uint64_t ns = proc_ns(r, p);
+	int	 created;
+
+	if ((b = binaries_get_ns(r->bins, name, id, idsize, ns, &created)) != NULL &&
+	    created && ns != 0)
+		b->ns_uid = ns_owner_uid(r, p->pid, p->user_ns);
+	return b;
+}
+
 static void
 handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record *rec)
 {
@@ -188,8 +251,8 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 	 * whether the segment's build-id table and the listeners have heard
 	 * of it yet.
 	 */
-	if (m->build_id_size > 0 &&
-	    (b = binaries_get(r->bins, m->filename, m->build_id, m->build_id_size, NULL)) != NULL) {
+	if (m->build_id_size > 0 && (b = proc_binary(r, model_find(&r->model, m->pid),
+	    m->filename, m->build_id, m->build_id_size)) != NULL) {
 		if (r->seg.open)
 			segment_note_binary(&r->seg, b, m->filename);
 		if (!b->mapped) {
@@ -265,6 +328,10 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
 		r->st.lost_samples += rec->lost_samples.lost;
+		break;
+	case PERF_RECORD_NAMESPACES:
+		if (rec->ns.mnt_ns != 0)
+			model_set_ns(&r->model, rec->ns.pid, rec->ns.mnt_ns, rec->ns.user_ns);
 		break;
 	default:
 		break;
@@ -520,6 +587,52 @@ open_segment(struct recorder *r, uint64_t t_start)
 	return 0;
 }
 
+/*
+ * After a rotation: the binaries no live process maps and the new segment
+ * does not reference are forgotten (binaries.h), the listeners told
+ * first, so that the table holds what is live, not every binary since the
+ * start.
+ */
+static int
+prune_mark_cb(struct model_proc *p, void *arg)
+{
+	struct recorder *r = arg;
+	struct binary *b;
+	size_t	 i;
+
+	for (i = 0; i < p->nmaps; i++)
+		if ((b = binaries_at(r->bins, p->maps[i].bin)) != NULL)
+			b->keep = 1;
+	return 0;
+}
+
+static int
+prune_keep_cb(const struct binary *b, void *arg)
+{
+	const struct recorder *r = arg;
+
+	return b->keep || b->kind != BINARY_USER || (r->seg.open && b->seg_seq == r->seg.seq);
+}
+
+static void
+prune_gone_cb(const struct binary *b, void *arg)
+{
+	struct recorder *r = arg;
+
+	notify_binary_gone(&r->notify, b);
+}
+
+static void
+prune_binaries(struct recorder *r)
+{
+	size_t	 n;
+
+	model_foreach(&r->model, prune_mark_cb, r);
+	if ((n = binaries_prune(r->bins, prune_keep_cb, prune_gone_cb, r)) > 0)
+		log_debug("forgot %zu binaries no process maps; %zu left", n,
+		    binaries_live(r->bins));
+}
+
 int
 recorder_rotate(struct recorder *r, enum rotate_reason why)
 {
@@ -544,6 +657,7 @@ recorder_rotate(struct recorder *r, enum rotate_reason why)
 	case ROTATE_STOP: return rc;
 	}
 	orc = open_segment(r, t);
+	prune_binaries(r);
 	segment_retention(r->segdir, r->conf->keep_count, r->conf->keep_size,
 	    r->conf->keep_age_ms, &r->notify);
 	return rc < 0 ? rc : orc;
@@ -599,8 +713,7 @@ announce_model_cb(struct model_proc *p, void *arg)
 	for (i = 0; i < p->nmaps; i++) {
 		mm = &p->maps[i];
 		if (mm->build_id_size == 0 ||
-		    (b = binaries_get(r->bins, mm->filename, mm->build_id, mm->build_id_size,
-		    NULL)) == NULL)
+		    (b = proc_binary(r, p, mm->filename, mm->build_id, mm->build_id_size)) == NULL)
 			continue;
 		mm->bin = b->id;
 		if (b->mapped)
@@ -610,6 +723,25 @@ announce_model_cb(struct model_proc *p, void *arg)
 		notify_binary_new(&r->notify, b, &m);
 	}
 	return 0;
+}
+
+/*
+ * The host's mount namespace: PID 1's, or ours where PID 1 cannot be
+ * looked at (a sandbox whose init refuses ptrace access).  The initial
+ * user namespace: ours (a root daemon runs in it).
+ */
+static void
+host_namespaces(struct recorder *r)
+{
+	struct stat mnt, user;
+
+	if (stat("/proc/self/ns/user", &user) == -1 ||
+	    (stat("/proc/1/ns/mnt", &mnt) == -1 && stat("/proc/self/ns/mnt", &mnt) == -1)) {
+		log_warn("/proc/self/ns: every mapping is taken as the host's");
+		return;
+	}
+	r->host_mnt_ns = (uint64_t)mnt.st_ino;
+	r->init_user_ns = (uint64_t)user.st_ino;
 }
 
 /* Everything recorder_init and recorder_start set up, in reverse; safe on a partial start. */
@@ -642,6 +774,7 @@ recorder_init(struct recorder *r, const struct config *c, const char *state_dir,
 	}
 	if (mkdir_p(r->segdir, err, errlen) < 0)
 		return -1;
+	host_namespaces(r);
 	repair_all(r->segdir);
 	r->seq = segment_last_seq(r->segdir);
 	if (model_init(&r->model) < 0 || buildid_reader_init(&r->reader) < 0 ||

@@ -73,6 +73,13 @@ struct recorder {
 	}		 last_stats;		/* of last_closed */
 	int		 disk_error;		/* errno while segments cannot be written, else 0 */
 	uint64_t	 room_gone_at;		/* no segment left to delete for space, at */
+	uint64_t	 host_mnt_ns;		/* PID 1's mount namespace; 0: unknown */
+	uint64_t	 init_user_ns;		/* PID 1's user namespace */
+	struct {
+		uint64_t	 user_ns;
+		int32_t		 uid;
+	}		 ns_owner[64];		/* user namespace -> its owner (a small cache) */
+	unsigned	 ns_owner_next;
 };
 
 uint64_t recorder_now(void);	/* CLOCK_MONOTONIC ns, the events' clock */
