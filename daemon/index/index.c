@@ -265,8 +265,13 @@ db_open(struct index *ix, char *err, size_t errlen)
 	}
 	sqlite3_busy_timeout(ix->db, 5000);
 	sqlite3_extended_result_codes(ix->db, 0);
-	/* Larger pages: fewer splits for the random inserts of the two indexes (new files only). */
-	sqlite3_exec(ix->db, "PRAGMA page_size = 16384", NULL, NULL, NULL);
+	/*
+	 * New files only: larger pages (fewer splits for the random inserts
+	 * of the indexes), and pages freed by pruning given back to the file
+	 * system (writer.c, writer_prune).
+	 */
+	sqlite3_exec(ix->db, "PRAGMA page_size = 16384; PRAGMA auto_vacuum = INCREMENTAL",
+	    NULL, NULL, NULL);
 	rc = sqlite3_exec(ix->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
 	if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB)
 		damaged = 1;
@@ -299,8 +304,10 @@ db_open(struct index *ix, char *err, size_t errlen)
 	if (damaged)
 		return 1;
 	/* cache_size < 0: in KiB.  The memory the writer keeps, whatever the index's size. */
+	/* The WAL is cut back to 4 MiB at each checkpoint: a burst does not keep its size. */
 	snprintf(sql, sizeof(sql), "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -%llu; "
-	    "PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 0",
+	    "PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 0; "
+	    "PRAGMA journal_size_limit = 4194304",
 	    (unsigned long long)(ix->conf->index_cache_size / 1024));
 	sqlite3_exec(ix->db, sql, NULL, NULL, NULL);
 	return 0;

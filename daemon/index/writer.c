@@ -409,8 +409,11 @@ writer_prune(struct index *ix)
 			break;
 	}
 	if (pruned > 0) {
+		/* The freed pages back to the file system (files made with auto_vacuum). */
+		sqlite3_exec(ix->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
 		pthread_mutex_lock(&ix->mu);
 		ix->w_pruned += pruned;
+		ix->wal_frames = WAL_MAX_FRAMES;	/* checkpoint: the file shrinks then */
 		pthread_mutex_unlock(&ix->mu);
 		log_info("index: above db_max_size (%llu bytes): %llu rows of history no segment "
 		    "references forgotten", (unsigned long long)max, (unsigned long long)pruned);

@@ -5,6 +5,8 @@
 # several checkouts on one machine do not meet.
 #
 #	new_user TAG           create a user; prints its name
+#	user_home USER         a directory of USER's under $T (which becomes 0711)
+#	build_hostile NAME     tests/hostile/NAME.c into $T/NAME, for anyone to run
 #	new_group TAG USER...  create a group with these members; prints its name
 #	as_user USER CMD...    run CMD as USER (its own uid, gid, no other groups
 #	                       unless given to new_group)
@@ -12,7 +14,9 @@
 #	stop_pinger            prints the pinger's line (pings, p50, p99, ...)
 #	ping_ok LINE           fails unless no ping failed or took over 100 ms
 #	daemon_rss_kb          VmRSS of the daemon; daemon_hwm_kb its peak
-#	counter NAME           a counter of "status --json" (lost, ...)
+#	counter KEY            a field of "status --json" (counters.lost, ...)
+#	no_loss                fails if a record or a sample was lost
+#	figure NAME VALUE      a figure for RESULTS.md ("FIGURE test name value")
 
 HOSTILE_USERS=""
 HOSTILE_GROUPS=""
@@ -41,6 +45,19 @@ new_user() {
 		fail "useradd $_u"
 	HOSTILE_USERS="$HOSTILE_USERS $_u"
 	echo "$_u"
+}
+
+user_home() {
+	chmod 0711 "$T"
+	mkdir -p "$T/home-$1" && chown "$1" "$T/home-$1" && chmod 0755 "$T/home-$1" ||
+		fail "home of $1"
+	echo "$T/home-$1"
+}
+
+build_hostile() {
+	chmod 0711 "$T"
+	cc -O1 -o "$T/$1" "$TOP/tests/hostile/$1.c" || fail "cannot build tests/hostile/$1.c"
+	chmod 0755 "$T/$1"
 }
 
 new_group() {
@@ -79,5 +96,15 @@ daemon_rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$DAEMON_PID/status"; }
 daemon_hwm_kb() { awk '/^VmHWM/ {print $2}' "/proc/$DAEMON_PID/status"; }
 
 counter() {
-	"$PERFMAPCTL" -s "$T/control.sock" --json status | jq -r ".counters.$1"
+	"$PERFMAPCTL" -s "$T/control.sock" --json status | jq -r ".$1"
 }
+
+# no_loss: no record or sample lost since the start
+no_loss() {
+	_l=$(counter counters.lost) _s=$(counter counters.lost_samples)
+	[ "$_l" = 0 ] && [ "$_s" = 0 ] || fail "records lost under attack: $_l records, $_s samples"
+}
+
+# figure NAME VALUE: a figure for tests/bench/RESULTS.md, in the log
+figure() { echo "FIGURE $TEST_NAME $1 $2"; }
+TEST_NAME=$(basename "$0" .sh)
