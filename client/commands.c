@@ -81,6 +81,10 @@ print_status(json_t *p, FILE *f)
 		client_print_size(f, client_num(k, "bytes"));
 		fprintf(f, "; %lld captured, %lld failed, %lld missed (left for store)\n",
 		    client_num(k, "captured"), client_num(k, "failed"), client_num(k, "missed"));
+		if (client_num(k, "refused_full") > 0 || client_num(k, "refused_quota") > 0)
+			client_print_kv(f, "cache refused", "%lld copies (no room under max_size), "
+			    "%lld (a user's share used)", client_num(k, "refused_full"),
+			    client_num(k, "refused_quota"));
 	}
 	if (json_is_object(json_object_get(p, "index"))) {
 		json_t *x = json_object_get(p, "index");
