@@ -17,6 +17,10 @@
 #	counter KEY            a field of "status --json" (counters.lost, ...)
 #	no_loss                fails if a record or a sample was lost
 #	figure NAME VALUE      a figure for RESULTS.md ("FIGURE test name value")
+#	hostile_start          the checks every test needs; user A (home H);
+#	                       $T/spin, for anyone to run
+#	hostile_judge          stop the pinger: figures; fail on a ping that
+#	                       failed or took 100 ms, or a record lost
 
 HOSTILE_USERS=""
 HOSTILE_GROUPS=""
@@ -108,3 +112,21 @@ no_loss() {
 # figure NAME VALUE: a figure for tests/bench/RESULTS.md, in the log
 figure() { echo "FIGURE $TEST_NAME $1 $2"; }
 TEST_NAME=$(basename "$0" .sh)
+
+hostile_start() {
+	need_events
+	need_useradd
+	command -v jq >/dev/null 2>&1 || skip "jq is not installed"
+	A=$(new_user a)
+	H=$(user_home "$A")
+	build_prog spin
+	chmod 0755 "$T/spin"
+}
+
+hostile_judge() {
+	_line=$(stop_pinger)
+	note "ping under attack: $_line"
+	figure ping "$_line"
+	ping_ok "$_line"
+	no_loss
+}

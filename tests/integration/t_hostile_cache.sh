@@ -9,19 +9,14 @@
 # disk.  Root's ping is answered within 100 ms, nothing is lost.
 . tests/lib.sh
 . tests/hostile/lib.sh
-need_events
-need_useradd
-command -v jq >/dev/null 2>&1 || skip "jq is not installed"
+hostile_start
 
-A=$(new_user a)
 B=$(new_user b)
 C=$(new_user c)
-HA=$(user_home "$A")
+HA=$H
 HB=$(user_home "$B")
 HC=$(user_home "$C")
 build_hostile mkelf
-build_prog spin
-chmod 0755 "$T/spin"
 for i in $(seq 10 49); do
 	as_user "$A" "$T/mkelf" forge "$T/spin" "$HA/b$i" "$(printf 'a%02d' $i)$(printf '1%.0s' $(seq 1 37))" ||
 		fail "mkelf $i"
@@ -49,11 +44,7 @@ sleep 1
 as_user "$C" "$HC/mine" 0.05 >/dev/null
 "$T/root-bin" 0.05 >/dev/null
 sleep 2
-line=$(stop_pinger)
-note "ping under attack: $line"
-figure ping "$line"
-ping_ok "$line"
-no_loss
+hostile_judge
 
 D=$T/state/debug
 na=$(ls "$D$HA" 2>/dev/null | wc -l)

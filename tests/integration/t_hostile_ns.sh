@@ -11,19 +11,13 @@
 # usr/bin/passwd.  Root's ping is answered within 100 ms, nothing is lost.
 . tests/lib.sh
 . tests/hostile/lib.sh
-need_events
-need_useradd
-command -v jq >/dev/null 2>&1 || skip "jq is not installed"
+hostile_start
 P=/usr/bin/passwd
 [ -x "$P" ] || skip "no $P"
 HOSTID=$(readelf_buildid "$P")
 [ -n "$HOSTID" ] || skip "$P has no build-id"
 
-A=$(new_user a)
-H=$(user_home "$A")
 build_hostile mkelf
-build_prog spin
-chmod 0755 "$T/spin"
 as_user "$A" "$T/mkelf" forge "$T/spin" "$H/own" 0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f ||
 	fail "mkelf forge own"
 as_user "$A" "$T/mkelf" forge "$T/spin" "$H/forged" "$HOSTID" || fail "mkelf forge host id"
@@ -47,11 +41,7 @@ t1=$(date +%s%N)
 sleep 1
 "$P" --help >/dev/null 2>&1	# the host's passwd, mapped by the host
 sleep 1.5
-line=$(stop_pinger)
-note "ping under attack: $line"
-figure ping "$line"
-ping_ok "$line"
-no_loss
+hostile_judge
 
 Q() { "$PERFMAPCTL" -s "$T/control.sock" --json "$@"; }
 Q history "$P" > "$T/h.json" || fail "history $P"

@@ -10,12 +10,8 @@
 # land under the state directory; root's ping is answered within 100 ms.
 . tests/lib.sh
 . tests/hostile/lib.sh
-need_events
-need_useradd
-command -v jq >/dev/null 2>&1 || skip "jq is not installed"
+hostile_start
 
-A=$(new_user a)
-H=$(user_home "$A")
 build_hostile mapexec
 build_hostile mkelf
 MARK=pm-secret-$$-$(date +%s)
@@ -24,8 +20,6 @@ printf '#include <stdio.h>\nint main(void) { puts("%s"); return 0; }\n' "$MARK" 
 cc -O0 -o "$T/secret/bin" "$T/secret/s.c" -Wl,--build-id || fail "cannot build the secret binary"
 chmod 0700 "$T/secret/bin"
 K=$(readelf_buildid "$T/secret/bin")
-build_prog spin
-chmod 0755 "$T/spin"
 
 start_daemon "[record]
 buildid_mode = userspace
@@ -41,11 +35,7 @@ for i in 1 2 3 4 5; do
 	sleep 0.3
 done
 sleep 3
-line=$(stop_pinger)
-note "ping under attack: $line"
-figure ping "$line"
-ping_ok "$line"
-no_loss
+hostile_judge
 stop_daemon
 if grep -rl "$MARK" "$T/state" > "$T/found" 2>/dev/null; then
 	fail "root's private binary was copied under the state directory: $(head -3 "$T/found")"
