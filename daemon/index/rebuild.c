@@ -21,6 +21,14 @@
 #include "perfdata.h"
 #include "record.h"
 
+/* Processes of a user's namespace (binaries.h NS), by pid, while a segment is read. */
+#define SCAN_NS_MAX	4096
+
+struct scan_ns {
+	uint32_t	 pid;		/* 0: free */
+	uint64_t	 ns;
+};
+
 struct scan_ctx {
 	struct index	*ix;
 	struct record_layout layout;
@@ -29,7 +37,48 @@ struct scan_ctx {
 	int		 count;
 	uint64_t	 samples, lost, records;
 	uint64_t	 last;		/* latest time stamp seen */
+	uint64_t	 host_mnt_ns, init_user_ns;
+	struct scan_ns	 ns[SCAN_NS_MAX];	/* open addressing by pid */
+	size_t		 nns;
 };
+
+/* The slot of PID (or where it would go); NULL when the table is full. */
+static struct scan_ns *
+scan_ns_slot(struct scan_ctx *c, uint32_t pid)
+{
+	size_t	 j, n;
+
+	for (j = pid % SCAN_NS_MAX, n = 0; n < SCAN_NS_MAX; j = (j + 1) % SCAN_NS_MAX, n++)
+		if (c->ns[j].pid == pid || c->ns[j].pid == 0)
+			return &c->ns[j];
+	return NULL;
+}
+
+static uint64_t
+scan_ns_of(struct scan_ctx *c, uint32_t pid)
+{
+	struct scan_ns *e = scan_ns_slot(c, pid);
+
+	return e != NULL && e->pid == pid ? e->ns : 0;
+}
+
+/*
+ * PID's provenance from now on.  Entries are never emptied (a process
+ * that exits keeps its slot until its pid comes back in a FORK): probing
+ * stays simple, and the table is small.
+ */
+static void
+scan_ns_set(struct scan_ctx *c, uint32_t pid, uint64_t ns)
+{
+	struct scan_ns *e = scan_ns_slot(c, pid);
+
+	if (e == NULL || (e->pid == 0 && ns == 0))
+		return;
+	if (e->pid == 0)
+		c->nns++;
+	e->pid = pid;
+	e->ns = ns;
+}
 
 static uint64_t
 scan_wall(struct scan_ctx *c, uint64_t t)
@@ -75,14 +124,28 @@ scan_record_cb(const struct perf_event_header *h, void *arg)
 	case PERF_RECORD_FINISHED_INIT:
 		c->init_done = 1;
 		break;
+	/*
+	 * Provenance as the recorder saw it: a mapping in a user's namespace
+	 * is not the host's here either.  (What the start state shows of a
+	 * process that entered one before the segment began is counted as
+	 * the host's: the segment does not say.)
+	 */
+	case PERF_RECORD_NAMESPACES:
+		scan_ns_set(c, rec.ns.pid, binaries_ns(c->host_mnt_ns, c->init_user_ns,
+		    rec.ns.mnt_ns, rec.ns.user_ns));
+		break;
+	case PERF_RECORD_FORK:
+		if (rec.task.pid != rec.task.ppid)
+			scan_ns_set(c, rec.task.pid, scan_ns_of(c, rec.task.ppid));
+		break;
 	case PERF_RECORD_MMAP2:
 		if (rec.mmap.build_id_size == 0 || rec.mmap.pid == (uint32_t)-1)
 			break;
 		wall = rec.has_sid && rec.sid.time != 0 ?
 		    scan_wall(c, rec.sid.time) : (uint64_t)c->wall_ref;
 		table_add_object(c->ix, rec.mmap.filename, rec.mmap.build_id,
-		    rec.mmap.build_id_size, BID_NONE, BINARY_USER, rec.mmap.pid, wall,
-		    c->count && c->init_done);
+		    rec.mmap.build_id_size, scan_ns_of(c, rec.mmap.pid), BID_NONE, BINARY_USER,
+		    rec.mmap.pid, wall, c->count && c->init_done);
 		break;
 	}
 	return 0;
@@ -126,7 +189,7 @@ kernel_entry_cb(const struct perfdata_buildid *b, void *arg)
 	struct kernel_scan *k = arg;
 
 	if (b->kernel)
-		table_add_object(k->ix, b->filename, b->id, b->size, BID_KERNEL,
+		table_add_object(k->ix, b->filename, b->id, b->size, 0, BID_KERNEL,
 		    strcmp(b->filename, "[kernel.kallsyms]") == 0 ? BINARY_KERNEL : BINARY_MODULE,
 		    0, k->wall, 0);
 	return 0;
@@ -178,6 +241,7 @@ scan_segment(struct index *ix, const char *name, uint64_t seq, int count,
 	}
 	memset(&c, 0, sizeof(c));
 	c.ix = ix;
+	binaries_host_ns(&c.host_mnt_ns, &c.init_user_ns);
 	c.count = count;
 	c.layout.sample_type = f.attrs[0].attr.sample_type;
 	c.layout.sample_id_all = f.attrs[0].attr.sample_id_all;

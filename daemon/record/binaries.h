@@ -92,6 +92,17 @@ struct binary *binaries_get(struct binaries *, const char *name, const uint8_t *
 struct binary *binaries_get_ns(struct binaries *, const char *name, const uint8_t *id,
 	    uint8_t idsize, uint64_t ns, int *created);
 
+/*
+ * The host's mount namespace and the initial user namespace, for NS: PID
+ * 1's mount namespace (ours where PID 1 cannot be looked at) and our user
+ * namespace (a root daemon runs in the initial one).  0 and 0 when /proc
+ * does not say: every binary is then the host's.
+ */
+void	binaries_host_ns(uint64_t *mnt_ns, uint64_t *user_ns);
+/* NS of a mapping by a process in mount namespace MNT_NS and user namespace USER_NS. */
+uint64_t binaries_ns(uint64_t host_mnt_ns, uint64_t init_user_ns, uint64_t mnt_ns,
+	    uint64_t user_ns);
+
 /* Live entries (ids handed out, less the free ones). */
 static inline size_t
 binaries_live(const struct binaries *b)

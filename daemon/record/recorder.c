@@ -152,19 +152,12 @@ seg_write(struct recorder *r, const void *buf, size_t len)
 	r->wrote = 1;
 }
 
-/*
- * The provenance of what process P maps (binaries.h NS): 0 when its mount
- * namespace is the host's or its user namespace the initial one (only
- * root makes or changes such mount namespaces), else the inode of its
- * mount namespace.
- */
+/* The provenance of what process P maps (binaries.h NS). */
 static uint64_t
 proc_ns(const struct recorder *r, const struct model_proc *p)
 {
-	if (p == NULL || r->host_mnt_ns == 0 || p->mnt_ns == 0 ||
-	    p->mnt_ns == r->host_mnt_ns || p->user_ns == r->init_user_ns)
-		return 0;
-	return p->mnt_ns;
+	return p == NULL ? 0 : binaries_ns(r->host_mnt_ns, r->init_user_ns, p->mnt_ns,
+	    p->user_ns);
 }
 
 /*
@@ -725,25 +718,6 @@ announce_model_cb(struct model_proc *p, void *arg)
 	return 0;
 }
 
-/*
- * The host's mount namespace: PID 1's, or ours where PID 1 cannot be
- * looked at (a sandbox whose init refuses ptrace access).  The initial
- * user namespace: ours (a root daemon runs in it).
- */
-static void
-host_namespaces(struct recorder *r)
-{
-	struct stat mnt, user;
-
-	if (stat("/proc/self/ns/user", &user) == -1 ||
-	    (stat("/proc/1/ns/mnt", &mnt) == -1 && stat("/proc/self/ns/mnt", &mnt) == -1)) {
-		log_warn("/proc/self/ns: every mapping is taken as the host's");
-		return;
-	}
-	r->host_mnt_ns = (uint64_t)mnt.st_ino;
-	r->init_user_ns = (uint64_t)user.st_ino;
-}
-
 /* Everything recorder_init and recorder_start set up, in reverse; safe on a partial start. */
 static void
 release(struct recorder *r)
@@ -774,7 +748,9 @@ recorder_init(struct recorder *r, const struct config *c, const char *state_dir,
 	}
 	if (mkdir_p(r->segdir, err, errlen) < 0)
 		return -1;
-	host_namespaces(r);
+	binaries_host_ns(&r->host_mnt_ns, &r->init_user_ns);
+	if (r->host_mnt_ns == 0)
+		log_warnx("/proc/self/ns: no namespaces; every mapping is taken as the host's");
 	repair_all(r->segdir);
 	r->seq = segment_last_seq(r->segdir);
 	if (model_init(&r->model) < 0 || buildid_reader_init(&r->reader) < 0 ||

@@ -9,6 +9,7 @@
 # their namespace and uid; the cache's copy of the host's build-id is the
 # host's file, byte for byte, and nothing the user made is filed under
 # usr/bin/passwd.  Root's ping is answered within 100 ms, nothing is lost.
+# An index rebuilt from the segments keeps the user's sightings apart too.
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
@@ -71,4 +72,14 @@ cmp -s "$l/elf" "$P" || fail "perf's link for $HOSTID leads to something else th
 [ -e "$C$P/0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f" ] &&
 	fail "the user's binary is filed under the host's path"
 stop_daemon
+# An index rebuilt from the segments (a damaged index.db) keeps them apart too.
+head -c 65536 /dev/urandom > "$T/state/index.db"
+rm -f "$T/state/index.db-wal" "$T/state/index.db-shm"
+start_daemon "[record]
+frequency = 99"
+grep -q "rebuilding it from the segments" "$T/daemon.log" || fail "index.db was not rebuilt"
+stop_daemon
+"$PERFMAPCTL" --state-dir "$T/state" --json history "$P" > "$T/h2.json" || fail "history after the rebuild"
+jq -e --arg h "$HOSTID" '[.objects[].build_id] | all(. == $h)' "$T/h2.json" >/dev/null ||
+	fail "after a rebuild, the host's history of $P holds a build-id the user made"
 echo "PASS: a user's namespace writes neither the host's history nor its cache"
