@@ -31,9 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
-#include <linux/nsfs.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <linux/nsfs.h>
 
 #include "log.h"
 #include "procscan.h"
