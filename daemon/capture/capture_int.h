@@ -23,7 +23,7 @@
 #define EXPORTS_KEPT		4		/* newest export files kept */
 #define EVICT_RETRY_NS		(60ULL * 1000000000ULL)
 #define KALLSYMS_MAX		(256U << 20)
-#define FAIL_MAX		65536		/* remembered failures */
+#define FAIL_MAX		4096		/* remembered failures (a reason is up to 1 KB) */
 #define PIN_MAX			256		/* map_files fds held open at once */
 #define SEEN_MAX		65536		/* build-ids remembered as queued */
 #define QUOTA_MAX		1024		/* users whose share is counted at once */
