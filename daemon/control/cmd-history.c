@@ -10,6 +10,6 @@ const struct control_command cmd_history = {
 	.usage = "history PATH [--all-namespaces]",
 	.help = "every build-id PATH has had, with first/last seen and process counts",
 	.flags = 0,
-	.params = { "path" },
+	.params = { "path", "all_namespaces" },
 	.handler = control_query,
 };

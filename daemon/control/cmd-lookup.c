@@ -10,6 +10,6 @@ const struct control_command cmd_lookup = {
 	.usage = "lookup PATH [--at TIME] [--all-namespaces]",
 	.help = "the build-id PATH had at TIME (default: now)",
 	.flags = 0,
-	.params = { "path", "at_ns" },
+	.params = { "path", "at_ns", "all_namespaces" },
 	.handler = control_query,
 };
