@@ -202,6 +202,8 @@ fail_rec:
 	recorder_stop(&d->rec);
 fail_bins:
 	binaries_free(&d->bins);
+	event_base_free(d->base);
+	d->base = NULL;
 	return -1;
 }
 

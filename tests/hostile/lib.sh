@@ -11,12 +11,16 @@
 #	as_user USER CMD...    run CMD as USER (its own uid, gid, no other groups
 #	                       unless given to new_group)
 #	start_pinger [MS]      root pings the daemon every MS ms (default 20)
-#	stop_pinger            prints the pinger's line (pings, p50, p99, ...)
+#	stop_pinger            stops it: its line (pings, p50, p99, ...) is in
+#	                       $T/pinger.out
 #	ping_ok LINE           fails unless no ping failed or took over 100 ms
 #	daemon_rss_kb          VmRSS of the daemon; daemon_hwm_kb its peak
 #	counter KEY            a field of "status --json" (counters.lost, ...)
 #	no_loss                fails if a record or a sample was lost
 #	figure NAME VALUE      a figure for RESULTS.md ("FIGURE test name value")
+#	sanitized              true under ASan or TSan (build-asan, build-tsan):
+#	                       their shadow memory and quarantine make RSS no
+#	                       measure of the daemon's
 #	hostile_start          the checks every test needs; user A (home H);
 #	                       $T/spin, for anyone to run
 #	hostile_judge          stop the pinger: figures; fail on a ping that
@@ -85,11 +89,12 @@ start_pinger() {
 	PINGER_PID=$!
 }
 
+# Not in a subshell ($(stop_pinger) could not wait for it): the line is in
+# $T/pinger.out once this returns.
 stop_pinger() {
 	kill -TERM "$PINGER_PID" 2>/dev/null
 	wait "$PINGER_PID" 2>/dev/null
 	PINGER_PID=""
-	cat "$T/pinger.out"
 }
 
 ping_ok() {
@@ -124,9 +129,15 @@ hostile_start() {
 }
 
 hostile_judge() {
-	_line=$(stop_pinger)
+	stop_pinger
+	_line=$(cat "$T/pinger.out")
 	note "ping under attack: $_line"
 	figure ping "$_line"
 	ping_ok "$_line"
 	no_loss
+}
+
+sanitized() {
+	case $BUILD in *asan*|*tsan*) return 0;; esac
+	return 1
 }
