@@ -32,6 +32,7 @@ struct index_reader {
 	sqlite3		*db;
 	char		 state_dir[PATH_MAX];
 	sqlite3_stmt	*st[Q_MAX];
+	struct timespec	 deadline;	/* index_reader_set_deadline; 0: none */
 };
 
 #define OBJ_COLS	"o.path, o.build_id, o.kind, o.source, o.first_seen, o.last_seen, " \
@@ -135,6 +136,35 @@ index_reader_open(const char *state_dir, char *err, size_t errlen)
 fail:
 	index_reader_close(q);
 	return NULL;
+}
+
+/* SQLite's progress callback: a query past its deadline is interrupted. */
+static int
+past_deadline(void *arg)
+{
+	struct index_reader *q = arg;
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > q->deadline.tv_sec ||
+	    (now.tv_sec == q->deadline.tv_sec && now.tv_nsec > q->deadline.tv_nsec);
+}
+
+void
+index_reader_set_deadline(struct index_reader *q, unsigned ms)
+{
+	if (ms == 0) {
+		sqlite3_progress_handler(q->db, 0, NULL, NULL);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &q->deadline);
+	q->deadline.tv_sec += ms / 1000;
+	q->deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (q->deadline.tv_nsec >= 1000000000L) {
+		q->deadline.tv_sec++;
+		q->deadline.tv_nsec -= 1000000000L;
+	}
+	sqlite3_progress_handler(q->db, 1000, past_deadline, q);
 }
 
 void

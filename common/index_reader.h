@@ -66,6 +66,11 @@ struct index_reader;
 /* Open STATE/index.db read-only.  NULL with ERR set on failure. */
 struct index_reader *index_reader_open(const char *state_dir, char *err, size_t errlen);
 void	index_reader_close(struct index_reader *);
+/*
+ * Queries from now on end within MS milliseconds (an error "interrupted"
+ * past it); 0: no limit.  The daemon's query thread sets one per query.
+ */
+void	index_reader_set_deadline(struct index_reader *, unsigned ms);
 
 /*
  * lookup PATH [at TIME]: the build-id PATH had at AT_NS.

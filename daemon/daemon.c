@@ -9,6 +9,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "config.h"
+#include "control/control.h"
 #include "daemon.h"
 #include "log.h"
 
@@ -46,6 +47,7 @@ daemon_reload(struct perfmapd *d, char *err, size_t errlen)
 	d->conf.index_commit_ms = nc.index_commit_ms;
 	d->conf.index_commit_rows = nc.index_commit_rows;
 	d->conf.index_retention_ms = nc.index_retention_ms;
+	control_reload(d->control);
 	log_info("configuration reloaded from %s", d->config_file);
 	sd_notify(0, "READY=1");
 	return 0;

@@ -16,6 +16,7 @@ struct event_base;
 struct event;
 struct capture;
 struct control;
+struct querier;
 struct index;
 
 struct perfmapd {
@@ -30,6 +31,7 @@ struct perfmapd {
 	struct index	*index;		/* STATE/index.db (index/) */
 	struct capture	*cap;		/* the build-id cache worker (capture/) */
 	struct control	*control;
+	struct querier	*querier;	/* index queries off the loop (control/querier.c) */
 	struct event	*drain_ev;
 	struct event	*notify_ev;		/* WATCHDOG=1 and STATUS= */
 	uint64_t	 watchdog_usec;		/* 0: no watchdog */

@@ -29,6 +29,7 @@
 #include "capture/capture.h"
 #include "config.h"
 #include "control/control.h"
+#include "control/querier.h"
 #include "daemon.h"
 #include "index/index.h"
 #include "log.h"
@@ -357,8 +358,10 @@ main(int argc, char *argv[])
 	if (d.notify_ev == NULL || event_add(d.notify_ev, &tv) == -1)
 		fatalx("cannot start the notify timer");
 
-	if ((d.control = control_open(&d, d.conf.socket_path, err, sizeof(err))) == NULL) {
+	if ((d.control = control_open(&d, d.conf.socket_path, err, sizeof(err))) == NULL ||
+	    querier_start(&d.querier, &d, err, sizeof(err)) < 0) {
 		log_warnx("control socket: %s", err);
+		control_close(d.control);
 		stop(&d);
 		statedir_close(&d.sd);
 		return 1;
@@ -369,6 +372,8 @@ main(int argc, char *argv[])
 	event_base_dispatch(d.base);
 
 	sd_notify(0, "STOPPING=1");
+	/* The query thread waits on the index's writer: it goes first. */
+	querier_stop(d.querier);
 	control_close(d.control);
 	for (i = 0; i < d.rec.ev.ncpus; i++)
 		event_free(d.cpu_evs[i]);

@@ -136,8 +136,14 @@ index_commit(struct index *ix)
 		ix->unres_dirty = 0;
 		table_trim_unresolved(ix);
 	}
+	pthread_mutex_lock(&ix->mu);
+	b->seq = ++ix->q_seq;
+	pthread_mutex_unlock(&ix->mu);
 	if (!ix->running) {		/* at open: synchronously */
 		writer_run_batches(ix, b);
+		pthread_mutex_lock(&ix->mu);
+		ix->done_seq = b->seq;
+		pthread_mutex_unlock(&ix->mu);
 		batch_free_list(b);
 		return;
 	}
@@ -177,6 +183,26 @@ index_flush(struct index *ix)
 	errs = ix->w_errors - errs;
 	pthread_mutex_unlock(&ix->mu);
 	return errs ? -1 : 0;
+}
+
+uint64_t
+index_handoff(struct index *ix)
+{
+	if (ix == NULL)
+		return 0;
+	index_commit(ix);
+	return ix->q_seq;	/* written by this thread only */
+}
+
+void
+index_wait(struct index *ix, uint64_t seq)
+{
+	if (ix == NULL)
+		return;
+	pthread_mutex_lock(&ix->mu);
+	while (ix->done_seq < seq && ix->running && !ix->stopping)
+		pthread_cond_wait(&ix->cv_idle, &ix->mu);
+	pthread_mutex_unlock(&ix->mu);
 }
 
 void

@@ -105,6 +105,15 @@ void	index_commit(struct index *);
  * daemon's usual batches, longer under a burst of new objects).
  */
 int	index_flush(struct index *);
+/*
+ * The same without waiting: hand the pending rows to the writer (loop
+ * thread) and return the number of that hand-over; index_wait(SEQ), from
+ * any other thread, returns once everything handed over up to SEQ is
+ * written (or the writer stops).  A query that must see what the loop
+ * recorded before it was asked waits there, off the loop.
+ */
+uint64_t index_handoff(struct index *);
+void	index_wait(struct index *, uint64_t seq);
 
 void	index_get_stats(struct index *, struct index_stats *);
 

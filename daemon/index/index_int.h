@@ -89,6 +89,7 @@ struct write_batch {
 	struct write_batch	*next;
 	struct write_op	*ops;
 	size_t		 n, cap;
+	uint64_t	 seq;		/* hand-over number (index_handoff) */
 };
 
 enum { ST_OBJ_NEW, ST_OBJ_UPD, ST_OBJ_FIND, ST_OBJ_MOVE, ST_OBJSEG_MOVE, ST_OBJSEG,
@@ -133,6 +134,8 @@ struct index {
 	pthread_mutex_t	 mu;
 	pthread_cond_t	 cv_work, cv_idle;
 	struct write_batch	*q_head, *q_tail;
+	uint64_t	 q_seq;		/* batches handed over (written by the loop) */
+	uint64_t	 done_seq;	/* ... and written (by the writer) */
 	int		 busy;
 	uint64_t	 w_batches, w_rows, w_errors, w_us_last, w_us_max;
 	uint64_t	 w_failing, w_lost_rows;	/* writer thread only */

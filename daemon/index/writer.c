@@ -441,7 +441,8 @@ void *
 writer_main(void *arg)
 {
 	struct index *ix = arg;
-	struct write_batch *list;
+	struct write_batch *list, *b;
+	uint64_t last;
 
 	pthread_mutex_lock(&ix->mu);
 	for (;;) {
@@ -453,7 +454,15 @@ writer_main(void *arg)
 		ix->busy = 1;
 		pthread_mutex_unlock(&ix->mu);
 		writer_run_batches(ix, list);
+		for (b = list; b->next != NULL; b = b->next)
+			;
+		last = b->seq;
 		batch_free_list(list);
+		/* queries waiting for these rows go before any pruning */
+		pthread_mutex_lock(&ix->mu);
+		ix->done_seq = last;
+		pthread_cond_broadcast(&ix->cv_idle);
+		pthread_mutex_unlock(&ix->mu);
 		writer_prune(ix);
 		pthread_mutex_lock(&ix->mu);
 		if (ix->wal_frames >= (ix->q_head == NULL ? WAL_IDLE_FRAMES : WAL_MAX_FRAMES)) {
@@ -470,8 +479,8 @@ writer_main(void *arg)
 			ix->wal_frames = 0;
 		}
 		ix->busy = 0;
-		if (ix->q_head == NULL)
-			pthread_cond_broadcast(&ix->cv_idle);
+		/* index_flush waits for idle, index_wait for its batch: both hear */
+		pthread_cond_broadcast(&ix->cv_idle);
 	}
 	pthread_mutex_unlock(&ix->mu);
 	return NULL;

@@ -14,6 +14,7 @@
 #	stop_pinger            stops it: its line (pings, p50, p99, ...) is in
 #	                       $T/pinger.out
 #	ping_ok LINE           fails unless no ping failed or took over 100 ms
+#	                       (under the sanitizers: unless none failed)
 #	daemon_rss_kb          VmRSS of the daemon; daemon_hwm_kb its peak
 #	counter KEY            a field of "status --json" (counters.lost, ...)
 #	no_loss                fails if a record or a sample was lost
@@ -97,8 +98,14 @@ stop_pinger() {
 	PINGER_PID=""
 }
 
+# Under the sanitizers the daemon runs several times slower: every ping must
+# still be answered, but 100 ms is a figure of the real build.
 ping_ok() {
-	echo "$1" | grep -q ' over_100ms 0 failed 0$' || fail "root's ping under attack: $1"
+	if sanitized; then
+		echo "$1" | grep -q ' failed 0$' || fail "root's ping under attack: $1"
+	else
+		echo "$1" | grep -q ' over_100ms 0 failed 0$' || fail "root's ping under attack: $1"
+	fi
 }
 
 daemon_rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$DAEMON_PID/status"; }
