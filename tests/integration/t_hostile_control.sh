@@ -82,6 +82,7 @@ as_user "$M" "$PERFMAPCTL" -s "$S" status > /dev/null ||
 	fail "a member of the control group cannot connect while other users hold every slot"
 as_user "$E" "$PERFMAPCTL" -s "$S" ping > "$T/e.out" 2>&1 &&
 	fail "a sixth user got a slot past the limit"
+grep -q "too many clients" "$T/e.out" || fail "the refused user is not told why: $(cat "$T/e.out")"
 note "a sixth user: $(head -1 "$T/e.out")"
 wait $pids
 stop_daemon
