@@ -75,6 +75,12 @@ version_ok(struct index_reader *q, char *err, size_t errlen)
 		snprintf(err, errlen, "%s/%s: not an index (empty)", q->state_dir, INDEX_FILE);
 		return -1;
 	}
+	if (v < INDEX_SCHEMA_VERSION) {
+		snprintf(err, errlen, "%s/%s: schema version %d, older than this program reads "
+		    "(%d): a perfmapd started on it migrates it", q->state_dir, INDEX_FILE, v,
+		    INDEX_SCHEMA_VERSION);
+		return -1;
+	}
 	return 0;
 }
 
