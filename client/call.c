@@ -43,7 +43,8 @@ static int
 write_all(int fd, const char *p, size_t len)
 {
 	while (len > 0) {
-		ssize_t n = write(fd, p, len);
+		/* no SIGPIPE: a daemon that refused us has said why (read below) */
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
 
 		if (n == -1) {
 			if (errno == EINTR)
@@ -147,7 +148,8 @@ client_call(const struct client_opts *o, const struct client_cmd *cmd, json_t *p
 	call = proto_call(cmd->method, params, 1);
 	out = proto_serialize(call, &outlen);
 	json_decref(call);
-	if (out == NULL || write_all(fd, out, outlen) < 0) {
+	if (out == NULL || (write_all(fd, out, outlen) < 0 && errno != EPIPE &&
+	    errno != ECONNRESET)) {
 		fprintf(stderr, "perfmapctl: write to %s: %s\n", o->socket, strerror(errno));
 		free(out);
 		close(fd);

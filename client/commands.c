@@ -130,6 +130,10 @@ print_status(json_t *p, FILE *f)
 		client_print_size(f, client_num(k, "bytes"));
 		fprintf(f, "; %lld captured, %lld failed, %lld missed (left for store)\n",
 		    client_num(k, "captured"), client_num(k, "failed"), client_num(k, "missed"));
+		if (client_num(k, "refused_full") > 0 || client_num(k, "refused_quota") > 0)
+			client_print_kv(f, "cache refused", "%lld copies (no room under max_size), "
+			    "%lld (a user's share used)", client_num(k, "refused_full"),
+			    client_num(k, "refused_quota"));
 	}
 	if (json_is_object(json_object_get(p, "index"))) {
 		json_t *x = json_object_get(p, "index");
@@ -399,9 +403,9 @@ const struct client_cmd client_cmds[] = {
 	{ "segments", "io.perfmap.Segments", "segments [SEGMENT] [--all]",
 	    "list segments (time range, size, samples, lost); with SEGMENT, the build-ids it references",
 	    query_parse_segments, query_print_segments, NULL },
-	{ "lookup", "io.perfmap.Lookup", "lookup PATH [--at TIME]",
+	{ "lookup", "io.perfmap.Lookup", "lookup PATH [--at TIME] [--all-namespaces]",
 	    "the build-id PATH had at TIME (default: now)", query_parse_lookup, query_print_lookup, NULL },
-	{ "history", "io.perfmap.History", "history PATH",
+	{ "history", "io.perfmap.History", "history PATH [--all-namespaces]",
 	    "every build-id PATH has had, with first/last seen and process counts",
 	    query_parse_history, query_print_history, NULL },
 	{ "buildid", "io.perfmap.BuildId", "buildid ID",

@@ -11,16 +11,19 @@
 #include "walltime.h"
 
 
-/* PATH [--at TIME] */
+/* PATH [--at TIME] [--all-namespaces] */
 json_t *
 query_parse_lookup(int argc, char **argv, char *err, size_t errlen)
 {
 	const char *path = NULL;
 	int64_t	 at = -1;
-	int	 i;
+	int	 i, all = 0;
+	json_t	*p;
 
 	for (i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--at") == 0) {
+		if (strcmp(argv[i], "--all-namespaces") == 0)
+			all = 1;
+		else if (strcmp(argv[i], "--at") == 0) {
 			if (++i >= argc) {
 				snprintf(err, errlen, "--at needs a TIME");
 				return NULL;
@@ -38,8 +41,11 @@ query_parse_lookup(int argc, char **argv, char *err, size_t errlen)
 		snprintf(err, errlen, "a PATH is needed");
 		return NULL;
 	}
-	return at >= 0 ? json_pack("{s:s, s:I}", "path", path, "at_ns", (json_int_t)at) :
+	p = at >= 0 ? json_pack("{s:s, s:I}", "path", path, "at_ns", (json_int_t)at) :
 	    json_pack("{s:s}", "path", path);
+	if (all)
+		json_object_set_new(p, "all_namespaces", json_true());
+	return p;
 }
 
 /* One ARG, under KEY. */
@@ -54,9 +60,17 @@ parse_one(int argc, char **argv, const char *key, const char *what, char *err,
 	return json_pack("{s:s}", key, argv[0]);
 }
 
+/* PATH [--all-namespaces] */
 json_t *
 query_parse_history(int argc, char **argv, char *err, size_t errlen)
 {
+	json_t	*p;
+
+	if (argc == 2 && strcmp(argv[1], "--all-namespaces") == 0) {
+		if ((p = parse_one(1, argv, "path", "PATH", err, errlen)) != NULL)
+			json_object_set_new(p, "all_namespaces", json_true());
+		return p;
+	}
 	return parse_one(argc, argv, "path", "PATH", err, errlen);
 }
 

@@ -56,9 +56,34 @@ entry_basename(const char *rel)
 	return "elf";
 }
 
+static int	entry_name(const char *, const uint8_t *, size_t, char *, size_t);
+
 int
 bidcache_entry_name(const char *name, const uint8_t *id, size_t idlen, char *out,
     size_t outlen)
+{
+	return bidcache_entry_name_ns(name, 0, id, idlen, out, outlen);
+}
+
+int
+bidcache_entry_name_ns(const char *name, uint64_t ns, const uint8_t *id, size_t idlen,
+    char *out, size_t outlen)
+{
+	char	 rel[PATH_MAX];
+	int	 rc;
+
+	if (ns == 0)
+		return entry_name(name, id, idlen, out, outlen);
+	if ((rc = entry_name(name, id, idlen, rel, sizeof(rel))) < 0)
+		return rc;
+	if ((size_t)snprintf(out, outlen, BIDCACHE_NS_DIR "/%llu/%s", (unsigned long long)ns,
+	    rel) >= outlen)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int
+entry_name(const char *name, const uint8_t *id, size_t idlen, char *out, size_t outlen)
 {
 	char	 hex[BUILD_ID_HEX_MAX], path[PATH_MAX];
 	const char *p, *c;
@@ -83,7 +108,8 @@ bidcache_entry_name(const char *name, const uint8_t *id, size_t idlen, char *out
 			continue;
 		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
 			return -EINVAL;
-		if (n == sizeof(".build-id") - 1 && strncmp(p, ".build-id", n) == 0 && o == 0)
+		if (o == 0 && ((n == sizeof(".build-id") - 1 && strncmp(p, ".build-id", n) == 0) ||
+		    (n == sizeof(BIDCACHE_NS_DIR) - 1 && strncmp(p, BIDCACHE_NS_DIR, n) == 0)))
 			return -EINVAL;
 		if (o + n + 2 >= sizeof(path))
 			return -ENAMETOOLONG;
@@ -129,7 +155,7 @@ mkdirs_at(int dirfd, const char *rel)
 			*slash++ = '\0';
 		if (*p == '\0')
 			continue;
-		if (mkdirat(fd, p, 0755) == -1 && errno != EEXIST) {
+		if (mkdirat(fd, p, 0750) == -1 && errno != EEXIST) {
 			int e = errno;
 
 			close(fd);
@@ -218,22 +244,21 @@ bidcache_touch(struct bidcache *c, const uint8_t *id, size_t idlen)
 	utimensat(c->dirfd, linkrel, NULL, AT_SYMLINK_NOFOLLOW);
 }
 
-/* Copy SRC (from offset 0) into DST: reflink, copy_file_range, read/write. */
+/* Copy [OFF, OFF + LEN) of SRC to the same offset of DST. */
 static int
-copy_fd(int src, int dst, uint64_t size)
+copy_range(int src, int dst, uint64_t off, uint64_t len)
 {
 	char	 buf[65536];
-	loff_t	 in = 0, out = 0;
-	ssize_t	 n;
+	loff_t	 in = (loff_t)off, out = (loff_t)off;
+	uint64_t end = off + len;
+	ssize_t	 n, w, o;
 
-	if (ioctl(dst, FICLONE, src) == 0)
-		return 0;
-	while ((uint64_t)in < size) {
-		n = copy_file_range(src, &in, dst, &out, (size_t)(size - (uint64_t)in), 0);
+	while ((uint64_t)in < end) {
+		n = copy_file_range(src, &in, dst, &out, (size_t)(end - (uint64_t)in), 0);
 		if (n > 0)
 			continue;
 		if (n == 0)
-			break;		/* shorter than fstat said */
+			return 0;		/* shorter than fstat said */
 		if (errno == EINTR)
 			continue;
 		if (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
@@ -241,10 +266,9 @@ copy_fd(int src, int dst, uint64_t size)
 			break;		/* not between these files: bytes */
 		return -errno;
 	}
-	for (;;) {
-		ssize_t w, off = 0;
-
-		n = pread(src, buf, sizeof(buf), in);
+	while ((uint64_t)in < end) {
+		n = pread(src, buf, end - (uint64_t)in < sizeof(buf) ?
+		    (size_t)(end - (uint64_t)in) : sizeof(buf), in);
 		if (n == 0)
 			return 0;
 		if (n < 0) {
@@ -252,18 +276,53 @@ copy_fd(int src, int dst, uint64_t size)
 				continue;
 			return -errno;
 		}
-		while (off < n) {
-			w = pwrite(dst, buf + off, (size_t)(n - off), out);
-			if (w < 0) {
-				if (errno == EINTR)
+		for (o = 0; o < n; o += w)
+			if ((w = pwrite(dst, buf + o, (size_t)(n - o), out + o)) < 0) {
+				if (errno == EINTR) {
+					w = 0;
 					continue;
+				}
 				return -errno;
 			}
-			off += w;
-			out += w;
-		}
 		in += n;
+		out += n;
 	}
+	return 0;
+}
+
+/*
+ * Copy SRC (SIZE bytes) into DST: a reflink, else the data extents only
+ * (SEEK_DATA/SEEK_HOLE), so a sparse file stays sparse: a 1 GiB file of
+ * 20 KB data costs 20 KB, never a dense copy.
+ */
+static int
+copy_fd(int src, int dst, uint64_t size)
+{
+	off_t	 data, hole = 0;
+	int	 rc;
+
+	if (ioctl(dst, FICLONE, src) == 0)
+		return 0;
+	for (;;) {
+		if ((data = lseek(src, hole, SEEK_DATA)) == -1) {
+			if (errno == ENXIO)
+				break;			/* only a hole left */
+			if (errno != EINVAL && errno != EOPNOTSUPP)
+				return -errno;
+			data = hole;			/* no SEEK_DATA here: all data */
+			hole = (off_t)size;
+		} else if ((hole = lseek(src, data, SEEK_HOLE)) == -1)
+			return -errno;
+		if ((uint64_t)data >= size)
+			break;
+		if ((uint64_t)hole > size)
+			hole = (off_t)size;
+		if ((rc = copy_range(src, dst, (uint64_t)data, (uint64_t)(hole - data))) < 0)
+			return rc;
+		if ((uint64_t)hole >= size)
+			break;
+	}
+	return ftruncate(dst, (off_t)size) == -1 ? -errno : 0;
 }
 
 static void
@@ -332,31 +391,65 @@ copy_mode(const char *name, const struct stat *src, int public)
 {
 	if (strcmp(name, BIDCACHE_KERNEL) == 0)
 		return 0600;
-	return public ? 0644 : 0600 | (src->st_mode & 044);
+	/*
+	 * The copy's group is the cache's (the daemon's control group), not
+	 * the original's: its members may read it only if anyone could read
+	 * the original (a binary of group shadow, mode 0750, stays root's).
+	 */
+	return public ? 0644 : (src->st_mode & S_IROTH) ? 0644 : 0600;
 }
 
+/* Is the entry ID's link names one from a user's namespace? */
 static int
-add_fd(struct bidcache *c, const char *name, const uint8_t *id, size_t idlen,
+entry_untrusted(struct bidcache *c, const uint8_t *id, size_t idlen, char *rel, size_t rellen)
+{
+	char	 ldir[32], rest[BUILD_ID_HEX_MAX], linkrel[80];
+
+	link_names(id, idlen, ldir, sizeof(ldir), rest, sizeof(rest));
+	snprintf(linkrel, sizeof(linkrel), "%s/%s", ldir, rest);
+	return read_link(c->dirfd, linkrel, rel, rellen) == 0 &&
+	    strncmp(rel, BIDCACHE_NS_DIR "/", sizeof(BIDCACHE_NS_DIR)) == 0;
+}
+
+int
+bidcache_untrusted(struct bidcache *c, const uint8_t *id, size_t idlen)
+{
+	char	 rel[PATH_MAX];
+
+	return entry_untrusted(c, id, idlen, rel, sizeof(rel));
+}
+
+static void	remove_dir_entry(struct bidcache *, const char *rel);
+
+/* The insertion of bidcache.h; PUBLIC: anyone could fetch the file; NS: its namespace. */
+static int
+add_fd(struct bidcache *c, const char *name, uint64_t ns, const uint8_t *id, size_t idlen,
     int fd, int public, char *path, size_t pathlen, char *err, size_t errlen)
 {
-	char	 rel[PATH_MAX], tmp[64];
+	char	 rel[PATH_MAX], tmp[64], old[PATH_MAX] = "";
 	const char *base = bidcache_basename(name);
 	uint8_t	 got[BUILD_ID_MAX];
 	struct stat st;
 	int	 rc, efd = -1, tfd = -1, elf = strcmp(name, BIDCACHE_KERNEL) != 0;
 
 	err[0] = '\0';
-	if ((rc = bidcache_entry_name(name, id, idlen, rel, sizeof(rel))) < 0) {
+	if ((rc = bidcache_entry_name_ns(name, ns, id, idlen, rel, sizeof(rel))) < 0) {
 		snprintf(err, errlen, "%s: not a path the cache can hold", name);
 		return rc;
 	}
 	if ((rc = bidcache_find(c, id, idlen, path, pathlen)) != 0) {
-		if (rc > 0) {
+		/*
+		 * Present: done, unless a user's namespace put it there and this
+		 * copy is the host's; that one replaces it (the first file with
+		 * a build-id must not win: anyone can write any build-id note).
+		 */
+		if (rc > 0 && (ns != 0 || !entry_untrusted(c, id, idlen, old, sizeof(old)))) {
 			bidcache_touch(c, id, idlen);
 			return 0;
 		}
-		/* a damaged link: replaced below */
+		/* a damaged link, or an untrusted entry: replaced below */
 	}
+
 	if (fstat(fd, &st) == -1) {
 		rc = -errno;
 		snprintf(err, errlen, "fstat: %s", strerror(errno));
@@ -370,6 +463,10 @@ add_fd(struct bidcache *c, const char *name, const uint8_t *id, size_t idlen,
 		id_error(rc, got, err, errlen);
 		return rc;
 	}
+	/* Before the copy: room in max_size, its owner's share (the daemon's policy). */
+	if (c->admit != NULL &&
+	    (rc = c->admit(c->admit_arg, st.st_uid, (uint64_t)st.st_size, err, errlen)) < 0)
+		return rc;
 	if ((efd = mkdirs_at(c->dirfd, rel)) < 0) {
 		rc = efd;
 		snprintf(err, errlen, "%s/%s: %s", c->dir, rel, strerror(-rc));
@@ -407,6 +504,14 @@ add_fd(struct bidcache *c, const char *name, const uint8_t *id, size_t idlen,
 	}
 	c->size += (uint64_t)st.st_size;
 	c->entries++;
+	if (old[0] != '\0') {
+		uint64_t osize = 0;
+
+		entry_size(c->dirfd, old, &osize);
+		remove_dir_entry(c, old);
+		c->size -= osize <= c->size ? osize : c->size;
+		c->entries--;
+	}
 	if (path != NULL)
 		snprintf(path, pathlen, "%s/%s/%s", c->dir, rel, base);
 	rc = 1;
@@ -424,14 +529,21 @@ int
 bidcache_add_fd(struct bidcache *c, const char *name, const uint8_t *id, size_t idlen,
     int fd, char *path, size_t pathlen, char *err, size_t errlen)
 {
-	return add_fd(c, name, id, idlen, fd, 0, path, pathlen, err, errlen);
+	return add_fd(c, name, 0, id, idlen, fd, 0, path, pathlen, err, errlen);
+}
+
+int
+bidcache_add_fd_ns(struct bidcache *c, const char *name, uint64_t ns, const uint8_t *id,
+    size_t idlen, int fd, char *path, size_t pathlen, char *err, size_t errlen)
+{
+	return add_fd(c, name, ns, id, idlen, fd, 0, path, pathlen, err, errlen);
 }
 
 int
 bidcache_add_fd_public(struct bidcache *c, const char *name, const uint8_t *id, size_t idlen,
     int fd, char *path, size_t pathlen, char *err, size_t errlen)
 {
-	return add_fd(c, name, id, idlen, fd, 1, path, pathlen, err, errlen);
+	return add_fd(c, name, 0, id, idlen, fd, 1, path, pathlen, err, errlen);
 }
 
 int
@@ -560,19 +672,16 @@ free_entries(struct centry *v, size_t n)
 	free(v);
 }
 
-/* Remove an entry: its files, its directory, empty parents, then the link. */
+/* An entry directory REL: its files, itself, and each parent left empty. */
 static void
-remove_entry(struct bidcache *c, const struct centry *e)
+remove_dir_entry(struct bidcache *c, const char *rel)
 {
-	char	 ldir[32], rest[BUILD_ID_HEX_MAX], linkrel[80], buf[PATH_MAX], *slash;
+	char	 buf[PATH_MAX], *slash;
 	struct dirent *de;
 	DIR	*d;
 	int	 fd;
 
-	link_names(e->id, e->idlen, ldir, sizeof(ldir), rest, sizeof(rest));
-	snprintf(linkrel, sizeof(linkrel), "%s/%s", ldir, rest);
-	unlinkat(c->dirfd, linkrel, 0);		/* first: perf stops seeing it */
-	if ((fd = openat(c->dirfd, e->rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	if ((fd = openat(c->dirfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) >= 0 && (d = fdopendir(fd)) != NULL) {
 		while ((de = readdir(d)) != NULL)
 			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
@@ -580,11 +689,22 @@ remove_entry(struct bidcache *c, const struct centry *e)
 		closedir(d);
 	} else if (fd >= 0)
 		close(fd);
-	/* The entry directory, then each parent left empty. */
-	snprintf(buf, sizeof(buf), "%s", e->rel);
+	snprintf(buf, sizeof(buf), "%s", rel);
 	while (unlinkat(c->dirfd, buf, AT_REMOVEDIR) == 0 &&
 	    (slash = strrchr(buf, '/')) != NULL)
 		*slash = '\0';
+}
+
+/* Remove an entry: the link first (perf stops seeing it), then its directory. */
+static void
+remove_entry(struct bidcache *c, const struct centry *e)
+{
+	char	 ldir[32], rest[BUILD_ID_HEX_MAX], linkrel[80];
+
+	link_names(e->id, e->idlen, ldir, sizeof(ldir), rest, sizeof(rest));
+	snprintf(linkrel, sizeof(linkrel), "%s/%s", ldir, rest);
+	unlinkat(c->dirfd, linkrel, 0);
+	remove_dir_entry(c, e->rel);
 }
 
 int
@@ -634,14 +754,14 @@ bidcache_open(struct bidcache *c, const char *dir, char *err, size_t errlen)
 	memcpy(buf, dir, strlen(dir) + 1);
 	for (p = buf + 1; (p = strchr(p, '/')) != NULL; p++) {
 		*p = '\0';
-		if (mkdir(buf, 0755) == -1 && errno != EEXIST) {
+		if (mkdir(buf, 0750) == -1 && errno != EEXIST) {
 			rc = -errno;
 			snprintf(err, errlen, "%s: %s", buf, strerror(errno));
 			return rc;
 		}
 		*p = '/';
 	}
-	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+	if (mkdir(dir, 0750) == -1 && errno != EEXIST) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return rc;

@@ -17,7 +17,10 @@
  * temporary file that the next insertion of that build-id replaces.
  *
  * Copies are made with FICLONE (a reflink: shared blocks, copy on write),
- * else copy_file_range, else read/write.  Hard links to the source are not
+ * else copy_file_range, else read/write, of the data extents only
+ * (SEEK_DATA/SEEK_HOLE): a sparse file stays sparse.  A copy is readable by
+ * the cache directory's group (0640) only if the original was readable by
+ * anyone, else 0600.  Hard links to the source are not
  * used: `cp new old` rewrites a binary in place, and a hard-linked cache
  * copy would silently change with it.
  *
@@ -39,12 +42,26 @@
 
 #define BIDCACHE_KERNEL		"[kernel.kallsyms]"
 #define BIDCACHE_VDSO		"[vdso]"
+/*
+ * Entries from a mount namespace a user made (NS != 0, see the daemon's
+ * record/binaries.h) live under DIR/.ns/<NS>/<path>/<build-id>/: never
+ * under a host path, and replaced by the first copy from a trusted one.
+ */
+#define BIDCACHE_NS_DIR		".ns"
 
 struct bidcache {
 	int		 dirfd;
 	char		 dir[PATH_MAX];
 	uint64_t	 size;		/* bytes in entries, kept by add/evict */
 	uint64_t	 entries;
+	/*
+	 * Asked before each copy, with the source file's owner and size: 0
+	 * to go on, or -errno (the copy is refused, ERR says why).  NULL:
+	 * every copy is made.  The daemon's quotas live there.
+	 */
+	int		(*admit)(void *arg, unsigned uid, uint64_t size, char *err,
+			    size_t errlen);
+	void		*admit_arg;
 };
 
 /* Create DIR (and its parents) if needed and open it; sums the entries' sizes. */
@@ -67,15 +84,16 @@ int	bidcache_find(struct bidcache *, const uint8_t *id, size_t idlen,
  *	-EILSEQ		the build-id differs (ERR names the one found)
  *	-ENOEXEC	not an ELF file, or a truncated one
  *	-ENOENT		no build-id note
- *	-EINVAL		NAME is not a path the cache can hold ("..", relative)
- *	-ENOSPC, ...	from writing the copy
+ *	-EINVAL		NAME is not a path the cache can hold ("..", relative,
+ *			".build-id" or ".ns" first)
+ *	-ENOSPC, ...	from writing the copy, or from ADMIT
  * PATH (if not NULL) gets the cached file's path on success.
  *
  * Who may read the copy, one policy for every cache file (perfmapd.conf(5)):
  * the owner (root) always; group and others exactly when they could read
- * where it came from.  A binary copied from a mapped file or its path keeps
- * the group and other read bits of that file (a private binary stays
- * private); the kernel's symbol table (kallsyms, with the kernel's
+ * where it came from.  A binary copied from a mapped file or its path is
+ * 0644 when anyone could read that file, else 0600 (the copy's group is
+ * the cache's, not the file's: its group bit says nothing here); the kernel's symbol table (kallsyms, with the kernel's
  * addresses) is the owner's only, as the kernel shows it to root only; a
  * file from a debuginfod server, which hands it to any client, is readable
  * by all (bidcache_add_fd_public), as is the vDSO, mapped into every process
@@ -86,10 +104,21 @@ int	bidcache_add_fd(struct bidcache *, const char *name, const uint8_t *id,
 /* The same for content anyone could have fetched (debuginfod): 0644. */
 int	bidcache_add_fd_public(struct bidcache *, const char *name, const uint8_t *id,
 	    size_t idlen, int fd, char *path, size_t pathlen, char *err, size_t errlen);
+/*
+ * The same from a mount namespace NS (0: a trusted one, as
+ * bidcache_add_fd).  An entry of ID that another namespace's copy made is
+ * replaced by a copy from NS 0; a copy from NS != 0 never replaces one.
+ */
+int	bidcache_add_fd_ns(struct bidcache *, const char *name, uint64_t ns,
+	    const uint8_t *id, size_t idlen, int fd, char *path, size_t pathlen,
+	    char *err, size_t errlen);
 /* The same from memory (kallsyms text, the vDSO image). */
 int	bidcache_add_buf(struct bidcache *, const char *name, const uint8_t *id,
 	    size_t idlen, const void *buf, size_t len, char *path, size_t pathlen,
 	    char *err, size_t errlen);
+
+/* Is the entry of ID from a user's namespace (under BIDCACHE_NS_DIR)? */
+int	bidcache_untrusted(struct bidcache *, const uint8_t *id, size_t idlen);
 
 /* Mark ID as referenced now (for eviction order). */
 void	bidcache_touch(struct bidcache *, const uint8_t *id, size_t idlen);
@@ -112,6 +141,9 @@ int	bidcache_evict(struct bidcache *, uint64_t target, bidcache_keep_fn keep, vo
  */
 int	bidcache_entry_name(const char *name, const uint8_t *id, size_t idlen,
 	    char *out, size_t outlen);
+/* ... under BIDCACHE_NS_DIR/<NS>/ when NS != 0. */
+int	bidcache_entry_name_ns(const char *name, uint64_t ns, const uint8_t *id,
+	    size_t idlen, char *out, size_t outlen);
 /*
  * A compressed kernel module (PATH ends in .xz or .zst) open at FD,
  * decompressed into a memfd: its fd, or -EINVAL (not a known suffix),

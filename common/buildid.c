@@ -2,18 +2,22 @@
  * buildid.c - see buildid.h.
  *
  * The input is hostile: binaries come from any process on the host, and
- * copies in the build-id cache may be truncated.  Reading goes in three
- * steps:
+ * copies in the build-id cache may be truncated.  A file may lie about
+ * anything, its size included (a sparse file is as large as it says), so
+ * nothing is sized from what it claims: the headers are decoded here, in
+ * fixed chunks, and every count and read is capped.  Reading goes in
+ * three steps:
  *
- *	1. buildid_check_ehdr: decode the ELF header ourselves and check that
- *	   the program and section header tables lie inside the file, before
- *	   libelf sizes any allocation from their counts;
- *	2. buildid_check_extents: through libelf (which converts either class
- *	   and byte order), check that every section with contents lies
- *	   inside the file - or every segment, when there is no section
- *	   table - so that a truncated file is refused;
+ *	1. buildid_check_ehdr: decode the ELF header and check that the
+ *	   program and section header tables lie inside the file and hold at
+ *	   most BUILDID_PHNUM_MAX / BUILDID_SHNUM_MAX entries;
+ *	2. check that every section with contents lies inside the file - or
+ *	   every segment, when there is no section table - so that a
+ *	   truncated file is refused;
  *	3. read each SHT_NOTE section, then each PT_NOTE segment, with pread
- *	   and walk its notes here, every size checked against what is left.
+ *	   and walk its notes here, every size checked against what is left;
+ *	   at most BUILDID_NOTE_MAX bytes per region, BUILDID_READ_MAX per
+ *	   file.
  *
  * Sections come first because they are what stays true in a separate
  * debug file: eu-strip -f and objcopy --only-keep-debug keep the program
@@ -21,10 +25,12 @@
  * something else or lie past the end.  Segments are the fallback, and the
  * only source for a binary whose section table was removed.
  *
- * libelf is opened with ELF_C_READ, not ELF_C_READ_MMAP: a mapped file
- * truncated by someone else while we parse it would kill the daemon with
- * SIGBUS.  The note bytes read per file are bounded, so a file with
- * thousands of headers pointing at one large region stays cheap.
+ * Everything is read with pread, never mapped: a mapped file truncated by
+ * someone else while we parse it would kill the daemon with SIGBUS.  The
+ * memory a read takes is a few kilobytes of headers and the note regions
+ * (bounded above), whatever the file says: a 20 KB sparse file claiming
+ * millions of sections is refused after reading one header, where libelf
+ * used to allocate per section (2 GB).
  */
 #include <sys/stat.h>
 
@@ -32,10 +38,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +50,8 @@
 #define BUILDID_READ_MAX	(8U << 20)	/* note bytes read per file */
 #define BUILDID_SYSFS_MAX	(64U << 10)	/* largest sysfs notes file */
 #define BUILDID_NHDR_SIZE	12		/* namesz, descsz, type */
+#define BUILDID_SHNUM_MAX	65536		/* sections a file may have */
+#define BUILDID_PHNUM_MAX	65535		/* segments (PN_XNUM - 1) */
 
 #if __BYTE_ORDER == __LITTLE_ENDIAN
 #define BUILDID_ELFDATA_NATIVE	ELFDATA2LSB
@@ -57,23 +62,24 @@
 /* One ELF file being read. */
 struct buildid_file {
 	int		 fd;
-	Elf		*elf;
 	uint64_t	 size;		/* st_size */
 	int		 swap;		/* foreign byte order */
-	size_t		 phnum;
-	size_t		 shnum;
+	int		 is64;
+	uint64_t	 phoff, shoff;
+	size_t		 phnum, shnum;
+	size_t		 phentsize, shentsize;
 	size_t		 budget;	/* note bytes left to read */
 	int		 corrupt;	/* a note region did not parse */
 };
 
-static pthread_once_t	 buildid_once = PTHREAD_ONCE_INIT;
-static int		 buildid_libelf_ok;
+/* A section or segment header, decoded: what the reader needs of it. */
+struct buildid_hdr {
+	uint32_t	 type;
+	uint64_t	 offset, size, align;
+};
 
-static void
-buildid_init_libelf(void)
-{
-	buildid_libelf_ok = elf_version(EV_CURRENT) != EV_NONE;
-}
+/* Headers are read in chunks of this many bytes: no allocation per header. */
+#define BUILDID_HDR_CHUNK	4096
 
 static uint16_t
 buildid_get16(const uint8_t *p, int swap)
@@ -189,8 +195,8 @@ buildid_in_file(const struct buildid_file *bf, uint64_t off, uint64_t len)
 
 /*
  * Step 1: decode the ELF header and check that the header tables are
- * inside the file.  Sets bf->phnum and bf->shnum, resolving the extended
- * numbering (PN_XNUM, e_shnum 0) through section 0.
+ * inside the file and within the caps.  Sets the table fields of BF,
+ * resolving the extended numbering (PN_XNUM, e_shnum 0) through section 0.
  */
 static int
 buildid_check_ehdr(struct buildid_file *bf, const uint8_t *ehdr, size_t len)
@@ -261,8 +267,12 @@ buildid_check_ehdr(struct buildid_file *bf, const uint8_t *ehdr, size_t len)
 			    offsetof(Elf64_Shdr, sh_info), swap) :
 			    buildid_get32(shdr0 +
 			    offsetof(Elf32_Shdr, sh_info), swap);
-		/* shnum can be 2^64 - 1: compare without multiplying */
-		if (shnum == 0 ||
+		/*
+		 * shnum can be 2^64 - 1: compare without multiplying.  A
+		 * sparse file can be as large as it claims, so the size is
+		 * not enough: the count is capped too.
+		 */
+		if (shnum == 0 || shnum > BUILDID_SHNUM_MAX ||
 		    shnum > (bf->size - shoff) / shentsize) {
 			r = -ENOEXEC;
 			goto out;
@@ -270,11 +280,16 @@ buildid_check_ehdr(struct buildid_file *bf, const uint8_t *ehdr, size_t len)
 	}
 
 	if (phnum != 0 && (phentsize != (is64 ? sizeof(Elf64_Phdr) :
-	    sizeof(Elf32_Phdr)) || phoff > bf->size ||
+	    sizeof(Elf32_Phdr)) || phoff > bf->size || phnum > BUILDID_PHNUM_MAX ||
 	    phnum > (bf->size - phoff) / phentsize)) {
 		r = -ENOEXEC;
 		goto out;
 	}
+	bf->is64 = is64;
+	bf->phoff = phoff;
+	bf->shoff = shoff;
+	bf->phentsize = phentsize;
+	bf->shentsize = shentsize;
 	bf->phnum = phnum;
 	bf->shnum = shoff == 0 ? 0 : shnum;
 	r = 0;
@@ -282,41 +297,110 @@ out:
 	return r;
 }
 
-/*
- * Step 2: every section with contents is inside the file; when there are
- * no sections, every segment.
- */
-static int
-buildid_check_extents(struct buildid_file *bf)
+/* Decode section header RAW. */
+static void
+buildid_decode_shdr(const struct buildid_file *bf, const uint8_t *raw,
+    struct buildid_hdr *h)
 {
-	GElf_Phdr	 phdr;
-	GElf_Shdr	 shdr;
-	Elf_Scn		*scn;
-	size_t		 i, n;
-	int		 r = -ENOEXEC;
+	int	 swap = bf->swap;
 
-	if (elf_getphdrnum(bf->elf, &n) != 0 || n != bf->phnum)
-		goto out;
-	if (elf_getshdrnum(bf->elf, &n) != 0 || n != bf->shnum)
-		goto out;
-	for (i = 0; i < bf->phnum; i++) {
-		if (gelf_getphdr(bf->elf, i, &phdr) == NULL)
-			goto out;
-		if (bf->shnum == 0 && phdr.p_type != PT_NULL &&
-		    !buildid_in_file(bf, phdr.p_offset, phdr.p_filesz))
-			goto out;
+	if (bf->is64) {
+		h->type = buildid_get32(raw + offsetof(Elf64_Shdr, sh_type), swap);
+		h->offset = buildid_get64(raw + offsetof(Elf64_Shdr, sh_offset), swap);
+		h->size = buildid_get64(raw + offsetof(Elf64_Shdr, sh_size), swap);
+		h->align = buildid_get64(raw + offsetof(Elf64_Shdr, sh_addralign), swap);
+	} else {
+		h->type = buildid_get32(raw + offsetof(Elf32_Shdr, sh_type), swap);
+		h->offset = buildid_get32(raw + offsetof(Elf32_Shdr, sh_offset), swap);
+		h->size = buildid_get32(raw + offsetof(Elf32_Shdr, sh_size), swap);
+		h->align = buildid_get32(raw + offsetof(Elf32_Shdr, sh_addralign), swap);
 	}
-	for (i = 1; i < bf->shnum; i++) {
-		if ((scn = elf_getscn(bf->elf, i)) == NULL ||
-		    gelf_getshdr(scn, &shdr) == NULL)
-			goto out;
-		if (shdr.sh_type != SHT_NULL && shdr.sh_type != SHT_NOBITS &&
-		    !buildid_in_file(bf, shdr.sh_offset, shdr.sh_size))
-			goto out;
+}
+
+/* Decode program header RAW. */
+static void
+buildid_decode_phdr(const struct buildid_file *bf, const uint8_t *raw,
+    struct buildid_hdr *h)
+{
+	int	 swap = bf->swap;
+
+	if (bf->is64) {
+		h->type = buildid_get32(raw + offsetof(Elf64_Phdr, p_type), swap);
+		h->offset = buildid_get64(raw + offsetof(Elf64_Phdr, p_offset), swap);
+		h->size = buildid_get64(raw + offsetof(Elf64_Phdr, p_filesz), swap);
+		h->align = buildid_get64(raw + offsetof(Elf64_Phdr, p_align), swap);
+	} else {
+		h->type = buildid_get32(raw + offsetof(Elf32_Phdr, p_type), swap);
+		h->offset = buildid_get32(raw + offsetof(Elf32_Phdr, p_offset), swap);
+		h->size = buildid_get32(raw + offsetof(Elf32_Phdr, p_filesz), swap);
+		h->align = buildid_get32(raw + offsetof(Elf32_Phdr, p_align), swap);
 	}
-	r = 0;
-out:
-	return r;
+}
+
+/*
+ * Call FN for each section header from FIRST on (SECTIONS) or each
+ * program header, read in fixed chunks: the memory used does not depend
+ * on what the file claims.  FN returns 0 to go on; anything else stops
+ * the walk and is returned.  A table that ends early (the file shrank)
+ * is -ENOEXEC.
+ */
+typedef int (*buildid_hdr_fn)(struct buildid_file *, const struct buildid_hdr *,
+    uint8_t id[BUILD_ID_MAX]);
+
+static int
+buildid_foreach_hdr(struct buildid_file *bf, int sections, size_t first,
+    buildid_hdr_fn fn, uint8_t id[BUILD_ID_MAX])
+{
+	uint8_t			 buf[BUILDID_HDR_CHUNK];
+	struct buildid_hdr	 h;
+	size_t			 ent, num, per, i, k, cnt;
+	uint64_t		 off;
+	ssize_t			 n;
+	int			 r;
+
+	ent = sections ? bf->shentsize : bf->phentsize;
+	num = sections ? bf->shnum : bf->phnum;
+	off = sections ? bf->shoff : bf->phoff;
+	if (first >= num)
+		return 0;
+	per = sizeof(buf) / ent;
+	for (i = first; i < num; i += cnt) {
+		cnt = num - i < per ? num - i : per;
+		if ((n = buildid_pread_full(bf->fd, buf, cnt * ent, off + i * ent)) < 0)
+			return n;
+		if ((size_t)n != cnt * ent)
+			return -ENOEXEC;
+		for (k = 0; k < cnt; k++) {
+			if (sections)
+				buildid_decode_shdr(bf, buf + k * ent, &h);
+			else
+				buildid_decode_phdr(bf, buf + k * ent, &h);
+			if ((r = fn(bf, &h, id)) != 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* Step 2: every section with contents is inside the file ... */
+static int
+buildid_section_inside(struct buildid_file *bf, const struct buildid_hdr *h,
+    uint8_t id[BUILD_ID_MAX])
+{
+	if (h->type != SHT_NULL && h->type != SHT_NOBITS &&
+	    !buildid_in_file(bf, h->offset, h->size))
+		return -ENOEXEC;
+	return 0;
+}
+
+/* ... or, when there are no sections, every segment. */
+static int
+buildid_segment_inside(struct buildid_file *bf, const struct buildid_hdr *h,
+    uint8_t id[BUILD_ID_MAX])
+{
+	if (h->type != PT_NULL && !buildid_in_file(bf, h->offset, h->size))
+		return -ENOEXEC;
+	return 0;
 }
 
 /*
@@ -359,50 +443,33 @@ out:
 	return r;
 }
 
-/* Step 3: SHT_NOTE sections, then PT_NOTE segments. */
+/*
+ * Step 3, per header: a note section, or a note segment inside the file
+ * (a debug file's segments may lie past its end).  Returns the id length
+ * (found: stops the walk), 0 to go on, or an error that stops it.
+ */
 static int
-buildid_scan_notes(struct buildid_file *bf, uint8_t id[BUILD_ID_MAX])
+buildid_note_section(struct buildid_file *bf, const struct buildid_hdr *h,
+    uint8_t id[BUILD_ID_MAX])
 {
-	GElf_Phdr	 phdr;
-	GElf_Shdr	 shdr;
-	Elf_Scn		*scn;
-	size_t		 i;
-	int		 r;
+	int	 r;
 
-	for (i = 1; i < bf->shnum; i++) {
-		if ((scn = elf_getscn(bf->elf, i)) == NULL ||
-		    gelf_getshdr(scn, &shdr) == NULL) {
-			r = -ENOEXEC;
-			goto out;
-		}
-		if (shdr.sh_type != SHT_NOTE)
-			continue;
-		r = buildid_read_region(bf, shdr.sh_offset, shdr.sh_size,
-		    shdr.sh_addralign, id);
-		if (r == -ENOEXEC)
-			bf->corrupt = 1;
-		else if (r != -ENOENT)
-			goto out;
-	}
-	for (i = 0; i < bf->phnum; i++) {
-		if (gelf_getphdr(bf->elf, i, &phdr) == NULL) {
-			r = -ENOEXEC;
-			goto out;
-		}
-		/* a debug file's segments may lie past its end */
-		if (phdr.p_type != PT_NOTE ||
-		    !buildid_in_file(bf, phdr.p_offset, phdr.p_filesz))
-			continue;
-		r = buildid_read_region(bf, phdr.p_offset, phdr.p_filesz,
-		    phdr.p_align, id);
-		if (r == -ENOEXEC)
-			bf->corrupt = 1;
-		else if (r != -ENOENT)
-			goto out;
-	}
-	r = bf->corrupt ? -ENOEXEC : -ENOENT;
-out:
-	return r;
+	if (h->type != SHT_NOTE)
+		return 0;
+	r = buildid_read_region(bf, h->offset, h->size, h->align, id);
+	if (r == -ENOEXEC)
+		bf->corrupt = 1;
+	return r == -ENOEXEC || r == -ENOENT ? 0 : r;
+}
+
+static int
+buildid_note_segment(struct buildid_file *bf, const struct buildid_hdr *h,
+    uint8_t id[BUILD_ID_MAX])
+{
+	if (h->type != PT_NOTE || !buildid_in_file(bf, h->offset, h->size))
+		return 0;
+	return buildid_note_section(bf, &(struct buildid_hdr){ SHT_NOTE, h->offset,
+	    h->size, h->align }, id);
 }
 
 int
@@ -418,11 +485,6 @@ buildid_read_fd(int fd, uint8_t id[BUILD_ID_MAX])
 	bf.fd = fd;
 	bf.budget = BUILDID_READ_MAX;
 
-	pthread_once(&buildid_once, buildid_init_libelf);
-	if (!buildid_libelf_ok) {
-		r = -ENOSYS;
-		goto out;
-	}
 	if (fstat(fd, &st) == -1) {
 		r = -errno;
 		goto out;
@@ -451,23 +513,18 @@ buildid_read_fd(int fd, uint8_t id[BUILD_ID_MAX])
 	bf.swap = ehdr[EI_DATA] != BUILDID_ELFDATA_NATIVE;
 	if ((r = buildid_check_ehdr(&bf, ehdr, n)) < 0)
 		goto out;
-
-	/* libelf keeps its error codes private; errno tells out of memory */
-	errno = 0;
-	if ((bf.elf = elf_begin(fd, ELF_C_READ, NULL)) == NULL) {
-		r = errno == ENOMEM ? -ENOMEM : -ENOEXEC;
+	if (bf.shnum > 0)
+		r = buildid_foreach_hdr(&bf, 1, 1, buildid_section_inside, id);
+	else
+		r = buildid_foreach_hdr(&bf, 0, 0, buildid_segment_inside, id);
+	if (r < 0)
 		goto out;
-	}
-	if (elf_kind(bf.elf) != ELF_K_ELF) {
-		r = -ENOEXEC;
+	/* Sections first (a debug file's segments are stale), then segments. */
+	if ((r = buildid_foreach_hdr(&bf, 1, 1, buildid_note_section, id)) != 0 ||
+	    (r = buildid_foreach_hdr(&bf, 0, 0, buildid_note_segment, id)) != 0)
 		goto out;
-	}
-	if ((r = buildid_check_extents(&bf)) < 0)
-		goto out;
-	r = buildid_scan_notes(&bf, id);
+	r = bf.corrupt ? -ENOEXEC : -ENOENT;
 out:
-	if (bf.elf != NULL)
-		elf_end(bf.elf);
 	return r;
 }
 

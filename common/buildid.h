@@ -16,7 +16,10 @@
  * source when the section table was removed).
  * A file whose headers point past its end is refused as truncated even
  * when its note is intact: callers use the build-id to accept a copy of a
- * binary.  All functions are
+ * binary.  Nothing is sized from what the file claims: more than 65536
+ * sections or 65535 segments is refused (-ENOEXEC), and the note bytes
+ * read are capped, so a sparse file of any size with lying headers costs
+ * a few kilobytes.  All functions are
  * thread-safe; none uses the file offset of the fd.
  */
 #ifndef PERFMAPD_BUILDID_H

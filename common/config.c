@@ -169,6 +169,10 @@ const struct config_key config_keys[] = {
 	  KEY_FIELD(index_retention_ms), .defval = "0",
 	  .help = "Forget objects no segment references that were last seen "
 	    "longer ago than this (0 = keep the history forever)." },
+	{ .section = "index", .name = "db_max_size", .type = CONFIG_SIZE,
+	  KEY_FIELD(index_max_size), .defval = "256M",
+	  .help = "Above this size, forget the oldest objects no segment references "
+	    "(0 = unlimited)." },
 
 	{ .section = "cache", .name = "dir", .type = CONFIG_STRING,
 	  KEY_FIELD(cache_dir), .defval = "",
@@ -189,6 +193,18 @@ const struct config_key config_keys[] = {
 	  KEY_FIELD(debuginfod), .defval = "no",
 	  .help = "Let store fetch missing binaries from DEBUGINFOD_URLS without "
 	    "--debuginfod." },
+	{ .section = "cache", .name = "user_bytes", .type = CONFIG_SIZE,
+	  KEY_FIELD(cache_user_bytes), .defval = "256M",
+	  .help = "Bytes of binaries one user (their owner, not root) may add to the "
+	    "cache per user_interval (0 = no limit)." },
+	{ .section = "cache", .name = "user_files", .type = CONFIG_UINT,
+	  KEY_FIELD(cache_user_files), .defval = "1000", .max = 100000000,
+	  .help = "Binaries one user may add to the cache per user_interval (0 = no "
+	    "limit)." },
+	{ .section = "cache", .name = "user_interval", .type = CONFIG_DURATION,
+	  KEY_FIELD(cache_user_interval_ms), .defval = "1h", .min = MSEC_SECOND,
+	  .max = 30 * MSEC_DAY,
+	  .help = "The interval of user_bytes and user_files." },
 };
 
 const size_t config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);

@@ -55,6 +55,7 @@ struct config {
 	uint64_t	 index_commit_rows;	/* commit_rows = 10000 */
 	uint64_t	 index_retention_ms;	/* retention = 0 (0 = keep history forever) */
 	uint64_t	 index_cache_size;	/* cache_size = 2M (SQLite page cache) */
+	uint64_t	 index_max_size;	/* db_max_size = 256M (0 = unlimited) */
 
 	/* [cache] */
 	char		 cache_dir[4096];	/* dir = (empty: state_dir/debug) */
@@ -62,6 +63,9 @@ struct config {
 	uint64_t	 cache_max_size;	/* max_size = 2G (0 = unlimited) */
 	unsigned	 capture_queue;		/* queue = 4096 (jobs) */
 	int		 debuginfod;		/* debuginfod = no */
+	uint64_t	 cache_user_bytes;	/* user_bytes = 256M (per user_interval; 0 = no limit) */
+	uint64_t	 cache_user_files;	/* user_files = 1000 (per user_interval; 0 = no limit) */
+	uint64_t	 cache_user_interval_ms;	/* user_interval = 1h */
 };
 
 enum capture_mode {

@@ -32,11 +32,12 @@ struct index_reader {
 	sqlite3		*db;
 	char		 state_dir[PATH_MAX];
 	sqlite3_stmt	*st[Q_MAX];
+	struct timespec	 deadline;	/* index_reader_set_deadline; 0: none */
 };
 
 #define OBJ_COLS	"o.path, o.build_id, o.kind, o.source, o.first_seen, o.last_seen, " \
-			"o.nr_maps, o.nr_procs"
-#define OBJ_NCOLS	8
+			"o.nr_maps, o.nr_procs, o.mnt_ns, o.ns_uid"
+#define OBJ_NCOLS	10
 #define SEG_COLS	"s.seq, s.name, s.state, s.start_ns, s.end_ns, s.size, s.samples, " \
 			"s.lost, s.records, (SELECT count(*) FROM object_segments x " \
 			"WHERE x.seq = s.seq)"
@@ -72,6 +73,12 @@ version_ok(struct index_reader *q, char *err, size_t errlen)
 	}
 	if (v < 1) {
 		snprintf(err, errlen, "%s/%s: not an index (empty)", q->state_dir, INDEX_FILE);
+		return -1;
+	}
+	if (v < INDEX_SCHEMA_VERSION) {
+		snprintf(err, errlen, "%s/%s: schema version %d, older than this program reads "
+		    "(%d): a perfmapd started on it migrates it", q->state_dir, INDEX_FILE, v,
+		    INDEX_SCHEMA_VERSION);
 		return -1;
 	}
 	return 0;
@@ -135,6 +142,35 @@ index_reader_open(const char *state_dir, char *err, size_t errlen)
 fail:
 	index_reader_close(q);
 	return NULL;
+}
+
+/* SQLite's progress callback: a query past its deadline is interrupted. */
+static int
+past_deadline(void *arg)
+{
+	struct index_reader *q = arg;
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > q->deadline.tv_sec ||
+	    (now.tv_sec == q->deadline.tv_sec && now.tv_nsec > q->deadline.tv_nsec);
+}
+
+void
+index_reader_set_deadline(struct index_reader *q, unsigned ms)
+{
+	if (ms == 0) {
+		sqlite3_progress_handler(q->db, 0, NULL, NULL);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &q->deadline);
+	q->deadline.tv_sec += ms / 1000;
+	q->deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (q->deadline.tv_nsec >= 1000000000L) {
+		q->deadline.tv_sec++;
+		q->deadline.tv_nsec -= 1000000000L;
+	}
+	sqlite3_progress_handler(q->db, 1000, past_deadline, q);
 }
 
 void
@@ -235,7 +271,44 @@ obj_json(sqlite3_stmt *s, int c)
 	set_time(o, "last_seen", s, c + 5);
 	set_int(o, "nr_maps", s, c + 6);
 	set_int(o, "nr_procs", s, c + 7);
+	/* Provenance: only rows of a user's namespace are labelled (see label_host). */
+	if (sqlite3_column_int64(s, c + 8) != 0) {
+		char	 label[96];
+
+		if (sqlite3_column_type(s, c + 9) == SQLITE_NULL)
+			snprintf(label, sizeof(label), "mnt:[%lld]",
+			    (long long)sqlite3_column_int64(s, c + 8));
+		else
+			snprintf(label, sizeof(label), "mnt:[%lld] of uid %lld",
+			    (long long)sqlite3_column_int64(s, c + 8),
+			    (long long)sqlite3_column_int64(s, c + 9));
+		json_object_set_new(o, "mnt_ns", json_string(label));
+		set_int(o, "mnt_ns_ino", s, c + 8);
+		if (sqlite3_column_type(s, c + 9) != SQLITE_NULL)
+			set_int(o, "ns_uid", s, c + 9);
+	}
 	return o;
+}
+
+/*
+ * In a list that holds rows of a user's namespace, the others are labelled
+ * too: "host" (the host's mount namespace, or one only root could make).
+ */
+static void
+label_host(json_t *arr)
+{
+	json_t	*o;
+	size_t	 i;
+	int	 any = 0;
+
+	json_array_foreach(arr, i, o)
+		if (json_object_get(o, "mnt_ns") != NULL)
+			any = 1;
+	if (!any)
+		return;
+	json_array_foreach(arr, i, o)
+		if (json_object_get(o, "mnt_ns") == NULL)
+			json_object_set_new(o, "mnt_ns", json_string("host"));
 }
 
 /* SEG from SEG_COLS at column C. */
@@ -300,17 +373,27 @@ int
 index_reader_lookup(struct index_reader *q, const char *path, int64_t at, json_t **out,
     char *err, size_t errlen)
 {
+	return index_reader_lookup_ns(q, path, at, 0, out, err, errlen);
+}
+
+int
+index_reader_lookup_ns(struct index_reader *q, const char *path, int64_t at, int all_ns,
+    json_t **out, char *err, size_t errlen)
+{
 	sqlite3_stmt *s = NULL;
 	json_t	*res = NULL, *cur = NULL, *mapped;
 	char	 buf[40];
 	int	 rc;
 
 	*out = NULL;
+	/* The host's row first at a tie: another namespace's never hides it. */
 	if (prepare(q, 1, "SELECT " OBJ_COLS " FROM objects o WHERE o.path = ?1 AND "
-	    "o.first_seen <= ?2 ORDER BY o.first_seen DESC LIMIT 1", &s, err, errlen) < 0)
+	    "o.first_seen <= ?2 AND (?3 OR o.mnt_ns = 0) ORDER BY o.first_seen DESC, "
+	    "o.mnt_ns != 0 LIMIT 1", &s, err, errlen) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, at);
+	sqlite3_bind_int(s, 3, all_ns);
 	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		cur = obj_json(s, 0);
 		json_object_set_new(cur, "mapped",
@@ -333,16 +416,21 @@ index_reader_lookup(struct index_reader *q, const char *path, int64_t at, json_t
 	mapped = json_array();
 	json_object_set_new(res, "mapped", mapped);
 	if (prepare(q, 2, "SELECT " OBJ_COLS " FROM objects o WHERE o.path = ?1 AND "
-	    "o.first_seen <= ?2 AND o.last_seen >= ?2 ORDER BY o.first_seen DESC",
-	    &s, err, errlen) < 0)
+	    "o.first_seen <= ?2 AND o.last_seen >= ?2 AND (?3 OR o.mnt_ns = 0) "
+	    "ORDER BY o.first_seen DESC", &s, err, errlen) < 0)
 		goto fail;
 	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, at);
+	sqlite3_bind_int(s, 3, all_ns);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		json_array_append_new(mapped, obj_json(s, 0));
 	if (step_error(q, rc, err, errlen) < 0)
 		goto fail;
 	sqlite3_reset(s);
+	label_host(mapped);
+	if (json_object_get(cur, "mnt_ns") == NULL && json_array_size(mapped) > 0 &&
+	    json_object_get(json_array_get(mapped, 0), "mnt_ns") != NULL)
+		json_object_set_new(cur, "mnt_ns", json_string("host"));
 	*out = res;
 	return 0;
 fail:
@@ -354,16 +442,24 @@ fail:
 int
 index_reader_history(struct index_reader *q, const char *path, json_t **out, char *err, size_t errlen)
 {
+	return index_reader_history_ns(q, path, 0, out, err, errlen);
+}
+
+int
+index_reader_history_ns(struct index_reader *q, const char *path, int all_ns, json_t **out,
+    char *err, size_t errlen)
+{
 	sqlite3_stmt *s;
 	json_t	*res, *arr;
 	int	 rc;
 
 	*out = NULL;
 	if (prepare(q, 3, "SELECT " OBJ_COLS ", (SELECT count(*) FROM object_segments x "
-	    "WHERE x.object_id = o.id) FROM objects o WHERE o.path = ?1 "
-	    "ORDER BY o.first_seen, o.id", &s, err, errlen) < 0)
+	    "WHERE x.object_id = o.id) FROM objects o WHERE o.path = ?1 AND "
+	    "(?2 OR o.mnt_ns = 0) ORDER BY o.first_seen, o.id", &s, err, errlen) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 2, all_ns);
 	res = json_object();
 	json_object_set_new(res, "path", json_string(path));
 	arr = json_array();
@@ -381,9 +477,11 @@ index_reader_history(struct index_reader *q, const char *path, json_t **out, cha
 	}
 	if (json_array_size(arr) == 0) {
 		json_decref(res);
-		snprintf(err, errlen, "%s: not in the index", path);
+		snprintf(err, errlen, "%s: not in the index%s", path, all_ns ? "" :
+		    " (as the host's mount namespace saw it)");
 		return -ENOENT;
 	}
+	label_host(arr);
 	*out = res;
 	return 0;
 }
@@ -512,6 +610,7 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 		json_object_set_new(res, "last_seen", json_string(buf));
 		json_object_set_new(res, "last_seen_ns", json_integer(last));
 	}
+	label_host(objs);
 	json_object_set_new(res, "objects", objs);
 	json_object_set_new(res, "segments", segs);
 	json_object_set_new(res, "cached", cached_path(q, full));

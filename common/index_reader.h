@@ -11,8 +11,10 @@
  *            state 'open'|'closed'|'repaired'|'deleted', deleted_ns)
  *   objects(id PK, path, build_id, kind 'user'|'kernel'|'module',
  *            source 'mmap3'|'mmap2'|'userspace'|'kernel'|'unknown',
- *            first_seen, last_seen, nr_maps, nr_procs)    UNIQUE(path, build_id)
+ *            first_seen, last_seen, nr_maps, nr_procs,
+ *            mnt_ns, ns_uid)                UNIQUE(path, build_id, mnt_ns)
  *   object_segments(object_id, seq, first_seen, last_seen, nr_maps)
+ *            (rows of deleted segments are removed with them)
  *   unresolved(path, reason, first_seen, last_seen, nr_maps)  PK(path, reason)
  *   modules(id PK, name, path, build_id, addr, size, first_seen, last_seen)
  *   module_sections(module_id, name, addr)
@@ -30,7 +32,16 @@
  *
  *   OBJ = { "path": s, "build_id": s, "kind": s, "source": s,
  *           "first_seen": s, "first_seen_ns": i, "last_seen": s,
- *           "last_seen_ns": i, "nr_maps": i, "nr_procs": i }
+ *           "last_seen_ns": i, "nr_maps": i, "nr_procs": i,
+ *           "mnt_ns": s, "mnt_ns_ino": i, "ns_uid": i }
+ *
+ * Provenance: a row seen in a mount namespace a user made (inside a user
+ * namespace of theirs: unshare -Urm) has "mnt_ns": "mnt:[INODE] of uid
+ * UID" (the namespace's inode, and the uid owning its user namespace if
+ * known) and "mnt_ns_ino"; in a list that holds such a row, the others
+ * have "mnt_ns": "host"; where there is none, no row has the key.
+ * lookup and history answer for the host (rows of the host's mount
+ * namespace, or of one only root could make) unless ALL_NS.
  *
  * and a segment is
  *
@@ -47,7 +58,7 @@
 
 #include <jansson.h>
 
-#define INDEX_SCHEMA_VERSION	2
+#define INDEX_SCHEMA_VERSION	3
 #define INDEX_FILE		"index.db"
 
 struct index_reader;
@@ -55,6 +66,11 @@ struct index_reader;
 /* Open STATE/index.db read-only.  NULL with ERR set on failure. */
 struct index_reader *index_reader_open(const char *state_dir, char *err, size_t errlen);
 void	index_reader_close(struct index_reader *);
+/*
+ * Queries from now on end within MS milliseconds (an error "interrupted"
+ * past it); 0: no limit.  The daemon's query thread sets one per query.
+ */
+void	index_reader_set_deadline(struct index_reader *, unsigned ms);
 
 /*
  * lookup PATH [at TIME]: the build-id PATH had at AT_NS.
@@ -70,6 +86,8 @@ void	index_reader_close(struct index_reader *);
  */
 int	index_reader_lookup(struct index_reader *, const char *path, int64_t at_ns, json_t **out,
 	    char *err, size_t errlen);
+int	index_reader_lookup_ns(struct index_reader *, const char *path, int64_t at_ns,
+	    int all_ns, json_t **out, char *err, size_t errlen);
 
 /*
  * history PATH: every build-id PATH has had, oldest first.
@@ -77,6 +95,8 @@ int	index_reader_lookup(struct index_reader *, const char *path, int64_t at_ns, 
  */
 int	index_reader_history(struct index_reader *, const char *path, json_t **out,
 	    char *err, size_t errlen);
+int	index_reader_history_ns(struct index_reader *, const char *path, int all_ns,
+	    json_t **out, char *err, size_t errlen);
 
 /*
  * buildid ID (full hex, or a prefix of at least 8 digits that is unique):

@@ -68,6 +68,21 @@ get_string(json_t *params, const char *key, int required, const char **out)
 	return NULL;
 }
 
+/* An optional boolean. */
+static json_t *
+get_bool(json_t *params, const char *key, int *out)
+{
+	json_t	*v = json_object_get(params, key);
+
+	*out = 0;
+	if (v == NULL || json_is_null(v))
+		return NULL;
+	if (!json_is_boolean(v))
+		return bad(key, "must be a boolean");
+	*out = json_is_true(v);
+	return NULL;
+}
+
 static json_t *
 result(int rc, json_t *out, const char *err)
 {
@@ -81,14 +96,14 @@ result(int rc, json_t *out, const char *err)
 json_t *
 query_run(struct index_reader *q, const char *method, json_t *params)
 {
-	static const char *const k_lookup[] = { "path", "at_ns", NULL };
-	static const char *const k_path[] = { "path", NULL };
+	static const char *const k_lookup[] = { "path", "at_ns", "all_namespaces", NULL };
+	static const char *const k_path[] = { "path", "all_namespaces", NULL };
 	static const char *const k_bid[] = { "build_id", NULL };
 	static const char *const k_seg[] = { "segment", "all", NULL };
 	const char *s;
 	json_t	*e, *out = NULL, *v;
 	char	 err[512] = "";
-	int	 rc;
+	int	 rc, all = 0;
 
 	if (strcmp(method, "io.perfmap.Lookup") == 0) {
 		int64_t	 at = walltime_now();
@@ -100,25 +115,22 @@ query_run(struct index_reader *q, const char *method, json_t *params)
 				return bad("at_ns", "must be a non-negative integer (ns since the epoch)");
 			at = (int64_t)json_integer_value(v);
 		}
-		rc = index_reader_lookup(q, s, at, &out, err, sizeof(err));
-	} else if (strcmp(method, "io.perfmap.History") == 0) {
-		if ((e = check_keys(params, k_path)) || (e = get_string(params, "path", 1, &s)))
+		if ((e = get_bool(params, "all_namespaces", &all)) != NULL)
 			return e;
-		rc = index_reader_history(q, s, &out, err, sizeof(err));
+		rc = index_reader_lookup_ns(q, s, at, all, &out, err, sizeof(err));
+	} else if (strcmp(method, "io.perfmap.History") == 0) {
+		if ((e = check_keys(params, k_path)) || (e = get_string(params, "path", 1, &s)) ||
+		    (e = get_bool(params, "all_namespaces", &all)))
+			return e;
+		rc = index_reader_history_ns(q, s, all, &out, err, sizeof(err));
 	} else if (strcmp(method, "io.perfmap.BuildId") == 0) {
 		if ((e = check_keys(params, k_bid)) || (e = get_string(params, "build_id", 1, &s)))
 			return e;
 		rc = index_reader_buildid(q, s, &out, err, sizeof(err));
 	} else if (strcmp(method, "io.perfmap.Segments") == 0) {
-		int	 all = 0;
-
-		if ((e = check_keys(params, k_seg)) || (e = get_string(params, "segment", 0, &s)))
+		if ((e = check_keys(params, k_seg)) || (e = get_string(params, "segment", 0, &s)) ||
+		    (e = get_bool(params, "all", &all)))
 			return e;
-		if ((v = json_object_get(params, "all")) != NULL) {
-			if (!json_is_boolean(v))
-				return bad("all", "must be a boolean");
-			all = json_is_true(v);
-		}
 		rc = s != NULL ? index_reader_segment_buildids(q, s, &out, err, sizeof(err)) :
 		    index_reader_segments(q, all, &out, err, sizeof(err));
 	} else

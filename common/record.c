@@ -428,6 +428,23 @@ record_decode(const void *buf, size_t len, const struct record_layout *l,
 			return -EINVAL;
 		r->lost_samples.lost = get_u64(p);
 		return 0;
+	case PERF_RECORD_NAMESPACES: {
+		uint64_t nr;
+
+		/* pid, tid, nr_namespaces, then { dev, inode } each */
+		if (end - p < 16)
+			return -EINVAL;
+		r->ns.pid = get_u32(p);
+		r->ns.tid = get_u32(p + 4);
+		nr = get_u64(p + 8);
+		if (nr > (uint64_t)(end - p - 16) / 16)
+			return -EINVAL;
+		if (nr > MNT_NS_INDEX)
+			r->ns.mnt_ns = get_u64(p + 16 + 16 * MNT_NS_INDEX + 8);
+		if (nr > USER_NS_INDEX)
+			r->ns.user_ns = get_u64(p + 16 + 16 * USER_NS_INDEX + 8);
+		return 0;
+	}
 	default:
 		return 0;
 	}

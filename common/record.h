@@ -119,6 +119,10 @@ struct record {
 		struct {
 			uint64_t	lost;
 		} lost_samples;
+		struct {
+			uint32_t	pid, tid;
+			uint64_t	mnt_ns, user_ns;	/* nsfs inodes; 0: not in the record */
+		} ns;				/* NAMESPACES */
 		struct record_sample	sample;
 	};
 };

@@ -9,6 +9,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "config.h"
+#include "control/control.h"
 #include "daemon.h"
 #include "log.h"
 
@@ -31,7 +32,7 @@ daemon_reload(struct perfmapd *d, char *err, size_t errlen)
 	    nc.callchain != d->conf.callchain || nc.buildid_mode != d->conf.buildid_mode ||
 	    nc.mmap2_on_leaky_kernel != d->conf.mmap2_on_leaky_kernel ||
 	    nc.ring_size != d->conf.ring_size || nc.wakeup_size != d->conf.wakeup_size ||
-	    (d->state_override[0] == '\0' && strcmp(nc.state_dir, d->conf.state_dir) != 0) ||
+	    (d->state_override[0] == '\0' && strcmp(nc.state_dir, d->state_dir_conf) != 0) ||
 	    (d->socket_override[0] == '\0' && strcmp(nc.socket_path, d->conf.socket_path) != 0))
 		log_warnx("reload: changes to [record], state_dir and socket take effect "
 		    "at restart");
@@ -47,6 +48,7 @@ daemon_reload(struct perfmapd *d, char *err, size_t errlen)
 	d->conf.index_commit_ms = nc.index_commit_ms;
 	d->conf.index_commit_rows = nc.index_commit_rows;
 	d->conf.index_retention_ms = nc.index_retention_ms;
+	control_reload(d->control);
 	log_info("configuration reloaded from %s", d->config_file);
 	sd_notify(0, "READY=1");
 	return 0;

@@ -11,11 +11,13 @@
 #include "record/binaries.h"
 #include "record/perflimits.h"
 #include "record/recorder.h"
+#include "statedir.h"
 
 struct event_base;
 struct event;
 struct capture;
 struct control;
+struct querier;
 struct index;
 
 struct perfmapd {
@@ -31,10 +33,12 @@ struct perfmapd {
 	struct index	*index;		/* STATE/index.db (index/) */
 	struct capture	*cap;		/* the build-id cache worker (capture/) */
 	struct control	*control;
+	struct querier	*querier;	/* index queries off the loop (control/querier.c) */
 	struct event	*notify_ev;		/* WATCHDOG=1 and STATUS= */
 	uint64_t	 watchdog_usec;		/* 0: no watchdog */
 	struct event	*sig_evs[8];
-	int		 lockfd;
+	struct statedir	 sd;		/* checked, locked (statedir.h) */
+	char		 state_dir_conf[4096];	/* as configured; conf.state_dir is canonical */
 	uint64_t	 start_wall_ns;
 };
 

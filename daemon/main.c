@@ -2,7 +2,8 @@
  * main.c - perfmapd: options, configuration, state directory, and the
  * event loop that owns the rings, the timers and the signals.
  *
- *	start ─► config ─► state dir + lock ─► recorder_init (segments
+ *	start ─► config ─► state dir checked, taken over, locked
+ *	      (statedir.c) ─► recorder_init (segments
  *	      repaired, events opened) ─► index open (reconciled with the
  *	      segments) ─► capture worker ─► both listen to the recorder
  *	      ─► recorder_start (events on, /proc scan, first segment)
@@ -28,10 +29,12 @@
 #include "capture/capture.h"
 #include "config.h"
 #include "control/control.h"
+#include "control/querier.h"
 #include "daemon.h"
 #include "index/index.h"
 #include "log.h"
 #include "record/recorder.h"
+#include "statedir.h"
 #include "walltime.h"
 
 #define DEFAULT_CONFIG	"/etc/perfmapd/perfmapd.conf"
@@ -187,29 +190,6 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	}
 }
 
-static int
-lock_state(struct perfmapd *d, const char *dir, char *err, size_t errlen)
-{
-	char	 path[4200];
-
-	if (mkdir(dir, 0750) == -1 && errno != EEXIST) {
-		snprintf(err, errlen, "state directory %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/lock", dir);
-	if ((d->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640)) == -1) {
-		snprintf(err, errlen, "state directory %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	if (flock(d->lockfd, LOCK_EX | LOCK_NB) == -1) {
-		snprintf(err, errlen, "state directory %s is in use by another perfmapd", dir);
-		return -1;
-	}
-	if (ftruncate(d->lockfd, 0) == 0)
-		dprintf(d->lockfd, "%ld\n", (long)getpid());
-	return 0;
-}
-
 /*
  * The recorder, the index and the capture worker, in the order their
  * dependencies want (see the top of this file).  0, or -1 with ERR set and
@@ -300,7 +280,6 @@ main(int argc, char *argv[])
 	mallopt(M_ARENA_MAX, 1);
 	memset(&d, 0, sizeof(d));
 	d.config_file = DEFAULT_CONFIG;
-	d.lockfd = -1;
 	while ((ch = getopt_long(argc, argv, "fc:ndh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
@@ -362,12 +341,25 @@ main(int argc, char *argv[])
 		return probe_only(&d.conf);
 
 	d.start_wall_ns = (uint64_t)walltime_now();
-	if (lock_state(&d, d.conf.state_dir, err, sizeof(err)) < 0) {
+	/*
+	 * Nothing the daemon creates is for others (statedir.h); the state
+	 * directory's group reads what it must.  Then the directories it
+	 * writes, checked before anything is written in them: from here on
+	 * the state directory is named by its canonical path.
+	 */
+	umask(027);
+	if (statedir_open(&d.sd, d.conf.state_dir, d.conf.control_group,
+	    d.conf.cache_dir[0] == '\0', err, sizeof(err)) < 0 ||
+	    (d.conf.cache_dir[0] != '\0' &&
+	    statedir_check_dir(d.conf.cache_dir, err, sizeof(err)) < 0)) {
 		log_warnx("%s", err);
 		return 1;
 	}
+	snprintf(d.state_dir_conf, sizeof(d.state_dir_conf), "%s", d.conf.state_dir);
+	snprintf(d.conf.state_dir, sizeof(d.conf.state_dir), "%s", d.sd.path);
 	if (start(&d, argc, argv, err, sizeof(err)) < 0) {
 		log_warnx("%s", err);
+		statedir_close(&d.sd);
 		return 1;
 	}
 	if (recorder_attach(&d.rec, d.base) < 0)
@@ -391,13 +383,16 @@ main(int argc, char *argv[])
 	if (d.notify_ev == NULL || event_add(d.notify_ev, &tv) == -1)
 		fatalx("cannot start the notify timer");
 
-	if ((d.control = control_open(&d, d.conf.socket_path, err, sizeof(err))) == NULL) {
+	if ((d.control = control_open(&d, d.conf.socket_path, err, sizeof(err))) == NULL ||
+	    querier_start(&d.querier, &d, err, sizeof(err)) < 0) {
 		log_warnx("control socket: %s", err);
+		control_close(d.control);
 		stop(&d);
 		for (k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++)
 			event_free(d.sig_evs[k]);
 		event_free(d.notify_ev);
 		event_base_free(d.base);
+		statedir_close(&d.sd);
 		return 1;
 	}
 	log_limits(&d);
@@ -407,6 +402,8 @@ main(int argc, char *argv[])
 	event_base_dispatch(d.base);
 
 	sd_notify(0, "STOPPING=1");
+	/* The query thread waits on the index's writer: it goes first. */
+	querier_stop(d.querier);
 	control_close(d.control);
 	/* The index and the capture worker have events on the base: stop them first. */
 	stop(&d);
@@ -415,5 +412,6 @@ main(int argc, char *argv[])
 	event_free(d.notify_ev);
 	event_base_free(d.base);
 	log_stats(&d, "stopped");
+	statedir_close(&d.sd);
 	return 0;
 }

@@ -404,6 +404,109 @@ START_TEST(test_evict)
 END_TEST
 
 /* Compressed modules: .ko.xz and .ko.zst decompress to the ELF inside. */
+/*
+ * A sparse file is copied sparse: the self binary followed by a 1 GiB
+ * hole keeps its build-id (the notes are at the front) and costs the copy
+ * what the data costs, not 1 GiB.
+ */
+START_TEST(test_sparse_copy)
+{
+	struct bidcache c;
+	char	 err[512], path[PATH_MAX];
+	struct stat st;
+	int	 fd;
+
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	fd = make_file("sparse", 1U << 30, NULL);	/* as much of the binary as there is */
+	ck_assert_int_eq(ftruncate(fd, 1LL << 30), 0);
+	ck_assert_int_eq(bidcache_add_fd(&c, "/opt/sparse", self_id, (size_t)self_len, fd, path,
+	    sizeof(path), err, sizeof(err)), 1);
+	close(fd);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, 1LL << 30);
+	ck_assert_int_lt((long long)st.st_blocks * 512, 64LL << 20);
+	bidcache_close(&c);
+}
+END_TEST
+
+static int	 admits, admit_uid;
+
+static int
+refuse_cb(void *arg, unsigned uid, uint64_t size, char *err, size_t errlen)
+{
+	admits++;
+	admit_uid = (int)uid;
+	snprintf(err, errlen, "refused by policy");
+	return -EDQUOT;
+}
+
+/* The admission is asked before the copy, with the file's owner; a refusal leaves nothing. */
+START_TEST(test_admit)
+{
+	struct bidcache c;
+	char	 err[512];
+	int	 fd;
+
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	c.admit = refuse_cb;
+	fd = make_file("copy", 1U << 30, NULL);
+	ck_assert_int_eq(fchown(fd, 4321, 4321), 0);
+	ck_assert_int_eq(bidcache_add_fd(&c, "/opt/app", self_id, (size_t)self_len, fd, NULL, 0,
+	    err, sizeof(err)), -EDQUOT);
+	close(fd);
+	ck_assert_int_eq(admits, 1);
+	ck_assert_int_eq(admit_uid, 4321);
+	ck_assert_str_eq(err, "refused by policy");
+	ck_assert_int_eq(count_files(cdir), 0);
+	ck_assert_int_eq(bidcache_find(&c, self_id, (size_t)self_len, NULL, 0), 0);
+	bidcache_close(&c);
+}
+END_TEST
+
+/*
+ * A copy from a user's mount namespace lives under .ns/NS/, never under
+ * the host path; the first host copy of that build-id replaces it (the
+ * first file with a build-id must not win), and a later user copy never
+ * replaces the host's.
+ */
+START_TEST(test_namespaces)
+{
+	struct bidcache c;
+	char	 err[512], path[PATH_MAX], want[PATH_MAX], hex[BUILD_ID_HEX_MAX];
+	int	 fd;
+
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	buildid_to_hex(self_id, (size_t)self_len, hex);
+	fd = open_self();
+	ck_assert_int_eq(bidcache_add_fd_ns(&c, "/usr/bin/passwd", 4026532999ULL, self_id,
+	    (size_t)self_len, fd, path, sizeof(path), err, sizeof(err)), 1);
+	snprintf(want, sizeof(want), "%s/.ns/4026532999/usr/bin/passwd/%s/elf", cdir, hex);
+	ck_assert_str_eq(path, want);
+	ck_assert_int_eq(bidcache_untrusted(&c, self_id, (size_t)self_len), 1);
+	/* another user's namespace: present */
+	ck_assert_int_eq(bidcache_add_fd_ns(&c, "/usr/bin/other", 4026533000ULL, self_id,
+	    (size_t)self_len, fd, path, sizeof(path), err, sizeof(err)), 0);
+	/* the host's copy replaces it, and the user's directory goes */
+	ck_assert_int_eq(bidcache_add_fd(&c, "/usr/bin/passwd", self_id, (size_t)self_len, fd,
+	    path, sizeof(path), err, sizeof(err)), 1);
+	snprintf(want, sizeof(want), "%s/usr/bin/passwd/%s/elf", cdir, hex);
+	ck_assert_str_eq(path, want);
+	ck_assert_int_eq(bidcache_untrusted(&c, self_id, (size_t)self_len), 0);
+	snprintf(want, sizeof(want), "%s/.ns", cdir);
+	ck_assert_int_eq(access(want, F_OK), -1);
+	ck_assert_uint_eq(c.entries, 1);
+	/* ... and stays */
+	ck_assert_int_eq(bidcache_add_fd_ns(&c, "/usr/bin/passwd", 4026532999ULL, self_id,
+	    (size_t)self_len, fd, path, sizeof(path), err, sizeof(err)), 0);
+	ck_assert_int_eq(bidcache_untrusted(&c, self_id, (size_t)self_len), 0);
+	/* a host path cannot pose as the namespaces' tree */
+	ck_assert_int_eq(bidcache_entry_name("/.ns/1/usr/bin/x", self_id, (size_t)self_len, want,
+	    sizeof(want)), -EINVAL);
+	close(fd);
+	bidcache_close(&c);
+}
+END_TEST
+
 START_TEST(test_decompress)
 {
 	static const char *const tools[][2] = {
@@ -462,6 +565,9 @@ bidcache_suite(void)
 	tcase_add_test(tc, test_modes);
 	tcase_add_test(tc, test_evict);
 	tcase_add_test(tc, test_decompress);
+	tcase_add_test(tc, test_sparse_copy);
+	tcase_add_test(tc, test_admit);
+	tcase_add_test(tc, test_namespaces);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,6 +11,7 @@
  * loaded modules) prints SKIP with the reason.
  */
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <check.h>
@@ -804,6 +805,81 @@ START_TEST(test_many_notes)
 }
 END_TEST
 
+/*
+ * A file that lies about its size: a sparse file of 1 GiB holding a few
+ * kilobytes, whose headers claim millions of sections (extended
+ * numbering), or the most sections allowed, each as large as the file.
+ * Such a file is refused or read without its claims sizing any memory:
+ * the peak RSS of this test process grows by less than 16 MiB (libelf
+ * allocated per claimed section: 2 GiB for the first file).
+ */
+static void
+sparse_elf(const char *name, uint64_t nsec, int big_sections)
+{
+	char	 p[PATH_MAX];
+	uint8_t	 ehdr[sizeof(Elf64_Ehdr)] = { 0 }, sh[sizeof(Elf64_Shdr)];
+	uint64_t i, shoff = 4096;
+	int	 fd;
+
+	fd = open(tpath(p, name), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	memcpy(ehdr, ELFMAG, SELFMAG);
+	ehdr[EI_CLASS] = ELFCLASS64;
+	ehdr[EI_DATA] = native_be() ? ELFDATA2MSB : ELFDATA2LSB;
+	ehdr[EI_VERSION] = EV_CURRENT;
+	((Elf64_Ehdr *)ehdr)->e_type = ET_EXEC;
+	((Elf64_Ehdr *)ehdr)->e_shoff = shoff;
+	((Elf64_Ehdr *)ehdr)->e_shentsize = sizeof(Elf64_Shdr);
+	((Elf64_Ehdr *)ehdr)->e_shnum = nsec >= SHN_LORESERVE ? 0 : (uint16_t)nsec;
+	ck_assert_int_eq(pwrite(fd, ehdr, sizeof(ehdr), 0), (ssize_t)sizeof(ehdr));
+	memset(sh, 0, sizeof(sh));
+	if (nsec >= SHN_LORESERVE)
+		((Elf64_Shdr *)sh)->sh_size = nsec;
+	ck_assert_int_eq(pwrite(fd, sh, sizeof(sh), shoff), (ssize_t)sizeof(sh));
+	for (i = 1; big_sections && i < nsec; i++) {
+		memset(sh, 0, sizeof(sh));
+		((Elf64_Shdr *)sh)->sh_type = i % 2 ? SHT_PROGBITS : SHT_NOTE;
+		((Elf64_Shdr *)sh)->sh_offset = 1U << 20;
+		((Elf64_Shdr *)sh)->sh_size = (1ULL << 30) - (1U << 20);
+		((Elf64_Shdr *)sh)->sh_addralign = 4;
+		ck_assert_int_eq(pwrite(fd, sh, sizeof(sh), shoff + i * sizeof(sh)),
+		    (ssize_t)sizeof(sh));
+	}
+	ck_assert_int_eq(ftruncate(fd, 1LL << 30), 0);
+	close(fd);
+}
+
+static long
+maxrss_kb(void)
+{
+	struct rusage	 ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+START_TEST(test_sparse_lies)
+{
+	char	 p[PATH_MAX];
+	uint8_t	 id[BUILD_ID_MAX];
+	long	 before;
+
+	sparse_elf("sparse-many", 8000000, 0);
+	sparse_elf("sparse-big", 65536, 1);
+	before = maxrss_kb();
+	ck_assert_int_eq(buildid_read_path(tpath(p, "sparse-many"), id), -ENOEXEC);
+	ck_assert_int_lt(maxrss_kb() - before, 16 * 1024);
+	/* 65536 sections over 1 GiB: every one inside the file, no note read whole */
+	ck_assert_int_eq(buildid_read_path(tpath(p, "sparse-big"), id), -ENOENT);
+	ck_assert_int_lt(maxrss_kb() - before, 16 * 1024);
+	sparse_elf("sparse-over", 65537, 0);
+	ck_assert_int_eq(buildid_read_path(tpath(p, "sparse-over"), id), -ENOEXEC);
+	unlink(p);
+	unlink(tpath(p, "sparse-many"));
+	unlink(tpath(p, "sparse-big"));
+}
+END_TEST
+
 /* Random byte flips of real files: any answer, never a crash. */
 START_TEST(test_mutations)
 {
@@ -1094,6 +1170,7 @@ buildid_suite(void)
 	tcase_add_test(tc, test_note_overflow);
 	tcase_add_test(tc, test_hostile_headers);
 	tcase_add_test(tc, test_many_notes);
+	tcase_add_test(tc, test_sparse_lies);
 	tcase_add_test(tc, test_mutations);
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_parse_notes);

@@ -37,6 +37,8 @@
 #include "log.h"
 #include "record.h"
 #include "record/buildid_reader.h"
+#include "record/binaries.h"
+#include "record/notify.h"
 #include "record/segment.h"
 
 #define ST	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
@@ -977,10 +979,20 @@ START_TEST(test_segment_deleted)
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "segments"), 0), "state"),
 	    "deleted");
 	json_decref(o);
+	/*
+	 * The object stays as history; which segments held it goes with them
+	 * (rows of deleted segments would grow the index forever).
+	 */
 	bidhex(hex, 1);
 	o = query(index_reader_buildid(q, hex, &o, err, sizeof(err)), &o, err);
-	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "segments"), 0), "state"),
-	    "deleted");
+	ck_assert_uint_ge(json_array_size(json_object_get(o, "objects")), 1);
+	{
+		json_t	*seg;
+		size_t	 i;
+
+		json_array_foreach(json_object_get(o, "segments"), i, seg)
+			ck_assert_str_ne(jstr(seg, "state"), "deleted");
+	}
 	json_decref(o);
 	index_reader_close(q);
 	index_close(ix);
@@ -1012,6 +1024,135 @@ START_TEST(test_retention)
 	ck_assert_int_eq(index_reader_history(q, "/bin/gone", &o, err, sizeof(err)), -ENOENT);
 	o = query(index_reader_segments(q, 1, &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 0);
+	json_decref(o);
+	index_reader_close(q);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- bounds */
+
+static int
+keep_none_cb(const struct binary *b, void *arg)
+{
+	return 0;
+}
+
+static void
+gone_cb(const struct binary *b, void *arg)
+{
+	struct recorder_listener *l = arg;
+
+	l->binary_gone(l->arg, b);
+}
+
+/*
+ * A binary forgotten by the table (pruned at a rotation) and seen again
+ * goes on in its old row: one row per (path, build-id), the counts and
+ * times added up, its segments kept.  The table holds only what is live.
+ */
+START_TEST(test_forget_and_merge)
+{
+	struct binaries bins;
+	struct recorder_listener l;
+	struct index *ix;
+	struct index_reader *q;
+	uint8_t	 a[20];
+	json_t	*o, *obj;
+	char	 err[512];
+
+	ck_assert_int_eq(binaries_init(&bins), 0);
+	ck_assert_msg(index_open(&ix, state, &conf, &bins, err, sizeof(err)) == 0, "%s", err);
+	index_listener(ix, &l);
+	bid(a, 3);
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 10, T0 + 1 * SEC, 0);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 11, T0 + 2 * SEC, 0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	ck_assert_uint_eq(binaries_prune(&bins, keep_none_cb, gone_cb, &l), 1);
+	ck_assert_uint_eq(binaries_live(&bins), 0);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 12, T0 + 3 * SEC, 0);
+	/* forgotten again before its first hand-over: written first, then gone */
+	ck_assert_uint_eq(binaries_prune(&bins, keep_none_cb, gone_cb, &l), 1);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_USER, 13, T0 + 4 * SEC, 0);
+	index_close(ix);
+	binaries_free(&bins);
+	q = open_q();
+	o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
+	obj = json_array_get(json_object_get(o, "objects"), 0);
+	ck_assert_int_eq(jint(obj, "nr_maps"), 4);
+	ck_assert_int_eq(jint(obj, "nr_procs"), 4);
+	ck_assert_int_eq(jint(obj, "first_seen_ns"), T0 + 1 * SEC);
+	ck_assert_int_eq(jint(obj, "last_seen_ns"), T0 + 4 * SEC);
+	ck_assert_int_eq(jint(obj, "segments"), 1);
+	ck_assert_str_eq(jstr(obj, "source"), "userspace");
+	json_decref(o);
+	index_reader_close(q);
+}
+END_TEST
+
+static int64_t
+db_used_bytes(void)
+{
+	char	 path[256];
+	sqlite3	*db;
+	sqlite3_stmt *s;
+	int64_t	 v = -1;
+
+	snprintf(path, sizeof(path), "%s/index.db", state);
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT (SELECT page_count FROM "
+	    "pragma_page_count()) - (SELECT freelist_count FROM pragma_freelist_count())",
+	    -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0) * 16384;
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+/*
+ * 2,000 execs through long hard-linked paths, then more: index.db stays
+ * within db_max_size, the oldest history no segment references goes, and
+ * what the open segment references stays.
+ */
+START_TEST(test_db_max_size)
+{
+	struct index *ix;
+	struct index_reader *q;
+	char	 path[2048], name[64], err[512];
+	uint8_t	 a[20];
+	json_t	*o;
+	int	 i, round;
+
+	conf.index_max_size = 2U << 20;
+	ix = open_ix();
+	bid(a, 4);
+	memset(path, 'x', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	for (round = 0; round < 4; round++) {
+		snprintf(name, sizeof(name), "perf-%06d-20261118T110640Z.data", round + 1);
+		index_segment_open(ix, (uint64_t)round + 1, name, T0 + round * 100 * SEC);
+		for (i = 0; i < (round < 3 ? 1000 : 300); i++) {
+			snprintf(path + 1500, 32, "/%d-%d", round, i);
+			index_add_mapping(ix, path, a, 20, BID_MMAP2, (uint32_t)i,
+			    T0 + (round * 100 + 1) * SEC, 0);
+		}
+		index_segment_close(ix, (uint64_t)round + 1, T0 + (round * 100 + 50) * SEC,
+		    1, 1, 0, 1);
+		/* every segment but the last is deleted: its objects are history */
+		if (round < 3)
+			index_segment_deleted(ix, name);
+		ck_assert_int_eq(index_flush(ix), 0);
+	}
+	index_close(ix);
+	ck_assert_int_le(db_used_bytes(), 2 << 20);
+	q = open_q();
+	snprintf(path + 1500, 32, "/0-0");
+	ck_assert_int_eq(index_reader_history(q, path, &o, err, sizeof(err)), -ENOENT);
+	snprintf(path + 1500, 32, "/3-299");
+	o = query(index_reader_history(q, path, &o, err, sizeof(err)), &o, err);
 	json_decref(o);
 	index_reader_close(q);
 }
@@ -1262,6 +1403,8 @@ index_suite(void)
 	tcase_add_test(tc, test_reconcile_after_crash);
 	tcase_add_test(tc, test_segment_deleted);
 	tcase_add_test(tc, test_retention);
+	tcase_add_test(tc, test_forget_and_merge);
+	tcase_add_test(tc, test_db_max_size);
 	tcase_add_test(tc, test_module_sections);
 	tcase_add_test(tc, test_unresolved);
 	tcase_add_test(tc, test_cached_path);

@@ -204,8 +204,29 @@ new_req(struct capture *c, struct control_client *cl, int more)
 
 /* ---- the loop's side ------------------------------------------------- */
 
+/*
+ * Has this build-id been queued already?  From a trusted namespace (NS 0),
+ * only a trusted queuing counts: its copy replaces one a user's namespace
+ * made.  The sets forget everything past SEEN_MAX ids (the cache itself
+ * knows what it holds): they stay bounded however many build-ids users
+ * invent.
+ */
+static int
+seen_before(struct capture *c, const uint8_t *id, size_t len, uint64_t ns)
+{
+	struct idset *s = ns == 0 ? &c->seen : &c->seen_ns;
+
+	if (ns != 0 && idset_has(&c->seen, id, len))
+		return 1;
+	if (s->n >= SEEN_MAX) {
+		free(s->v);
+		memset(s, 0, sizeof(*s));
+	}
+	return idset_add(s, id, len) != 1;
+}
+
 static void
-capture_map(struct capture *c, const struct record_mmap *m, int fd)
+capture_map(struct capture *c, const struct record_mmap *m, int fd, uint64_t ns)
 {
 	struct job *j;
 	int	 missed, pinned;
@@ -213,7 +234,7 @@ capture_map(struct capture *c, const struct record_mmap *m, int fd)
 	if (c == NULL || m->build_id_size == 0 || m->build_id_size > BUILD_ID_MAX ||
 	    c->mode != CAPTURE_EAGER || m->filename[0] != '/')
 		return;
-	if (idset_add(&c->seen, m->build_id, m->build_id_size) != 1)
+	if (seen_before(c, m->build_id, m->build_id_size, ns))
 		return;
 	atomic_fetch_add(&c->n_seen, 1);
 	if ((j = job_new()) == NULL || (j->name = strdup(m->filename)) == NULL) {
@@ -222,6 +243,7 @@ capture_map(struct capture *c, const struct record_mmap *m, int fd)
 		return;
 	}
 	j->pid = m->pid;
+	j->ns = ns;
 	j->addr = m->addr;
 	j->len = m->len;
 	j->has_inode = m->has_inode;
@@ -265,7 +287,7 @@ submit_id(struct capture *c, enum job_kind kind, const uint8_t *id, size_t len,
 {
 	struct job *j;
 
-	if (len == 0 || len > BUILD_ID_MAX || idset_add(&c->seen, id, len) != 1)
+	if (len == 0 || len > BUILD_ID_MAX || seen_before(c, id, len, 0))
 		return;
 	if ((j = job_new()) == NULL)
 		return;
@@ -287,9 +309,12 @@ capture_kernel(struct capture *c, const struct kinfo *k)
 
 	if (c == NULL)
 		return;
+	/* Read by the worker (store_kallsyms): written under the queue's mutex. */
 	if (k->idsize > 0) {
+		pthread_mutex_lock(&c->mu);
 		memcpy(c->kernel_id, k->id, k->idsize);
 		c->kernel_idlen = k->idsize;
+		pthread_mutex_unlock(&c->mu);
 	}
 	/*
 	 * The vDSO image, copied once for the worker: store needs it in
@@ -345,7 +370,7 @@ static void
 binary_new_cb(void *arg, const struct binary *b, const struct record_mmap *m, int fd)
 {
 	if (b->kind == BINARY_USER)
-		capture_map(arg, m, fd);
+		capture_map(arg, m, fd, b->ns);
 }
 
 void
@@ -417,6 +442,8 @@ capture_stats(struct capture *c, struct capture_stats *s)
 	s->missed = atomic_load(&c->n_missed);
 	s->cache_bytes = atomic_load(&c->cache_bytes);
 	s->cache_entries = atomic_load(&c->cache_entries);
+	s->refused_full = atomic_load(&c->n_refused_full);
+	s->refused_quota = atomic_load(&c->n_refused_quota);
 }
 
 int
@@ -442,6 +469,9 @@ capture_start(struct capture **out, const struct config *conf, const char *state
 	c->max_size = conf->cache_max_size;
 	c->qmax = conf->capture_queue;
 	c->debuginfod_default = conf->debuginfod;
+	c->user_bytes = conf->cache_user_bytes;
+	c->user_files = conf->cache_user_files;
+	c->user_interval_ns = conf->cache_user_interval_ms * 1000000ULL;
 	c->start_wall_ns = (uint64_t)walltime_now();
 	snprintf(c->statedir, sizeof(c->statedir), "%s", state_dir);
 	snprintf(c->segdir, sizeof(c->segdir), "%s/segments", state_dir);
@@ -454,6 +484,8 @@ capture_start(struct capture **out, const struct config *conf, const char *state
 	}
 	if (bidcache_open(&c->cache, dir, err, errlen) < 0)
 		goto fail;
+	c->cache.admit = cache_admit;
+	c->cache.admit_arg = c;
 	c->cache_bytes = c->cache.size;
 	c->cache_entries = c->cache.entries;
 	if ((c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
@@ -524,6 +556,7 @@ capture_stop(struct capture *c)
 		free(c->fails[i].reason);
 	free(c->fails);
 	free(c->seen.v);
+	free(c->seen_ns.v);
 	free(c->vdso);
 	bidcache_close(&c->cache);
 	close(c->efd);

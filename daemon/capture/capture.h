@@ -41,6 +41,8 @@ struct capture_stats {
 	uint64_t	 failed;	/* no source could give a verified copy */
 	uint64_t	 missed;	/* queue full: left for store */
 	uint64_t	 cache_bytes, cache_entries;
+	uint64_t	 refused_full;	/* no room under max_size, nothing to evict */
+	uint64_t	 refused_quota;	/* its owner had used their share */
 };
 
 /* Open the cache (conf->cache_dir or STATE/debug) and start the worker. */

@@ -23,8 +23,10 @@
 #define EXPORTS_KEPT		4		/* newest export files kept */
 #define EVICT_RETRY_NS		(60ULL * 1000000000ULL)
 #define KALLSYMS_MAX		(256U << 20)
-#define FAIL_MAX		65536		/* remembered failures */
+#define FAIL_MAX		4096		/* remembered failures (a reason is up to 1 KB) */
 #define PIN_MAX			256		/* map_files fds held open at once */
+#define SEEN_MAX		65536		/* build-ids remembered as queued */
+#define QUOTA_MAX		1024		/* users whose share is counted at once */
 
 enum job_kind {
 	JOB_MAP,	/* a mapping seen for the first time */
@@ -52,6 +54,7 @@ struct job {
 	uint32_t	 pid;
 	uint64_t	 addr, len;
 	int		 fd;		/* JOB_MAP: the mapped file, opened early, or -1 */
+	uint64_t	 ns;		/* JOB_MAP: provenance (record/binaries.h NS) */
 	int		 pin_errno;	/* why it could not be opened */
 	int		 pinned;	/* FD opened by the worker's pin_maps */
 	int		 has_inode;	/* JOB_MAP: the mapping's identity, from its record */
@@ -106,6 +109,14 @@ struct liveproc_map {
 	uint64_t	 start, end;
 };
 
+/* One user's share of the cache in the current interval (worker only). */
+struct quota {
+	unsigned	 uid;
+	uint64_t	 start_ns;	/* of its interval */
+	uint64_t	 bytes, files;
+	int		 logged;
+};
+
 /* Per store/export job: what it found, for the summary. */
 struct storectx {
 	struct job	*job;
@@ -135,11 +146,13 @@ struct capture {
 	int		 efd;
 	struct event	*ev;
 
-	/* loop only */
-	struct idset	 seen;
-	TAILQ_HEAD(, creq) reqs;
-	uint8_t		 kernel_id[BUILD_ID_MAX];
+	uint8_t		 kernel_id[BUILD_ID_MAX];	/* under mu */
 	uint8_t		 kernel_idlen;
+
+	/* loop only */
+	struct idset	 seen;		/* queued from a trusted namespace */
+	struct idset	 seen_ns;	/* ... from a user's namespace only */
+	TAILQ_HEAD(, creq) reqs;
 	int		 missed_logged;
 
 	/* set before the worker starts, read-only after */
@@ -148,7 +161,12 @@ struct capture {
 	void		*vdso;
 	size_t		 vdso_len;
 
+	/* set at start, read-only after */
+	uint64_t	 user_bytes, user_files, user_interval_ns;
+
 	/* worker only */
+	struct quota	 quotas[QUOTA_MAX];
+	size_t		 nquotas;
 	struct bidcache	 cache;
 	struct failrec	*fails;
 	size_t		 nfails, failcap;
@@ -157,6 +175,7 @@ struct capture {
 	uint64_t	 start_wall_ns;
 
 	atomic_uint_least64_t n_seen, n_captured, n_present, n_failed, n_missed;
+	atomic_uint_least64_t n_refused_full, n_refused_quota;
 	atomic_uint_least64_t cache_bytes, cache_entries;
 };
 
@@ -178,8 +197,9 @@ void	name_strip_deleted(const char *name, char *out, size_t len);
 int	cache_side(int rc);
 void	reason_add(char *buf, size_t len, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
-int	try_path(struct capture *, const char *path, const char *name, const uint8_t *id,
-	    size_t idlen, char *file, size_t filelen, char *why, size_t whylen);
+int	try_path(struct capture *, const char *path, const char *name, uint64_t ns,
+	    const uint8_t *id, size_t idlen, char *file, size_t filelen, char *why,
+	    size_t whylen);
 void	count_result(struct capture *, int rc);
 void	run_map(struct capture *, struct job *);
 
@@ -211,5 +231,9 @@ void	run_export(struct capture *, struct job *);
 
 /* evict.c */
 void	evict_maybe(struct capture *, int force);
+/* Evict down to TARGET bytes (FORCE: even if the last try found nothing to evict). */
+void	evict_to(struct capture *, uint64_t target, int force);
+/* bidcache's admission: room under max_size, the owner's share (worker thread). */
+int	cache_admit(void *arg, unsigned uid, uint64_t size, char *err, size_t errlen);
 
 #endif

@@ -1,6 +1,8 @@
 /*
  * evict.c - keeping the cache under [cache] max_size: the least recently
- * referenced binaries go first, never one a retained segment references.
+ * referenced binaries go first, never one a retained segment references;
+ * and the admission of each copy (cache_admit): room made before it, the
+ * share of its owner ([cache] user_bytes, user_files per user_interval).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,6 +30,86 @@ keep_cb(const uint8_t *id, size_t len, int64_t ref_ns, void *arg)
 void
 evict_maybe(struct capture *c, int force)
 {
+	evict_to(c, c->max_size, force);
+}
+
+/* One user's share: the entry of UID for the current interval. */
+static struct quota *
+quota_of(struct capture *c, unsigned uid, uint64_t now)
+{
+	struct quota *q = NULL;
+	size_t	 i;
+
+	for (i = 0; i < c->nquotas; i++)
+		if (c->quotas[i].uid == uid) {
+			q = &c->quotas[i];
+			break;
+		}
+	if (q == NULL) {
+		if (c->nquotas < QUOTA_MAX)
+			q = &c->quotas[c->nquotas++];
+		else		/* the oldest interval makes way */
+			for (q = &c->quotas[0], i = 1; i < c->nquotas; i++)
+				if (c->quotas[i].start_ns < q->start_ns)
+					q = &c->quotas[i];
+		memset(q, 0, sizeof(*q));
+		q->uid = uid;
+		q->start_ns = now;
+	}
+	if (now - q->start_ns >= c->user_interval_ns) {
+		q->start_ns = now;
+		q->bytes = q->files = 0;
+		q->logged = 0;
+	}
+	return q;
+}
+
+/*
+ * Before a copy of SIZE bytes of a file UID owns: the user's share (root's
+ * binaries have none), then room under max_size, evicting first; a copy
+ * that fits neither is refused and counted, never made and evicted later.
+ */
+int
+cache_admit(void *arg, unsigned uid, uint64_t size, char *err, size_t errlen)
+{
+	struct capture *c = arg;
+	struct quota *q = NULL;
+
+	if (uid != 0 && (c->user_bytes != 0 || c->user_files != 0)) {
+		q = quota_of(c, uid, (uint64_t)walltime_now());
+		if ((c->user_files != 0 && q->files + 1 > c->user_files) ||
+		    (c->user_bytes != 0 && q->bytes + size > c->user_bytes)) {
+			snprintf(err, errlen, "uid %u used its share of the cache (%llu binaries, "
+			    "%llu bytes this interval; user_files, user_bytes)", uid,
+			    (unsigned long long)q->files, (unsigned long long)q->bytes);
+			if (!q->logged++)
+				log_warnx("cache: %s: its binaries wait for the next interval", err);
+			atomic_fetch_add(&c->n_refused_quota, 1);
+			return -EDQUOT;
+		}
+	}
+	if (c->max_size != 0 && c->cache.size + size > c->max_size) {
+		if (size <= c->max_size)
+			evict_to(c, c->max_size - size, 0);
+		if (c->cache.size + size > c->max_size) {
+			snprintf(err, errlen, "no room in the cache for %llu bytes (%llu of max_size "
+			    "%llu used, and what is left is referenced by retained segments)",
+			    (unsigned long long)size, (unsigned long long)c->cache.size,
+			    (unsigned long long)c->max_size);
+			atomic_fetch_add(&c->n_refused_full, 1);
+			return -ENOSPC;
+		}
+	}
+	if (q != NULL) {
+		q->files++;
+		q->bytes += size;
+	}
+	return 0;
+}
+
+void
+evict_to(struct capture *c, uint64_t target, int force)
+{
 	struct keepctx k;
 	struct job j;
 	struct segbid *bids = NULL;
@@ -37,7 +119,7 @@ evict_maybe(struct capture *c, int force)
 	struct stat st;
 	int	 removed;
 
-	if (c->max_size == 0 || c->cache.size <= c->max_size)
+	if (c->max_size == 0 || c->cache.size <= target)
 		return;
 	if (c->evict_stuck && !force && now - c->last_evict_ns < EVICT_RETRY_NS)
 		return;
@@ -57,15 +139,16 @@ evict_maybe(struct capture *c, int force)
 		free_strs(segs, nsegs);
 		segbids_free(bids, nbids);
 	}
-	removed = bidcache_evict(&c->cache, c->max_size, keep_cb, &k, &left);
+	removed = bidcache_evict(&c->cache, target, keep_cb, &k, &left);
 	free(k.ids.v);
-	c->evict_stuck = left > c->max_size;
+	c->evict_stuck = left > target;
 	if (removed > 0)
 		log_info("cache: evicted %d binaries, %llu bytes left", removed,
 		    (unsigned long long)left);
 	if (c->evict_stuck)
-		log_warnx("cache: %llu bytes, above max_size, and every binary left is "
-		    "referenced by a retained segment or the open one", (unsigned long long)left);
+		log_warnx("cache: %llu bytes, above %llu, and every binary left is "
+		    "referenced by a retained segment or the open one", (unsigned long long)left,
+		    (unsigned long long)target);
 	atomic_store(&c->cache_bytes, c->cache.size);
 	atomic_store(&c->cache_entries, c->cache.entries);
 }

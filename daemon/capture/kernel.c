@@ -67,11 +67,16 @@ store_kallsyms(struct capture *c, const uint8_t *id, size_t idlen, char *file,
     size_t filelen, char *why, size_t whylen)
 {
 	char	 err[512], *buf = NULL, *p;
-	size_t	 len = 0, i;
+	uint8_t	 kid[BUILD_ID_MAX];
+	size_t	 len = 0, i, kidlen;
 	int	 rc, nonzero = 0;
 
-	if (c->kernel_idlen == 0 || idlen != c->kernel_idlen ||
-	    memcmp(id, c->kernel_id, idlen) != 0) {
+	/* The loop sets it at each segment's start (capture_kernel). */
+	pthread_mutex_lock(&c->mu);
+	kidlen = c->kernel_idlen;
+	memcpy(kid, c->kernel_id, sizeof(kid));
+	pthread_mutex_unlock(&c->mu);
+	if (kidlen == 0 || idlen != kidlen || memcmp(id, kid, idlen) != 0) {
 		reason_add(why, whylen, "not the running kernel's build-id");
 		return -ESRCH;
 	}

@@ -151,8 +151,8 @@ reason_add(char *buf, size_t len, const char *fmt, ...)
  * success; else -errno with the reason appended to WHY.
  */
 int
-try_path(struct capture *c, const char *path, const char *name, const uint8_t *id,
-    size_t idlen, char *file, size_t filelen, char *why, size_t whylen)
+try_path(struct capture *c, const char *path, const char *name, uint64_t ns,
+    const uint8_t *id, size_t idlen, char *file, size_t filelen, char *why, size_t whylen)
 {
 	char	 err[512];
 	int	 fd, rc;
@@ -162,7 +162,8 @@ try_path(struct capture *c, const char *path, const char *name, const uint8_t *i
 		reason_add(why, whylen, "%s: %s", path, strerror(errno));
 		return rc;
 	}
-	rc = bidcache_add_fd(&c->cache, name, id, idlen, fd, file, filelen, err, sizeof(err));
+	rc = bidcache_add_fd_ns(&c->cache, name, ns, id, idlen, fd, file, filelen, err,
+	    sizeof(err));
 	close(fd);
 	if (rc < 0)
 		reason_add(why, whylen, "%s: %s", path, err);
@@ -187,7 +188,8 @@ copy_fd(struct capture *c, struct job *j, int fd, const char *what, char *why, s
 	char	 err[512];
 	int	 rc;
 
-	rc = bidcache_add_fd(&c->cache, j->name, j->id, j->idlen, fd, NULL, 0, err, sizeof(err));
+	rc = bidcache_add_fd_ns(&c->cache, j->name, j->ns, j->id, j->idlen, fd, NULL, 0, err,
+	    sizeof(err));
 	if (rc < 0)
 		reason_add(why, whylen, "%s: %s", what, err);
 	return rc;
@@ -211,7 +213,9 @@ run_map(struct capture *c, struct job *j)
 	struct stat st;
 	int	 rc = -ENOENT, fd;
 
-	if (bidcache_find(&c->cache, j->id, j->idlen, NULL, 0) > 0) {
+	/* present, unless a user's namespace made it and this is the host's */
+	if (bidcache_find(&c->cache, j->id, j->idlen, NULL, 0) > 0 &&
+	    (j->ns != 0 || !bidcache_untrusted(&c->cache, j->id, j->idlen))) {
 		bidcache_touch(&c->cache, j->id, j->idlen);
 		count_result(c, 0);
 		return;

@@ -7,9 +7,9 @@
 const struct control_command cmd_history = {
 	.name = "history",
 	.method = "io.perfmap.History",
-	.usage = "history PATH",
+	.usage = "history PATH [--all-namespaces]",
 	.help = "every build-id PATH has had, with first/last seen and process counts",
 	.flags = 0,
-	.params = { "path" },
+	.params = { "path", "all_namespaces" },
 	.handler = control_query,
 };

@@ -7,9 +7,9 @@
 const struct control_command cmd_lookup = {
 	.name = "lookup",
 	.method = "io.perfmap.Lookup",
-	.usage = "lookup PATH [--at TIME]",
+	.usage = "lookup PATH [--at TIME] [--all-namespaces]",
 	.help = "the build-id PATH had at TIME (default: now)",
 	.flags = 0,
-	.params = { "path", "at_ns" },
+	.params = { "path", "at_ns", "all_namespaces" },
 	.handler = control_query,
 };

@@ -166,6 +166,10 @@ cmd_status_run(struct control_request *req)
 	    "missed", (json_int_t)cs.missed, "bytes", (json_int_t)cs.cache_bytes,
 	    "entries", (json_int_t)cs.cache_entries));
 	json_object_set_new(out, "buildid_reads", resolver_json(r->res));
+	json_object_set_new(json_object_get(out, "cache"), "refused_full",
+	    json_integer((json_int_t)cs.refused_full));
+	json_object_set_new(json_object_get(out, "cache"), "refused_quota",
+	    json_integer((json_int_t)cs.refused_quota));
 	mi = mallinfo2();
 	json_object_set_new(out, "memory", json_pack("{s:I, s:I, s:I}",
 	    "heap_in_use", (json_int_t)mi.uordblks,
@@ -176,6 +180,10 @@ cmd_status_run(struct control_request *req)
 	    "unresolved", (json_int_t)is.unresolved, "pending", (json_int_t)is.pending,
 	    "commit_us_max", (json_int_t)is.commit_us_max, "errors", (json_int_t)is.errors));
 	status_neighbours(d, out);
+	json_object_set_new(json_object_get(out, "index"), "pruned",
+	    json_integer((json_int_t)is.pruned));
+	json_object_set_new(json_object_get(out, "index"), "binaries",
+	    json_integer((json_int_t)binaries_live(&d->bins)));
 	return proto_reply(out, 0);
 }
 

@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "command.h"
+#include "control.h"
 #include "daemon.h"
-#include "index/index.h"
-#include "index_reader.h"
 #include "log.h"
 #include "proto.h"
+#include "querier.h"
 #include "query.h"
 
 extern const struct control_command cmd_ping, cmd_status, cmd_snapshot,
@@ -92,21 +92,19 @@ control_param_bool(struct control_request *req, const char *key, int *out, json_
 
 /*
  * The index queries (cmd-lookup.c, cmd-history.c, cmd-buildid.c,
- * cmd-segments.c): what the loop has batched is committed first, so the
- * answer covers everything recorded so far; the query runs on its own
- * read-only connection, as perfmapctl --state-dir does without a daemon.
+ * cmd-segments.c), answered by the query thread (querier.c), never on the
+ * loop: the answer covers everything recorded before the call (the thread
+ * waits for those rows to be written), from a read-only connection as
+ * perfmapctl --state-dir uses without a daemon.  NULL: the reply comes
+ * from the thread.
  */
 json_t *
 control_query(struct control_request *req)
 {
-	struct index_reader *q;
-	json_t	*reply;
-	char	 err[512];
+	json_t	*err;
 
-	index_flush(req->d->index);
-	if ((q = index_reader_open(req->d->conf.state_dir, err, sizeof(err))) == NULL)
-		return proto_errorf(PROTO_ERR_FAILED, "%s", err);
-	reply = query_run(q, req->entry->method, req->params);
-	index_reader_close(q);
-	return reply;
+	if (querier_submit(req->d->querier, req->client, req->entry->method, req->params,
+	    control_client_privileged(req->client), &err) < 0)
+		return err;
+	return NULL;
 }

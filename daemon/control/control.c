@@ -58,6 +58,7 @@
 struct control_client {
 	TAILQ_ENTRY(control_client) entry;
 	struct control		*ctrl;
+	uint64_t		 id;		/* control_client_id */
 	struct bufferevent	*bev;
 	struct event		*msg_timer;	/* a message started and not finished */
 	uid_t			 uid;
@@ -84,6 +85,7 @@ struct control {
 	struct event		*accept_ev;
 	gid_t			 group;
 	int			 have_group;
+	uint64_t		 next_id;
 	size_t			 nclients;
 	TAILQ_HEAD(, control_client) clients;
 };
@@ -104,6 +106,44 @@ client_kill(struct control_client *c)
 	evtimer_del(c->msg_timer);
 	evtimer_del(c->resume_ev);
 	evtimer_add(c->msg_timer, &now);
+}
+
+uint64_t
+control_client_id(const struct control_client *c)
+{
+	return c->id;
+}
+
+struct control_client *
+control_client_find(struct control *ctrl, uint64_t id)
+{
+	struct control_client *c;
+
+	if (ctrl == NULL)
+		return NULL;
+	TAILQ_FOREACH(c, &ctrl->clients, entry)
+		if (c->id == id)
+			return c->dead ? NULL : c;
+	return NULL;
+}
+
+/*
+ * control_group's gid, looked up here (at open and at reload) and not per
+ * connection: getgrnam may ask a directory service, and a loop that waits
+ * for one answers nobody.
+ */
+void
+control_reload(struct control *ctrl)
+{
+	struct group *gr;
+
+	if (ctrl == NULL)
+		return;
+	ctrl->have_group = 0;
+	if ((gr = getgrnam(ctrl->d->conf.control_group)) != NULL) {
+		ctrl->group = gr->gr_gid;
+		ctrl->have_group = 1;
+	}
 }
 
 uid_t
@@ -383,7 +423,13 @@ client_read_cb(struct bufferevent *bev, void *arg)
 	struct timeval tv = { CONTROL_MESSAGE_SECONDS, 0 };
 	char	 err[256];
 
-	while (!c->closing && !c->busy && evbuffer_get_length(in) > 0) {
+	/*
+	 * A client whose replies pile up unread is not served more until
+	 * they drain (client_write_cb): its memory stays near
+	 * CONTROL_HIGH_OUTPUT; past CONTROL_MAX_OUTPUT it is dropped.
+	 */
+	while (!c->closing && !c->busy && evbuffer_get_length(in) > 0 &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) < CONTROL_HIGH_OUTPUT) {
 		size_t	 len = evbuffer_get_length(in);
 		size_t	 want = len < PROTO_MAX_MESSAGE + 1 ? len : PROTO_MAX_MESSAGE + 1;
 		const char *buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)want);
@@ -445,6 +491,8 @@ client_write_cb(struct bufferevent *bev, void *arg)
 	}
 	if (c->closing)
 		client_free(c);
+	else if (!c->busy && !c->dead)
+		client_read_cb(bev, c);		/* what waited for the output to drain */
 }
 
 static void
@@ -486,12 +534,11 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct control	*ctrl = arg;
 	struct control_client *c, *o;
-	struct group	*gr;
 	struct ucred	 cred;
 	socklen_t	 len = sizeof(cred);
 	struct timeval	 idle = { CONTROL_IDLE_SECONDS, 0 };
 	size_t		 peruid = 0;
-	int		 fd;
+	int		 fd, priv;
 
 	if ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1) {
 		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
@@ -506,7 +553,15 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 	TAILQ_FOREACH(o, &ctrl->clients, entry)
 		if (o->uid == cred.uid)
 			peruid++;
-	if (ctrl->nclients >= CONTROL_MAX_CLIENTS || peruid >= CONTROL_MAX_CLIENTS_PER_UID) {
+	priv = cred.uid == 0 || (ctrl->have_group && in_group(fd, ctrl->group, cred.gid));
+	/*
+	 * CONTROL_RESERVED of the slots are for root and the control group:
+	 * other users, however many of them and however many connections
+	 * they hold, cannot lock the administrator out.
+	 */
+	if (ctrl->nclients >= CONTROL_MAX_CLIENTS || (!priv &&
+	    (ctrl->nclients >= CONTROL_MAX_CLIENTS - CONTROL_RESERVED ||
+	    peruid >= CONTROL_MAX_CLIENTS_PER_UID))) {
 		static const char busy[] = "{\"error\":\"" PROTO_ERR_BUSY "\",\"parameters\":"
 		    "{\"message\":\"too many clients\"}}";
 
@@ -520,12 +575,11 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 		return;
 	}
 	c->ctrl = ctrl;
+	c->id = ++ctrl->next_id;
 	c->uid = cred.uid;
 	c->gid = cred.gid;
 	c->pid = cred.pid;
-	/* Looked up per connection, so a reloaded control_group takes effect. */
-	gr = cred.uid == 0 ? NULL : getgrnam(ctrl->d->conf.control_group);
-	c->priv = cred.uid == 0 || (gr != NULL && in_group(fd, gr->gr_gid, cred.gid));
+	c->priv = priv;
 	c->bev = bufferevent_socket_new(ctrl->d->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->msg_timer = evtimer_new(ctrl->d->base, msg_timeout_cb, c);
 	c->resume_ev = evtimer_new(ctrl->d->base, resume_cb, c);
@@ -608,7 +662,6 @@ struct control *
 control_open(struct perfmapd *d, const char *path, char *err, size_t errlen)
 {
 	struct control	*ctrl;
-	struct group	*gr;
 	int		 n;
 
 	if ((ctrl = calloc(1, sizeof(*ctrl))) == NULL) {
@@ -618,10 +671,7 @@ control_open(struct perfmapd *d, const char *path, char *err, size_t errlen)
 	ctrl->d = d;
 	ctrl->fd = -1;
 	TAILQ_INIT(&ctrl->clients);
-	if ((gr = getgrnam(d->conf.control_group)) != NULL) {
-		ctrl->group = gr->gr_gid;
-		ctrl->have_group = 1;
-	}
+	control_reload(ctrl);
 	n = sd_listen_fds(1);
 	if (n >= 1 && sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) > 0) {
 		ctrl->fd = SD_LISTEN_FDS_START;

@@ -6,6 +6,7 @@
 #define PERFMAPD_CONTROL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>
 
@@ -16,10 +17,12 @@ struct control;
 struct control_client;
 
 #define CONTROL_MAX_CLIENTS		64
-#define CONTROL_MAX_CLIENTS_PER_UID	16
+#define CONTROL_RESERVED		8	/* of those, for root and the control group */
+#define CONTROL_MAX_CLIENTS_PER_UID	16	/* for each other user */
 #define CONTROL_IDLE_SECONDS		60	/* no call at all for this long: closed */
 #define CONTROL_MESSAGE_SECONDS		10	/* a started message must end within this */
-#define CONTROL_MAX_OUTPUT		(16 * 1024 * 1024)	/* unread replies */
+#define CONTROL_MAX_OUTPUT		(16 * 1024 * 1024)	/* unread replies: dropped */
+#define CONTROL_HIGH_OUTPUT		(256 * 1024)	/* ... no next call taken */
 #define CONTROL_MAX_PENDING		(PROTO_MAX_MESSAGE + 1)	/* unread calls */
 
 /* Listen on PATH, or on the socket systemd passed (sd_listen_fds). */
@@ -45,6 +48,16 @@ void	control_on_close(struct control_client *,
  * not dropped as idle; a client that does not read is still dropped.
  */
 void	control_keep_alive(struct control_client *, int on);
+
+/*
+ * A client's number, never reused while the daemon runs, and the client
+ * it names if it is still connected (NULL once it left): work done off the
+ * loop keeps the number, not the pointer.
+ */
+uint64_t control_client_id(const struct control_client *);
+struct control_client *control_client_find(struct control *, uint64_t id);
+/* The configuration was reloaded: control_group's gid again. */
+void	control_reload(struct control *);
 
 uid_t	control_client_uid(const struct control_client *);
 int	control_client_privileged(const struct control_client *);

@@ -9,7 +9,8 @@
  * reference valid inside the transaction:
  *
  *	segment events (open, close, deleted, modules) in arrival order
- *	objects                     INSERT ... ON CONFLICT(id) DO UPDATE
+ *	objects                     what changed, added to the row of
+ *	                            (path, build-id, namespace) (writer.c)
  *	object_segments left behind by a rotation
  *	object_segments of the current segment
  *	unresolved mappings
@@ -18,8 +19,9 @@
  * them and commits them in one transaction (a writer that falls behind
  * catches up with bigger transactions).  A crash loses at most the batches
  * not yet committed, and index_open's reconciliation (rebuild.c) scans the
- * segments those rows came from.  Strings in a batch point into an arena
- * that lives as long as the index, so batches copy no path.
+ * segments those rows came from.  A batch holds copies of its paths: the
+ * binaries they name may be forgotten (binaries_prune) before the writer
+ * gets to it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,21 +43,29 @@
 
 /* ---------------------------------------------------------------- commit */
 
-static void
+/* The row of B as an operation: what changed since the last hand-over. */
+static int
 op_from_obj(struct write_op *o, struct obj_row *e, const struct binary *b)
 {
+	if ((o->owned = strdup(b->path)) == NULL)
+		return -1;
+	o->s = o->owned;	/* a copy: B may be forgotten before the writer runs */
 	o->is_new = !(e->flags & OBJ_WRITTEN);
 	e->flags |= OBJ_WRITTEN;
 	o->v[0] = e->id;
 	o->v[1] = (int64_t)e->first;
 	o->v[2] = (int64_t)e->last;
-	o->v[3] = (int64_t)e->nr_maps;
-	o->v[4] = (int64_t)e->nr_procs;
-	o->s = b->path;
+	o->v[3] = (int64_t)(e->nr_maps - e->sent_maps);
+	o->v[4] = (int64_t)(e->nr_procs - e->sent_procs);
+	o->v[5] = (int64_t)b->ns;
+	o->v[6] = b->ns != 0 ? b->ns_uid : -1;
+	e->sent_maps = e->nr_maps;
+	e->sent_procs = e->nr_procs;
 	memcpy(o->bid, b->bid, b->bidsize);
 	o->bidsize = b->bidsize;
 	o->kind = b->kind;
 	o->source = e->source;
+	return 0;
 }
 
 void
@@ -91,8 +101,9 @@ index_commit(struct index *ix)
 	for (i = 0; i < ix->ndirty; i++) {
 		struct obj_row *e = OBJ(ix, ix->dirty[i]);
 
-		if ((e->flags & OBJ_DIRTY) && (o = batch_add(b, OP_OBJ)) != NULL)
-			op_from_obj(o, e, BIN(ix, ix->dirty[i]));
+		if ((e->flags & OBJ_DIRTY) && (o = batch_add(b, OP_OBJ)) != NULL &&
+		    op_from_obj(o, e, BIN(ix, ix->dirty[i])) < 0)
+			b->n--;		/* out of memory: this sighting is lost */
 	}
 	if (batch_move(b, &ix->late) < 0)
 		goto oom;
@@ -110,17 +121,29 @@ index_commit(struct index *ix)
 
 			if (!u->dirty || (o = batch_add(b, OP_UNRES)) == NULL)
 				continue;
-			o->s = u->path;
+			if ((o->owned = strdup(u->path)) == NULL) {
+				b->n--;
+				continue;
+			}
+			o->s = o->owned;
 			o->reason = u->reason;
 			o->v[0] = (int64_t)u->first;
 			o->v[1] = (int64_t)u->last;
-			o->v[2] = (int64_t)u->n;
+			o->v[2] = (int64_t)(u->n - u->sent);
+			u->sent = u->n;
 			u->dirty = 0;
 		}
 		ix->unres_dirty = 0;
+		table_trim_unresolved(ix);
 	}
+	pthread_mutex_lock(&ix->mu);
+	b->seq = ++ix->q_seq;
+	pthread_mutex_unlock(&ix->mu);
 	if (!ix->running) {		/* at open: synchronously */
 		writer_run_batches(ix, b);
+		pthread_mutex_lock(&ix->mu);
+		ix->done_seq = b->seq;
+		pthread_mutex_unlock(&ix->mu);
 		batch_free_list(b);
 		return;
 	}
@@ -162,6 +185,26 @@ index_flush(struct index *ix)
 	return errs ? -1 : 0;
 }
 
+uint64_t
+index_handoff(struct index *ix)
+{
+	if (ix == NULL)
+		return 0;
+	index_commit(ix);
+	return ix->q_seq;	/* written by this thread only */
+}
+
+void
+index_wait(struct index *ix, uint64_t seq)
+{
+	if (ix == NULL)
+		return;
+	pthread_mutex_lock(&ix->mu);
+	while (ix->done_seq < seq && ix->running && !ix->stopping)
+		pthread_cond_wait(&ix->cv_idle, &ix->mu);
+	pthread_mutex_unlock(&ix->mu);
+}
+
 void
 index_tick(struct index *ix)
 {
@@ -201,63 +244,32 @@ index_get_stats(struct index *ix, struct index_stats *s)
 	s->commit_us_last = ix->w_us_last;
 	s->commit_us_max = ix->w_us_max;
 	s->errors = ix->w_errors;
+	s->pruned = ix->w_pruned;
 	pthread_mutex_unlock(&ix->mu);
 }
 
 /* ---------------------------------------------------------------- open/close */
 
+/* Row ids go on from the highest in the file (rows are not loaded: see obj_row). */
 static int
-load_rows(struct index *ix, char *err, size_t errlen)
+load_next_id(struct index *ix, char *err, size_t errlen)
 {
 	sqlite3_stmt *s;
 	int	 rc;
 
-	if (sqlite3_prepare_v2(ix->db, "SELECT id, path, build_id, kind, source, "
-	    "first_seen, last_seen, nr_maps, nr_procs FROM objects", -1, &s, NULL) != SQLITE_OK)
-		goto fail;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const uint8_t *id = sqlite3_column_blob(s, 2);
-		const char *kind = (const char *)sqlite3_column_text(s, 3);
-		const char *src = (const char *)sqlite3_column_text(s, 4);
-		const char *path = (const char *)sqlite3_column_text(s, 1);
-		int64_t	 rowid = sqlite3_column_int64(s, 0);
-		struct binary *b;
-		struct obj_row *e;
-		int	 len = sqlite3_column_bytes(s, 2);
-		size_t	 k;
-
-		if (id == NULL || path == NULL || len <= 0 || len > BUILD_ID_MAX || rowid <= 0)
-			continue;
-		if ((b = binaries_get(ix->bins, path, id, (uint8_t)len, NULL)) == NULL ||
-		    (e = table_row_slot(ix, b->id)) == NULL) {
-			sqlite3_finalize(s);
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		if (e->id == 0)
-			ix->nobjs++;
-		e->id = rowid;
-		if (rowid >= ix->next_id)
-			ix->next_id = rowid + 1;
-		e->flags = OBJ_WRITTEN;
-		e->first = (uint64_t)sqlite3_column_int64(s, 5);
-		e->last = (uint64_t)sqlite3_column_int64(s, 6);
-		e->nr_maps = (uint64_t)sqlite3_column_int64(s, 7);
-		e->nr_procs = (uint64_t)sqlite3_column_int64(s, 8);
-		for (k = 0; k < 3; k++)
-			if (kind && strcmp(kind, index_kind_names[k]) == 0)
-				b->kind = (uint8_t)k;
-		for (k = 0; k < sizeof(index_source_names) / sizeof(index_source_names[0]); k++)
-			if (src && strcmp(src, index_source_names[k]) == 0)
-				e->source = (uint8_t)k;
+	if (sqlite3_prepare_v2(ix->db, "SELECT coalesce(max(id), 0) FROM objects", -1, &s,
+	    NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", ix->path, sqlite3_errmsg(ix->db));
+		return -1;
 	}
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		ix->next_id = sqlite3_column_int64(s, 0) + 1;
 	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE)
-		goto fail;
+	if (rc != SQLITE_ROW) {
+		snprintf(err, errlen, "%s: %s", ix->path, sqlite3_errmsg(ix->db));
+		return -1;
+	}
 	return 0;
-fail:
-	snprintf(err, errlen, "%s: %s", ix->path, sqlite3_errmsg(ix->db));
-	return -1;
 }
 
 /* Open and check; 1 if the file is damaged, -1 on other errors. */
@@ -269,8 +281,9 @@ db_open(struct index *ix, char *err, size_t errlen)
 	char	 sql[256];
 	int	 rc, damaged = 0;
 
+	/* No symlink anywhere on the path, nor as the file or its -wal/-shm. */
 	rc = sqlite3_open_v2(ix->path, &ix->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-	    SQLITE_OPEN_NOMUTEX, NULL);
+	    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "%s: %s", ix->path, ix->db ? sqlite3_errmsg(ix->db) :
 		    sqlite3_errstr(rc));
@@ -278,8 +291,13 @@ db_open(struct index *ix, char *err, size_t errlen)
 	}
 	sqlite3_busy_timeout(ix->db, 5000);
 	sqlite3_extended_result_codes(ix->db, 0);
-	/* Larger pages: fewer splits for the random inserts of the two indexes (new files only). */
-	sqlite3_exec(ix->db, "PRAGMA page_size = 16384", NULL, NULL, NULL);
+	/*
+	 * New files only: larger pages (fewer splits for the random inserts
+	 * of the indexes), and pages freed by pruning given back to the file
+	 * system (writer.c, writer_prune).
+	 */
+	sqlite3_exec(ix->db, "PRAGMA page_size = 16384; PRAGMA auto_vacuum = INCREMENTAL",
+	    NULL, NULL, NULL);
 	rc = sqlite3_exec(ix->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
 	if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB)
 		damaged = 1;
@@ -308,8 +326,10 @@ db_open(struct index *ix, char *err, size_t errlen)
 	if (damaged)
 		return 1;
 	/* cache_size < 0: in KiB.  The memory the writer keeps, whatever the index's size. */
+	/* The WAL is cut back to 4 MiB at each checkpoint: a burst does not keep its size. */
 	snprintf(sql, sizeof(sql), "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -%llu; "
-	    "PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 0",
+	    "PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 0; "
+	    "PRAGMA journal_size_limit = 4194304",
 	    (unsigned long long)(ix->conf->index_cache_size / 1024));
 	sqlite3_exec(ix->db, sql, NULL, NULL, NULL);
 	return 0;
@@ -409,7 +429,7 @@ index_open(struct index **out, const char *state_dir, const struct config *conf,
 	}
 	if (writer_prepare(ix, err, errlen) < 0)
 		goto fail;
-	if (load_rows(ix, err, errlen) < 0)
+	if (load_next_id(ix, err, errlen) < 0)
 		goto fail;
 	rebuild_reconcile(ix);
 	if (conf->index_retention_ms != 0) {
@@ -426,7 +446,7 @@ index_open(struct index **out, const char *state_dir, const struct config *conf,
 		goto fail;
 	}
 	ix->running = 1;
-	log_info("index: %s, %zu objects", ix->path, ix->nobjs);
+	log_info("index: %s, next object %lld", ix->path, (long long)ix->next_id);
 	*out = ix;
 	return 0;
 fail:

@@ -37,13 +37,14 @@ struct event_base;
 struct recorder_listener;
 
 struct index_stats {
-	uint64_t	 objects;		/* distinct (path, build-id) known */
+	uint64_t	 objects;		/* rows in memory: (path, build-id) of live binaries */
 	uint64_t	 sightings;		/* mappings reported */
 	uint64_t	 unresolved;		/* mappings with no build-id */
 	uint64_t	 pending;		/* rows not handed to the writer yet */
 	uint64_t	 batches, rows_written;
 	uint64_t	 commit_us_last, commit_us_max;	/* writer thread, per batch */
 	uint64_t	 errors;		/* failed batches */
+	uint64_t	 pruned;		/* rows of history forgotten above db_max_size */
 };
 
 /*
@@ -105,6 +106,15 @@ void	index_commit(struct index *);
  * daemon's usual batches, longer under a burst of new objects).
  */
 int	index_flush(struct index *);
+/*
+ * The same without waiting: hand the pending rows to the writer (loop
+ * thread) and return the number of that hand-over; index_wait(SEQ), from
+ * any other thread, returns once everything handed over up to SEQ is
+ * written (or the writer stops).  A query that must see what the loop
+ * recorded before it was asked waits there, off the loop.
+ */
+uint64_t index_handoff(struct index *);
+void	index_wait(struct index *, uint64_t seq);
 
 void	index_get_stats(struct index *, struct index_stats *);
 

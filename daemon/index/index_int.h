@@ -30,10 +30,17 @@
 #define OBJ_SEG_DIRTY	0x04	/* object_segments row of seg_seq changed */
 #define OBJ_WRITTEN	0x08	/* handed to the writer once (or loaded): a row exists */
 
-/* The row of a binary (record/binaries.h), kept at the binary's id. */
+/*
+ * The row of a binary (record/binaries.h), kept at the binary's id while
+ * the binary is in the table.  The writer adds what changed since the
+ * last hand-over (nr_maps - sent_maps, ...) to the row of its (path,
+ * build-id, mount namespace), so a binary forgotten and seen again (the
+ * table prunes, the daemon restarts) goes on counting in its old row.
+ */
 struct obj_row {
 	int64_t		 id;		/* objects.id; 0 until the row exists or is assigned */
 	uint64_t	 first, last, nr_maps, nr_procs;
+	uint64_t	 sent_maps, sent_procs;	/* handed to the writer already */
 	uint64_t	 seg_seq, seg_first, seg_last, seg_maps;
 	uint32_t	 last_pid;	/* of the last mapping counted in nr_procs */
 	uint8_t		 source, flags;
@@ -42,9 +49,12 @@ struct obj_row {
 struct unres_row {
 	const char	*path;		/* arena */
 	const char	*reason;	/* static */
-	uint64_t	 hash, first, last, n;
+	uint64_t	 hash, first, last, n, sent;
 	int		 dirty;
 };
+
+/* Unresolved rows kept in memory after a commit at most (then forgotten). */
+#define UNRES_KEEP	4096
 
 struct mod_row {
 	char		 name[64];
@@ -57,10 +67,10 @@ enum write_op_type {
 	OP_SEG_FULL,		/* v: seq, start, end, size, samples, lost, records; s: name, reason: state */
 	OP_SEG_CLOSE,		/* v: seq, end, size, samples, lost, records */
 	OP_SEG_DELETED,		/* v: seq, when */
-	OP_OBJ,			/* v: id, first, last, nr_maps, nr_procs */
+	OP_OBJ,			/* v: id, first, last, +nr_maps, +nr_procs, mnt_ns, ns_uid; owned: path */
 	OP_OBJSEG,		/* v: id, seq, first, last, nr_maps */
-	OP_UNRES,		/* v: first, last, n */
-	OP_MODULE,		/* v: addr, size, first, last; owned: name; s: path */
+	OP_UNRES,		/* v: first, last, +n; owned: path */
+	OP_MODULE,		/* v: addr, size, first, last; owned: name */
 	OP_RETENTION,		/* v: cutoff */
 };
 
@@ -79,10 +89,12 @@ struct write_batch {
 	struct write_batch	*next;
 	struct write_op	*ops;
 	size_t		 n, cap;
+	uint64_t	 seq;		/* hand-over number (index_handoff) */
 };
 
-enum { ST_OBJ, ST_OBJ_NEW, ST_OBJ_UPD, ST_OBJSEG, ST_SEG_OPEN, ST_SEG_FULL, ST_SEG_CLOSE, ST_SEG_DELETED,
-	ST_UNRES, ST_MODULE, ST_MODSECT, ST_MAX };
+enum { ST_OBJ_NEW, ST_OBJ_UPD, ST_OBJ_FIND, ST_OBJ_MOVE, ST_OBJSEG_MOVE, ST_OBJSEG,
+	ST_SEG_OPEN, ST_SEG_FULL, ST_SEG_CLOSE, ST_SEG_DELETED, ST_SEG_FORGET, ST_UNRES,
+	ST_MODULE, ST_MODSECT, ST_MAX };
 
 struct event;
 
@@ -122,9 +134,13 @@ struct index {
 	pthread_mutex_t	 mu;
 	pthread_cond_t	 cv_work, cv_idle;
 	struct write_batch	*q_head, *q_tail;
+	uint64_t	 q_seq;		/* batches handed over (written by the loop) */
+	uint64_t	 done_seq;	/* ... and written (by the writer) */
 	int		 busy;
 	uint64_t	 w_batches, w_rows, w_errors, w_us_last, w_us_max;
 	uint64_t	 w_failing, w_lost_rows;	/* writer thread only */
+	uint64_t	 w_pruned;	/* history rows pruned above max_size */
+	int		 w_full_logged;	/* writer thread only */
 	int		 wal_frames;	/* in the WAL since the last checkpoint */
 };
 
@@ -138,6 +154,8 @@ int	writer_prepare(struct index *, char *err, size_t errlen);
 void	*writer_main(void *arg);
 int	writer_run_batches(struct index *, struct write_batch *list);
 int	writer_wal_cb(void *arg, sqlite3 *, const char *name, int frames);
+/* Above [index] max_size: history no segment references goes, oldest first. */
+void	writer_prune(struct index *);
 void	batch_free_list(struct write_batch *list);
 
 /* table.c */
@@ -149,12 +167,16 @@ int	batch_move(struct write_batch *dst, struct write_batch *src);
 struct obj_row *table_row(struct index *, const struct binary *b);
 /* The row at binary id ID, as it is (id 0: no row yet). */
 struct obj_row *table_row_slot(struct index *, uint32_t id);
+/* Binary B leaves the table (its id will be reused): its row goes, written first. */
+void	table_forget(struct index *, const struct binary *b);
 /* A sighting of B at WALL by PID; COUNT: a new mmap, not a state seen again. */
 void	table_sight(struct index *, const struct binary *b, uint8_t source, uint32_t pid,
 	    uint64_t wall, int count);
-/* The same for (NAME, ID) of kind KIND, its binary found or created. */
+/* The same for (NAME, ID, provenance NS) of kind KIND, its binary found or created. */
 void	table_add_object(struct index *, const char *name, const uint8_t *id, uint8_t idsize,
-	    uint8_t source, uint8_t kind, uint32_t pid, uint64_t wall, int count);
+	    uint64_t ns, uint8_t source, uint8_t kind, uint32_t pid, uint64_t wall, int count);
+/* After a commit: forget the unresolved rows if there are many (all are written). */
+void	table_trim_unresolved(struct index *);
 uint64_t index_name_seq(const char *name);	/* of a segment file name, 0 if none */
 
 /* index.c */

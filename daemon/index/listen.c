@@ -37,6 +37,12 @@ segment_deleted_cb(void *arg, const char *name)
 }
 
 static void
+binary_gone_cb(void *arg, const struct binary *b)
+{
+	table_forget(arg, b);
+}
+
+static void
 mapped_cb(void *arg, const struct binary *b, uint32_t pid, uint64_t wall_ns, uint8_t source)
 {
 	table_sight(arg, b, source, pid, wall_ns, 1);
@@ -61,6 +67,7 @@ index_listener(struct index *ix, struct recorder_listener *l)
 		.segment_opened = segment_opened_cb,
 		.segment_closed = segment_closed_cb,
 		.segment_deleted = segment_deleted_cb,
+		.binary_gone = binary_gone_cb,
 		.mapped = mapped_cb,
 		.seen = seen_cb,
 		.unresolved = unresolved_cb,

@@ -30,6 +30,14 @@
 #include "record.h"
 #include "record/model.h"
 
+/* Processes of a user's namespace (binaries.h NS), by pid, while a segment is read. */
+#define SCAN_NS_MAX	4096
+
+struct scan_ns {
+	uint32_t	 pid;		/* 0: free */
+	uint64_t	 ns;
+};
+
 struct scan_ctx {
 	struct index	*ix;
 	struct record_layouts layouts;	/* each record by its event's attr */
@@ -40,7 +48,48 @@ struct scan_ctx {
 	int		 model_oom;	/* an exit may have been missed: last_seen early */
 	uint64_t	 samples, lost, records;
 	uint64_t	 last;		/* latest time stamp seen */
+	uint64_t	 host_mnt_ns, init_user_ns;
+	struct scan_ns	 ns[SCAN_NS_MAX];	/* open addressing by pid */
+	size_t		 nns;
 };
+
+/* The slot of PID (or where it would go); NULL when the table is full. */
+static struct scan_ns *
+scan_ns_slot(struct scan_ctx *c, uint32_t pid)
+{
+	size_t	 j, n;
+
+	for (j = pid % SCAN_NS_MAX, n = 0; n < SCAN_NS_MAX; j = (j + 1) % SCAN_NS_MAX, n++)
+		if (c->ns[j].pid == pid || c->ns[j].pid == 0)
+			return &c->ns[j];
+	return NULL;
+}
+
+static uint64_t
+scan_ns_of(struct scan_ctx *c, uint32_t pid)
+{
+	struct scan_ns *e = scan_ns_slot(c, pid);
+
+	return e != NULL && e->pid == pid ? e->ns : 0;
+}
+
+/*
+ * PID's provenance from now on.  Entries are never emptied (a process
+ * that exits keeps its slot until its pid comes back in a FORK): probing
+ * stays simple, and the table is small.
+ */
+static void
+scan_ns_set(struct scan_ctx *c, uint32_t pid, uint64_t ns)
+{
+	struct scan_ns *e = scan_ns_slot(c, pid);
+
+	if (e == NULL || (e->pid == 0 && ns == 0))
+		return;
+	if (e->pid == 0)
+		c->nns++;
+	e->pid = pid;
+	e->ns = ns;
+}
 
 static uint64_t
 scan_wall(struct scan_ctx *c, uint64_t t)
@@ -85,7 +134,8 @@ scan_exit(struct scan_ctx *c, const struct record *rec)
 	for (i = 0; i < p->nmaps; i++)
 		if (p->maps[i].build_id_size > 0)
 			table_add_object(c->ix, p->maps[i].filename, p->maps[i].build_id,
-			    p->maps[i].build_id_size, BID_NONE, BINARY_USER, p->pid, wall, 0);
+			    p->maps[i].build_id_size, scan_ns_of(c, p->pid), BID_NONE, BINARY_USER,
+			    p->pid, wall, 0);
 }
 
 static int
@@ -109,6 +159,16 @@ scan_record_cb(const struct perf_event_header *h, void *arg)
 	case PERF_RECORD_FINISHED_INIT:
 		c->init_done = 1;
 		break;
+	/*
+	 * Provenance as the recorder saw it: a mapping in a user's namespace
+	 * is not the host's here either.  (What the start state shows of a
+	 * process that entered one before the segment began is counted as
+	 * the host's: the segment does not say.)
+	 */
+	case PERF_RECORD_NAMESPACES:
+		scan_ns_set(c, rec.ns.pid, binaries_ns(c->host_mnt_ns, c->init_user_ns,
+		    rec.ns.mnt_ns, rec.ns.user_ns));
+		break;
 	case PERF_RECORD_MMAP2:
 		if (rec.mmap.pid == (uint32_t)-1)
 			break;
@@ -116,8 +176,9 @@ scan_record_cb(const struct perf_event_header *h, void *arg)
 			c->model_oom = 1;
 		if (rec.mmap.build_id_size > 0)
 			table_add_object(c->ix, rec.mmap.filename, rec.mmap.build_id,
-			    rec.mmap.build_id_size, BID_NONE, BINARY_USER, rec.mmap.pid,
-			    scan_record_wall(c, &rec), c->count && c->init_done);
+			    rec.mmap.build_id_size, scan_ns_of(c, rec.mmap.pid), BID_NONE,
+			    BINARY_USER, rec.mmap.pid, scan_record_wall(c, &rec),
+			    c->count && c->init_done);
 		break;
 	case PERF_RECORD_COMM:
 		if (model_set_comm(&c->model, rec.comm.pid, rec.comm.tid, rec.comm.comm,
@@ -125,6 +186,8 @@ scan_record_cb(const struct perf_event_header *h, void *arg)
 			c->model_oom = 1;
 		break;
 	case PERF_RECORD_FORK:
+		if (rec.task.pid != rec.task.ppid)
+			scan_ns_set(c, rec.task.pid, scan_ns_of(c, rec.task.ppid));
 		if (model_fork(&c->model, rec.task.pid, rec.task.ppid, rec.task.tid,
 		    rec.task.ptid) < 0)
 			c->model_oom = 1;
@@ -176,7 +239,7 @@ kernel_entry_cb(const struct perfdata_buildid *b, void *arg)
 	struct kernel_scan *k = arg;
 
 	if (b->kernel)
-		table_add_object(k->ix, b->filename, b->id, b->size, BID_KERNEL,
+		table_add_object(k->ix, b->filename, b->id, b->size, 0, BID_KERNEL,
 		    strcmp(b->filename, "[kernel.kallsyms]") == 0 ? BINARY_KERNEL : BINARY_MODULE,
 		    0, k->wall, 0);
 	return 0;
@@ -233,6 +296,7 @@ scan_segment(struct index *ix, const char *name, uint64_t seq, int count,
 		return -1;
 	}
 	c.ix = ix;
+	binaries_host_ns(&c.host_mnt_ns, &c.init_user_ns);
 	c.count = count;
 	if (perfdata_layouts(&f, &c.layouts) < 0)
 		log_warnx("index: %s: cannot read the sample ids", path);

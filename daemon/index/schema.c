@@ -52,6 +52,28 @@ static const char *const migrations[] = {
 	"CREATE TABLE module_sections ("
 	"  module_id INTEGER NOT NULL REFERENCES modules(id), name TEXT NOT NULL,"
 	"  addr INTEGER NOT NULL, PRIMARY KEY (module_id, name)) WITHOUT ROWID;",
+
+	/*
+	 * 3: provenance (record/binaries.h NS): the mount namespace of a user
+	 * namespace an object was mapped in (0: a trusted one) and the uid
+	 * owning it; one row per (path, build-id, namespace), which the
+	 * writer finds again by that key, and whose index also serves the
+	 * lookups by path.  Rows of deleted segments' object_segments go.  (A file of version 2 has no duplicate keys:
+	 * the daemon kept one row per pair; any there would be merged.)
+	 */
+	"ALTER TABLE objects ADD COLUMN mnt_ns INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE objects ADD COLUMN ns_uid INTEGER;"
+	"UPDATE OR IGNORE object_segments SET object_id = (SELECT min(d.id) FROM objects o "
+	"  JOIN objects d ON d.path = o.path AND d.build_id = o.build_id "
+	"  WHERE o.id = object_segments.object_id);"
+	"DELETE FROM object_segments WHERE object_id NOT IN (SELECT min(id) FROM objects "
+	"  GROUP BY path, build_id);"
+	"DELETE FROM objects WHERE id NOT IN (SELECT min(id) FROM objects "
+	"  GROUP BY path, build_id);"
+	"CREATE UNIQUE INDEX objects_key ON objects(path, build_id, mnt_ns);"
+	"DROP INDEX objects_path;"		/* objects_key leads with path: one copy of each path */
+	"DELETE FROM object_segments WHERE seq IN (SELECT seq FROM segments "
+	"  WHERE state = 'deleted');",
 };
 
 #define NMIGRATIONS	((int)(sizeof(migrations) / sizeof(migrations[0])))

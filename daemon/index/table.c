@@ -122,6 +122,20 @@ table_row(struct index *ix, const struct binary *b)
 	return e;
 }
 
+void
+table_forget(struct index *ix, const struct binary *b)
+{
+	struct obj_row *e;
+
+	if ((size_t)b->id >= ix->nchunks * OBJ_CHUNK || (e = OBJ(ix, b->id))->id == 0)
+		return;
+	/* What it has not handed over yet goes now, while B is still B. */
+	if (e->flags & OBJ_IN_DIRTY)
+		index_commit(ix);
+	memset(e, 0, sizeof(*e));
+	ix->nobjs--;
+}
+
 static void
 mark_dirty(struct index *ix, size_t slot, uint8_t what)
 {
@@ -201,13 +215,13 @@ table_sight(struct index *ix, const struct binary *b, uint8_t source, uint32_t p
 
 void
 table_add_object(struct index *ix, const char *name, const uint8_t *id, uint8_t idsize,
-    uint8_t source, uint8_t kind, uint32_t pid, uint64_t wall, int count)
+    uint64_t ns, uint8_t source, uint8_t kind, uint32_t pid, uint64_t wall, int count)
 {
 	struct binary *b;
 
 	if (idsize == 0 || idsize > BUILD_ID_MAX)
 		return;
-	if ((b = binaries_get(ix->bins, name, id, idsize, NULL)) == NULL) {
+	if ((b = binaries_get_ns(ix->bins, name, id, idsize, ns, NULL)) == NULL) {
 		log_warnx("index: out of memory");
 		return;
 	}
@@ -220,7 +234,7 @@ index_add_mapping(struct index *ix, const char *path, const uint8_t *id, uint8_t
     uint8_t source, uint32_t pid, uint64_t wall_ns, int synthesized)
 {
 	if (ix != NULL)
-		table_add_object(ix, path, id, idsize, source, BINARY_USER, pid, wall_ns,
+		table_add_object(ix, path, id, idsize, 0, source, BINARY_USER, pid, wall_ns,
 		    !synthesized);
 }
 
@@ -281,6 +295,19 @@ found:
 	u->n++;
 	u->dirty = 1;
 	ix->unres_dirty = 1;
+}
+
+void
+table_trim_unresolved(struct index *ix)
+{
+	if (ix->nunres <= UNRES_KEEP)
+		return;
+	/* All written: a path seen again starts a new row, which the writer adds up. */
+	arena_free(&ix->arena);
+	free(ix->uhash);
+	ix->uhash = NULL;
+	ix->uhcap = 0;
+	ix->nunres = 0;
 }
 
 /* ---------------------------------------------------------------- segments */

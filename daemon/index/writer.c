@@ -25,17 +25,29 @@ const char *const index_source_names[5] = {
 	[BID_USER] = "userspace", [BID_KERNEL] = "kernel",
 };
 
+/*
+ * Objects: the loop hands over, for each row that changed, its times and
+ * how many maps and processes were added since the last hand-over, under
+ * the id it gave the row.  A row the file does not have under that id is
+ * inserted; if the file has its (path, build-id, namespace) under another
+ * id (the loop forgot the binary and saw it again, or the daemon
+ * restarted), that row takes the new id, its segments follow, and the
+ * figures are added up.  ?5 'unknown' (a sighting that is not a new map)
+ * keeps the source the row has.
+ */
+#define OBJ_ADD	"source = CASE WHEN ?5 = 'unknown' THEN source ELSE ?5 END, " \
+	"first_seen = min(first_seen, ?6), last_seen = max(last_seen, ?7), " \
+	"nr_maps = nr_maps + ?8, nr_procs = nr_procs + ?9"
+
 static const char *const stmt_sql[ST_MAX] = {
-	[ST_OBJ] = "INSERT INTO objects(id, path, build_id, kind, source, first_seen, "
-	    "last_seen, nr_maps, nr_procs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
-	    "ON CONFLICT(id) DO UPDATE SET source = excluded.source, "
-	    "first_seen = excluded.first_seen, last_seen = excluded.last_seen, "
-	    "nr_maps = excluded.nr_maps, nr_procs = excluded.nr_procs",
-	/* Rows the writer has not written yet: a plain insert is cheaper. */
 	[ST_OBJ_NEW] = "INSERT INTO objects(id, path, build_id, kind, source, first_seen, "
-	    "last_seen, nr_maps, nr_procs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-	[ST_OBJ_UPD] = "UPDATE objects SET source = ?5, first_seen = ?6, last_seen = ?7, "
-	    "nr_maps = ?8, nr_procs = ?9 WHERE id = ?1",
+	    "last_seen, nr_maps, nr_procs, mnt_ns, ns_uid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+	    "?8, ?9, ?10, ?11) ON CONFLICT(path, build_id, mnt_ns) DO NOTHING",
+	[ST_OBJ_UPD] = "UPDATE objects SET " OBJ_ADD " WHERE id = ?1",
+	[ST_OBJ_FIND] = "SELECT id FROM objects WHERE path = ?2 AND build_id = ?3 AND "
+	    "mnt_ns = ?10",
+	[ST_OBJ_MOVE] = "UPDATE objects SET id = ?1, " OBJ_ADD " WHERE id = ?12",
+	[ST_OBJSEG_MOVE] = "UPDATE object_segments SET object_id = ?1 WHERE object_id = ?2",
 	[ST_OBJSEG] = "INSERT INTO object_segments(object_id, seq, first_seen, last_seen, "
 	    "nr_maps) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(object_id, seq) DO UPDATE "
 	    "SET first_seen = min(first_seen, excluded.first_seen), "
@@ -50,11 +62,15 @@ static const char *const stmt_sql[ST_MAX] = {
 	    "lost = ?5, records = ?6, state = 'closed' WHERE seq = ?1",
 	[ST_SEG_DELETED] = "UPDATE segments SET state = 'deleted', deleted_ns = ?2 "
 	    "WHERE seq = ?1",
+	/* The segment row stays as history; which objects it held goes with it. */
+	[ST_SEG_FORGET] = "DELETE FROM object_segments WHERE seq = ?1",
 	[ST_UNRES] = "INSERT INTO unresolved(path, reason, first_seen, last_seen, nr_maps) "
 	    "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(path, reason) DO UPDATE SET "
-	    "last_seen = excluded.last_seen, nr_maps = excluded.nr_maps",
+	    "first_seen = min(first_seen, excluded.first_seen), "
+	    "last_seen = max(last_seen, excluded.last_seen), "
+	    "nr_maps = nr_maps + excluded.nr_maps",
 	[ST_MODULE] = "INSERT INTO modules(name, path, build_id, addr, size, first_seen, "
-	    "last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
+	    "last_seen) VALUES (?1, '[' || ?1 || ']', ?3, ?4, ?5, ?6, ?7) "
 	    "ON CONFLICT(name, build_id, addr) DO UPDATE SET last_seen = excluded.last_seen "
 	    "RETURNING id",
 	[ST_MODSECT] = "INSERT OR REPLACE INTO module_sections(module_id, name, addr) "
@@ -104,6 +120,64 @@ run_retention(struct index *ix, int64_t cutoff)
 	return rc;
 }
 
+static void
+bind_obj(sqlite3_stmt *s, const struct write_op *o)
+{
+	int	 i;
+
+	sqlite3_bind_int64(s, 1, o->v[0]);
+	sqlite3_bind_text(s, 2, o->s, -1, SQLITE_STATIC);
+	sqlite3_bind_blob(s, 3, o->bid, o->bidsize, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, index_kind_names[o->kind], -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, index_source_names[o->source], -1, SQLITE_STATIC);
+	for (i = 1; i <= 4; i++)
+		sqlite3_bind_int64(s, i + 5, o->v[i]);
+	sqlite3_bind_int64(s, 10, o->v[5]);
+	if (o->v[6] < 0)
+		sqlite3_bind_null(s, 11);
+	else
+		sqlite3_bind_int64(s, 11, o->v[6]);
+}
+
+/* One object row: see stmt_sql. */
+static int
+run_obj(struct index *ix, const struct write_op *o)
+{
+	sqlite3_stmt *s;
+	int64_t	 old;
+	int	 rc;
+
+	if (!o->is_new) {
+		bind_obj(s = ix->st[ST_OBJ_UPD], o);
+		if (step_reset(ix, s) < 0)
+			return -1;
+		if (sqlite3_changes(ix->db) > 0)
+			return 0;
+		/* not there any more (retention, pruning): as a new one */
+	}
+	bind_obj(s = ix->st[ST_OBJ_NEW], o);
+	if (step_reset(ix, s) < 0)
+		return -1;
+	if (sqlite3_changes(ix->db) > 0)
+		return 0;
+	bind_obj(s = ix->st[ST_OBJ_FIND], o);
+	rc = sqlite3_step(s);
+	old = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+	sqlite3_reset(s);
+	if (rc != SQLITE_ROW) {
+		log_warnx("index: object %s: %s", o->s, sqlite3_errmsg(ix->db));
+		return -1;
+	}
+	s = ix->st[ST_OBJSEG_MOVE];
+	sqlite3_bind_int64(s, 1, o->v[0]);
+	sqlite3_bind_int64(s, 2, old);
+	if (step_reset(ix, s) < 0)
+		return -1;
+	bind_obj(s = ix->st[ST_OBJ_MOVE], o);
+	sqlite3_bind_int64(s, 12, old);
+	return step_reset(ix, s);
+}
+
 static int
 run_op(struct index *ix, const struct write_op *o)
 {
@@ -114,30 +188,7 @@ run_op(struct index *ix, const struct write_op *o)
 
 	switch ((enum write_op_type)o->type) {
 	case OP_OBJ:
-		/* Known rows are updated; new ones inserted; anything odd (a row
-		 * retention deleted, a failed batch) goes through the upsert. */
-		s = ix->st[o->is_new ? ST_OBJ_NEW : ST_OBJ_UPD];
-		for (;;) {
-			sqlite3_bind_int64(s, 1, o->v[0]);
-			sqlite3_bind_text(s, 2, o->s, -1, SQLITE_STATIC);
-			sqlite3_bind_blob(s, 3, o->bid, o->bidsize, SQLITE_STATIC);
-			sqlite3_bind_text(s, 4, index_kind_names[o->kind], -1, SQLITE_STATIC);
-			sqlite3_bind_text(s, 5, index_source_names[o->source], -1, SQLITE_STATIC);
-			for (i = 1; i <= 4; i++)
-				sqlite3_bind_int64(s, (int)i + 5, o->v[i]);
-			rc = sqlite3_step(s);
-			sqlite3_reset(s);
-			if (rc == SQLITE_DONE && sqlite3_changes(ix->db) > 0)
-				return 0;
-			if (s == ix->st[ST_OBJ])
-				break;
-			s = ix->st[ST_OBJ];
-		}
-		if (rc != SQLITE_DONE) {
-			log_warnx("index: %s", sqlite3_errmsg(ix->db));
-			return -1;
-		}
-		return 0;
+		return run_obj(ix, o);
 	case OP_OBJSEG:
 		s = ix->st[ST_OBJSEG];
 		for (i = 0; i < 5; i++)
@@ -166,6 +217,10 @@ run_op(struct index *ix, const struct write_op *o)
 		s = ix->st[ST_SEG_DELETED];
 		sqlite3_bind_int64(s, 1, o->v[0]);
 		sqlite3_bind_int64(s, 2, o->v[1]);
+		if (step_reset(ix, s) < 0)
+			return -1;
+		s = ix->st[ST_SEG_FORGET];
+		sqlite3_bind_int64(s, 1, o->v[0]);
 		return step_reset(ix, s);
 	case OP_UNRES:
 		s = ix->st[ST_UNRES];
@@ -177,7 +232,6 @@ run_op(struct index *ix, const struct write_op *o)
 	case OP_MODULE:
 		s = ix->st[ST_MODULE];
 		sqlite3_bind_text(s, 1, o->owned, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, o->s, -1, SQLITE_STATIC);
 		sqlite3_bind_blob(s, 3, o->bid, o->bidsize, SQLITE_STATIC);
 		for (i = 0; i < 4; i++)
 			sqlite3_bind_int64(s, (int)i + 4, o->v[i]);
@@ -282,6 +336,95 @@ batch_free_list(struct write_batch *list)
 	}
 }
 
+/* PRAGMA NAME's value, or -1. */
+static int64_t
+pragma_int(struct index *ix, const char *sql)
+{
+	sqlite3_stmt *s;
+	int64_t	 v = -1;
+
+	if (sqlite3_prepare_v2(ix->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* Bytes of index.db in use (its free pages are reused before it grows). */
+static int64_t
+db_used(struct index *ix)
+{
+	int64_t	 pages = pragma_int(ix, "PRAGMA page_count");
+	int64_t	 free = pragma_int(ix, "PRAGMA freelist_count");
+	int64_t	 size = pragma_int(ix, "PRAGMA page_size");
+
+	if (pages < 0 || free < 0 || size < 0)
+		return -1;
+	return (pages - free) * size;
+}
+
+/*
+ * Writer thread, after a batch: above db_max_size, the oldest history no
+ * remaining segment references goes (objects, unresolved mappings), a
+ * thousand rows a transaction, until 90% of the limit.  What segments
+ * reference stays: the segments' own retention bounds it.
+ */
+void
+writer_prune(struct index *ix)
+{
+	static const char *const sql[] = {
+		"DELETE FROM objects WHERE id IN (SELECT o.id FROM objects o WHERE "
+		"  o.kind = 'user' AND NOT EXISTS (SELECT 1 FROM object_segments x "
+		"  WHERE x.object_id = o.id) ORDER BY o.last_seen LIMIT 1000)",
+		"DELETE FROM unresolved WHERE (path, reason) IN (SELECT path, reason FROM "
+		"  unresolved ORDER BY last_seen LIMIT 1000)",
+	};
+	uint64_t max = ix->conf->index_max_size, pruned = 0, n;
+	int64_t	 used;
+	size_t	 i;
+	int	 round;
+
+	if (max == 0 || (used = db_used(ix)) < 0 || (uint64_t)used <= max)
+		return;
+	for (round = 0; round < 64 && (uint64_t)used > max / 10 * 9; round++) {
+		n = 0;
+		if (sqlite3_exec(ix->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+			break;
+		for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
+			if (sqlite3_exec(ix->db, sql[i], NULL, NULL, NULL) != SQLITE_OK)
+				break;
+			n += (uint64_t)sqlite3_changes(ix->db);
+		}
+		if (i < sizeof(sql) / sizeof(sql[0]) ||
+		    sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+			log_warnx("index: pruning: %s", sqlite3_errmsg(ix->db));
+			sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL);
+			break;
+		}
+		if (n == 0)
+			break;
+		pruned += n;
+		if ((used = db_used(ix)) < 0)
+			break;
+	}
+	if (pruned > 0) {
+		/* The freed pages back to the file system (files made with auto_vacuum). */
+		sqlite3_exec(ix->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
+		pthread_mutex_lock(&ix->mu);
+		ix->w_pruned += pruned;
+		ix->wal_frames = WAL_MAX_FRAMES;	/* checkpoint: the file shrinks then */
+		pthread_mutex_unlock(&ix->mu);
+		log_info("index: above db_max_size (%llu bytes): %llu rows of history no segment "
+		    "references forgotten", (unsigned long long)max, (unsigned long long)pruned);
+		ix->w_full_logged = 0;
+	} else if (!ix->w_full_logged) {
+		log_warnx("index: %lld bytes, above db_max_size (%llu), and every object left is "
+		    "referenced by a remaining segment", (long long)used, (unsigned long long)max);
+		ix->w_full_logged = 1;
+	}
+}
+
 /* After each commit (writer thread): how big the WAL has grown. */
 int
 writer_wal_cb(void *arg, sqlite3 *db, const char *name, int frames)
@@ -298,7 +441,8 @@ void *
 writer_main(void *arg)
 {
 	struct index *ix = arg;
-	struct write_batch *list;
+	struct write_batch *list, *b;
+	uint64_t last;
 
 	pthread_mutex_lock(&ix->mu);
 	for (;;) {
@@ -310,7 +454,16 @@ writer_main(void *arg)
 		ix->busy = 1;
 		pthread_mutex_unlock(&ix->mu);
 		writer_run_batches(ix, list);
+		for (b = list; b->next != NULL; b = b->next)
+			;
+		last = b->seq;
 		batch_free_list(list);
+		/* queries waiting for these rows go before any pruning */
+		pthread_mutex_lock(&ix->mu);
+		ix->done_seq = last;
+		pthread_cond_broadcast(&ix->cv_idle);
+		pthread_mutex_unlock(&ix->mu);
+		writer_prune(ix);
 		pthread_mutex_lock(&ix->mu);
 		if (ix->wal_frames >= (ix->q_head == NULL ? WAL_IDLE_FRAMES : WAL_MAX_FRAMES)) {
 			/*
@@ -326,8 +479,8 @@ writer_main(void *arg)
 			ix->wal_frames = 0;
 		}
 		ix->busy = 0;
-		if (ix->q_head == NULL)
-			pthread_cond_broadcast(&ix->cv_idle);
+		/* index_flush waits for idle, index_wait for its batch: both hear */
+		pthread_cond_broadcast(&ix->cv_idle);
 	}
 	pthread_mutex_unlock(&ix->mu);
 	return NULL;

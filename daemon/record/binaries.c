@@ -1,14 +1,38 @@
 /*
  * binaries.c - the table of binaries; see binaries.h.  An open-addressing
- * hash of entry ids over entries stored in fixed chunks.
+ * hash of entry ids over entries stored in fixed chunks; pruned entries
+ * stay in their chunk as free ones (path NULL, bidsize 0) until their id
+ * is handed out again.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "binaries.h"
 #include "hash.h"
 #include "record.h"
+
+void
+binaries_host_ns(uint64_t *mnt_ns, uint64_t *user_ns)
+{
+	struct stat mnt, user;
+
+	*mnt_ns = *user_ns = 0;
+	if (stat("/proc/self/ns/user", &user) == -1 ||
+	    (stat("/proc/1/ns/mnt", &mnt) == -1 && stat("/proc/self/ns/mnt", &mnt) == -1))
+		return;
+	*mnt_ns = (uint64_t)mnt.st_ino;
+	*user_ns = (uint64_t)user.st_ino;
+}
+
+uint64_t
+binaries_ns(uint64_t host_mnt_ns, uint64_t init_user_ns, uint64_t mnt_ns, uint64_t user_ns)
+{
+	if (host_mnt_ns == 0 || mnt_ns == 0 || mnt_ns == host_mnt_ns || user_ns == init_user_ns)
+		return 0;
+	return mnt_ns;
+}
 
 int
 binaries_init(struct binaries *b)
@@ -28,21 +52,25 @@ binaries_free(struct binaries *b)
 		free(b->chunks[i]);
 	free(b->chunks);
 	free(b->slots);
+	free(b->free_ids);
 	arena_free(&b->names);
 	memset(b, 0, sizeof(*b));
 }
 
+/* The hash of live entries again, CAP slots (a power of two). */
 static int
-grow(struct binaries *b)
+rehash(struct binaries *b, size_t cap)
 {
-	size_t	 cap = b->cap * 2, i, j;
+	struct binary *e;
+	size_t	 i, j;
 	uint32_t *s;
 
 	if ((s = calloc(cap, sizeof(*s))) == NULL)
 		return -1;
 	for (i = 0; i < b->n; i++) {
-		for (j = binaries_at(b, (uint32_t)i)->hash & (cap - 1); s[j] != 0;
-		    j = (j + 1) & (cap - 1))
+		if ((e = binaries_at(b, (uint32_t)i))->bidsize == 0)
+			continue;
+		for (j = e->hash & (cap - 1); s[j] != 0; j = (j + 1) & (cap - 1))
 			;
 		s[j] = (uint32_t)i + 1;
 	}
@@ -52,26 +80,45 @@ grow(struct binaries *b)
 	return 0;
 }
 
+static int
+grow(struct binaries *b)
+{
+	return rehash(b, b->cap * 2);
+}
+
 struct binary *
 binaries_get(struct binaries *b, const char *name, const uint8_t *id, uint8_t idsize,
     int *created)
 {
+	return binaries_get_ns(b, name, id, idsize, 0, created);
+}
+
+struct binary *
+binaries_get_ns(struct binaries *b, const char *name, const uint8_t *id, uint8_t idsize,
+    uint64_t ns, int *created)
+{
 	size_t	 len = record_name_len(name), j;
 	uint64_t h;
+	uint32_t nid;
 	struct binary *e;
 
 	if (created != NULL)
 		*created = 0;
 	if (idsize == 0 || idsize > BUILD_ID_MAX)
 		return NULL;
-	h = hash_bytes(name, len, hash_bytes(id, idsize, HASH_INIT));
-	if ((b->n + 1) * 2 > b->cap && grow(b) < 0)
+	h = hash_bytes(&ns, sizeof(ns), hash_bytes(name, len, hash_bytes(id, idsize, HASH_INIT)));
+	if ((binaries_live(b) + 1) * 2 > b->cap && grow(b) < 0)
 		return NULL;
 	for (j = h & (b->cap - 1); b->slots[j] != 0; j = (j + 1) & (b->cap - 1)) {
 		e = binaries_at(b, b->slots[j] - 1);
-		if (e->hash == h && e->bidsize == idsize && memcmp(e->bid, id, idsize) == 0 &&
+		if (e->hash == h && e->bidsize == idsize && e->ns == ns &&
+		    memcmp(e->bid, id, idsize) == 0 &&
 		    strncmp(e->path, name, len) == 0 && e->path[len] == '\0')
 			return e;
+	}
+	if (b->nfree > 0) {
+		nid = b->free_ids[--b->nfree];
+		goto fill;
 	}
 	if (b->n >= BINARY_NONE - 1)
 		return NULL;
@@ -85,17 +132,92 @@ binaries_get(struct binaries *b, const char *name, const uint8_t *id, uint8_t id
 			return NULL;
 		b->nchunks++;
 	}
-	e = &b->chunks[b->n / BINARIES_CHUNK][b->n % BINARIES_CHUNK];
+	nid = (uint32_t)b->n++;
+fill:
+	e = binaries_at(b, nid);
 	memset(e, 0, sizeof(*e));
-	if ((e->path = arena_strndup(&b->names, name, len)) == NULL)
+	if ((e->path = arena_strndup(&b->names, name, len)) == NULL) {
+		if (nid + 1 == b->n)
+			b->n--;
+		else
+			b->free_ids[b->nfree++] = nid;	/* where it was taken from */
 		return NULL;
+	}
+	b->names_live += len + 1;
 	e->hash = h;
-	e->id = (uint32_t)b->n;
+	e->id = nid;
+	e->ns = ns;
+	e->ns_uid = -1;
 	memcpy(e->bid, id, idsize);
 	e->bidsize = idsize;
-	b->slots[j] = (uint32_t)b->n + 1;
-	b->n++;
+	b->slots[j] = nid + 1;
 	if (created != NULL)
 		*created = 1;
 	return e;
+}
+
+/* The names of live entries into a new arena, the old one freed. */
+static void
+compact(struct binaries *b)
+{
+	struct arena a;
+	struct binary *e;
+	const char *p;
+	size_t	 i;
+
+	memset(&a, 0, sizeof(a));
+	for (i = 0; i < b->n; i++) {
+		if ((e = binaries_at(b, (uint32_t)i))->bidsize == 0)
+			continue;
+		if ((p = arena_strdup(&a, e->path)) == NULL) {
+			arena_free(&a);		/* out of memory: keep the old one */
+			return;
+		}
+		e->path = p;
+	}
+	arena_free(&b->names);
+	b->names = a;
+}
+
+size_t
+binaries_prune(struct binaries *b, int (*keep)(const struct binary *, void *),
+    void (*gone)(const struct binary *, void *), void *arg)
+{
+	struct binary *e;
+	size_t	 i, n = 0, cap;
+	uint32_t *nf;
+
+	for (i = 0; i < b->n; i++) {
+		if ((e = binaries_at(b, (uint32_t)i))->bidsize == 0)
+			continue;
+		if (keep(e, arg)) {
+			e->keep = 0;
+			continue;
+		}
+		if (b->nfree == b->cfree) {
+			cap = b->cfree ? b->cfree * 2 : 1024;
+			if ((nf = reallocarray(b->free_ids, cap, sizeof(*nf))) == NULL)
+				break;		/* out of memory: the rest stays */
+			b->free_ids = nf;
+			b->cfree = cap;
+		}
+		if (gone != NULL)
+			gone(e, arg);
+		b->names_live -= strlen(e->path) + 1;
+		memset(e, 0, sizeof(*e));
+		e->id = (uint32_t)i;
+		b->free_ids[b->nfree++] = (uint32_t)i;
+		n++;
+	}
+	if (n == 0)
+		return 0;
+	for (cap = 1024; cap < (binaries_live(b) + 1) * 4; cap *= 2)
+		;
+	if (cap < b->cap)
+		rehash(b, cap);		/* out of memory: the bigger one stays */
+	else
+		rehash(b, b->cap);
+	if (b->names.bytes > 2 * b->names_live + (1U << 20))
+		compact(b);
+	return n;
 }

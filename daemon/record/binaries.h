@@ -6,10 +6,18 @@
  * so nobody hashes the pair again: the index keeps its row of a binary at
  * the entry's id, the model keeps the id in each map.
  *
- * Entries are created by the recorder (a mapping) and by the index (rows
- * loaded from index.db, kernel and module scans, segments read back at
- * start), never freed before the table, and never move: a pointer or an
- * id stays valid for the run.
+ * Entries are created by the recorder (a mapping) and by the index
+ * (kernel and module scans, segments read back at start), and never move.
+ * An entry no live process maps and the current segment does not
+ * reference is forgotten at a rotation (binaries_prune, called by the
+ * recorder, which tells the listeners first: notify.h binary_gone), and
+ * its id is reused: a pointer or an id is valid until then.  So the table
+ * holds what is live and what the current segment references, however
+ * many binaries come and go (2,000 execs through long hard-linked paths
+ * cost 17 MB for the run before).
+ *
+ * A binary is also told apart by the mount namespace it was mapped in,
+ * when that namespace is not trusted: see NS below.
  *
  * The kernel names a file that was unlinked when it was mapped "PATH
  * (deleted)"; /proc/PID/maps does the same for a running process whose
@@ -33,24 +41,40 @@ enum binary_kind {
 
 #define BINARY_NONE	UINT32_MAX	/* "no binary" where an id is kept */
 
+/*
+ * NS, the provenance of a binary: 0 when it was mapped by a process whose
+ * mount namespace is the host's, or whose user namespace is the initial
+ * one (only root can make or change such a mount namespace: a root
+ * container, a systemd sandbox); otherwise the inode of the mapping
+ * process's mount namespace, one a user made (unshare -Urm) and may fill
+ * with bind mounts.  The same path and build-id from two such namespaces
+ * are two binaries, so nothing seen in a user's namespace is counted as
+ * the host's.
+ */
 struct binary {
-	const char	*path;		/* arena, without " (deleted)" */
+	const char	*path;		/* arena, without " (deleted)"; NULL: a free entry */
 	uint64_t	 hash;
 	uint64_t	 seg_seq;	/* recorder: last segment whose build-id table lists it */
-	uint32_t	 id;		/* 0, 1, 2, ... in order of creation */
+	uint64_t	 ns;		/* 0: a trusted namespace; else see NS above */
+	uint32_t	 id;		/* 0, 1, 2, ...; a pruned entry's id is reused */
+	int32_t		 ns_uid;	/* NS != 0: uid owning its user namespace, -1 unknown */
 	uint8_t		 bid[BUILD_ID_MAX];
-	uint8_t		 bidsize;
+	uint8_t		 bidsize;	/* 0: a free entry */
 	uint8_t		 kind;		/* enum binary_kind */
 	uint8_t		 mapped;	/* recorder: mapped in this run (not only known) */
+	uint8_t		 keep;		/* recorder: marked live before a prune */
 };
 
 #define BINARIES_CHUNK	16384		/* entries per chunk: entries never move */
 
 struct binaries {
 	struct binary	**chunks;
-	size_t		 n, nchunks;
+	size_t		 n, nchunks;	/* ids handed out (free ones included) */
 	uint32_t	*slots;		/* id + 1, 0 = empty (open addressing) */
 	size_t		 cap;
+	uint32_t	*free_ids;	/* pruned entries, reused first */
+	size_t		 nfree, cfree;
+	size_t		 names_live;	/* bytes of the names of live entries */
 	struct arena	 names;
 };
 
@@ -64,6 +88,35 @@ void	binaries_free(struct binaries *);
  */
 struct binary *binaries_get(struct binaries *, const char *name, const uint8_t *id,
 	    uint8_t idsize, int *created);
+/* The same in provenance NS (see NS above); binaries_get is NS 0. */
+struct binary *binaries_get_ns(struct binaries *, const char *name, const uint8_t *id,
+	    uint8_t idsize, uint64_t ns, int *created);
+
+/*
+ * The host's mount namespace and the initial user namespace, for NS: PID
+ * 1's mount namespace (ours where PID 1 cannot be looked at) and our user
+ * namespace (a root daemon runs in the initial one).  0 and 0 when /proc
+ * does not say: every binary is then the host's.
+ */
+void	binaries_host_ns(uint64_t *mnt_ns, uint64_t *user_ns);
+/* NS of a mapping by a process in mount namespace MNT_NS and user namespace USER_NS. */
+uint64_t binaries_ns(uint64_t host_mnt_ns, uint64_t init_user_ns, uint64_t mnt_ns,
+	    uint64_t user_ns);
+
+/* Live entries (ids handed out, less the free ones). */
+static inline size_t
+binaries_live(const struct binaries *b)
+{
+	return b->n - b->nfree;
+}
+
+/*
+ * Forget every entry KEEP does not keep, calling GONE for each first; the
+ * keep marks are cleared.  The names of the entries kept move to a new
+ * arena when most of the old one is dead.  Returns the number forgotten.
+ */
+size_t	binaries_prune(struct binaries *, int (*keep)(const struct binary *, void *),
+	    void (*gone)(const struct binary *, void *), void *arg);
 
 static inline struct binary *
 binaries_at(const struct binaries *b, uint32_t id)

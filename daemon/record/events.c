@@ -163,6 +163,7 @@ attr_setup_sideband(struct perf_event_attr *a, const struct perf_event_attr *sam
 	a->comm = 1;
 	a->comm_exec = 1;
 	a->task = 1;
+	a->namespaces = 1;		/* provenance: whose mount namespace maps what */
 	a->sample_id_all = 1;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
@@ -228,7 +229,7 @@ open_mapped(struct perf_event_attr *a, int cpu, const char *what, uint64_t rings
 int
 events_open(struct events *e, const struct config *c, char *err, size_t errlen)
 {
-	int	*cpus = NULL, n, i, rc, cycles;
+	int	*cpus = NULL, n, i, rc, cycles, nons = 0;
 
 	memset(e, 0, sizeof(*e));
 	if (events_probe_mode(e, c, err, errlen) < 0)
@@ -250,9 +251,18 @@ events_open(struct events *e, const struct config *c, char *err, size_t errlen)
 
 	cycles = c->event != EVENT_CPU_CLOCK;
 	for (;;) {
+		/* (namespaces here only to learn whether the kernel knows it) */
 		attr_setup(&e->attr, c, cycles);
+		e->attr.namespaces = !nons;
 		if ((rc = open_one(&e->attr, cpus[0])) >= 0)
 			break;
+		if (rc == -EINVAL && !nons) {
+			/* Linux < 4.12: no NAMESPACES records; every mapping is the host's */
+			log_warnx("perf_event_open: no namespace records (%s): every mapping "
+			    "is taken as the host's", strerror(-rc));
+			nons = 1;
+			continue;
+		}
 		if (cycles && c->event == EVENT_AUTO &&
 		    (rc == -ENOENT || rc == -EOPNOTSUPP || rc == -ENODEV || rc == -EINVAL)) {
 			log_debug("cycles not available (%s), using cpu-clock", strerror(-rc));
@@ -270,7 +280,10 @@ events_open(struct events *e, const struct config *c, char *err, size_t errlen)
 	}
 	close(rc);
 	e->name = cycles ? "cycles" : "cpu-clock";
+	/* NAMESPACES records (mapping provenance) come with the side-band's task records. */
+	e->attr.namespaces = 0;
 	attr_setup_sideband(&e->sb_attr, &e->attr, e->mode);
+	e->sb_attr.namespaces = !nons;
 	record_layout_init(&e->layout, &e->attr);
 	record_layout_init(&e->sb_layout, &e->sb_attr);
 	e->sb_ring_size = sideband_ring_size(c->ring_size);

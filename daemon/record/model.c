@@ -364,6 +364,10 @@ model_fork(struct model *m, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t 
 			proc_remove(m, p);
 		if ((p = proc_get(m, pid)) == NULL)
 			return -ENOMEM;
+		if (parent != NULL) {
+			p->mnt_ns = parent->mnt_ns;
+			p->user_ns = parent->user_ns;
+		}
 		if (parent != NULL && parent->nmaps > 0) {
 			if (maps_reserve(p, parent->nmaps) < 0)
 				return -ENOMEM;
@@ -379,6 +383,18 @@ model_fork(struct model *m, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t 
 	if ((t = thread_get(p, tid)) == NULL)
 		return -ENOMEM;
 	memcpy(t->comm, comm, sizeof(t->comm));
+	return 0;
+}
+
+int
+model_set_ns(struct model *m, uint32_t pid, uint64_t mnt_ns, uint64_t user_ns)
+{
+	struct model_proc *p;
+
+	if ((p = proc_get(m, pid)) == NULL)
+		return -ENOMEM;
+	p->mnt_ns = mnt_ns;
+	p->user_ns = user_ns;
 	return 0;
 }
 

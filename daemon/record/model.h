@@ -33,6 +33,7 @@ struct model_thread {
 struct model_proc {
 	struct model_proc *next;	/* hash chain */
 	uint32_t	 pid;
+	uint64_t	 mnt_ns, user_ns;	/* its namespaces (nsfs inodes), 0 unknown */
 	int		 leader_gone;	/* EXIT of pid seen, other threads remain */
 	struct model_thread *threads;
 	size_t		 nthreads, cthreads;
@@ -65,6 +66,11 @@ int	model_set_map_buildid(struct model *, uint32_t pid, uint64_t addr, const uin
 int	model_set_comm(struct model *, uint32_t pid, uint32_t tid, const char *comm, int exec);
 int	model_fork(struct model *, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid);
 void	model_exit(struct model *, uint32_t pid, uint32_t tid);
+/*
+ * The namespaces of PID (a NAMESPACES record: at fork, unshare and setns;
+ * the /proc scan at start).  A new process inherits its parent's.
+ */
+int	model_set_ns(struct model *, uint32_t pid, uint64_t mnt_ns, uint64_t user_ns);
 
 /* The mapping MM of process P as a decoded MMAP2 record (filename shared with MM). */
 void	model_map_record(const struct model_proc *p, const struct model_map *mm,

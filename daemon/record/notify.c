@@ -45,6 +45,12 @@ notify_binary_new(const struct notify *n, const struct binary *b, const struct r
 }
 
 void
+notify_binary_gone(const struct notify *n, const struct binary *b)
+{
+	EACH(n, binary_gone, b);
+}
+
+void
 notify_mapped(const struct notify *n, const struct binary *b, uint32_t pid, uint64_t wall_ns,
     uint8_t source)
 {

@@ -13,7 +13,11 @@
  *	                 it is mapped, for a copy through map_files; FD: the
  *	                 mapped file, open, if the daemon just read its
  *	                 build-id from it, else -1: valid during the call,
- *	                 a listener that keeps it dups it)
+ *	                 a listener that keeps it dups it); B->ns says
+ *	                 whether a trusted namespace mapped it
+ *	binary_gone      B leaves the table of binaries (no live process maps
+ *	                 it, the current segment does not reference it): its
+ *	                 id will name another binary (binaries.h)
  *	mapped           a new mmap of binary B by PID, at WALL_NS; SOURCE
  *	                 says where its build-id came from (enum buildid_source)
  *	seen             B still mapped by PID at WALL_NS: a segment's start
@@ -37,6 +41,7 @@ struct recorder_listener {
 	void	(*segment_closed)(void *, const struct segment *, uint64_t size);
 	void	(*segment_deleted)(void *, const char *name);
 	void	(*binary_new)(void *, const struct binary *, const struct record_mmap *m, int fd);
+	void	(*binary_gone)(void *, const struct binary *);
 	void	(*mapped)(void *, const struct binary *, uint32_t pid, uint64_t wall_ns,
 		    uint8_t source);
 	void	(*seen)(void *, const struct binary *, uint32_t pid, uint64_t wall_ns);
@@ -60,6 +65,7 @@ void	notify_segment_closed(const struct notify *, const struct segment *, uint64
 void	notify_segment_deleted(const struct notify *, const char *name);
 void	notify_binary_new(const struct notify *, const struct binary *,
 	    const struct record_mmap *, int fd);
+void	notify_binary_gone(const struct notify *, const struct binary *);
 void	notify_mapped(const struct notify *, const struct binary *, uint32_t pid,
 	    uint64_t wall_ns, uint8_t source);
 void	notify_seen(const struct notify *, const struct binary *, uint32_t pid,

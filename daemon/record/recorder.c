@@ -44,8 +44,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <linux/nsfs.h>
 
 #include <event2/event.h>
 
@@ -97,6 +99,63 @@ wall_at(uint64_t mono)
 	wn = (uint64_t)w.tv_sec * 1000000000ULL + (uint64_t)w.tv_nsec;
 	mn = (uint64_t)m.tv_sec * 1000000000ULL + (uint64_t)m.tv_nsec;
 	return wn - (mn - mono);
+}
+
+static void prune_binaries(struct recorder *);
+
+/* The provenance of what process P maps (binaries.h NS). */
+static uint64_t
+proc_ns(const struct recorder *r, const struct model_proc *p)
+{
+	return p == NULL ? 0 : binaries_ns(r->host_mnt_ns, r->init_user_ns, p->mnt_ns,
+	    p->user_ns);
+}
+
+/*
+ * The uid owning user namespace USER_NS of PID, for the label of what it
+ * maps; -1 when PID is gone or no longer in it.  /proc/PID/ns/user is the
+ * kernel's, not a user's path: opening it does not block.
+ */
+static int32_t
+ns_owner_uid(struct recorder *r, uint32_t pid, uint64_t user_ns)
+{
+	char	 path[64];
+	struct stat st;
+	uid_t	 uid;
+	unsigned i;
+	int	 fd;
+
+	for (i = 0; i < sizeof(r->ns_owner) / sizeof(r->ns_owner[0]); i++)
+		if (r->ns_owner[i].user_ns == user_ns)
+			return r->ns_owner[i].uid;
+	snprintf(path, sizeof(path), "/proc/%u/ns/user", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(fd, &st) == -1 || (uint64_t)st.st_ino != user_ns ||
+	    ioctl(fd, NS_GET_OWNER_UID, &uid) == -1) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	i = r->ns_owner_next++ % (sizeof(r->ns_owner) / sizeof(r->ns_owner[0]));
+	r->ns_owner[i].user_ns = user_ns;
+	r->ns_owner[i].uid = (int32_t)uid;
+	return (int32_t)uid;
+}
+
+/* The binary of (NAME, ID) as process P maps it, with its provenance. */
+struct binary *
+recorder_binary(struct recorder *r, const struct model_proc *p, const char *name,
+    const uint8_t *id, uint8_t idsize)
+{
+	struct binary *b;
+	uint64_t ns = proc_ns(r, p);
+	int	 created;
+
+	if ((b = binaries_get_ns(r->bins, name, id, idsize, ns, &created)) != NULL &&
+	    created && ns != 0)
+		b->ns_uid = ns_owner_uid(r, p->pid, p->user_ns);
+	return b;
 }
 
 /* Wall clock of a record, from the current segment's reference pair. */
@@ -286,6 +345,7 @@ complete_cut(struct recorder *r)
 	case ROTATE_STOP: break;
 	}
 	orc = open_segment(r, t);
+	prune_binaries(r);
 	segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms, &r->notify);
 	r->cut_rc = rc < 0 ? rc : orc;
 }
@@ -435,6 +495,52 @@ open_segment(struct recorder *r, uint64_t t_start)
 	    r->seg.partial, (unsigned long long)ss.procs, (unsigned long long)ss.threads,
 	    (unsigned long long)ss.maps);
 	return 0;
+}
+
+/*
+ * After a rotation: the binaries no live process maps and the new segment
+ * does not reference are forgotten (binaries.h), the listeners told
+ * first, so that the table holds what is live, not every binary since the
+ * start.
+ */
+static int
+prune_mark_cb(struct model_proc *p, void *arg)
+{
+	struct recorder *r = arg;
+	struct binary *b;
+	size_t	 i;
+
+	for (i = 0; i < p->nmaps; i++)
+		if ((b = binaries_at(r->bins, p->maps[i].bin)) != NULL)
+			b->keep = 1;
+	return 0;
+}
+
+static int
+prune_keep_cb(const struct binary *b, void *arg)
+{
+	const struct recorder *r = arg;
+
+	return b->keep || b->kind != BINARY_USER || (r->seg.open && b->seg_seq == r->seg.seq);
+}
+
+static void
+prune_gone_cb(const struct binary *b, void *arg)
+{
+	struct recorder *r = arg;
+
+	notify_binary_gone(&r->notify, b);
+}
+
+static void
+prune_binaries(struct recorder *r)
+{
+	size_t	 n;
+
+	model_foreach(&r->model, prune_mark_cb, r);
+	if ((n = binaries_prune(r->bins, prune_keep_cb, prune_gone_cb, r)) > 0)
+		log_debug("forgot %zu binaries no process maps; %zu left", n,
+		    binaries_live(r->bins));
 }
 
 int
@@ -715,8 +821,7 @@ announce_model_cb(struct model_proc *p, void *arg)
 	for (i = 0; i < p->nmaps; i++) {
 		mm = &p->maps[i];
 		if (mm->build_id_size == 0 ||
-		    (b = binaries_get(r->bins, mm->filename, mm->build_id, mm->build_id_size,
-		    NULL)) == NULL)
+		    (b = recorder_binary(r, p, mm->filename, mm->build_id, mm->build_id_size)) == NULL)
 			continue;
 		mm->bin = b->id;
 		if (b->mapped)
@@ -777,6 +882,9 @@ recorder_init(struct recorder *r, const struct config *c, const char *state_dir,
 	}
 	if (mkdir_p(r->segdir, err, errlen) < 0)
 		return -1;
+	binaries_host_ns(&r->host_mnt_ns, &r->init_user_ns);
+	if (r->host_mnt_ns == 0)
+		log_warnx("/proc/self/ns: no namespaces; every mapping is taken as the host's");
 	repair_all(r->segdir);
 	r->seq = segment_last_seq(r->segdir);
 	if (model_init(&r->model) < 0 || hostinfo_load(&r->host, NULL) < 0) {

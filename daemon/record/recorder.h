@@ -102,6 +102,13 @@ struct recorder {
 	int		 disk_error;		/* errno while segments cannot be written, else 0 */
 	uint64_t	 room_gone_at;		/* no segment left to delete for space, at */
 	struct recorder_loop *loop;		/* the recorder's events on the loop */
+	uint64_t	 host_mnt_ns;		/* PID 1's mount namespace; 0: unknown */
+	uint64_t	 init_user_ns;		/* PID 1's user namespace */
+	struct {
+		uint64_t	 user_ns;
+		int32_t		 uid;
+	}		 ns_owner[64];		/* user namespace -> its owner (a small cache) */
+	unsigned	 ns_owner_next;
 };
 
 uint64_t recorder_now(void);	/* CLOCK_MONOTONIC ns, the events' clock */
@@ -147,6 +154,9 @@ void	recorder_stop(struct recorder *);
 void	recorder_write(struct recorder *, const void *, size_t, uint64_t nrec);
 /* Wall clock of a record (its time, or now). */
 uint64_t recorder_wall(struct recorder *, const struct record *);
+/* The binary of (NAME, ID) as process P maps it, with its provenance. */
+struct binary *recorder_binary(struct recorder *, const struct model_proc *, const char *name,
+	    const uint8_t *id, uint8_t idsize);
 /* Is a record stamped T left for a later pass? */
 int	recorder_not_yet(const struct recorder *, uint64_t t);
 

@@ -201,7 +201,8 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 	 * of it yet.
 	 */
 	if (m->build_id_size > 0 &&
-	    (b = binaries_get(r->bins, m->filename, m->build_id, m->build_id_size, NULL)) != NULL) {
+	    (b = recorder_binary(r, model_find(&r->model, m->pid), m->filename, m->build_id,
+	    m->build_id_size)) != NULL) {
 		if (r->seg.open)
 			segment_note_binary(&r->seg, b, m->filename);
 		if (!b->mapped) {
@@ -255,6 +256,10 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 		r->st.lost += rec->lost.lost;
 		r->st.lost_sideband += rec->lost.lost;
 		r->seg.lost += rec->lost.lost;
+		break;
+	case PERF_RECORD_NAMESPACES:
+		if (rec->ns.mnt_ns != 0)
+			model_set_ns(&r->model, rec->ns.pid, rec->ns.mnt_ns, rec->ns.user_ns);
 		break;
 	default:
 		break;

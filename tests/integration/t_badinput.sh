@@ -52,7 +52,7 @@ conf "[record]"
 expect_error "state dir under a file" "$T/file/state" \
 	"$PERFMAPD" -f -c "$T/c.conf" --state-dir "$T/file/state"
 mkdir -p "$T/ro/state"
-mount -t tmpfs -o ro,size=1m tmpfs "$T/ro/state" || skip "cannot mount a tmpfs"
+mount -t tmpfs -o ro,size=1m,mode=0750 tmpfs "$T/ro/state" || skip "cannot mount a tmpfs"
 at_exit "umount '$T/ro/state' 2>/dev/null"
 expect_error "read-only state dir" "$T/ro/state" \
 	"$PERFMAPD" -f -c "$T/c.conf" --state-dir "$T/ro/state"

@@ -1,45 +1,81 @@
 #!/bin/sh
-# Cache size cap: above max_size the least recently referenced binaries
-# go, but never one a retained segment (or the open one) references.  A
-# program runs once and exits; while a segment that references it is
-# kept, it stays; once retention deleted every such segment, it is evicted
-# - and the binaries of live processes, referenced by every segment, stay.
+# Cache size cap, honoured before each copy: the cache never holds more
+# than max_size.  A copy that needs room evicts the least recently
+# referenced binaries first - never one a retained segment (or the open
+# one) references - and a copy there is no room for is refused and
+# counted (refused_full).  A program runs once and exits; while a segment
+# that references it is kept, it stays; once retention deleted every such
+# segment, a new binary that needs its room evicts it - and the binaries
+# of live processes, referenced by every segment, stay.
 . tests/lib.sh
 need_events
+command -v jq >/dev/null 2>&1 || skip "jq is not installed"
+# The sizes are the files' (apparent) sizes: a hole at the end makes a
+# binary large without costing the disk (the cache copies it sparse).
 cc -O0 -Wl,--build-id -DKONST=$$ -o "$T/pm-evict" tests/progs/capver.c || fail "build"
+cc -O0 -Wl,--build-id -DKONST=$$1 -o "$T/pm-big" tests/progs/capver.c || fail "build"
+cc -O0 -Wl,--build-id -DKONST=$$2 -o "$T/pm-huge" tests/progs/capver.c || fail "build"
+truncate -s 48M "$T/pm-evict"
+truncate -s 24M "$T/pm-big"
 ID=$(readelf_buildid "$T/pm-evict")
+BIG=$(readelf_buildid "$T/pm-big")
+HUGE=$(readelf_buildid "$T/pm-huge")
 build_prog spin
-cp "$T/spin" "$T/pm-live"; "$T/pm-live" 20 & BG_PIDS=$!
+cp "$T/spin" "$T/pm-live"; "$T/pm-live" 60 & BG_PIDS=$!
 LIVE=$(readelf_buildid "$T/pm-live")
 sleep 0.3
-start_daemon "[record]
+CONF="[record]
 drain_interval = 50ms
 [segments]
-keep_count = 2
+keep_count = 2"
+start_daemon "$CONF
 [cache]
-max_size = 1M"
+max_size = 1G"
 S=$T/control.sock
+C=$T/state/debug
 ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
-entry() { echo "$T/state/debug/.build-id/$(echo "$1" | cut -c1-2)/$(echo "$1" | cut -c3-)/elf"; }
+link() { echo "$C/.build-id/$(echo "$1" | cut -c1-2)/$(echo "$1" | cut -c3-)"; }
+entry() { echo "$(link "$1")/elf"; }
+# What the daemon counts: the sizes of the entries' files.
+cache_bytes() { find "$C" -type f ! -name '.tmp.*' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'; }
 
 "$T/pm-evict" 0.3
 for _ in $(seq 1 100); do [ -f "$(entry "$ID")" ] && break; sleep 0.2; done
 [ -f "$(entry "$ID")" ] || fail "pm-evict was not captured"
 ctl snapshot >/dev/null || fail "snapshot"	# seg 1 references pm-evict
-sleep 1.2
-[ -f "$(entry "$ID")" ] || fail "evicted while a retained segment references it"
-ctl snapshot >/dev/null; sleep 1.2		# seg 2: pm-evict gone, seg 1 kept
-[ -f "$(entry "$ID")" ] || fail "evicted while segment 1 is still kept"
-ctl snapshot >/dev/null; sleep 1.2		# seg 3: retention deletes seg 1
-# Eviction runs on the capture worker after a segment closes: under load it
-# may take a while, so wait for it (closing segments now and then) up to 20 s.
-for i in $(seq 1 40); do
-	[ -f "$(entry "$ID")" ] || break
-	[ $((i % 6)) -eq 0 ] && ctl snapshot >/dev/null
-	sleep 0.5
-done
-[ -f "$(entry "$ID")" ] && fail "not evicted after every segment referencing it was deleted"
+ctl snapshot >/dev/null; sleep 0.5		# seg 2: pm-evict gone, seg 1 kept
+ctl snapshot >/dev/null; sleep 0.5		# seg 3: retention deletes seg 1
+ctl snapshot >/dev/null; sleep 0.5		# seg 4: and seg 2
+stop_daemon
+[ -f "$(entry "$ID")" ] || fail "pm-evict evicted with room to spare"
+# pm-evict is the least recently referenced binary from now on.
+touch -h -d @1000000000 "$(link "$ID")"
+
+# Room for 16M more (what other processes on the host start meanwhile
+# fits in it): pm-big (24M) must make room, and pm-evict (48M, referenced
+# by no retained segment) is what goes first.
+max=$(( $(cache_bytes) + 16777216 ))
+start_daemon "$CONF
+[cache]
+max_size = $max"
+note "max_size $max"
+sleep 1
+"$T/pm-big" 0.3
+for _ in $(seq 1 100); do [ -f "$(entry "$BIG")" ] && break; sleep 0.2; done
+[ -f "$(entry "$BIG")" ] || { ctl status; fail "pm-big was not captured"; }
+[ -f "$(entry "$ID")" ] && fail "pm-evict was not evicted to make room for pm-big"
 [ -f "$(entry "$LIVE")" ] || fail "a live process's binary was evicted"
 grep -q 'cache: evicted' "$T/daemon.log" || fail "no eviction logged"
+# A binary larger than max_size is never copied, and counted.
+truncate -s $((max + 1)) "$T/pm-huge"
+"$T/pm-huge" 0.3
+sleep 1.5
+[ -f "$(entry "$HUGE")" ] && fail "a binary larger than max_size was copied"
+ctl --json status > "$T/st.json"
+jq -e '.cache.refused_full >= 1' "$T/st.json" >/dev/null || fail "refused copy not counted"
+bytes=$(jq .cache.bytes "$T/st.json")
+[ "$bytes" -le "$max" ] || fail "cache $bytes bytes, above max_size $max"
+[ "$(cache_bytes)" -le "$max" ] || fail "cache files $(cache_bytes) bytes, above max_size $max"
+note "cache $bytes of $max bytes, $(jq .cache.refused_full "$T/st.json") copies refused"
 stop_daemon
-echo "PASS: eviction spares referenced binaries, removes the rest"
+echo "PASS: room made before each copy; referenced binaries spared; no copy beyond max_size"

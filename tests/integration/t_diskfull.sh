@@ -12,7 +12,7 @@ need_events
 need_perf
 command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 mkdir -p "$T/state" "$T/cache"
-mount -t tmpfs -o size=24m tmpfs "$T/state" 2>/dev/null || skip "cannot mount a tmpfs"
+mount -t tmpfs -o size=24m,mode=0750 tmpfs "$T/state" 2>/dev/null || skip "cannot mount a tmpfs"
 cleanup_mount() { umount -l "$T/state" 2>/dev/null; }
 trap 'cleanup_mount; cleanup' EXIT
 cc -O2 -o "$T/execstorm" tests/bench/execstorm.c || fail "cannot build execstorm"

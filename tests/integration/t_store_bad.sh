@@ -15,7 +15,7 @@ command -v jq >/dev/null 2>&1 || skip "jq is not installed"
 
 B=$T/bad
 mkdir -p "$B" "$T/small"
-mount -t tmpfs -o size=1m perfmapd-test "$T/small" 2>/dev/null || skip "cannot mount a tmpfs"
+mount -t tmpfs -o size=1m,mode=0750 perfmapd-test "$T/small" 2>/dev/null || skip "cannot mount a tmpfs"
 cleanup_mount() {
 	# the daemon holds the cache directory open: stop it before umount
 	[ -n "$DAEMON_PID" ] && kill -9 "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null

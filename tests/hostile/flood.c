@@ -1,0 +1,165 @@
+/*
+ * flood.c - control clients that misbehave, for t_hostile_control.sh.
+ *
+ *	flood SOCK pipeline SECONDS PATH   one connection: calls History(PATH)
+ *	                                   and Segments in batches of 32
+ *	                                   without waiting, reading as they come
+ *	flood SOCK noread SECONDS N        N connections that send Status calls
+ *	                                   and never read a reply (reconnecting
+ *	                                   when dropped)
+ *	flood SOCK idle SECONDS N          N connections held open, silent
+ *
+ * Prints what happened: calls sent, replies read, connections refused or
+ * dropped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#define FLOOD_MAX	64
+
+static const char *sockpath;
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int
+dial(int nonblock)
+{
+	struct sockaddr_un sun;
+	int	 fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sockpath);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (nonblock)
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+	return fd;
+}
+
+static void
+pipeline(double end, const char *path)
+{
+	char	 call[2][512], buf[65536];
+	size_t	 len[2];
+	long	 sent = 0, nuls = 0, i;
+	ssize_t	 n;
+	int	 fd;
+
+	len[0] = (size_t)snprintf(call[0], sizeof(call[0]),
+	    "{\"method\":\"io.perfmap.History\",\"parameters\":{\"path\":\"%s\"}}", path) + 1;
+	len[1] = (size_t)snprintf(call[1], sizeof(call[1]),
+	    "{\"method\":\"io.perfmap.Segments\",\"parameters\":{\"all\":true}}") + 1;
+	if ((fd = dial(0)) < 0) {
+		printf("pipeline: refused\n");
+		return;
+	}
+	while (now() < end) {
+		for (i = 0; i < 32; i++, sent++)
+			if (write(fd, call[i % 2], len[i % 2]) != (ssize_t)len[i % 2])
+				goto out;
+		/* read what has come, without waiting for all of it */
+		while (nuls < sent - 64 || (nuls < sent && now() < end)) {
+			struct pollfd p = { fd, POLLIN, 0 };
+
+			if (poll(&p, 1, 100) <= 0)
+				break;
+			if ((n = read(fd, buf, sizeof(buf))) <= 0)
+				goto out;
+			for (i = 0; i < n; i++)
+				nuls += buf[i] == '\0';
+		}
+	}
+out:
+	printf("pipeline: %ld calls sent, %ld replies read\n", sent, nuls);
+	close(fd);
+}
+
+static void
+noread(double end, int n)
+{
+	static const char call[] = "{\"method\":\"io.perfmap.Status\"}";
+	int	 fds[FLOOD_MAX], i;
+	long	 sent = 0, dropped = 0, refused = 0;
+
+	for (i = 0; i < n; i++)
+		fds[i] = -1;
+	while (now() < end) {
+		for (i = 0; i < n; i++) {
+			if (fds[i] < 0 && (fds[i] = dial(1)) < 0) {
+				refused++;
+				continue;
+			}
+			if (write(fds[i], call, sizeof(call)) == (ssize_t)sizeof(call))
+				sent++;
+			else if (errno != EAGAIN) {
+				close(fds[i]);
+				fds[i] = -1;
+				dropped++;
+			}
+		}
+		usleep(2000);
+	}
+	printf("noread: %ld calls sent, %ld connections dropped, %ld refused\n", sent,
+	    dropped, refused);
+}
+
+static void
+idle(double end, int n)
+{
+	int	 fds[FLOOD_MAX], i, held = 0;
+
+	for (i = 0; i < n; i++)
+		if ((fds[i] = dial(0)) >= 0)
+			held++;
+	printf("idle: %d connections held\n", held);
+	fflush(stdout);
+	while (now() < end)
+		usleep(100000);
+}
+
+int
+main(int argc, char *argv[])
+{
+	double	 end;
+	int	 n;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: flood SOCK pipeline|noread|idle SECONDS PATH|N\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	sockpath = argv[1];
+	end = now() + atof(argv[3]);
+	n = atoi(argv[4]);
+	if (n > FLOOD_MAX)
+		n = FLOOD_MAX;
+	if (strcmp(argv[2], "pipeline") == 0)
+		pipeline(end, argv[4]);
+	else if (strcmp(argv[2], "noread") == 0)
+		noread(end, n);
+	else if (strcmp(argv[2], "idle") == 0)
+		idle(end, n);
+	else
+		return 2;
+	return 0;
+}

@@ -1,0 +1,150 @@
+# tests/hostile/lib.sh - what the adversarial tests (tests/integration/
+# t_hostile_*.sh) share; sourced after tests/lib.sh.  The attacks run as
+# real unprivileged users the test creates (useradd) and removes at the
+# end, with their processes: each user is named pmhPID<tag>, so runs of
+# several checkouts on one machine do not meet.
+#
+#	new_user TAG           create a user; prints its name
+#	user_home USER         a directory of USER's under $T (which becomes 0711)
+#	build_hostile NAME     tests/hostile/NAME.c into $T/NAME, for anyone to run
+#	new_group TAG USER...  create a group with these members; prints its name
+#	as_user USER CMD...    run CMD as USER (its own uid, gid, no other groups
+#	                       unless given to new_group)
+#	start_pinger [MS]      root pings the daemon every MS ms (default 20)
+#	stop_pinger            stops it: its line (pings, p50, p99, ...) is in
+#	                       $T/pinger.out
+#	ping_ok LINE           fails unless no ping failed or took over 100 ms
+#	                       (under the sanitizers: unless none failed)
+#	daemon_rss_kb          VmRSS of the daemon; daemon_hwm_kb its peak
+#	counter KEY            a field of "status --json" (counters.lost, ...)
+#	no_loss                fails if a record or a sample was lost
+#	figure NAME VALUE      a figure for RESULTS.md ("FIGURE test name value")
+#	sanitized              true under ASan or TSan (build-asan, build-tsan):
+#	                       their shadow memory and quarantine make RSS no
+#	                       measure of the daemon's
+#	hostile_start          the checks every test needs; user A (home H);
+#	                       $T/spin, for anyone to run
+#	hostile_judge          stop the pinger: figures; fail on a ping that
+#	                       failed or took 100 ms, or a record lost
+
+HOSTILE_USERS=""
+HOSTILE_GROUPS=""
+PINGER_PID=""
+
+hostile_cleanup() {
+	[ -n "$PINGER_PID" ] && kill "$PINGER_PID" 2>/dev/null
+	for u in $HOSTILE_USERS; do
+		# what the test started as this user, by pid
+		for p in $(pgrep -u "$u" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	done
+	cleanup
+	for u in $HOSTILE_USERS; do userdel "$u" 2>/dev/null; done
+	for g in $HOSTILE_GROUPS; do groupdel "$g" 2>/dev/null; done
+}
+trap hostile_cleanup EXIT
+
+need_useradd() {
+	command -v useradd >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1 ||
+		skip "useradd and setpriv are needed to attack as other users"
+}
+
+new_user() {
+	_u=pmh$$$1
+	useradd -M -N -g nogroup -d /nonexistent -s /bin/sh "$_u" >/dev/null 2>&1 ||
+		fail "useradd $_u"
+	HOSTILE_USERS="$HOSTILE_USERS $_u"
+	echo "$_u"
+}
+
+user_home() {
+	chmod 0711 "$T"
+	mkdir -p "$T/home-$1" && chown "$1" "$T/home-$1" && chmod 0755 "$T/home-$1" ||
+		fail "home of $1"
+	echo "$T/home-$1"
+}
+
+build_hostile() {
+	chmod 0711 "$T"
+	cc -O1 -o "$T/$1" "$TOP/tests/hostile/$1.c" || fail "cannot build tests/hostile/$1.c"
+	chmod 0755 "$T/$1"
+}
+
+new_group() {
+	_g=pmh$$$1
+	shift
+	groupadd "$_g" >/dev/null 2>&1 || fail "groupadd $_g"
+	HOSTILE_GROUPS="$HOSTILE_GROUPS $_g"
+	for _m in "$@"; do usermod -a -G "$_g" "$_m" || fail "usermod $_m"; done
+	echo "$_g"
+}
+
+as_user() {
+	_u=$1
+	shift
+	setpriv --reuid="$_u" --regid="$(id -g "$_u")" --init-groups -- "$@"
+}
+
+start_pinger() {
+	[ -x "$T/pinger" ] || build_prog pinger
+	"$T/pinger" "$T/control.sock" "${1:-20}" 3600 > "$T/pinger.out" 2>&1 &
+	PINGER_PID=$!
+}
+
+# Not in a subshell ($(stop_pinger) could not wait for it): the line is in
+# $T/pinger.out once this returns.
+stop_pinger() {
+	kill -TERM "$PINGER_PID" 2>/dev/null
+	wait "$PINGER_PID" 2>/dev/null
+	PINGER_PID=""
+}
+
+# Under the sanitizers the daemon runs several times slower: every ping must
+# still be answered, but 100 ms is a figure of the real build.
+ping_ok() {
+	if sanitized; then
+		echo "$1" | grep -q ' failed 0$' || fail "root's ping under attack: $1"
+	else
+		echo "$1" | grep -q ' over_100ms 0 failed 0$' || fail "root's ping under attack: $1"
+	fi
+}
+
+daemon_rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$DAEMON_PID/status"; }
+daemon_hwm_kb() { awk '/^VmHWM/ {print $2}' "/proc/$DAEMON_PID/status"; }
+
+counter() {
+	"$PERFMAPCTL" -s "$T/control.sock" --json status | jq -r ".$1"
+}
+
+# no_loss: no record or sample lost since the start
+no_loss() {
+	_l=$(counter counters.lost) _s=$(counter counters.lost_samples)
+	[ "$_l" = 0 ] && [ "$_s" = 0 ] || fail "records lost under attack: $_l records, $_s samples"
+}
+
+# figure NAME VALUE: a figure for tests/bench/RESULTS.md, in the log
+figure() { echo "FIGURE $TEST_NAME $1 $2"; }
+TEST_NAME=$(basename "$0" .sh)
+
+hostile_start() {
+	need_events
+	need_useradd
+	command -v jq >/dev/null 2>&1 || skip "jq is not installed"
+	A=$(new_user a)
+	H=$(user_home "$A")
+	build_prog spin
+	chmod 0755 "$T/spin"
+}
+
+hostile_judge() {
+	stop_pinger
+	_line=$(cat "$T/pinger.out")
+	note "ping under attack: $_line"
+	figure ping "$_line"
+	ping_ok "$_line"
+	no_loss
+}
+
+sanitized() {
+	case $BUILD in *asan*|*tsan*) return 0;; esac
+	return 1
+}

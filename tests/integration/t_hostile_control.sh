@@ -1,0 +1,89 @@
+#!/bin/sh
+# Adversarial: the control socket (issue 16, "Stall" and "Exhaust").  With
+# public_queries on, eight clients of four users pipeline index queries
+# (history, segments) while a fifth user holds 16 connections that send
+# calls and never read a reply; then four users try to hold 16 idle
+# connections each.  Root's ping is answered within 100 ms throughout (it
+# took 1-1.6 s when queries flushed and read the index on the loop), and
+# root's own queries are answered in time; the daemon's peak RSS grows by
+# less than 48 MB (the non-readers cost +106 MB); nothing is lost; and
+# root and a member of the control group still connect and query while
+# every other slot is taken (four users' idle connections locked root out).
+. tests/lib.sh
+. tests/hostile/lib.sh
+hostile_start
+build_hostile flood
+B=$(new_user b)
+C=$(new_user c)
+D=$(new_user d)
+E=$(new_user e)
+M=$(new_user m)
+G=$(new_group g "$M")
+
+start_daemon "[daemon]
+public_queries = yes
+control_group = $G
+[record]
+frequency = 499
+drain_interval = 50ms
+[segments]
+rotate_age = 1s"
+S=$T/control.sock
+ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
+ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+"$T/spin" 0.3
+sleep 3			# a few segments: something to query
+hwm0=$(daemon_hwm_kb)
+start_pinger
+pids=""
+for u in "$A" "$B" "$C" "$D"; do
+	as_user "$u" "$T/flood" "$S" pipeline 10 /usr/bin/dash > "$T/pipe-$u-1.out" 2>&1 &
+	pids="$pids $!"
+	as_user "$u" "$T/flood" "$S" pipeline 10 "$T/spin" > "$T/pipe-$u-2.out" 2>&1 &
+	pids="$pids $!"
+done
+as_user "$E" "$T/flood" "$S" noread 10 16 > "$T/noread.out" 2>&1 &
+pids="$pids $!"
+sleep 3
+t0=$(date +%s%N)
+ctl history "$T/spin" > /dev/null || fail "root's history under load"
+t_hist=$(ms "$t0")
+t0=$(date +%s%N)
+ctl status > /dev/null || fail "root's status under load"
+t_stat=$(ms "$t0")
+note "under load: root's history in $t_hist ms, status in $t_stat ms"
+figure root_history_ms "$t_hist"
+wait $pids
+cat "$T"/pipe-*.out "$T/noread.out" | sed 's/^/   /' | sort | uniq -c | head -12
+grep -q "replies read" "$T/pipe-$A-1.out" || fail "the pipelining clients did not run"
+hostile_judge
+hwm=$(daemon_hwm_kb)
+note "peak RSS ${hwm0} kB before, ${hwm} kB after"
+figure rss_growth_kb $((hwm - hwm0))
+sanitized || [ $((hwm - hwm0)) -lt 49152 ] || fail "peak RSS grew by $((hwm - hwm0)) kB"
+[ "$t_hist" -lt 2000 ] || fail "root's history took $t_hist ms under load"
+
+# Every slot other users may take, taken: root and the control group get in.
+pids=""
+for u in "$A" "$B" "$C" "$D"; do
+	as_user "$u" "$T/flood" "$S" idle 6 16 > "$T/idle-$u.out" 2>&1 &
+	pids="$pids $!"
+done
+sleep 1.5
+# the daemon's count, less this status call's own connection
+held=$(( $(ctl --json status | jq .clients) - 1 ))
+note "4 users asked for 64 idle connections; the daemon holds $held of theirs"
+[ "$held" -le 56 ] || fail "$held connections held by other users: the reserved slots are gone"
+t0=$(date +%s%N)
+ctl ping > /dev/null || fail "root cannot connect while other users hold every slot"
+ctl history "$T/spin" > /dev/null || fail "root cannot query while other users hold every slot"
+note "root: ping and history in $(ms "$t0") ms"
+as_user "$M" "$PERFMAPCTL" -s "$S" status > /dev/null ||
+	fail "a member of the control group cannot connect while other users hold every slot"
+as_user "$E" "$PERFMAPCTL" -s "$S" ping > "$T/e.out" 2>&1 &&
+	fail "a sixth user got a slot past the limit"
+grep -q "too many clients" "$T/e.out" || fail "the refused user is not told why: $(cat "$T/e.out")"
+note "a sixth user: $(head -1 "$T/e.out")"
+wait $pids
+stop_daemon
+echo "PASS: the control socket is fair: root is answered, and gets in"

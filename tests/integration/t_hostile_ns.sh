@@ -1,0 +1,85 @@
+#!/bin/sh
+# Adversarial: a user's mount namespace (issue 16, "Poison").  In
+# `unshare -Urm`, a user bind-mounts a binary of theirs over
+# /usr/bin/passwd and runs it - once with a build-id of its own, once with
+# the build-id of the host's /usr/bin/passwd forged into its note (anyone
+# can write any build-id).  Then the host runs its passwd.  The host's
+# history of /usr/bin/passwd (history, lookup) shows only the host's
+# build-id and sightings; --all-namespaces shows the user's, labelled with
+# their namespace and uid; the cache's copy of the host's build-id is the
+# host's file, byte for byte, and nothing the user made is filed under
+# usr/bin/passwd.  Root's ping is answered within 100 ms, nothing is lost.
+# An index rebuilt from the segments keeps the user's sightings apart too.
+. tests/lib.sh
+. tests/hostile/lib.sh
+hostile_start
+P=/usr/bin/passwd
+[ -x "$P" ] || skip "no $P"
+HOSTID=$(readelf_buildid "$P")
+[ -n "$HOSTID" ] || skip "$P has no build-id"
+
+build_hostile mkelf
+as_user "$A" "$T/mkelf" forge "$T/spin" "$H/own" 0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f ||
+	fail "mkelf forge own"
+as_user "$A" "$T/mkelf" forge "$T/spin" "$H/forged" "$HOSTID" || fail "mkelf forge host id"
+[ "$(readelf_buildid "$H/forged")" = "$HOSTID" ] || fail "the forged binary does not carry $HOSTID"
+as_user "$A" unshare -Urm sh -c "mount --bind '$H/own' '$P'" 2>/dev/null ||
+	skip "this user cannot unshare -Urm and bind-mount"
+
+start_daemon "[record]
+frequency = 499
+drain_interval = 50ms
+[segments]
+rotate_age = 2s"
+sleep 1
+start_pinger
+t0=$(date +%s%N)
+for f in own forged; do
+	as_user "$A" unshare -Urm sh -c "mount --bind '$H/$f' '$P' && exec '$P' 0.4" ||
+		fail "the attack did not run ($f)"
+done
+t1=$(date +%s%N)
+sleep 1
+"$P" --help >/dev/null 2>&1	# the host's passwd, mapped by the host
+sleep 1.5
+hostile_judge
+
+Q() { "$PERFMAPCTL" -s "$T/control.sock" --json "$@"; }
+Q history "$P" > "$T/h.json" || fail "history $P"
+note "host history: $(jq -c '[.objects[] | [.build_id[0:8], .first_seen, .mnt_ns]]' "$T/h.json")"
+jq -e --arg h "$HOSTID" '[.objects[].build_id] | all(. == $h)' "$T/h.json" >/dev/null ||
+	fail "the host's history of $P holds a build-id the user made"
+jq -e --argjson t0 "$t0" --argjson t1 "$t1" \
+	'[.objects[] | select(.first_seen_ns >= $t0 and .first_seen_ns <= $t1)] | length == 0' \
+	"$T/h.json" >/dev/null || fail "the host's history of $P shows a sighting from the user's namespace"
+mid=$(( (t0 + t1) / 2 ))
+Q lookup "$P" --at "@$((mid / 1000000000)).$(printf %09d $((mid % 1000000000)))" > "$T/l.json" 2>/dev/null
+jq -e '.mapped | length == 0' "$T/l.json" >/dev/null 2>&1 ||
+	fail "lookup $P during the attack says something was mapped: $(cat "$T/l.json")"
+Q history "$P" --all-namespaces > "$T/ha.json" || fail "history --all-namespaces"
+note "all namespaces: $(jq -c '[.objects[] | [.build_id[0:8], .mnt_ns]]' "$T/ha.json")"
+uid=$(id -u "$A")
+jq -e --arg u "of uid $uid" '[.objects[] | select(.build_id == "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f")
+	| .mnt_ns | endswith($u)] | length == 1 and all' "$T/ha.json" >/dev/null ||
+	fail "--all-namespaces does not show the user's binary labelled with its namespace and uid $uid"
+# The cache: the host's build-id is the host's file; the user's are under .ns/.
+C=$T/state/debug
+for _ in $(seq 1 20); do [ -f "$C$P/$HOSTID/elf" ] && break; sleep 0.25; done
+[ -f "$C$P/$HOSTID/elf" ] || { find "$C" -path '*passwd*'; fail "the host's $P was not copied under its path"; }
+cmp -s "$C$P/$HOSTID/elf" "$P" || fail "the cache's copy of $HOSTID is not the host's $P"
+l=$C/.build-id/$(echo "$HOSTID" | cut -c1-2)/$(echo "$HOSTID" | cut -c3-)
+cmp -s "$l/elf" "$P" || fail "perf's link for $HOSTID leads to something else than $P"
+[ -e "$C$P/0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f" ] &&
+	fail "the user's binary is filed under the host's path"
+stop_daemon
+# An index rebuilt from the segments (a damaged index.db) keeps them apart too.
+head -c 65536 /dev/urandom > "$T/state/index.db"
+rm -f "$T/state/index.db-wal" "$T/state/index.db-shm"
+start_daemon "[record]
+frequency = 99"
+grep -q "rebuilding it from the segments" "$T/daemon.log" || fail "index.db was not rebuilt"
+stop_daemon
+"$PERFMAPCTL" --state-dir "$T/state" --json history "$P" > "$T/h2.json" || fail "history after the rebuild"
+jq -e --arg h "$HOSTID" '[.objects[].build_id] | all(. == $h)' "$T/h2.json" >/dev/null ||
+	fail "after a rebuild, the host's history of $P holds a build-id the user made"
+echo "PASS: a user's namespace writes neither the host's history nor its cache"

@@ -1,0 +1,62 @@
+#!/bin/sh
+# The capabilities units/perfmapd.service grants are enough, and are all
+# the daemon has: perfmapd run with exactly that bounding set (setpriv;
+# systemd is not needed to apply it) records, copies another user's
+# private (0700) binary, deleted while it runs, through /proc/PID/map_files,
+# copies kallsyms with
+# real addresses, and gives the state directory (setgid) and the socket
+# to the control group.
+. tests/lib.sh
+. tests/hostile/lib.sh
+need_events
+need_useradd
+command -v jq >/dev/null 2>&1 || skip "jq is not installed"
+
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' units/perfmapd.service | tr 'A-Z ' 'a-z\n' |
+	sed -n 's/^cap_/+/p' | paste -sd, -)
+[ -n "$caps" ] || fail "no CapabilityBoundingSet= in units/perfmapd.service"
+[ "$(cat /proc/sys/kernel/cap_last_cap)" -ge 40 ] ||
+	skip "the kernel has no CAP_CHECKPOINT_RESTORE (Linux < 5.9): the unit's notes apply"
+note "bounding set: $caps"
+
+A=$(new_user a)
+G=$(new_group g)
+chmod 0711 "$T"
+mkdir -m 0700 "$T/home" && chown "$A" "$T/home"
+build_prog spin
+cp "$T/spin" "$T/home/priv" && chown "$A" "$T/home/priv" && chmod 0700 "$T/home/priv"
+ID=$(readelf_buildid "$T/home/priv")
+
+cat > "$T/pmd" <<EOF
+#!/bin/sh
+exec setpriv --bounding-set=-all,$caps --inh-caps=-all -- "$PERFMAPD" "\$@"
+EOF
+chmod 0755 "$T/pmd"
+PERFMAPD=$T/pmd
+start_daemon "[daemon]
+control_group = $G
+[record]
+frequency = 199
+drain_interval = 50ms"
+want=$(setpriv --bounding-set=-all,$caps --inh-caps=-all -- grep '^CapEff' /proc/self/status)
+have=$(grep '^CapEff' "/proc/$DAEMON_PID/status")
+[ "$want" = "$have" ] || fail "daemon runs with $have, not the unit's $want"
+note "daemon: $have"
+
+# Deleted while it runs: only the mapped inode (map_files) is left to copy.
+as_user "$A" sh -c "'$T/home/priv' 1 & sleep 0.3; rm '$T/home/priv'; wait" >/dev/null
+sleep 1
+S=$T/state
+[ -f "$S/debug$T/home/priv/$ID/elf" ] ||
+	{ ls -R "$S/debug" | grep -A3 priv; fail "the private binary was not copied (map_files)"; }
+[ "$(readelf_buildid "$S/debug$T/home/priv/$ID/elf")" = "$ID" ] || fail "the copy is not $ID"
+k=$(ls "$S/debug/[kernel.kallsyms]"/*/kallsyms 2>/dev/null | head -1)
+[ -n "$k" ] || fail "no kallsyms copy"
+grep -qv '^0000000000000000 ' "$k" || fail "kallsyms copied without addresses (CAP_SYSLOG)"
+[ "$(stat -c '%a %G' "$S")" = "2750 $G" ] ||
+	fail "state directory $(stat -c '%a %G' "$S"), not 2750 $G (CAP_CHOWN, CAP_FSETID)"
+[ "$(stat -c '%G' "$T/control.sock")" = "$G" ] || fail "socket not given to $G"
+lost=$("$PERFMAPCTL" -s "$T/control.sock" --json status | jq .counters.lost)
+stop_daemon
+[ "$lost" = 0 ] || fail "$lost records lost"
+echo "PASS: the unit's capabilities suffice"
