@@ -21,7 +21,7 @@ usage(FILE *f)
 	size_t	 i;
 
 	fprintf(f, "usage: perfmapctl [-s|--socket PATH] [--json] COMMAND [ARGS]\n"
-	    "       perfmapctl --state-dir DIR [--json] lookup|history|buildid|segments ARGS\n"
+	    "       perfmapctl --state-dir DIR [--json] lookup|history|buildid|segments|profile ARGS\n"
 	    "       perfmapctl COMMAND --help\n\ncommands:\n");
 	for (i = 0; i < client_ncmds; i++) {
 		if (strlen(client_cmds[i].usage) > 34)

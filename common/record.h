@@ -104,6 +104,8 @@ int	record_decode(const void *buf, size_t len, const struct record_layout *,
  * is malformed or carries no time.
  */
 int	record_time(const void *buf, size_t len, const struct record_layout *, uint64_t *time);
+/* Rewrite that time stamp (profiles moving a segment onto another's clock). */
+int	record_set_time(void *buf, size_t len, const struct record_layout *, uint64_t time);
 
 /*
  * The length of a mapped file's name without the " (deleted)" the kernel

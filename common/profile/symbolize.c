@@ -1,0 +1,719 @@
+/*
+ * symbolize.c - binaries, their copies in the build-id cache, and names for
+ * addresses.  See symbolize.h.
+ *
+ * A copy is found through the cache's link DIR/.build-id/xx/rest, the way
+ * perf finds it, and used only if libdwfl reads the same build-id from it.
+ * Each ELF copy gets a Dwfl of its own with the module at bias 0, so module
+ * addresses are the file's own virtual addresses.  A "debug" file beside
+ * the copy (perf's layout for separate debug info) is used for DWARF when
+ * its build-id matches too; nothing is looked up anywhere else.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "bidcache.h"
+#include "buildid.h"
+#include "hash.h"
+#include "record.h"
+#include "symbolize.h"
+
+struct binary_elf {
+	Dwfl		*dwfl;
+	Dwfl_Module	*mod;
+	struct binary	*owner;
+	struct binary_elf *prev, *next;	/* LRU, most recent first */
+};
+
+/* Sorted (address, name) pairs: kallsyms and perf-PID.map files. */
+struct ksyms {
+	uint64_t	*addr;
+	uint64_t	*size;		/* JIT: the entry's size; kallsyms: NULL */
+	uint32_t	*name;		/* offsets into names */
+	char		*names;
+	size_t		 n;
+};
+
+struct jitmap {
+	struct ksyms	 syms;
+};
+
+struct symbolize {
+	char		 cache[4096];
+	struct binary	**hash;
+	size_t		 hcap, nbin;
+	struct binary	*first, *last;
+	struct binary_elf *lru_head, *lru_tail;
+	size_t		 nopen;
+	struct symbolize_stats st;
+};
+
+struct symbolize *
+symbolize_new(const char *cache_dir)
+{
+	struct symbolize *s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	snprintf(s->cache, sizeof(s->cache), "%s", cache_dir);
+	s->hcap = 1024;
+	if ((s->hash = calloc(s->hcap, sizeof(*s->hash))) == NULL) {
+		free(s);
+		return NULL;
+	}
+	elf_version(EV_CURRENT);
+	return s;
+}
+
+static void
+ksyms_free(struct ksyms *k)
+{
+	free(k->addr);
+	free(k->size);
+	free(k->name);
+	free(k->names);
+	memset(k, 0, sizeof(*k));
+}
+
+static void
+elf_close(struct symbolize *s, struct binary_elf *e)
+{
+	if (e->prev != NULL)
+		e->prev->next = e->next;
+	else
+		s->lru_head = e->next;
+	if (e->next != NULL)
+		e->next->prev = e->prev;
+	else
+		s->lru_tail = e->prev;
+	dwfl_end(e->dwfl);
+	e->owner->elf = NULL;
+	s->nopen--;
+	free(e);
+}
+
+void
+symbolize_free(struct symbolize *s)
+{
+	struct binary *b, *n;
+
+	if (s == NULL)
+		return;
+	while (s->lru_head != NULL)
+		elf_close(s, s->lru_head);
+	for (b = s->first; b != NULL; b = n) {
+		n = b->next;
+		if (b->ksyms != NULL && b->kind == BIN_KERNEL) {
+			ksyms_free(b->ksyms);
+			free(b->ksyms);
+		}
+		if (b->jit != NULL) {
+			ksyms_free(&b->jit->syms);
+			free(b->jit);
+		}
+		free(b->name);
+		free(b->source);
+		free(b);
+	}
+	free(s->hash);
+	free(s);
+}
+
+static uint64_t
+binary_hash(enum binary_kind kind, const char *name, const uint8_t *id, size_t idlen,
+    const char *source)
+{
+	uint64_t h = hash_bytes(&kind, sizeof(kind), HASH_INIT);
+
+	h = hash_str(name, h);
+	h = hash_bytes(id, idlen, h);
+	return source != NULL ? hash_str(source, h) : h;
+}
+
+static int
+binary_eq(const struct binary *b, enum binary_kind kind, const char *name, const uint8_t *id,
+    size_t idlen, const char *source)
+{
+	return b->kind == kind && b->idlen == idlen && memcmp(b->id, id, idlen) == 0 &&
+	    strcmp(b->name, name) == 0 &&
+	    ((b->source == NULL && source == NULL) ||
+	    (b->source != NULL && source != NULL && strcmp(b->source, source) == 0));
+}
+
+static int
+hash_grow(struct symbolize *s)
+{
+	struct binary **nh, *b;
+	size_t	 ncap = s->hcap * 2;
+
+	if ((nh = calloc(ncap, sizeof(*nh))) == NULL)
+		return -1;
+	for (b = s->first; b != NULL; b = b->next) {
+		size_t i = binary_hash(b->kind, b->name, b->id, b->idlen, b->source) & (ncap - 1);
+
+		b->hnext = nh[i];
+		nh[i] = b;
+	}
+	free(s->hash);
+	s->hash = nh;
+	s->hcap = ncap;
+	return 0;
+}
+
+struct binary *
+symbolize_binary(struct symbolize *s, enum binary_kind kind, const char *name,
+    const uint8_t *id, size_t idlen, const char *source)
+{
+	struct binary *b;
+	size_t	 i, nlen;
+
+	if (idlen > BUILD_ID_MAX)
+		idlen = BUILD_ID_MAX;
+	nlen = record_name_len(name);
+	{
+		char	 nm[nlen + 1];
+
+		memcpy(nm, name, nlen);
+		nm[nlen] = '\0';
+		i = binary_hash(kind, nm, id, idlen, source) & (s->hcap - 1);
+		for (b = s->hash[i]; b != NULL; b = b->hnext)
+			if (binary_eq(b, kind, nm, id, idlen, source))
+				return b;
+		if (s->nbin + 1 > s->hcap && hash_grow(s) == 0)
+			i = binary_hash(kind, nm, id, idlen, source) & (s->hcap - 1);
+		if ((b = calloc(1, sizeof(*b))) == NULL || (b->name = strdup(nm)) == NULL ||
+		    (source != NULL && (b->source = strdup(source)) == NULL)) {
+			if (b != NULL)
+				free(b->name);
+			free(b);
+			return NULL;
+		}
+	}
+	b->kind = kind;
+	memcpy(b->id, id, idlen);
+	b->idlen = (uint8_t)idlen;
+	b->lo = UINT64_MAX;
+	b->hnext = s->hash[i];
+	s->hash[i] = b;
+	if (s->last != NULL)
+		s->last->next = b;
+	else
+		s->first = b;
+	s->last = b;
+	s->nbin++;
+	return b;
+}
+
+struct binary *
+symbolize_first(struct symbolize *s)
+{
+	return s->first;
+}
+
+/* DIR/.build-id/xx/rest/FILE for B, where FILE is elf, vdso or kallsyms. */
+static int
+cache_path(struct symbolize *s, const struct binary *b, char *out, size_t len)
+{
+	char	 hex[BUILD_ID_HEX_MAX];
+
+	if (b->idlen == 0 || s->cache[0] == '\0')
+		return -1;
+	buildid_to_hex(b->id, b->idlen, hex);
+	if ((size_t)snprintf(out, len, "%s/.build-id/%.2s/%s/%s", s->cache, hex, hex + 2,
+	    bidcache_basename(b->kind == BIN_KERNEL ? BIDCACHE_KERNEL : b->name)) >= len)
+		return -1;
+	return 0;
+}
+
+/* Separate debug info: "debug" beside the copy, with the same build-id. */
+static int
+find_debuginfo_cb(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+    const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+    char **debuginfo_file_name)
+{
+	const unsigned char *want;
+	GElf_Addr vaddr;
+	uint8_t	 id[BUILD_ID_MAX];
+	char	 path[4096], *slash;
+	int	 fd, n, wantlen;
+
+	if (file_name == NULL || (slash = strrchr(file_name, '/')) == NULL ||
+	    (size_t)snprintf(path, sizeof(path), "%.*s/debug", (int)(slash - file_name),
+	    file_name) >= sizeof(path))
+		return -1;
+	if ((wantlen = dwfl_module_build_id(mod, &want, &vaddr)) <= 0)
+		return -1;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return -1;
+	n = buildid_read_fd(fd, id);
+	if (n != wantlen || memcmp(id, want, (size_t)n) != 0 ||
+	    (*debuginfo_file_name = strdup(path)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = NULL,
+	.find_debuginfo = find_debuginfo_cb,
+	.section_address = dwfl_offline_section_address,
+};
+
+/* Record the executable PT_LOADs of the copy (first load only). */
+static void
+elf_loads(struct binary *b, Dwfl_Module *mod)
+{
+	GElf_Addr bias;
+	Elf	*elf = dwfl_module_getelf(mod, &bias);
+	size_t	 i, n;
+
+	if (elf == NULL || b->nload > 0 || elf_getphdrnum(elf, &n) != 0)
+		return;
+	for (i = 0; i < n && b->nload < 4; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) == NULL || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X) || ph.p_filesz == 0)
+			continue;
+		b->lvaddr[b->nload] = ph.p_vaddr;
+		b->loff[b->nload] = ph.p_offset;
+		b->lsize[b->nload] = ph.p_filesz;
+		b->nload++;
+	}
+}
+
+/* Open B's copy (ELF kinds); 0, or -1 if there is none that proves to be B. */
+static int
+elf_open(struct symbolize *s, struct binary *b)
+{
+	struct binary_elf *e;
+	const unsigned char *got;
+	GElf_Addr vaddr;
+	char	 path[4096];
+	int	 n;
+
+	if (b->elf != NULL) {
+		e = b->elf;	/* to the front of the LRU */
+		if (e != s->lru_head) {
+			e->prev->next = e->next;
+			if (e->next != NULL)
+				e->next->prev = e->prev;
+			else
+				s->lru_tail = e->prev;
+			e->prev = NULL;
+			e->next = s->lru_head;
+			s->lru_head->prev = e;
+			s->lru_head = e;
+		}
+		return 0;
+	}
+	if (b->state < 0 || cache_path(s, b, path, sizeof(path)) < 0)
+		goto missing;
+	if (access(path, R_OK) != 0)
+		goto missing;
+	if ((e = calloc(1, sizeof(*e))) == NULL)
+		return -1;
+	if ((e->dwfl = dwfl_begin(&dwfl_callbacks)) == NULL) {
+		free(e);
+		return -1;
+	}
+	dwfl_report_begin(e->dwfl);
+	e->mod = dwfl_report_elf(e->dwfl, b->name, path, -1, 0, true);
+	dwfl_report_end(e->dwfl, NULL, NULL);
+	if (e->mod == NULL || (n = dwfl_module_build_id(e->mod, &got, &vaddr)) != b->idlen ||
+	    memcmp(got, b->id, b->idlen) != 0) {
+		dwfl_end(e->dwfl);
+		free(e);
+		goto missing;
+	}
+	while (s->nopen >= SYMBOLIZE_OPEN && s->lru_tail != NULL)
+		elf_close(s, s->lru_tail);
+	e->owner = b;
+	e->next = s->lru_head;
+	if (s->lru_head != NULL)
+		s->lru_head->prev = e;
+	s->lru_head = e;
+	if (s->lru_tail == NULL)
+		s->lru_tail = e;
+	s->nopen++;
+	b->elf = e;
+	if (b->state == 0)
+		elf_loads(b, e->mod);
+	b->state = 1;
+	return 0;
+missing:
+	if (b->state == 0)
+		s->st.uncached++;
+	b->state = -1;
+	return -1;
+}
+
+static int
+ksyms_cmp(const void *x, const void *y)
+{
+	const uint64_t *a = x, *b = y;
+
+	return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/*
+ * Parse "ADDR [SIZE] [TYPE] NAME" lines (kallsyms: "ADDR T NAME [mod]";
+ * perf-PID.map: "START SIZE NAME", hex, 0x optional) from BUF into K,
+ * sorted by address.  JIT keeps sizes; kallsyms keeps only text symbols.
+ */
+static int
+ksyms_parse(struct ksyms *k, char *buf, size_t len, int jit)
+{
+	uint64_t (*tmp)[3] = NULL;
+	size_t	 cap = 0, n = 0, nlen = 0, i;
+	char	*p = buf, *end = buf + len;
+	int	 rc = -1;
+
+	while (p < end) {
+		char	*nl = memchr(p, '\n', (size_t)(end - p)), *q, *name;
+		uint64_t a, sz = 0;
+
+		if (nl == NULL)
+			nl = end;
+		*nl = '\0';
+		a = strtoull(p, &q, 16);
+		if (q == p || (*q != ' ' && *q != '\t'))
+			goto next;
+		if (jit) {
+			p = q;
+			sz = strtoull(p, &q, 16);
+			if (q == p || (*q != ' ' && *q != '\t') || sz == 0)
+				goto next;
+			name = q + 1;
+		} else {
+			if (q[1] == '\0' || (q[2] != ' ' && q[2] != '\t') ||
+			    strchr("tTwW", q[1]) == NULL)
+				goto next;
+			name = q + 3;
+			name[strcspn(name, "\t ")] = '\0';	/* drop "\t[module]" */
+		}
+		if (*name == '\0')
+			goto next;
+		if (n == cap) {
+			size_t	 ncap = cap ? cap * 2 : 4096;
+			void	*t = realloc(tmp, ncap * sizeof(*tmp));
+
+			if (t == NULL)
+				goto out;
+			tmp = t;
+			cap = ncap;
+		}
+		tmp[n][0] = a;
+		tmp[n][1] = sz;
+		tmp[n][2] = (uint64_t)(name - buf);
+		n++;
+		nlen += strlen(name) + 1;
+	next:
+		p = nl + 1;
+	}
+	qsort(tmp, n, sizeof(*tmp), ksyms_cmp);
+	k->addr = malloc((n + 1) * sizeof(*k->addr));
+	k->name = malloc((n + 1) * sizeof(*k->name));
+	k->names = malloc(nlen + 1);
+	k->size = jit ? malloc((n + 1) * sizeof(*k->size)) : NULL;
+	if (k->addr == NULL || k->name == NULL || k->names == NULL || (jit && k->size == NULL) ||
+	    nlen > UINT32_MAX)
+		goto out;
+	nlen = 0;
+	for (i = 0; i < n; i++) {
+		const char *nm = buf + tmp[i][2];
+		size_t	 l = strlen(nm) + 1;
+
+		k->addr[i] = tmp[i][0];
+		if (jit)
+			k->size[i] = tmp[i][1];
+		k->name[i] = (uint32_t)nlen;
+		memcpy(k->names + nlen, nm, l);
+		nlen += l;
+	}
+	k->n = n;
+	rc = 0;
+out:
+	free(tmp);
+	if (rc < 0)
+		ksyms_free(k);
+	return rc;
+}
+
+/* The name covering A: the last entry at or below it (JIT: within its size). */
+static const char *
+ksyms_find(const struct ksyms *k, uint64_t a)
+{
+	size_t	 lo = 0, hi = k->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->addr[mid] <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	lo--;
+	if (k->size != NULL && a - k->addr[lo] >= k->size[lo])
+		return NULL;
+	return k->names + k->name[lo];
+}
+
+/* Read at most MAX bytes of a regular file, never through a symlink. */
+static char *
+read_small(const char *path, size_t max, size_t *lenp)
+{
+	struct stat st;
+	char	*buf = NULL;
+	size_t	 len = 0;
+	int	 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) == -1)
+		return NULL;
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max)
+		goto out;
+	if ((buf = malloc((size_t)st.st_size + 1)) == NULL)
+		goto out;
+	while (len < (size_t)st.st_size) {
+		ssize_t	 r = read(fd, buf + len, (size_t)st.st_size - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+	*lenp = len;
+out:
+	close(fd);
+	return buf;
+}
+
+static int
+kernel_load(struct symbolize *s, struct binary *b)
+{
+	char	 path[4096], *buf;
+	size_t	 len;
+	struct ksyms *k;
+
+	if (b->state != 0)
+		return b->state > 0 ? 0 : -1;
+	b->state = -1;
+	if (cache_path(s, b, path, sizeof(path)) < 0 ||
+	    (buf = read_small(path, SYMBOLIZE_KALLSYMS_MAX, &len)) == NULL) {
+		s->st.uncached++;
+		return -1;
+	}
+	if ((k = calloc(1, sizeof(*k))) == NULL || ksyms_parse(k, buf, len, 0) < 0 ||
+	    k->n == 0 || k->addr[k->n - 1] == 0) {	/* all zero: kptr_restrict */
+		if (k != NULL)
+			ksyms_free(k);
+		free(k);
+		free(buf);
+		s->st.uncached++;
+		return -1;
+	}
+	free(buf);
+	b->ksyms = k;
+	b->state = 1;
+	b->has_functions = 1;
+	return 0;
+}
+
+static int
+jit_load(struct symbolize *s, struct binary *b)
+{
+	char	*buf;
+	size_t	 len;
+
+	if (b->state != 0)
+		return b->state > 0 ? 0 : -1;
+	b->state = -1;
+	if (b->source == NULL || (buf = read_small(b->source, SYMBOLIZE_JIT_MAX, &len)) == NULL)
+		return -1;
+	if ((b->jit = calloc(1, sizeof(*b->jit))) == NULL ||
+	    ksyms_parse(&b->jit->syms, buf, len, 1) < 0) {
+		free(b->jit);
+		b->jit = NULL;
+		free(buf);
+		return -1;
+	}
+	free(buf);
+	s->st.jit_maps++;
+	b->state = 1;
+	b->has_functions = 1;
+	return 0;
+}
+
+uint64_t
+symbolize_rel(struct symbolize *s, struct binary *b, uint64_t ip, uint64_t start,
+    uint64_t pgoff)
+{
+	uint64_t off;
+	int	 i;
+
+	if (b->kind != BIN_ELF && b->kind != BIN_NOID)
+		return ip;
+	off = ip - start + pgoff;
+	if (b->kind == BIN_ELF && b->state == 0)
+		elf_open(s, b);
+	for (i = 0; i < b->nload; i++)
+		if (off >= b->loff[i] && off - b->loff[i] < b->lsize[i])
+			return off - b->loff[i] + b->lvaddr[i];
+	return off;
+}
+
+static const char *
+die_call_file(Dwarf_Die *cu, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	Dwarf_Word idx;
+	size_t	 nfiles;
+
+	if (dwarf_attr(die, DW_AT_call_file, &attr) == NULL ||
+	    dwarf_formudata(&attr, &idx) != 0 ||
+	    dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || idx >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static int64_t
+die_int(Dwarf_Die *die, unsigned int name)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word v;
+
+	if (dwarf_attr(die, name, &attr) == NULL || dwarf_formudata(&attr, &v) != 0)
+		return 0;
+	return (int64_t)v;
+}
+
+/*
+ * The ELF lookup: the symbol, the line, and the inline chain.  For an
+ * address inside inlined code, DWARF's scopes give, innermost first, each
+ * DW_TAG_inlined_subroutine (its name, and where it was called from:
+ * DW_AT_call_file/line, the line of the next frame out), then the
+ * subprogram, which is named from the symbol table when it has the address.
+ */
+static int
+elf_lookup(struct symbolize *s, struct binary *b, uint64_t a, struct sym_frame *out)
+{
+	Dwfl_Module *mod = b->elf->mod;
+	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Addr bias = 0;
+	GElf_Off symoff;
+	GElf_Sym sym;
+	Dwfl_Line *line;
+	const char *symname, *file = NULL;
+	int	 lineno = 0, nscopes, i, n = 0;
+	int64_t	 cur_line;
+
+	symname = dwfl_module_addrinfo(mod, a, &symoff, &sym, NULL, NULL, NULL);
+	if (symname != NULL && *symname == '\0')
+		symname = NULL;
+	if (symname != NULL)
+		b->has_functions = 1;
+	if ((line = dwfl_module_getsrc(mod, a)) != NULL)
+		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+	if (file != NULL) {
+		b->has_filenames = 1;
+		if (lineno > 0)
+			b->has_lines = 1;
+	}
+	cur_line = lineno;
+	cu = dwfl_module_addrdie(mod, a, &bias);
+	nscopes = cu != NULL ? dwarf_getscopes(cu, a - bias, &scopes) : 0;
+	for (i = 0; i < nscopes && n < SYMBOLIZE_MAX_INLINE - 1; i++) {
+		int	 tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_subprogram) {
+			int	 l;
+
+			if (symname == NULL)
+				symname = dwarf_diename(&scopes[i]);
+			out[n].start_line = dwarf_decl_line(&scopes[i], &l) == 0 ? l : 0;
+			break;
+		}
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		out[n].func = dwarf_diename(&scopes[i]);
+		out[n].file = file;
+		out[n].line = cur_line;
+		if (out[n].func == NULL)
+			continue;
+		b->has_inlines = 1;
+		n++;
+		file = die_call_file(cu, &scopes[i]);
+		cur_line = die_int(&scopes[i], DW_AT_call_line);
+	}
+	free(scopes);
+	if (symname == NULL && n == 0)
+		return 0;
+	out[n].func = symname;
+	out[n].file = file;
+	out[n].line = cur_line;
+	return n + 1;
+}
+
+int
+symbolize_addr(struct symbolize *s, struct binary *b, uint64_t addr, int leaf,
+    struct sym_frame *out)
+{
+	uint64_t a = leaf || addr == 0 ? addr : addr - 1;
+	const char *name;
+	struct binary *k;
+
+	memset(out, 0, SYMBOLIZE_MAX_INLINE * sizeof(*out));
+	switch (b->kind) {
+	case BIN_ELF:
+		if (elf_open(s, b) < 0)
+			return 0;
+		return elf_lookup(s, b, a, out);
+	case BIN_KERNEL:
+	case BIN_MODULE:
+		k = b->kind == BIN_KERNEL ? b : b->kernel;
+		if (k == NULL || kernel_load(s, k) < 0)
+			return 0;
+		if ((name = ksyms_find(k->ksyms, a)) == NULL)
+			return 0;
+		b->has_functions = 1;
+		out->func = name;
+		return 1;
+	case BIN_JIT:
+		if (jit_load(s, b) < 0 || (name = ksyms_find(&b->jit->syms, a)) == NULL)
+			return 0;
+		out->func = name;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+void
+symbolize_stats(struct symbolize *s, struct symbolize_stats *st)
+{
+	struct binary *b;
+
+	*st = s->st;
+	st->unknown = 0;
+	for (b = s->first; b != NULL; b = b->next)
+		if (b->kind == BIN_NOID && b->samples > 0)
+			st->unknown++;
+}
