@@ -29,9 +29,21 @@
 #include "record.h"
 #include "symbolize.h"
 
+/*
+ * A copy's function symbols, sorted by address, for binary search:
+ * libdwfl's dwfl_module_addrinfo walks the whole symbol table per lookup.
+ */
+struct elfsym {
+	uint64_t	 addr, size;
+	const char	*name;		/* in the ELF data, valid while the Dwfl is */
+	int		 rank;		/* GLOBAL 2, WEAK 1, LOCAL 0 */
+};
+
 struct binary_elf {
 	Dwfl		*dwfl;
 	Dwfl_Module	*mod;
+	struct elfsym	*syms;
+	size_t		 nsyms;
 	struct binary	*owner;
 	struct binary_elf *prev, *next;	/* LRU, most recent first */
 };
@@ -100,6 +112,7 @@ elf_close(struct symbolize *s, struct binary_elf *e)
 	dwfl_end(e->dwfl);
 	e->owner->elf = NULL;
 	s->nopen--;
+	free(e->syms);
 	free(e);
 }
 
@@ -294,6 +307,74 @@ elf_loads(struct binary *b, Dwfl_Module *mod)
 	}
 }
 
+static int
+elfsym_cmp(const void *x, const void *y)
+{
+	const struct elfsym *a = x, *b = y;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return b->rank - a->rank;	/* the best name first */
+}
+
+/* The function symbols of E's module (symtab, else dynsym, as libdwfl picks). */
+static void
+elfsym_load(struct binary_elf *e)
+{
+	int	 n = dwfl_module_getsymtab(e->mod), i;
+	size_t	 k = 0, j;
+
+	if (n <= 0 || (e->syms = calloc((size_t)n, sizeof(*e->syms))) == NULL)
+		return;
+	for (i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(e->mod, i, &sym, &addr, &shndx,
+		    NULL, NULL);
+
+		if (name == NULL || *name == '\0' || shndx == SHN_UNDEF || addr == 0 ||
+		    (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+		    GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
+			continue;
+		e->syms[k].addr = addr;
+		e->syms[k].size = sym.st_size;
+		e->syms[k].name = name;
+		e->syms[k].rank = GELF_ST_BIND(sym.st_info) == STB_GLOBAL ? 2 :
+		    GELF_ST_BIND(sym.st_info) == STB_WEAK ? 1 : 0;
+		k++;
+	}
+	qsort(e->syms, k, sizeof(*e->syms), elfsym_cmp);
+	/* one name per address: the first, best ranked */
+	for (i = 0, j = 0; (size_t)i < k; i++)
+		if (j == 0 || e->syms[j - 1].addr != e->syms[i].addr)
+			e->syms[j++] = e->syms[i];
+	e->nsyms = j;
+}
+
+/* The function symbol holding A (a sized symbol covers [addr, addr+size)). */
+static const char *
+elfsym_find(const struct binary_elf *e, uint64_t a)
+{
+	size_t	 lo = 0, hi = e->nsyms;
+	const struct elfsym *y;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->syms[mid].addr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	y = &e->syms[lo - 1];
+	if (y->size > 0 && a - y->addr >= y->size)
+		return NULL;
+	return y->name;
+}
+
 /* Open B's copy (ELF kinds); 0, or -1 if there is none that proves to be B. */
 static int
 elf_open(struct symbolize *s, struct binary *b)
@@ -349,6 +430,7 @@ elf_open(struct symbolize *s, struct binary *b)
 		s->lru_tail = e;
 	s->nopen++;
 	b->elf = e;
+	elfsym_load(e);
 	if (b->state == 0)
 		elf_loads(b, e->mod);
 	b->state = 1;
@@ -618,16 +700,12 @@ elf_lookup(struct symbolize *s, struct binary *b, uint64_t a, struct sym_frame *
 	Dwfl_Module *mod = b->elf->mod;
 	Dwarf_Die *cu, *scopes = NULL;
 	Dwarf_Addr bias = 0;
-	GElf_Off symoff;
-	GElf_Sym sym;
 	Dwfl_Line *line;
 	const char *symname, *file = NULL;
 	int	 lineno = 0, nscopes, i, n = 0;
 	int64_t	 cur_line;
 
-	symname = dwfl_module_addrinfo(mod, a, &symoff, &sym, NULL, NULL, NULL);
-	if (symname != NULL && *symname == '\0')
-		symname = NULL;
+	symname = elfsym_find(b->elf, a);
 	if (symname != NULL)
 		b->has_functions = 1;
 	if ((line = dwfl_module_getsrc(mod, a)) != NULL)
