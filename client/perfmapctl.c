@@ -104,8 +104,9 @@ main(int argc, char *argv[])
 		}
 	err[0] = '\0';
 	if ((params = cmd->parse(argc, argv, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "perfmapctl: %s: %s\nusage: perfmapctl %s\n", cmd->name, err,
-		    cmd->usage);
+		/* one line: scripts read the error, people the --help */
+		fprintf(stderr, "perfmapctl: %s: %s (perfmapctl %s --help)\n", cmd->name, err,
+		    cmd->name);
 		return EXIT_USAGE;
 	}
 	if (o.state_dir != NULL)
