@@ -94,6 +94,13 @@ record_name_len(const char *name)
 	return n > s && memcmp(name + n - s, deleted, s) == 0 ? n - s : n;
 }
 
+int
+record_name_is_anon(const char *name)
+{
+	return strncmp(name, "//anon", 6) == 0 || strncmp(name, "/dev/zero", 9) == 0 ||
+	    strncmp(name, "/anon_hugepage", 14) == 0 || strncmp(name, "[anon:", 6) == 0;
+}
+
 /* Offset of the time stamp in the record at BUF, or 0 if it carries none. */
 static size_t
 time_offset(const void *buf, size_t len, const struct record_layout *l)

@@ -36,6 +36,7 @@ struct perfmapd {
 	struct event	*sig_evs[8];
 	int		 lockfd;
 	uint64_t	 start_wall_ns;
+	uint64_t	 snapshot_wall_ns;	/* the last snapshot (snapshot_pprof's period) */
 };
 
 /* Re-read the configuration; 0 or -1 with ERR set (old one kept). */

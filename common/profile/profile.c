@@ -305,14 +305,6 @@ ktab_find(struct pctx *c, const char *name)
 	return NULL;
 }
 
-/* Is NAME anonymous memory, where JIT code lives (perf's is_anon_memory)? */
-static int
-is_anon(const char *name)
-{
-	return strncmp(name, "//anon", 6) == 0 || strncmp(name, "/dev/zero", 9) == 0 ||
-	    strncmp(name, "/anon_hugepage", 14) == 0 || strncmp(name, "[anon:", 6) == 0;
-}
-
 static int
 fail_oom(struct pctx *c)
 {
@@ -364,7 +356,7 @@ handle_mmap(struct pctx *c, const struct record *r)
 			return fail_oom(c);
 		return 0;
 	}
-	if (is_anon(m->filename))
+	if (record_name_is_anon(m->filename))
 		b = symbolize_binary(c->sym, BIN_ANON, "//anon", NULL, 0, NULL);
 	else if (m->build_id_size > 0)
 		b = symbolize_binary(c->sym, BIN_ELF, m->filename, m->build_id, m->build_id_size,

@@ -56,6 +56,14 @@ run_job(struct capture *c, struct job *j)
 	case JOB_EXPORT:
 		run_export(c, j);
 		break;
+	case JOB_JIT_WATCH:
+		run_jit_watch(c, j);
+		break;
+	case JOB_JIT_KEEP:
+		run_jit_keep(c, j);
+		break;
+	case JOB_PROFILE:	/* the profile thread's (profile.c) */
+		break;
 	}
 }
 

@@ -34,6 +34,8 @@ struct model_proc {
 	struct model_proc *next;	/* hash chain */
 	uint32_t	 pid;
 	int		 leader_gone;	/* EXIT of pid seen, other threads remain */
+	int		 jit;		/* maps anonymous executable memory: its
+					   /tmp/perf-PID.map is watched (capture/jit.c) */
 	struct model_thread *threads;
 	size_t		 nthreads, cthreads;
 	struct model_map *maps;		/* sorted by addr, non-overlapping */

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
@@ -151,6 +152,31 @@ seg_write(struct recorder *r, const void *buf, size_t len)
 	r->wrote = 1;
 }
 
+/* P has JIT code (anonymous executable memory): its perf-PID.map is watched. */
+static void
+jit_watch(struct recorder *r, struct model_proc *p)
+{
+	if (p == NULL || p->jit)
+		return;
+	p->jit = 1;
+	notify_jit_mapped(&r->notify, p->pid);
+}
+
+/* A segment closes: the JIT maps of its live processes are kept with it. */
+static int
+jit_keep_cb(struct model_proc *p, void *arg)
+{
+	struct recorder *r = arg;
+	size_t	 i;
+
+	for (i = 0; i < p->nmaps && !p->jit; i++)	/* the state perfmapd started with */
+		if ((p->maps[i].prot & PROT_EXEC) && record_name_is_anon(p->maps[i].filename))
+			jit_watch(r, p);
+	if (p->jit)
+		notify_jit_keep(&r->notify, p->pid, &r->seg, 0);
+	return 0;
+}
+
 static void
 handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record *rec)
 {
@@ -200,6 +226,8 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 	}
 	if (model_add_map(&r->model, m, source, b != NULL ? b->id : BINARY_NONE) < 0)
 		log_warnx("model: out of memory");
+	if ((m->prot & PROT_EXEC) && record_name_is_anon(m->filename))
+		jit_watch(r, model_find(&r->model, m->pid));
 	if (!rewrite || strlen(m->filename) >= PATH_MAX) {
 		seg_write(r, h, h->size);
 		return;
@@ -255,8 +283,13 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 		    rec->task.ptid);
 		break;
 	case PERF_RECORD_EXIT:
-		if (rec->task.pid == rec->task.tid)
+		if (rec->task.pid == rec->task.tid) {
+			struct model_proc *p = model_find(&r->model, rec->task.pid);
+
 			publish_exit(r, rec);
+			if (p != NULL && p->jit && r->seg.open)
+				notify_jit_keep(&r->notify, p->pid, &r->seg, 1);
+		}
 		model_exit(&r->model, rec->task.pid, rec->task.tid);
 		break;
 	case PERF_RECORD_LOST:
@@ -535,6 +568,8 @@ recorder_rotate(struct recorder *r, enum rotate_reason why)
 	if (t <= r->seg.t_start)
 		t = r->seg.t_start + 1;
 	drain_until(r, why == ROTATE_STOP ? UINT64_MAX - DRAIN_MARGIN_NS - FUTURE_NS : t);
+	if (r->seg.open)
+		model_foreach(&r->model, jit_keep_cb, r);
 	rc = close_segment(r, t);
 	switch (why) {
 	case ROTATE_SIZE: r->st.rotations_size++; break;
