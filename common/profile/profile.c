@@ -639,6 +639,8 @@ read_segment(struct pctx *c, const struct segref *seg)
 		    seg->name);
 	}
 	c->st->segments++;
+	if (seg->seq > c->st->last_seq)
+		c->st->last_seq = seg->seq;
 	if (perfdata_walk(&f, record_cb, c) < 0 && !c->failed) {
 		snprintf(c->err, sizeof(c->err), "%s: %s", seg->path, strerror(errno));
 		c->failed = 1;

@@ -80,6 +80,7 @@ struct profile_stats {
 	uint64_t	 stacks;		/* distinct stacks (pprof samples) */
 	uint64_t	 first_ns, last_ns;	/* wall clock of the first, last kept sample */
 	uint64_t	 bytes;			/* written */
+	uint64_t	 last_seq;		/* the newest segment read */
 };
 
 /* "perf", "pprof", "folded", "svg": 0, or -1. */

@@ -119,7 +119,30 @@ run_profile(struct capture *c, struct job *j)
 		goto fail;
 	}
 	req.fd = fd;
-	if (profile_run(&req, &st, err, sizeof(err)) < 0)
+	if (j->params == NULL) {
+		/*
+		 * The index lists the segment the snapshot closed once its
+		 * writer thread has committed: give it a few seconds.
+		 */
+		const char *base = strrchr(j->name, '/');
+		unsigned long long seq = 0;
+		int	 tries;
+
+		sscanf(base != NULL ? base + 1 : j->name, "perf-%llu-", &seq);
+		for (tries = 0; ; tries++) {
+			int	 rc = profile_run(&req, &st, err, sizeof(err));
+
+			if (rc == 0 && st.last_seq >= seq)
+				break;
+			if (tries == 50 || (rc < 0 && st.segments > 0))
+				goto fail;
+			usleep(100 * 1000);
+			if (ftruncate(fd, 0) == -1 || lseek(fd, 0, SEEK_SET) == -1) {
+				snprintf(err, sizeof(err), "%s: %s", tmp, strerror(errno));
+				goto fail;
+			}
+		}
+	} else if (profile_run(&req, &st, err, sizeof(err)) < 0)
 		goto fail;
 	if (close(fd) == -1 || rename(tmp, path) == -1) {
 		fd = -1;

@@ -81,6 +81,17 @@ off profile $W --format svg -o "$T/p.out" > /dev/null || fail "profile --format 
 xmllint --noout "$T/p.out" || fail "xmllint refuses the SVG"
 grep -q 'pm_spin_inner' "$T/p.out" || fail "the SVG does not name pm_spin_inner"
 
+# --- through the daemon: its profile thread, the same profile -----------------
+ctl --json profile $W -o "$T/d.pb.gz" > "$T/d.json" || fail "profile through the daemon"
+[ "$(pprof_samples "$T/d.pb.gz")" = "$np" ] || fail "the daemon's pprof has $(pprof_samples "$T/d.pb.gz") samples, offline $np"
+jq -e '.path | startswith("'"$T/state/profiles/"'")' "$T/d.json" > /dev/null ||
+	fail "the daemon did not write under STATE/profiles: $(cat "$T/d.json")"
+ctl profile $W --comm spin -o "$T/d.svg" > /dev/null || fail "svg through the daemon"
+xmllint --noout "$T/d.svg" || fail "xmllint refuses the daemon's SVG"
+ctl profile --since 2001-01-01 --until 2001-01-02 -o "$T/none.data" 2> "$T/err" &&
+	fail "the daemon made a profile of a window without segments"
+[ "$(wc -l < "$T/err")" = 1 ] && [ ! -e "$T/none.data" ] || fail "daemon error: $(cat "$T/err")"
+
 # --- filters -------------------------------------------------------------------
 off profile $W --pid $SPIN -o "$T/pid.folded" > /dev/null || fail "--pid $SPIN"
 [ -s "$T/pid.folded" ] || fail "--pid $SPIN gave no samples"
