@@ -112,8 +112,8 @@ $(PB_GEN): common/profile/profile.proto
 	$(Q)protoc-c --proto_path=common/profile --c_out=$(BUILD)/gen profile.proto
 $(BUILD)/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
 	$(Q)$(CC) $(CFLAGS) -I$(BUILD)/gen -c -o $@ $<
-$(BUILD)/common/profile/pprof.o: CFLAGS += -I$(BUILD)/gen
-$(BUILD)/common/profile/pprof.o: $(BUILD)/gen/profile.pb-c.h
+$(BUILD)/common/profile/pprof.o $(BUILD)/tests/check_profile.o: CFLAGS += -I$(BUILD)/gen
+$(BUILD)/common/profile/pprof.o $(BUILD)/tests/check_profile.o: $(BUILD)/gen/profile.pb-c.h
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
