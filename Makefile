@@ -138,10 +138,12 @@ check-asan: deps
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 BUILD=build-asan tests/run-tests.sh
 
 bench: deps
-	$(MAKE) all $(BUILD)/tests/bench/bench_index
+	$(MAKE) all $(BUILD)/tests/bench/bench_index $(BUILD)/tests/bench/bench_stretch
 	BUILD=$(BUILD) tests/bench/run.sh
 
 $(BUILD)/tests/bench/bench_index: $(BUILD)/tests/bench/bench_index.o $(LIBDAEMON) $(LIBCOMMON)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/tests/bench/bench_stretch: $(BUILD)/tests/bench/bench_stretch.o $(LIBDAEMON) $(LIBCOMMON)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 UNITS := perfmapd.service perfmapd.socket perfmapd-snapshot.service perfmapd-snapshot.timer
