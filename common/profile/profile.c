@@ -388,6 +388,47 @@ jit_binary(struct pctx *c, uint32_t pid)
 	return pr->jit;
 }
 
+/*
+ * The perf format: stock perf names anonymous code only from
+ * /tmp/perf-PID.map while that file exists.  An anonymous executable
+ * mapping of a process whose map was kept becomes a mapping of an ELF
+ * image made from the kept map (SEG.jit/perf-PID.so, made once, beside it;
+ * symbolize_jit_elf), at pgoff = its start, so perf report names the JIT
+ * frames from it, on this host, after the process and its file are gone.
+ * Returns the record's new size in c->rec, or 0 to keep it as it is.
+ */
+static size_t
+jit_mmap_record(struct pctx *c, const struct record *r)
+{
+	struct record_mmap m = r->mmap;
+	char	 map[PATH_MAX], elf[PATH_MAX], tmp[PATH_MAX + 8], abs[PATH_MAX];
+	struct stat st;
+	int	 fd;
+
+	if (!(m.prot & 4 /* PROT_EXEC */) || !record_name_is_anon(m.filename) ||
+	    (size_t)snprintf(map, sizeof(map), "%s/perf-%u.map", c->jitdir, m.pid) >= sizeof(map) ||
+	    (size_t)snprintf(elf, sizeof(elf), "%s/perf-%u.so", c->jitdir, m.pid) >= sizeof(elf) ||
+	    stat(map, &st) == -1)
+		return 0;
+	if (stat(elf, &st) == -1) {
+		snprintf(tmp, sizeof(tmp), "%s.tmp", elf);
+		if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644)) == -1)
+			return 0;	/* a read-only state directory: left as it is */
+		if (symbolize_jit_elf(map, fd) < 0 || close(fd) == -1 || rename(tmp, elf) == -1) {
+			unlink(tmp);
+			return 0;
+		}
+	}
+	if (realpath(elf, abs) == NULL)
+		return 0;
+	m.filename = abs;
+	m.pgoff = m.addr;
+	m.maj = m.min = 0;
+	m.ino = m.ino_generation = 0;
+	m.build_id_size = 0;
+	return record_build_mmap2_plain(c->rec, &m, r->misc, &c->layout, &r->sid);
+}
+
 /* The location of IP in process PID (kernel: in the kernel's maps). */
 static uint32_t
 frame_location(struct pctx *c, uint32_t pid, uint64_t ip, int kernel, int leaf)
@@ -494,6 +535,7 @@ record_cb(const struct perf_event_header *h, void *arg)
 	struct pctx *c = arg;
 	const struct profile_req *req = c->req;
 	struct record r;
+	size_t	 jit_len = 0;
 	int	 keep = 1;
 
 	if (h->type >= PERF_RECORD_USER_TYPE_START) {
@@ -521,6 +563,9 @@ record_cb(const struct perf_event_header *h, void *arg)
 			return 1;
 		if (req->pid >= 0 && r.mmap.pid != (uint32_t)req->pid && r.mmap.pid != (uint32_t)-1)
 			keep = 0;
+		else if (c->out != NULL && r.type == PERF_RECORD_MMAP2 &&
+		    (jit_len = jit_mmap_record(c, &r)) > 0)
+			h = (const struct perf_event_header *)c->rec;
 		break;
 	case PERF_RECORD_COMM:
 		if (procs_set_comm(&c->procs, r.comm.pid, r.comm.tid, r.comm.comm,
@@ -552,7 +597,8 @@ record_cb(const struct perf_event_header *h, void *arg)
 		uint64_t t = 0;
 
 		if (c->shift != 0 && record_time(h, h->size, &c->layout, &t) == 0) {
-			memcpy(c->rec, h, h->size);
+			if (jit_len == 0)
+				memcpy(c->rec, h, h->size);
 			record_set_time(c->rec, h->size, &c->layout, t + (uint64_t)c->shift);
 			h = (const struct perf_event_header *)c->rec;
 		}

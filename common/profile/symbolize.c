@@ -795,3 +795,137 @@ symbolize_stats(struct symbolize *s, struct symbolize_stats *st)
 		if (b->kind == BIN_NOID && b->samples > 0)
 			st->unknown++;
 }
+
+/* The ELF file of symbolize_jit_elf, laid out in memory. */
+static int
+jit_elf_build(const struct ksyms *k, uint8_t **out, size_t *outlen)
+{
+	static const char shstr[] = "\0.note.gnu.build-id\0.text\0.symtab\0.strtab\0.shstrtab";
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh[6];
+	Elf64_Sym sym;
+	uint64_t lo = UINT64_MAX, hi = 0, h = HASH_INIT, h2;
+	size_t	 i, strsz = 1, symoff, stroff, shstroff, noteoff, shoff, len;
+	uint8_t	*b;
+	uint32_t note[4] = { 4, 20, 3, 0x00554e47 };	/* "GNU\0" */
+
+	for (i = 0; i < k->n; i++) {
+		if (k->addr[i] < lo)
+			lo = k->addr[i];
+		if (k->addr[i] + k->size[i] > hi)
+			hi = k->addr[i] + k->size[i];
+		strsz += strlen(k->names + k->name[i]) + 1;
+		h = hash_step(hash_step(hash_str(k->names + k->name[i], h), k->addr[i]), k->size[i]);
+	}
+	if (k->n == 0 || strsz > UINT32_MAX)
+		return -1;
+	noteoff = sizeof(eh);
+	symoff = noteoff + sizeof(note) + 20 + 4;	/* 4: padding to 8 */
+	stroff = symoff + (k->n + 1) * sizeof(sym);
+	shstroff = stroff + strsz;
+	shoff = (shstroff + sizeof(shstr) + 7) & ~(size_t)7;
+	len = shoff + sizeof(sh);
+	if ((b = calloc(1, len)) == NULL)
+		return -1;
+	memset(&eh, 0, sizeof(eh));
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_DYN;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_shoff = shoff;
+	eh.e_ehsize = sizeof(eh);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = 6;
+	eh.e_shstrndx = 5;
+	memcpy(b, &eh, sizeof(eh));
+	memcpy(b + noteoff, note, sizeof(note));
+	h2 = hash_step(h, k->n);		/* 20 bytes of build-id from the symbols */
+	memcpy(b + noteoff + sizeof(note), &h, 8);
+	memcpy(b + noteoff + sizeof(note) + 8, &h2, 8);
+	h2 = hash_step(h2, lo);
+	memcpy(b + noteoff + sizeof(note) + 16, &h2, 4);
+	for (i = 0, strsz = 1; i < k->n; i++) {
+		const char *nm = k->names + k->name[i];
+
+		memset(&sym, 0, sizeof(sym));
+		sym.st_name = (uint32_t)strsz;
+		sym.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+		sym.st_shndx = 2;
+		sym.st_value = k->addr[i];
+		sym.st_size = k->size[i];
+		memcpy(b + symoff + (i + 1) * sizeof(sym), &sym, sizeof(sym));
+		memcpy(b + stroff + strsz, nm, strlen(nm) + 1);
+		strsz += strlen(nm) + 1;
+	}
+	memcpy(b + shstroff, shstr, sizeof(shstr));
+	memset(sh, 0, sizeof(sh));
+	sh[1].sh_name = 1;				/* .note.gnu.build-id */
+	sh[1].sh_type = SHT_NOTE;
+	sh[1].sh_flags = SHF_ALLOC;
+	sh[1].sh_offset = noteoff;
+	sh[1].sh_size = sizeof(note) + 20;
+	sh[1].sh_addralign = 4;
+	sh[2].sh_name = 20;				/* .text: no bytes, the JIT's addresses */
+	sh[2].sh_type = SHT_NOBITS;
+	sh[2].sh_flags = SHF_ALLOC | SHF_EXECINSTR;
+	sh[2].sh_addr = lo;
+	sh[2].sh_offset = lo;		/* sh_addr - sh_offset = 0: perf leaves the symbols as they are */
+	sh[2].sh_size = hi - lo;
+	sh[2].sh_addralign = 16;
+	sh[3].sh_name = 26;				/* .symtab */
+	sh[3].sh_type = SHT_SYMTAB;
+	sh[3].sh_offset = symoff;
+	sh[3].sh_size = (k->n + 1) * sizeof(sym);
+	sh[3].sh_link = 4;
+	sh[3].sh_info = 1;
+	sh[3].sh_entsize = sizeof(sym);
+	sh[3].sh_addralign = 8;
+	sh[4].sh_name = 34;				/* .strtab */
+	sh[4].sh_type = SHT_STRTAB;
+	sh[4].sh_offset = stroff;
+	sh[4].sh_size = strsz;
+	sh[4].sh_addralign = 1;
+	sh[5].sh_name = 42;				/* .shstrtab */
+	sh[5].sh_type = SHT_STRTAB;
+	sh[5].sh_offset = shstroff;
+	sh[5].sh_size = sizeof(shstr);
+	sh[5].sh_addralign = 1;
+	memcpy(b + shoff, sh, sizeof(sh));
+	*out = b;
+	*outlen = len;
+	return 0;
+}
+
+int
+symbolize_jit_elf(const char *map, int fd)
+{
+	struct ksyms k;
+	uint8_t	*elf = NULL;
+	char	*buf;
+	size_t	 len, off = 0;
+	int	 rc = -1;
+
+	memset(&k, 0, sizeof(k));
+	if ((buf = read_small(map, SYMBOLIZE_JIT_MAX, &len)) == NULL)
+		return -1;
+	if (ksyms_parse(&k, buf, len, 1) < 0 || jit_elf_build(&k, &elf, &len) < 0)
+		goto out;
+	while (off < len) {
+		ssize_t	 n = write(fd, elf + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto out;
+		off += (size_t)n;
+	}
+	rc = 0;
+out:
+	free(elf);
+	ksyms_free(&k);
+	free(buf);
+	return rc;
+}

@@ -117,6 +117,16 @@ uint64_t symbolize_rel(struct symbolize *, struct binary *, uint64_t ip, uint64_
 int	symbolize_addr(struct symbolize *, struct binary *, uint64_t addr, int leaf,
 	    struct sym_frame *out);
 
+/*
+ * The JIT map MAP (a perf-PID.map) as an ELF file perf reads symbols from,
+ * written to FD: ET_DYN, a NOBITS .text over the map's addresses, one
+ * FUNC symbol per line at its run-time address, and a build-id computed
+ * from the symbols.  A perf.data mapping of it at the JIT region with
+ * pgoff = its start names JIT frames in stock perf report, which otherwise
+ * reads /tmp/perf-PID.map only, while it exists.  0, or -1 with errno.
+ */
+int	symbolize_jit_elf(const char *map, int fd);
+
 /* Counters for profile_stats. */
 struct symbolize_stats {
 	uint64_t	 uncached, unknown, jit_maps;

@@ -8,6 +8,7 @@
 . tests/lib.sh
 need_events
 need_pprof
+need_perf
 [ "$(uname -m)" = x86_64 ] || skip "the JIT test program is x86-64 code"
 
 build_prog jit
@@ -43,6 +44,10 @@ grep -q 'pm_jit_spin_\[j\]' "$T/j.folded" || fail "no JIT frame named: $(cat "$T
 ctl profile $W --pid $J1 -o "$T/j.pb.gz" > /dev/null || fail "profile -o j.pb.gz"
 "$PPROF" -symbolize=none -top "$T/j.pb.gz" 2>/dev/null | grep -q pm_jit_spin ||
 	fail "pprof does not name the JIT frame"
+# perf report reads /tmp/perf-PID.map only: the perf output maps an ELF made from the kept map
+off profile $W --pid $J1 -o "$T/j.data" > /dev/null || fail "profile -o j.data"
+perf report -i "$T/j.data" --stdio --sort sym 2>/dev/null | grep -q pm_jit_spin ||
+	fail "perf report on the profile does not name the JIT frame"
 for p in $J2 $J3; do
 	off profile $W --pid $p -o "$T/r$p.folded" > /dev/null || fail "profile --pid $p"
 	grep -q pm_jit_spin "$T/r$p.folded" && fail "pid $p's refused map named a frame"
