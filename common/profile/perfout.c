@@ -12,7 +12,6 @@
 
 #define PERFOUT_MAX_IDS		(1 << 16)
 #define PERFOUT_MAX_ATTRS	16
-#define PERFOUT_MAX_BIDS	(64 << 20)	/* bytes of one segment's build-id table */
 
 struct oattr {
 	struct perf_event_attr attr;
@@ -31,22 +30,11 @@ struct perfout {
 	size_t		 bidsetcap;
 	char		*host[4];		/* hostname, osrelease, version, arch */
 	int		 have_host;
+	int		 oom;
 	int		 clockid;
 	uint64_t	 wall, ref;
 	uint64_t	 first, last;
 };
-
-static const char *
-event_name(const struct perf_event_attr *a)
-{
-	if (a->type == PERF_TYPE_HARDWARE && a->config == PERF_COUNT_HW_CPU_CYCLES)
-		return "cycles";
-	if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_CPU_CLOCK)
-		return "cpu-clock";
-	if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_TASK_CLOCK)
-		return "task-clock";
-	return "event";
-}
 
 static int
 add_id(struct oattr *o, uint64_t id)
@@ -142,7 +130,7 @@ perfout_open(struct perfout **outp, int fd, char *const *paths, size_t n, char *
 	}
 	for (i = 0; i < out->na; i++) {
 		out->pa[i].attr = out->a[i].attr;
-		out->pa[i].name = event_name(&out->a[i].attr);
+		out->pa[i].name = perf_event_name(&out->a[i].attr);
 		out->pa[i].ids = out->a[i].ids;
 		out->pa[i].nids = out->a[i].nids;
 	}
@@ -233,14 +221,24 @@ bid_add(struct perfout *out, const uint8_t *id, uint8_t size, int kernel, const 
 	return 0;
 }
 
+static int
+bid_cb(const struct perfdata_buildid *b, void *arg)
+{
+	struct perfout *out = arg;
+
+	if (bid_add(out, b->id, b->size, b->kernel, b->filename) < 0) {
+		out->oom = 1;
+		return 1;
+	}
+	return 0;
+}
+
 int
 perfout_segment(struct perfout *out, struct perfdata_file *f)
 {
 	static const int hostfeat[4] = {
 		HEADER_HOSTNAME, HEADER_OSRELEASE, HEADER_VERSION, HEADER_ARCH,
 	};
-	uint8_t	*buf, *p, *end;
-	size_t	 len;
 	int	 i;
 
 	if (!out->have_host) {
@@ -248,28 +246,9 @@ perfout_segment(struct perfout *out, struct perfdata_file *f)
 			out->host[i] = feat_string(f, hostfeat[i]);
 		out->have_host = out->host[0] != NULL;
 	}
-	if (perfdata_read_feature(f, HEADER_BUILD_ID, (void **)&buf, &len, PERFOUT_MAX_BIDS) < 0)
-		return 0;	/* an open segment: its mappings carry the build-ids */
-	for (p = buf, end = buf + len; end - p >= (ptrdiff_t)sizeof(struct build_id_entry);) {
-		struct build_id_entry e;
-		const char *name = (const char *)p + sizeof(e);
-		uint8_t	 size;
-
-		memcpy(&e, p, sizeof(e));
-		if (e.header.size <= sizeof(e) || e.header.size > end - p)
-			break;
-		if (memchr(name, '\0', e.header.size - sizeof(e)) == NULL)
-			break;
-		size = (e.header.misc & PERF_RECORD_MISC_BUILD_ID_SIZE) ? e.build_id[20] : 20;
-		if (size > 0 && size <= BUILD_ID_MAX &&
-		    bid_add(out, e.build_id, size, (e.header.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
-		    PERF_RECORD_MISC_KERNEL, name) < 0) {
-			free(buf);
-			return -1;
-		}
-		p += e.header.size;
-	}
-	free(buf);
+	/* an open segment has no table yet: its mappings carry the build-ids */
+	if (perfdata_buildids(f, bid_cb, out) >= 0 && out->oom)
+		return -1;
 	return 0;
 }
 

@@ -196,6 +196,17 @@ emit_locations(struct gzbuf *b, struct stacks *s)
 	return 0;
 }
 
+static void
+emit_sample_chunk(struct gzbuf *b, Sample **sp, size_t n)
+{
+	Profile	 p;
+
+	perftools__profiles__profile__init(&p);
+	p.n_sample = n;
+	p.sample = sp;
+	emit(b, &p);
+}
+
 static int
 emit_samples(struct gzbuf *b, struct stacks *s, uint32_t k_pid, uint32_t k_comm)
 {
@@ -204,7 +215,6 @@ emit_samples(struct gzbuf *b, struct stacks *s, uint32_t k_pid, uint32_t k_comm)
 	int64_t	 val[PPROF_CHUNK][2];
 	uint64_t *ids = NULL;
 	size_t	 nids = 0, cap = 0, i, n = 0, left = s->nstk;
-	Profile	 p;
 
 	for (i = 0; i < s->stkcap; i++) {
 		struct stack *k;
@@ -215,10 +225,7 @@ emit_samples(struct gzbuf *b, struct stacks *s, uint32_t k_pid, uint32_t k_comm)
 			if (nids + k->n > cap) {
 				/* the chunk points into ids: send it before moving ids */
 				if (n > 0) {
-					perftools__profiles__profile__init(&p);
-					p.n_sample = n;
-					p.sample = sp;
-					emit(b, &p);
+					emit_sample_chunk(b, sp, n);
 					n = 0;
 					nids = 0;
 				}
@@ -257,10 +264,7 @@ emit_samples(struct gzbuf *b, struct stacks *s, uint32_t k_pid, uint32_t k_comm)
 			sp[n] = &smp[n];
 			left--;
 			if (++n == PPROF_CHUNK || left == 0) {
-				perftools__profiles__profile__init(&p);
-				p.n_sample = n;
-				p.sample = sp;
-				emit(b, &p);
+				emit_sample_chunk(b, sp, n);
 				n = 0;
 				nids = 0;
 			}

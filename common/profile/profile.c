@@ -249,49 +249,51 @@ ktab_free(struct pctx *c)
 	c->nktab = 0;
 }
 
+struct ktab_ctx {
+	struct pctx	*c;
+	size_t		 cap;
+};
+
+static int
+ktab_cb(const struct perfdata_buildid *b, void *arg)
+{
+	struct ktab_ctx *x = arg;
+	struct pctx *c = x->c;
+	const char *name = b->filename;
+	const uint8_t *id = b->id;
+	uint8_t	 size = b->size;
+	int	 kernel = b->kernel;
+
+	if (!kernel)
+		return 0;
+	if (c->nktab == x->cap) {
+		struct kname *nk = realloc(c->ktab, (x->cap ? x->cap * 2 : 64) * sizeof(*nk));
+
+		if (nk == NULL)
+			return 1;
+		c->ktab = nk;
+		x->cap = x->cap ? x->cap * 2 : 64;
+	}
+	if ((c->ktab[c->nktab].name = strdup(name)) == NULL)
+		return 1;
+	memcpy(c->ktab[c->nktab].id, id, size);
+	c->ktab[c->nktab].size = size;
+	if (strcmp(name, "[kernel.kallsyms]") == 0) {
+		c->kernel_id = c->ktab[c->nktab];	/* carried to open segments */
+		c->kernel_id.name = NULL;
+	}
+	c->nktab++;
+	return 0;
+}
+
 /* The kernel's and modules' build-ids from the segment's table. */
 static void
 ktab_load(struct pctx *c, struct perfdata_file *f)
 {
-	uint8_t	*buf, *p, *end;
-	size_t	 len, cap = 0;
+	struct ktab_ctx x = { c, 0 };
 
 	ktab_free(c);
-	if (perfdata_read_feature(f, HEADER_BUILD_ID, (void **)&buf, &len, 64 << 20) < 0)
-		return;
-	for (p = buf, end = buf + len; end - p >= (ptrdiff_t)sizeof(struct build_id_entry);) {
-		struct build_id_entry e;
-		const char *name = (const char *)p + sizeof(e);
-		uint8_t	 size;
-
-		memcpy(&e, p, sizeof(e));
-		if (e.header.size <= sizeof(e) || e.header.size > end - p ||
-		    memchr(name, '\0', e.header.size - sizeof(e)) == NULL)
-			break;
-		p += e.header.size;
-		size = (e.header.misc & PERF_RECORD_MISC_BUILD_ID_SIZE) ? e.build_id[20] : 20;
-		if ((e.header.misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_KERNEL ||
-		    size == 0 || size > BUILD_ID_MAX)
-			continue;
-		if (c->nktab == cap) {
-			struct kname *nk = realloc(c->ktab, (cap ? cap * 2 : 64) * sizeof(*nk));
-
-			if (nk == NULL)
-				break;
-			c->ktab = nk;
-			cap = cap ? cap * 2 : 64;
-		}
-		if ((c->ktab[c->nktab].name = strdup(name)) == NULL)
-			break;
-		memcpy(c->ktab[c->nktab].id, e.build_id, size);
-		c->ktab[c->nktab].size = size;
-		if (strcmp(name, "[kernel.kallsyms]") == 0) {
-			c->kernel_id = c->ktab[c->nktab];	/* carried to open segments */
-			c->kernel_id.name = NULL;
-		}
-		c->nktab++;
-	}
-	free(buf);
+	perfdata_buildids(f, ktab_cb, &x);
 }
 
 static const struct kname *
@@ -429,6 +431,17 @@ jit_mmap_record(struct pctx *c, const struct record *r)
 	return record_build_mmap2_plain(c->rec, &m, r->misc, &c->layout, &r->sid);
 }
 
+/* Write record H to the perf output; 1 (and the error) if that fails. */
+static int
+write_out(struct pctx *c, const struct perf_event_header *h, int sample, uint64_t t)
+{
+	if (perfout_write(c->out, h, h->size, sample, t) == 0)
+		return 0;
+	snprintf(c->err, sizeof(c->err), "writing the profile: %s", strerror(errno));
+	c->failed = 1;
+	return 1;
+}
+
 /* The location of IP in process PID (kernel: in the kernel's maps). */
 static uint32_t
 frame_location(struct pctx *c, uint32_t pid, uint64_t ip, int kernel, int leaf)
@@ -497,9 +510,7 @@ handle_sample(struct pctx *c, const struct perf_event_header *h, const struct re
 			record_set_time(c->rec, h->size, &c->layout, t);
 			h = (const struct perf_event_header *)c->rec;
 		}
-		if (perfout_write(c->out, h, h->size, 1, t) < 0)
-			goto write_error;
-		return 0;
+		return write_out(c, h, 1, t);
 	}
 	kernel = (r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	if (r->sample.nr == 0) {
@@ -523,10 +534,6 @@ handle_sample(struct pctx *c, const struct perf_event_header *h, const struct re
 	    locs, n, ns) < 0 || c->stk->oom)
 		return fail_oom(c);
 	return 0;
-write_error:
-	snprintf(c->err, sizeof(c->err), "writing the profile: %s", strerror(errno));
-	c->failed = 1;
-	return 1;
 }
 
 static int
@@ -538,11 +545,8 @@ record_cb(const struct perf_event_header *h, void *arg)
 	size_t	 jit_len = 0;
 	int	 keep = 1;
 
-	if (h->type >= PERF_RECORD_USER_TYPE_START) {
-		if (c->out != NULL && perfout_write(c->out, h, h->size, 0, 0) < 0)
-			goto write_error;
-		return 0;
-	}
+	if (h->type >= PERF_RECORD_USER_TYPE_START)
+		return c->out != NULL ? write_out(c, h, 0, 0) : 0;
 	if (record_decode(h, h->size, &c->layout, &r) < 0) {
 		c->st->bad_records++;
 		return 0;
@@ -602,14 +606,9 @@ record_cb(const struct perf_event_header *h, void *arg)
 			record_set_time(c->rec, h->size, &c->layout, t + (uint64_t)c->shift);
 			h = (const struct perf_event_header *)c->rec;
 		}
-		if (perfout_write(c->out, h, h->size, 0, 0) < 0)
-			goto write_error;
+		return write_out(c, h, 0, 0);
 	}
 	return 0;
-write_error:
-	snprintf(c->err, sizeof(c->err), "writing the profile: %s", strerror(errno));
-	c->failed = 1;
-	return 1;
 }
 
 /* Layout, clock and kernel table of one segment, then its records. */

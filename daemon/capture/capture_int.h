@@ -226,6 +226,7 @@ int	strp_cmp(const void *a, const void *b);
 
 /* export.c */
 void	run_export(struct capture *, struct job *);
+void	prune_dir(const char *dir, const char *prefix, size_t keep);
 
 /* jit.c */
 void	run_jit_watch(struct capture *, struct job *);

@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,41 +39,6 @@ profile_ext(enum profile_format f)
 	default:
 		return ".svg";
 	}
-}
-
-/* Keep the newest PROFILES_KEPT files of STATE/profiles. */
-static void
-prune_profiles(struct capture *c)
-{
-	char	**v = NULL, **nv;
-	size_t	 n = 0, i;
-	struct dirent *de;
-	DIR	*d;
-
-	if ((d = opendir(c->profiledir)) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, "perfmapd-profile-", 17) != 0)
-			continue;
-		if ((nv = reallocarray(v, n + 1, sizeof(*v))) == NULL ||
-		    (nv[n] = strdup(de->d_name)) == NULL) {
-			if (nv != NULL)
-				v = nv;
-			break;
-		}
-		v = nv;
-		n++;
-	}
-	closedir(d);
-	if (n > 1)
-		qsort(v, n, sizeof(*v), strp_cmp);
-	for (i = 0; i + PROFILES_KEPT < n; i++) {
-		char	 path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/%s", c->profiledir, v[i]);
-		unlink(path);
-	}
-	free_strs(v, n);
 }
 
 static void
@@ -155,7 +119,7 @@ run_profile(struct capture *c, struct job *j)
 		    (unsigned long long)st.samples);
 		return;
 	}
-	prune_profiles(c);
+	prune_dir(c->profiledir, "perfmapd-profile-", PROFILES_KEPT);
 	reply = profile_reply(&req, &st);
 	json_object_set_new(reply, "path", json_string(path));
 	result_post(c, j->req, reply, 1, 0);
