@@ -68,7 +68,14 @@ submit(struct capture *c, struct job *j)
 		pthread_mutex_unlock(&c->mu);
 		return 0;
 	}
+	if ((j->kind == JOB_JIT_WATCH || j->kind == JOB_JIT_KEEP) && c->njitq >= c->qmax) {
+		pthread_mutex_unlock(&c->mu);	/* bounded like the map jobs */
+		job_free(j);
+		return -1;
+	}
 	TAILQ_INSERT_TAIL(&c->jobs, j, entry);
+	if (j->kind == JOB_JIT_WATCH || j->kind == JOB_JIT_KEEP)
+		c->njitq++;
 	if (j->kind == JOB_MAP)
 		c->nmap++;
 	else if (j->kind == JOB_MISSED)

@@ -146,6 +146,7 @@ struct capture {
 	int		 pstarted;
 	char		 profiledir[PATH_MAX];
 	size_t		 nmap, nmissed;		/* queued JOB_MAP, JOB_MISSED */
+	size_t		 njitq;			/* queued JOB_JIT_* */
 	TAILQ_HEAD(, result) results;
 	int		 stop;
 	int		 efd;

@@ -121,6 +121,8 @@ worker_main(void *arg)
 			c->nmap--;
 		else if (j->kind == JOB_MISSED)
 			c->nmissed--;
+		else if (j->kind == JOB_JIT_WATCH || j->kind == JOB_JIT_KEEP)
+			c->njitq--;
 		pthread_mutex_unlock(&c->mu);
 		job_free(j);
 		if (c->max_size != 0 && c->cache.size > c->max_size)
