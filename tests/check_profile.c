@@ -177,7 +177,7 @@ make_state(void)
 	int	 i;
 
 	config_defaults(&conf);
-	ck_assert_msg(index_open(&ix, state, &conf, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(index_open(&ix, state, &conf, NULL, err, sizeof(err)) == 0, "%s", err);
 
 	seg_open(&s, segpath(1, p, sizeof(p)));
 	seg_comm(&s, 10, "alpha", 100 * SEC);

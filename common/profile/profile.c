@@ -264,8 +264,8 @@ ktab_cb(const struct perfdata_buildid *b, void *arg)
 	uint8_t	 size = b->size;
 	int	 kernel = b->kernel;
 
-	if (!kernel)
-		return 0;
+	if (!kernel && strcmp(name, "[vdso]") != 0)
+		return 0;	/* the vDSO's mappings come without a build-id: the table has it */
 	if (c->nktab == x->cap) {
 		struct kname *nk = realloc(c->ktab, (x->cap ? x->cap * 2 : 64) * sizeof(*nk));
 
@@ -286,7 +286,7 @@ ktab_cb(const struct perfdata_buildid *b, void *arg)
 	return 0;
 }
 
-/* The kernel's and modules' build-ids from the segment's table. */
+/* The kernel's, modules' and vDSO's build-ids from the segment's table. */
 static void
 ktab_load(struct pctx *c, struct perfdata_file *f)
 {
@@ -320,6 +320,7 @@ handle_mmap(struct pctx *c, const struct record *r)
 {
 	const struct record_mmap *m = &r->mmap;
 	uint32_t pid = m->pid;
+	const struct kname *k;
 	struct binary *b;
 	int	 kernel = (r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
 	    pid == (uint32_t)-1;
@@ -329,8 +330,6 @@ handle_mmap(struct pctx *c, const struct record *r)
 	if (c->req->pid >= 0 && pid == (uint32_t)c->req->pid)
 		c->pid_seen = 1;
 	if (kernel) {
-		const struct kname *k;
-
 		if (strncmp(m->filename, "[kernel.kallsyms]", 17) == 0) {
 			k = ktab_find(c, "[kernel.kallsyms]");
 			if (k == NULL && c->kernel_id.size > 0)
@@ -363,6 +362,8 @@ handle_mmap(struct pctx *c, const struct record *r)
 	else if (m->build_id_size > 0)
 		b = symbolize_binary(c->sym, BIN_ELF, m->filename, m->build_id, m->build_id_size,
 		    NULL);
+	else if (strcmp(m->filename, "[vdso]") == 0 && (k = ktab_find(c, "[vdso]")) != NULL)
+		b = symbolize_binary(c->sym, BIN_ELF, m->filename, k->id, k->size, NULL);
 	else
 		b = symbolize_binary(c->sym, BIN_NOID, m->filename, NULL, 0, NULL);
 	if (b == NULL || procs_map(&c->procs, pid, m->addr, m->len, m->pgoff, b) < 0)

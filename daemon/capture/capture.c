@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/eventfd.h>
 
 #include <event2/event.h>
@@ -62,7 +63,7 @@ submit(struct capture *c, struct job *j)
 		job_free(j);
 		return -1;
 	}
-	if (j->kind == JOB_PROFILE) {
+	if (j->kind == JOB_PROFILE && j->req != NULL) {
 		TAILQ_INSERT_TAIL(&c->pjobs, j, entry);
 		pthread_cond_signal(&c->pcv);
 		pthread_mutex_unlock(&c->mu);
@@ -444,6 +445,10 @@ capture_profile_period(struct capture *c, const char *segpath, int64_t since_ns,
 {
 	struct job *j;
 
+	/*
+	 * Queued behind the captures on the worker, which hands it to the
+	 * profile thread: the binaries mapped in the period are cached first.
+	 */
 	if (c == NULL || (j = job_new()) == NULL)
 		return;
 	j->kind = JOB_PROFILE;
@@ -456,15 +461,48 @@ capture_profile_period(struct capture *c, const char *segpath, int64_t since_ns,
 	submit(c, j);
 }
 
+/* Worker: a snapshot period's job, its captures done, to the profile thread. */
+void
+profile_handoff(struct capture *c, struct job *j)
+{
+	struct job *n;
+
+	if ((n = job_new()) == NULL || (n->name = strdup(j->name)) == NULL) {
+		free(n);
+		return;
+	}
+	n->kind = JOB_PROFILE;
+	n->since_ns = j->since_ns;
+	n->until_ns = j->until_ns;
+	pthread_mutex_lock(&c->mu);
+	if (c->stop) {
+		pthread_mutex_unlock(&c->mu);
+		job_free(n);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&c->pjobs, n, entry);
+	pthread_cond_signal(&c->pcv);
+	pthread_mutex_unlock(&c->mu);
+}
+
 void
 capture_jit_watch(struct capture *c, uint32_t pid)
 {
 	struct job *j;
+	struct stat st;
+	char	 path[32];
 
-	if (c == NULL || (j = job_new()) == NULL)
+	/*
+	 * The owner is taken now, on the loop, while the process surely
+	 * lives: the worker may come to it only after a short-lived JIT
+	 * process is gone.  /proc/PID is procfs, not a user's path.
+	 */
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	if (c == NULL || stat(path, &st) == -1 || (j = job_new()) == NULL)
 		return;
 	j->kind = JOB_JIT_WATCH;
 	j->pid = pid;
+	j->uid = st.st_uid;
 	submit(c, j);
 }
 

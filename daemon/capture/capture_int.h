@@ -75,6 +75,7 @@ struct job {
 	int		 all, debuginfod;
 	int		 all_binaries;	/* export: not only those with samples */
 	int		 exited;	/* JOB_JIT_KEEP: the process is gone */
+	uint32_t	 uid;		/* JOB_JIT_WATCH: its owner when it mapped JIT code */
 	json_t		*params;	/* JOB_PROFILE */
 };
 
@@ -235,6 +236,8 @@ void	run_jit_keep(struct capture *, struct job *);
 
 /* profile.c: the profile thread */
 void	*profile_main(void *arg);
+/* capture.c: a snapshot period's job, from the worker to the profile thread */
+void	profile_handoff(struct capture *, struct job *);
 
 /* evict.c */
 void	evict_maybe(struct capture *, int force);

@@ -5,8 +5,8 @@
  * copies it next to the segments, so profiles name JIT frames after the
  * process and its file are gone:
  *
- *	loop: first anonymous executable mapping of PID ─► JOB_JIT_WATCH
- *	        worker: note PID's owner (uid of /proc/PID) and start time
+ *	loop: first anonymous executable mapping of PID: the uid of /proc/PID
+ *	        ─► JOB_JIT_WATCH worker: note that owner, and the start time
  *	loop: PID exits, or a segment closes with PID alive ─► JOB_JIT_KEEP
  *	        worker: /tmp/perf-PID.map ─► STATE/segments/SEG.jit/perf-PID.map
  *
@@ -73,12 +73,7 @@ void
 run_jit_watch(struct capture *c, struct job *j)
 {
 	struct jitproc *e;
-	struct stat st;
-	char	 path[64];
 
-	snprintf(path, sizeof(path), "/proc/%u", j->pid);
-	if (stat(path, &st) == -1)
-		return;		/* gone already: nothing can be proven about its map */
 	if ((e = jit_find(c, j->pid)) == NULL) {
 		if (c->njit == JIT_WATCH_MAX) {
 			log_debug("jit: %u processes watched, pid %u is not", JIT_WATCH_MAX, j->pid);
@@ -87,8 +82,8 @@ run_jit_watch(struct capture *c, struct job *j)
 		e = &c->jit[c->njit++];
 	}
 	e->pid = j->pid;
-	e->uid = st.st_uid;
-	e->start = proc_start(j->pid);
+	e->uid = j->uid;
+	e->start = proc_start(j->pid);	/* 0 if it is gone already: pid reuse not told */
 }
 
 /* Copy IN (SIZE bytes at most) to DIR/perf-PID.map through a temporary name. */

@@ -62,7 +62,8 @@ run_job(struct capture *c, struct job *j)
 	case JOB_JIT_KEEP:
 		run_jit_keep(c, j);
 		break;
-	case JOB_PROFILE:	/* the profile thread's (profile.c) */
+	case JOB_PROFILE:	/* a snapshot's period: captures done, over to profile.c */
+		profile_handoff(c, j);
 		break;
 	}
 }

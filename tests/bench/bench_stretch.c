@@ -104,7 +104,7 @@ main(int argc, char **argv)
 	}
 	perfdata_read_feature(&f, HEADER_HOSTNAME, &host, &hlen, 4096);
 	config_defaults(&conf);
-	if (index_open(&ix, argv[2], &conf, err, sizeof(err)) < 0) {
+	if (index_open(&ix, argv[2], &conf, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
