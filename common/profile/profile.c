@@ -414,6 +414,9 @@ jit_mmap_record(struct pctx *c, const struct record *r)
 	    stat(map, &st) == -1)
 		return 0;
 	if (stat(elf, &st) == -1) {
+		/* made only in a real directory of ours (a copied state dir may be anybody's) */
+		if (lstat(c->jitdir, &st) == -1 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+			return 0;
 		snprintf(tmp, sizeof(tmp), "%s.tmp", elf);
 		if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644)) == -1)
 			return 0;	/* a read-only state directory: left as it is */
