@@ -188,9 +188,12 @@ struct binary *
 symbolize_binary(struct symbolize *s, enum binary_kind kind, const char *name,
     const uint8_t *id, size_t idlen, const char *source)
 {
+	static const uint8_t noid[BUILD_ID_MAX];
 	struct binary *b;
 	size_t	 i, nlen;
 
+	if (id == NULL)
+		id = noid, idlen = 0;
 	if (idlen > BUILD_ID_MAX)
 		idlen = BUILD_ID_MAX;
 	nlen = record_name_len(name);
