@@ -181,7 +181,7 @@ open_temp(char *tmp, size_t len)
 	}
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1)
 		return -1;
-	if (fchmod(fd, 0644) == -1) {
+	if (fchmod(fd, 0600) == -1) {	/* kernel addresses: its owner's, like export's */
 		close(fd);
 		unlink(tmp);
 		return -1;

@@ -42,25 +42,40 @@ profile_params(json_t *params, struct profile_req *req, const char **param, char
 			return -1;
 		}
 	}
+	/* types first (every parameter), then values */
 	*param = "since_ns";
-	if (!json_is_integer(v = json_object_get(params, "since_ns")))
+	if (!json_is_integer(json_object_get(params, "since_ns")))
 		goto type;
-	req->since_ns = json_integer_value(v);
 	*param = "until_ns";
-	if (!json_is_integer(v = json_object_get(params, "until_ns")))
+	if (!json_is_integer(json_object_get(params, "until_ns")))
 		goto type;
-	req->until_ns = json_integer_value(v);
 	*param = "format";
-	if ((fmt = json_string_value(json_object_get(params, "format"))) == NULL ||
-	    profile_format_parse(fmt, &req->format) < 0) {
+	if (!json_is_string(json_object_get(params, "format"))) {
+		snprintf(err, errlen, "a string: perf, pprof, folded or svg");
+		return -1;
+	}
+	*param = "pid";
+	if ((v = json_object_get(params, "pid")) != NULL && !json_is_integer(v)) {
+		snprintf(err, errlen, "a process id");
+		return -1;
+	}
+	*param = "comm";
+	if ((v = json_object_get(params, "comm")) != NULL && !json_is_string(v)) {
+		snprintf(err, errlen, "a command name");
+		return -1;
+	}
+	req->since_ns = json_integer_value(json_object_get(params, "since_ns"));
+	req->until_ns = json_integer_value(json_object_get(params, "until_ns"));
+	*param = "format";
+	fmt = json_string_value(json_object_get(params, "format"));
+	if (profile_format_parse(fmt, &req->format) < 0) {
 		snprintf(err, errlen, "one of perf, pprof, folded, svg");
 		return -1;
 	}
 	req->pid = -1;
 	*param = "pid";
 	if ((v = json_object_get(params, "pid")) != NULL) {
-		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-		    json_integer_value(v) > INT32_MAX) {
+		if (json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX) {
 			snprintf(err, errlen, "a process id");
 			return -1;
 		}
@@ -69,8 +84,7 @@ profile_params(json_t *params, struct profile_req *req, const char **param, char
 	*param = "comm";
 	req->comm = NULL;
 	if ((v = json_object_get(params, "comm")) != NULL) {
-		if (!json_is_string(v) || json_string_length(v) == 0 ||
-		    json_string_length(v) > 15) {
+		if (json_string_length(v) == 0 || json_string_length(v) > 15) {
 			snprintf(err, errlen, "a command name of 1 to 15 characters");
 			return -1;
 		}

@@ -683,9 +683,14 @@ read_segment(struct pctx *c, const struct segref *seg)
 	{
 		const char *slash = strrchr(seg->path, '/');
 
-		snprintf(c->jitdir, sizeof(c->jitdir), "%.*s/%s" PROFILE_JIT_SUFFIX,
+		size_t	 n = strlen(seg->name);
+
+		/* kept under the segment's final name, whether it is still open or not */
+		if (n > 8 && strcmp(seg->name + n - 8, ".partial") == 0)
+			n -= 8;
+		snprintf(c->jitdir, sizeof(c->jitdir), "%.*s/%.*s" PROFILE_JIT_SUFFIX,
 		    slash != NULL ? (int)(slash - seg->path) : 1, slash != NULL ? seg->path : ".",
-		    seg->name);
+		    (int)n, seg->name);
 	}
 	c->st->segments++;
 	if (seg->seq > c->st->last_seq)

@@ -425,7 +425,8 @@ capture_profile(struct capture *c, struct control_client *cl, json_t *params, js
 {
 	struct job *j;
 
-	if ((j = job_new()) == NULL || (j->req = new_req(c, cl, 0)) == NULL) {
+	/* one reply, the final one: sent as it is (no "results" list) */
+	if ((j = job_new()) == NULL || (j->req = new_req(c, cl, 1)) == NULL) {
 		free(j);
 		*err = proto_errorf(PROTO_ERR_FAILED, "out of memory");
 		return -1;

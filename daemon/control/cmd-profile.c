@@ -43,5 +43,6 @@ const struct control_command cmd_profile = {
 	.help = "a profile of a time window (default: the last 10 minutes) as perf.data, pprof, "
 	    "folded stacks or an SVG flame graph",
 	.flags = CMD_PRIV,
+	.params = { "since_ns", "until_ns", "format", "pid", "comm" },
 	.handler = cmd_profile_run,
 };
