@@ -18,14 +18,16 @@ UNITDIR    ?= /lib/systemd/system
 SYSUSERSDIR ?= /usr/lib/sysusers.d
 
 CC       ?= cc
-PKGS     := libevent libelf sqlite3 libsystemd inih jansson libarchive libdebuginfod liblzma libzstd
+PKGS     := libevent libelf libdw sqlite3 libsystemd inih jansson libarchive libdebuginfod liblzma \
+	    libzstd libprotobuf-c zlib
 CFLAGS   ?= -O2 -g
 # -Wno-format-truncation: a truncated error message is fine; paths that must be
 # exact are length-checked where they are built.
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-format-truncation \
 	    -Wformat=2 -Wformat-security -fstack-protector-strong \
 	    -D_FORTIFY_SOURCE=2 -fPIE -D_GNU_SOURCE -DPERFMAPD_VERSION='"$(VERSION)"' \
-	    -Icommon -Idaemon -Iclient -MMD -MP $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+	    -Icommon -Icommon/profile -Idaemon -Iclient -MMD -MP \
+	    $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS  += -pie -Wl,-z,relro,-z,now
 
 # Everything that is built goes to $(BUILD): objects mirror the source tree,
@@ -56,7 +58,10 @@ CLIENT_SRC := $(sort $(wildcard client/*.c))
 TEST_SRC   := $(sort $(wildcard tests/check_*.c))
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
-COMMON_OBJ := $(call obj,$(COMMON_SRC))
+# pprof's profile.proto (vendored in common/profile/) becomes C in
+# $(BUILD)/gen/ through protoc-c; the profile engine's pprof writer uses it.
+PB_GEN     := $(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h
+COMMON_OBJ := $(call obj,$(COMMON_SRC)) $(BUILD)/gen/profile.pb-c.o
 DAEMON_LIB_OBJ := $(call obj,$(filter-out daemon/main.c,$(DAEMON_SRC)))
 CLIENT_LIB_OBJ := $(call obj,$(filter-out client/perfmapctl.c,$(CLIENT_SRC)))
 TEST_BIN   := $(patsubst %.c,$(BUILD)/%,$(TEST_SRC))
@@ -103,6 +108,14 @@ $(BUILD)/daemon/control/interfaces.o: daemon/control/io.perfmap.varlink \
 	daemon/control/org.varlink.service.varlink
 $(BUILD)/daemon/control/interfaces.o: CFLAGS += -Wa,-I$(CURDIR)
 
+$(PB_GEN): common/profile/profile.proto
+	@mkdir -p $(@D)
+	$(Q)protoc-c --proto_path=common/profile --c_out=$(BUILD)/gen profile.proto
+$(BUILD)/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
+	$(Q)$(CC) $(CFLAGS) -I$(BUILD)/gen -c -o $@ $<
+$(BUILD)/common/profile/pprof.o $(BUILD)/tests/check_profile.o: CFLAGS += -I$(BUILD)/gen
+$(BUILD)/common/profile/pprof.o $(BUILD)/tests/check_profile.o: $(BUILD)/gen/profile.pb-c.h
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 deps:
@@ -143,10 +156,12 @@ check-tsan-ci:
 	TESTS="$(TSAN_CI_TESTS)" $(MAKE) check-tsan
 
 bench: deps
-	$(MAKE) all $(BUILD)/tests/bench/bench_index
+	$(MAKE) all $(BUILD)/tests/bench/bench_index $(BUILD)/tests/bench/bench_stretch
 	BUILD=$(BUILD) tests/bench/run.sh
 
 $(BUILD)/tests/bench/bench_index: $(BUILD)/tests/bench/bench_index.o $(LIBDAEMON) $(LIBCOMMON)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/tests/bench/bench_stretch: $(BUILD)/tests/bench/bench_stretch.o $(LIBDAEMON) $(LIBCOMMON)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 UNITS := perfmapd.service perfmapd.socket perfmapd-snapshot.service perfmapd-snapshot.timer

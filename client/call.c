@@ -114,9 +114,14 @@ client_offline(const struct client_opts *o, const struct client_cmd *cmd, json_t
 	char	 err[512];
 	int	 rc = EXIT_OK;
 
+	if (strcmp(cmd->method, "io.perfmap.Profile") == 0) {
+		rc = profile_offline(o, params);
+		json_decref(params);
+		return rc;
+	}
 	if (!query_is_query(cmd->method)) {
 		fprintf(stderr, "perfmapctl: %s needs the daemon; --state-dir serves "
-		    "lookup, history, buildid and segments\n", cmd->name);
+		    "lookup, history, buildid, segments and profile\n", cmd->name);
 		json_decref(params);
 		return EXIT_USAGE;
 	}

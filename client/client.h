@@ -50,6 +50,12 @@ void	 query_print_history(json_t *, FILE *);
 void	 query_print_buildid(json_t *, FILE *);
 void	 query_print_segments(json_t *, FILE *);
 
+/* profile.c */
+json_t	*profile_parse(int, char **, char *, size_t);
+void	 profile_print(json_t *, FILE *);
+int	 profile_finish(json_t *, int);
+int	 profile_offline(const struct client_opts *, json_t *params);
+
 /* Run a query on STATE/index.db without a daemon; returns an exit status. */
 int	client_offline(const struct client_opts *, const struct client_cmd *, json_t *params);
 
@@ -59,6 +65,9 @@ int	client_call(const struct client_opts *, const struct client_cmd *, json_t *p
 /* Fields of a reply: a string ("-" if absent), an integer (0 if absent). */
 const char *client_str(json_t *, const char *key);
 long long client_num(json_t *, const char *key);
+
+/* Copy IN to OUT (from their offsets); -1 with errno. */
+int	client_copy_fd(int in, int out);
 
 /* Output helpers: "1.5 GiB", aligned key/value lines. */
 const char *client_fmt_size(char *buf, size_t len, long long bytes);

@@ -348,8 +348,6 @@ static int
 finish_export(json_t *p, int rc)
 {
 	const char *src = json_string_value(json_object_get(p, "path"));
-	char	 buf[65536];
-	ssize_t	 n;
 	int	 in, out;
 
 	if (rc != EXIT_OK || src == NULL)
@@ -366,12 +364,7 @@ finish_export(json_t *p, int rc)
 		close(in);
 		return EXIT_FAILED;
 	}
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n) {
-			n = -1;
-			break;
-		}
-	if (n < 0 || close(out) == -1) {
+	if (client_copy_fd(in, out) < 0 || close(out) == -1) {
 		fprintf(stderr, "perfmapctl: export: writing %s: %s\n", export_out,
 		    strerror(errno));
 		close(in);
@@ -400,6 +393,12 @@ const struct client_cmd client_cmds[] = {
 	    "export [--since TIME | SEGMENT...] [--all-binaries] -o FILE",
 	    "segments and the binaries their samples hit, as perf archive --all bundles them",
 	    parse_export, print_export, finish_export },
+	{ "profile", "io.perfmap.Profile",
+	    "profile [--since TIME] [--until TIME] [--pid PID] [--comm NAME] "
+	    "[--format perf|pprof|folded|svg] -o FILE",
+	    "a profile of a time window (default: the last 10 minutes) as perf.data, pprof, "
+	    "folded stacks or an SVG flame graph",
+	    profile_parse, profile_print, profile_finish },
 	{ "segments", "io.perfmap.Segments", "segments [SEGMENT] [--all]",
 	    "list segments (time range, size, samples, lost); with SEGMENT, the build-ids it references",
 	    query_parse_segments, query_print_segments, NULL },

@@ -6,10 +6,12 @@
  * escaped (\xHH), so a file name cannot break a table or talk to the
  * terminal.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client.h"
 
@@ -191,4 +193,32 @@ client_print_table(FILE *f, const char *indent, const struct column *cols, size_
 				table_add(&t, "-");
 		}
 	table_print(&t, f, indent);
+}
+
+/* Copy IN to OUT from their current offsets; -1 with errno on error. */
+int
+client_copy_fd(int in, int out)
+{
+	char	 buf[65536];
+	ssize_t	 n;
+
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		char	*p = buf;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		while (n > 0) {
+			ssize_t	 w = write(out, p, (size_t)n);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return -1;
+			p += w;
+			n -= w;
+		}
+	}
+	return 0;
 }

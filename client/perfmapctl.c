@@ -21,7 +21,7 @@ usage(FILE *f)
 	size_t	 i;
 
 	fprintf(f, "usage: perfmapctl [-s|--socket PATH] [--json] COMMAND [ARGS]\n"
-	    "       perfmapctl --state-dir DIR [--json] lookup|history|buildid|segments ARGS\n"
+	    "       perfmapctl --state-dir DIR [--json] lookup|history|buildid|segments|profile ARGS\n"
 	    "       perfmapctl COMMAND --help\n\ncommands:\n");
 	for (i = 0; i < client_ncmds; i++) {
 		if (strlen(client_cmds[i].usage) > 34)
@@ -104,8 +104,9 @@ main(int argc, char *argv[])
 		}
 	err[0] = '\0';
 	if ((params = cmd->parse(argc, argv, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "perfmapctl: %s: %s\nusage: perfmapctl %s\n", cmd->name, err,
-		    cmd->usage);
+		/* one line: scripts read the error, people the --help */
+		fprintf(stderr, "perfmapctl: %s: %s (perfmapctl %s --help)\n", cmd->name, err,
+		    cmd->name);
 		return EXIT_USAGE;
 	}
 	if (o.state_dir != NULL)

@@ -152,6 +152,10 @@ const struct config_key config_keys[] = {
 	{ .section = "segments", .name = "keep_age", .type = CONFIG_DURATION,
 	  KEY_FIELD(keep_age_ms), .defval = "7d",
 	  .help = "Delete segments older than this (0 = unlimited)." },
+	{ .section = "segments", .name = "snapshot_pprof", .type = CONFIG_BOOL,
+	  KEY_FIELD(snapshot_pprof), .defval = "no",
+	  .help = "On each snapshot, write SEGMENT.pb.gz beside the closed segment: a pprof "
+	    "of the period since the previous snapshot." },
 
 	{ .section = "index", .name = "commit_interval", .type = CONFIG_DURATION,
 	  KEY_FIELD(index_commit_ms), .defval = "1s",

@@ -49,6 +49,7 @@ struct config {
 	uint64_t	 keep_size;		/* keep_size = 1G (0 = unlimited) */
 	uint64_t	 keep_count;		/* keep_count = 0 (0 = unlimited) */
 	uint64_t	 keep_age_ms;		/* keep_age = 7d (0 = unlimited) */
+	int		 snapshot_pprof;	/* snapshot_pprof = no */
 
 	/* [index] */
 	uint64_t	 index_commit_ms;	/* commit_interval = 1s */

@@ -29,3 +29,17 @@ perf_attr_get_flag(const struct perf_event_attr *a, unsigned int bit)
 {
 	return (*attr_flags((struct perf_event_attr *)(void *)a) >> bit) & 1;
 }
+
+const char *
+perf_event_name(const struct perf_event_attr *a)
+{
+	if (a->type == PERF_TYPE_HARDWARE && a->config == PERF_COUNT_HW_CPU_CYCLES)
+		return "cycles";
+	if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_CPU_CLOCK)
+		return "cpu-clock";
+	if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_TASK_CLOCK)
+		return "task-clock";
+	if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY)
+		return "dummy";
+	return "unknown";
+}

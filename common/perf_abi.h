@@ -163,6 +163,9 @@ _Static_assert(offsetof(struct mmap3_record, build_id) == 76, "mmap3 layout");
 _Static_assert(offsetof(struct mmap3_record, filename) == 96, "mmap3 layout");
 _Static_assert(sizeof(struct perf_event_attr) >= PERF_FILE_ATTR_SIZE, "attr size");
 
+/* The name perf gives the event of A ("cycles", "cpu-clock"), "unknown" otherwise. */
+const char *perf_event_name(const struct perf_event_attr *a);
+
 /* Set or test a bit of the attribute flags word (the u64 after read_format). */
 void	perf_attr_set_flag(struct perf_event_attr *, unsigned int bit, int on);
 int	perf_attr_get_flag(const struct perf_event_attr *, unsigned int bit);

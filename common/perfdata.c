@@ -170,12 +170,23 @@ int
 perfdata_create(struct perfdata *pd, const char *path,
     const struct perfdata_attr *attrs, size_t nattrs)
 {
+	int	 fd, rc;
+
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640)) == -1)
+		return -errno;
+	if ((rc = perfdata_create_fd(pd, fd, attrs, nattrs)) < 0)
+		unlink(path);
+	return rc;
+}
+
+int
+perfdata_create_fd(struct perfdata *pd, int fd, const struct perfdata_attr *attrs,
+    size_t nattrs)
+{
 	int64_t	 off;
 
 	memset(pd, 0, sizeof(*pd));
-	pd->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
-	if (pd->fd == -1)
-		return -errno;
+	pd->fd = fd;
 	if ((pd->buf = malloc(PERFDATA_BUFSZ)) == NULL) {
 		off = -ENOMEM;
 		goto fail;
@@ -187,7 +198,6 @@ perfdata_create(struct perfdata *pd, const char *path,
 	return 0;
 fail:
 	perfdata_close(pd);
-	unlink(path);
 	return (int)off;
 }
 
@@ -762,30 +772,45 @@ perfdata_file_close(struct perfdata_file *f)
 	f->attrs = NULL;
 }
 
+#define WALK_BUF	(256 * 1024)
+
 int64_t
 perfdata_walk(struct perfdata_file *f, perfdata_record_fn cb, void *arg)
 {
-	uint64_t end, pos = f->h.data.offset;
-	uint8_t	 rec[65536];
+	uint64_t end, pos = f->h.data.offset, bufpos = 0;
+	uint8_t	*buf;
+	size_t	 buflen = 0;
 
 	/* data.offset <= file_size (perfdata_open); compare sizes so a huge data.size cannot wrap */
 	end = f->file_size;
 	if (f->h.data.size != 0 && f->h.data.size < f->file_size - f->h.data.offset)
 		end = f->h.data.offset + f->h.data.size;
+	/* records are at most 64 KiB: a buffer of WALK_BUF always holds a whole one */
+	if ((buf = malloc(WALK_BUF)) == NULL)
+		return -1;
 	while (pos + sizeof(struct perf_event_header) <= end) {
-		struct perf_event_header *h = (struct perf_event_header *)rec;
+		struct perf_event_header *h;
 
-		if (pread_all(f->fd, rec, sizeof(*h), (off_t)pos) < 0)
-			return -1;
+		if (pos < bufpos || pos + sizeof(*h) > bufpos + buflen ||
+		    pos + ((struct perf_event_header *)(buf + (pos - bufpos)))->size >
+		    bufpos + buflen) {
+			size_t	 want = end - pos < WALK_BUF ? (size_t)(end - pos) : WALK_BUF;
+
+			if (pread_all(f->fd, buf, want, (off_t)pos) < 0) {
+				free(buf);
+				return -1;
+			}
+			bufpos = pos;
+			buflen = want;
+		}
+		h = (struct perf_event_header *)(buf + (pos - bufpos));
 		if (h->size < sizeof(*h) || pos + h->size > end)
 			break;	/* torn or garbage: stop at the last whole record */
-		if (pread_all(f->fd, rec + sizeof(*h), h->size - sizeof(*h),
-		    (off_t)(pos + sizeof(*h))) < 0)
-			return -1;
 		if (cb != NULL && cb(h, arg) != 0)
 			break;
 		pos += h->size;
 	}
+	free(buf);
 	return (int64_t)(pos - f->h.data.offset);
 }
 
@@ -889,4 +914,26 @@ perfdata_buildids(struct perfdata_file *f, perfdata_buildid_fn cb, void *arg)
 	}
 	free(buf);
 	return n;
+}
+
+int
+perfdata_read_feature(struct perfdata_file *f, int feat, void **buf, size_t *len, size_t max)
+{
+	struct perf_file_section sec;
+	void	*p;
+
+	*buf = NULL;
+	*len = 0;
+	if (perfdata_feature(f, feat, &sec) < 0 || sec.size > max)
+		return -1;
+	if ((p = malloc(sec.size + 1)) == NULL)
+		return -1;
+	if (pread_all(f->fd, p, sec.size, (off_t)sec.offset) < 0) {
+		free(p);
+		return -1;
+	}
+	((char *)p)[sec.size] = '\0';
+	*buf = p;
+	*len = sec.size;
+	return 0;
 }

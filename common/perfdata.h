@@ -71,6 +71,9 @@ struct perfdata {
 
 int	perfdata_create(struct perfdata *, const char *path,
 	    const struct perfdata_attr *, size_t nattrs);
+/* The same on an open file (FD is the writer's from then on, closed with it). */
+int	perfdata_create_fd(struct perfdata *, int fd, const struct perfdata_attr *,
+	    size_t nattrs);
 int	perfdata_write(struct perfdata *, const void *, size_t);
 int	perfdata_flush(struct perfdata *);
 int	perfdata_finish(struct perfdata *, const struct perfdata_attr *, size_t nattrs,
@@ -113,6 +116,9 @@ int	perfdata_layouts(struct perfdata_file *, struct record_layouts *);
 
 /* A feature section's location; -1 if the feature is absent. */
 int	perfdata_feature(struct perfdata_file *, int feat, struct perf_file_section *);
+/* Its payload, at most MAX bytes, NUL-terminated, in *BUF (freed by the caller). */
+int	perfdata_read_feature(struct perfdata_file *, int feat, void **buf, size_t *len,
+	    size_t max);
 
 /*
  * Each entry of the BUILD_ID feature, as a struct perfdata_buildid (kernel:

@@ -163,31 +163,59 @@ record_name_len(const char *name)
 }
 
 int
-record_time(const void *buf, size_t len, const struct record_layout *l, uint64_t *time)
+record_name_is_anon(const char *name)
+{
+	return strncmp(name, "//anon", 6) == 0 || strncmp(name, "/dev/zero", 9) == 0 ||
+	    strncmp(name, "/anon_hugepage", 14) == 0 || strncmp(name, "[anon:", 6) == 0;
+}
+
+/* Offset of the time stamp in the record at BUF, or 0 if it carries none. */
+static size_t
+time_offset(const void *buf, size_t len, const struct record_layout *l)
 {
 	const struct perf_event_header *h = buf;
-	const uint8_t *p = buf;
 	uint64_t t = l->sample_type;
 	size_t	 off, sidsz;
 
 	if (len < sizeof(*h) || h->size < sizeof(*h) || h->size > len || !(t & PERF_SAMPLE_TIME))
-		return -1;
+		return 0;
 	if (h->type == PERF_RECORD_SAMPLE) {
 		/* IDENTIFIER, IP, TID come before TIME in a sample */
 		off = sizeof(*h) + 8 * (((t & PERF_SAMPLE_IDENTIFIER) != 0) +
 		    ((t & PERF_SAMPLE_IP) != 0) + ((t & PERF_SAMPLE_TID) != 0));
 	} else {
 		if (h->type >= PERF_RECORD_USER_TYPE_START || !l->sample_id_all)
-			return -1;
+			return 0;
 		/* in the trailer, only TID comes before TIME */
 		sidsz = record_sample_id_size(l);
 		if (h->size < sizeof(*h) + sidsz)
-			return -1;
+			return 0;
 		off = h->size - sidsz + 8 * ((t & PERF_SAMPLE_TID) != 0);
 	}
 	if (off + 8 > h->size)
+		return 0;
+	return off;
+}
+
+int
+record_time(const void *buf, size_t len, const struct record_layout *l, uint64_t *time)
+{
+	size_t	 off = time_offset(buf, len, l);
+
+	if (off == 0)
 		return -1;
-	*time = get_u64(p + off);
+	*time = get_u64((const uint8_t *)buf + off);
+	return 0;
+}
+
+int
+record_set_time(void *buf, size_t len, const struct record_layout *l, uint64_t time)
+{
+	size_t	 off = time_offset(buf, len, l);
+
+	if (off == 0)
+		return -1;
+	memcpy((uint8_t *)buf + off, &time, sizeof(time));
 	return 0;
 }
 

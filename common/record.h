@@ -146,6 +146,8 @@ int	record_decode(const void *buf, size_t len, const struct record_layout *,
  * is malformed or carries no time.
  */
 int	record_time(const void *buf, size_t len, const struct record_layout *, uint64_t *time);
+/* Rewrite that time stamp (profiles moving a segment onto another's clock). */
+int	record_set_time(void *buf, size_t len, const struct record_layout *, uint64_t time);
 
 /*
  * The length of a mapped file's name without the " (deleted)" the kernel
@@ -153,6 +155,13 @@ int	record_time(const void *buf, size_t len, const struct record_layout *, uint6
  * for a name without it).
  */
 size_t	record_name_len(const char *name);
+
+/*
+ * Is a mapping of NAME anonymous memory, where JIT code lives ("//anon",
+ * "/dev/zero", "/anon_hugepage", "[anon:...]": perf's is_anon_memory and
+ * named anonymous memory)?  perf looks its code up in /tmp/perf-PID.map.
+ */
+int	record_name_is_anon(const char *name);
 
 /* Write the sample_id trailer for SID into OUT (record_sample_id_size bytes). */
 void	record_encode_sample_id(const struct record_layout *,

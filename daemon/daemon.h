@@ -40,6 +40,7 @@ struct perfmapd {
 	struct statedir	 sd;		/* checked, locked (statedir.h) */
 	char		 state_dir_conf[4096];	/* as configured; conf.state_dir is canonical */
 	uint64_t	 start_wall_ns;
+	uint64_t	 snapshot_wall_ns;	/* the last snapshot (snapshot_pprof's period) */
 };
 
 /* Re-read the configuration; 0 or -1 with ERR set (old one kept). */

@@ -97,3 +97,21 @@ seg_last()  { perf report --header-only -i "$1" 2>/dev/null | sed -n 's/^# time 
 # Where the segment's cut began (CLOCK_DATA's monotonic reference, in seconds, ns digits).
 seg_cut() { perf report --header-only -i "$1" 2>/dev/null | sed -n 's/^# reference time: .* = \([0-9.]*\) (monotonic)$/\1/p'; }
 seg_samples() { perf report -D -i "$1" 2>/dev/null | grep -c 'PERF_RECORD_SAMPLE('; }
+
+# The pprof tool, built offline from Debian's sources into $PPROF (go's
+# build cache is shared between tests).
+need_pprof() {
+	command -v go >/dev/null 2>&1 || skip "go is not installed (golang-go)"
+	[ -d /usr/share/gocode/src/github.com/google/pprof ] ||
+		skip "pprof's sources are not installed (golang-github-google-pprof-dev)"
+	PPROF=$T/pprof
+	GOPATH=/usr/share/gocode GO111MODULE=off GOCACHE=${GOCACHE:-/tmp/perfmapd-gocache} \
+		HOME=$T go build -o "$PPROF" github.com/google/pprof || fail "cannot build pprof"
+}
+
+# Sum of the samples/count values of a pprof profile, as pprof -raw prints them.
+pprof_samples() {
+	"$PPROF" -symbolize=none -raw "$1" 2>/dev/null |
+		awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
+		     s && /^ *[0-9]+ +[0-9]+: / { n += $1 } END { print n + 0 }'
+}

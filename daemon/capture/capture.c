@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/eventfd.h>
 
 #include <event2/event.h>
@@ -48,6 +49,7 @@ job_free(struct job *j)
 		close(j->fd);
 	free(j->name);
 	json_decref(j->segments);
+	json_decref(j->params);
 	free(j);
 }
 
@@ -61,7 +63,20 @@ submit(struct capture *c, struct job *j)
 		job_free(j);
 		return -1;
 	}
+	if (j->kind == JOB_PROFILE && j->req != NULL) {
+		TAILQ_INSERT_TAIL(&c->pjobs, j, entry);
+		pthread_cond_signal(&c->pcv);
+		pthread_mutex_unlock(&c->mu);
+		return 0;
+	}
+	if ((j->kind == JOB_JIT_WATCH || j->kind == JOB_JIT_KEEP) && c->njitq >= c->qmax) {
+		pthread_mutex_unlock(&c->mu);	/* bounded like the map jobs */
+		job_free(j);
+		return -1;
+	}
 	TAILQ_INSERT_TAIL(&c->jobs, j, entry);
+	if (j->kind == JOB_JIT_WATCH || j->kind == JOB_JIT_KEEP)
+		c->njitq++;
 	if (j->kind == JOB_MAP)
 		c->nmap++;
 	else if (j->kind == JOB_MISSED)
@@ -373,6 +388,18 @@ binary_new_cb(void *arg, const struct binary *b, const struct record_mmap *m, in
 		capture_map(arg, m, fd, b->ns);
 }
 
+static void
+jit_mapped_cb(void *arg, uint32_t pid)
+{
+	capture_jit_watch(arg, pid);
+}
+
+static void
+jit_keep_cb(void *arg, uint32_t pid, const struct segment *seg, int exited)
+{
+	capture_jit_keep(arg, pid, seg->path, exited);
+}
+
 void
 capture_listener(struct capture *c, struct recorder_listener *l)
 {
@@ -380,6 +407,8 @@ capture_listener(struct capture *c, struct recorder_listener *l)
 		.segment_opened = segment_opened_cb,
 		.segment_closed = segment_closed_cb,
 		.binary_new = binary_new_cb,
+		.jit_mapped = jit_mapped_cb,
+		.jit_keep = jit_keep_cb,
 		.arg = c,
 	};
 }
@@ -429,6 +458,110 @@ capture_export(struct capture *c, struct control_client *cl, int more, json_t *s
 	return request(c, JOB_EXPORT, cl, more, segments, since_ns, all_binaries, 0, name, err);
 }
 
+int
+capture_profile(struct capture *c, struct control_client *cl, json_t *params, json_t **err)
+{
+	struct job *j;
+
+	/* one reply, the final one: sent as it is (no "results" list) */
+	if ((j = job_new()) == NULL || (j->req = new_req(c, cl, 1)) == NULL) {
+		free(j);
+		*err = proto_errorf(PROTO_ERR_FAILED, "out of memory");
+		return -1;
+	}
+	j->kind = JOB_PROFILE;
+	j->params = json_incref(params);
+	if (submit(c, j) < 0) {
+		*err = proto_errorf(PROTO_ERR_FAILED, "perfmapd is stopping");
+		return -1;
+	}
+	return 0;
+}
+
+void
+capture_profile_period(struct capture *c, const char *segpath, int64_t since_ns,
+    int64_t until_ns)
+{
+	struct job *j;
+
+	/*
+	 * Queued behind the captures on the worker, which hands it to the
+	 * profile thread: the binaries mapped in the period are cached first.
+	 */
+	if (c == NULL || (j = job_new()) == NULL)
+		return;
+	j->kind = JOB_PROFILE;
+	j->since_ns = since_ns;
+	j->until_ns = until_ns;
+	if ((j->name = strdup(segpath)) == NULL) {
+		free(j);
+		return;
+	}
+	submit(c, j);
+}
+
+/* Worker: a snapshot period's job, its captures done, to the profile thread. */
+void
+profile_handoff(struct capture *c, struct job *j)
+{
+	struct job *n;
+
+	if ((n = job_new()) == NULL || (n->name = strdup(j->name)) == NULL) {
+		free(n);
+		return;
+	}
+	n->kind = JOB_PROFILE;
+	n->since_ns = j->since_ns;
+	n->until_ns = j->until_ns;
+	pthread_mutex_lock(&c->mu);
+	if (c->stop) {
+		pthread_mutex_unlock(&c->mu);
+		job_free(n);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&c->pjobs, n, entry);
+	pthread_cond_signal(&c->pcv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+void
+capture_jit_watch(struct capture *c, uint32_t pid)
+{
+	struct job *j;
+	struct stat st;
+	char	 path[32];
+
+	/*
+	 * The owner is taken now, on the loop, while the process surely
+	 * lives: the worker may come to it only after a short-lived JIT
+	 * process is gone.  /proc/PID is procfs, not a user's path.
+	 */
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	if (c == NULL || stat(path, &st) == -1 || (j = job_new()) == NULL)
+		return;
+	j->kind = JOB_JIT_WATCH;
+	j->pid = pid;
+	j->uid = st.st_uid;
+	submit(c, j);
+}
+
+void
+capture_jit_keep(struct capture *c, uint32_t pid, const char *segpath, int exited)
+{
+	struct job *j;
+
+	if (c == NULL || segpath[0] == '\0' || (j = job_new()) == NULL)
+		return;
+	j->kind = JOB_JIT_KEEP;
+	j->pid = pid;
+	j->exited = exited;
+	if ((j->name = strdup(segpath)) == NULL) {
+		free(j);
+		return;
+	}
+	submit(c, j);
+}
+
 void
 capture_stats(struct capture *c, struct capture_stats *s)
 {
@@ -462,7 +595,9 @@ capture_start(struct capture **out, const struct config *conf, const char *state
 	c->efd = -1;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
+	pthread_cond_init(&c->pcv, NULL);
 	TAILQ_INIT(&c->jobs);
+	TAILQ_INIT(&c->pjobs);
 	TAILQ_INIT(&c->results);
 	TAILQ_INIT(&c->reqs);
 	c->mode = conf->capture;
@@ -476,6 +611,7 @@ capture_start(struct capture **out, const struct config *conf, const char *state
 	snprintf(c->statedir, sizeof(c->statedir), "%s", state_dir);
 	snprintf(c->segdir, sizeof(c->segdir), "%s/segments", state_dir);
 	snprintf(c->exportdir, sizeof(c->exportdir), "%s/exports", state_dir);
+	snprintf(c->profiledir, sizeof(c->profiledir), "%s/profiles", state_dir);
 	if (conf->cache_dir[0] != '\0')
 		snprintf(dir, sizeof(dir), "%s", conf->cache_dir);
 	else if ((size_t)snprintf(dir, sizeof(dir), "%s/debug", state_dir) >= sizeof(dir)) {
@@ -497,6 +633,12 @@ capture_start(struct capture **out, const struct config *conf, const char *state
 		goto fail;
 	}
 	c->started = 1;
+	if ((rc = pthread_create(&c->pth, NULL, profile_main, c)) != 0) {
+		snprintf(err, errlen, "cannot start the profile thread: %s", strerror(rc));
+		capture_stop(c);
+		return -1;
+	}
+	c->pstarted = 1;
 	log_info("build-id cache %s: %llu binaries, %llu bytes; capture %s",
 	    c->cache.dir, (unsigned long long)c->cache.entries,
 	    (unsigned long long)c->cache.size,
@@ -527,9 +669,12 @@ capture_stop(struct capture *c)
 	TAILQ_FOREACH(q, &c->reqs, entry)
 		atomic_store(&q->cancelled, 1);
 	pthread_cond_signal(&c->cv);
+	pthread_cond_signal(&c->pcv);
 	pthread_mutex_unlock(&c->mu);
 	if (c->started)
 		pthread_join(c->th, NULL);
+	if (c->pstarted)
+		pthread_join(c->pth, NULL);
 	capture_stats(c, &s);
 	log_info("capture: %llu build-ids seen, %llu copied, %llu present, %llu failed, "
 	    "%llu missed (queue full); cache %llu bytes", (unsigned long long)s.seen,
@@ -538,6 +683,10 @@ capture_stop(struct capture *c)
 	    (unsigned long long)s.cache_bytes);
 	while ((j = TAILQ_FIRST(&c->jobs)) != NULL) {
 		TAILQ_REMOVE(&c->jobs, j, entry);
+		job_free(j);
+	}
+	while ((j = TAILQ_FIRST(&c->pjobs)) != NULL) {
+		TAILQ_REMOVE(&c->pjobs, j, entry);
 		job_free(j);
 	}
 	while ((r = TAILQ_FIRST(&c->results)) != NULL) {
@@ -562,5 +711,6 @@ capture_stop(struct capture *c)
 	close(c->efd);
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cv);
+	pthread_cond_destroy(&c->pcv);
 	free(c);
 }

@@ -12,9 +12,11 @@
  *	segment_opened ──────────────────────► /proc/kallsyms, modules, vDSO
  *	segment_closed ──────────────────────► lazy mode: store the segment;
  *	                                         eviction above max_size
+ *	capture_jit_watch(), _keep() ────────► /tmp/perf-PID.map kept with a segment
  *	capture_store(), capture_export() ───► one reply per build-id ...
  *	        ◄── results queue + eventfd ──  ... and a final one
  *	capture_poll(): replies to clients, counters
+ *	capture_profile() ──► the profile thread (common/profile/), same replies
  *
  * Shared state is only the two queues (under one mutex) and the counters
  * (atomics); the cache itself belongs to the worker.
@@ -76,5 +78,25 @@ int	capture_store(struct capture *, struct control_client *, int more,
 int	capture_export(struct capture *, struct control_client *, int more,
 	    json_t *segments, int64_t since_ns, const char *name, int all_binaries,
 	    json_t **err);
+/*
+ * io.perfmap.Profile (PARAMS as common/profile/params.c reads them), run on
+ * a thread of its own (a long window must not hold up captures); the reply
+ * names the file written under STATE/profiles/.  0, or -1 with *ERR.
+ */
+int	capture_profile(struct capture *, struct control_client *, json_t *params,
+	    json_t **err);
+/* The pprof of [SINCE, UNTIL) written beside segment SEGPATH, as SEGPATH.pb.gz. */
+void	capture_profile_period(struct capture *, const char *segpath, int64_t since_ns,
+	    int64_t until_ns);
+
+/*
+ * JIT maps (perf's /tmp/perf-PID.map convention), from the recorder's
+ * jit_mapped and jit_keep (capture_listener).  A process that maps
+ * anonymous executable memory is watched: its owner is noted while it
+ * lives.  capture_jit_keep copies its map, if it wrote one, into
+ * SEGPATH.jit/ (EXITED: the process is gone, forget it).
+ */
+void	capture_jit_watch(struct capture *, uint32_t pid);
+void	capture_jit_keep(struct capture *, uint32_t pid, const char *segpath, int exited);
 
 #endif

@@ -37,6 +37,19 @@ enum job_kind {
 	JOB_CLOSED,	/* a segment closed: lazy store, eviction */
 	JOB_STORE,
 	JOB_EXPORT,
+	JOB_JIT_WATCH,	/* a process mapped anonymous executable memory */
+	JOB_JIT_KEEP,	/* keep its /tmp/perf-PID.map with a segment */
+	JOB_PROFILE,	/* a profile (the profile thread) */
+};
+
+#define JIT_WATCH_MAX		4096		/* processes with JIT code watched */
+#define PROFILES_KEPT		4		/* newest profile files kept */
+
+/* A process that may write /tmp/perf-PID.map: who owned it (worker only). */
+struct jitproc {
+	uint32_t	 pid;
+	uint32_t	 uid;
+	uint64_t	 start;		/* /proc/PID/stat starttime: tells pid reuse */
 };
 
 /* A control request in flight; freed by the loop after its final result. */
@@ -65,9 +78,12 @@ struct job {
 	char		*name;		/* file name, module path, export name */
 	struct creq	*req;
 	json_t		*segments;
-	int64_t		 since_ns;
+	int64_t		 since_ns, until_ns;
 	int		 all, debuginfod;
 	int		 all_binaries;	/* export: not only those with samples */
+	int		 exited;	/* JOB_JIT_KEEP: the process is gone */
+	uint32_t	 uid;		/* JOB_JIT_WATCH: its owner when it mapped JIT code */
+	json_t		*params;	/* JOB_PROFILE */
 };
 
 TAILQ_HEAD(jobq, job);
@@ -140,7 +156,13 @@ struct capture {
 	pthread_mutex_t	 mu;
 	pthread_cond_t	 cv;
 	struct jobq	 jobs;			/* not yet taken by the worker */
+	struct jobq	 pjobs;			/* ... by the profile thread */
+	pthread_cond_t	 pcv;
+	pthread_t	 pth;
+	int		 pstarted;
+	char		 profiledir[PATH_MAX];
 	size_t		 nmap, nmissed;		/* queued JOB_MAP, JOB_MISSED */
+	size_t		 njitq;			/* queued JOB_JIT_* */
 	TAILQ_HEAD(, result) results;
 	int		 stop;
 	int		 efd;
@@ -167,6 +189,8 @@ struct capture {
 	/* worker only */
 	struct quota	 quotas[QUOTA_MAX];
 	size_t		 nquotas;
+	struct jitproc	 jit[JIT_WATCH_MAX];
+	size_t		 njit;
 	struct bidcache	 cache;
 	struct failrec	*fails;
 	size_t		 nfails, failcap;
@@ -228,6 +252,16 @@ int	strp_cmp(const void *a, const void *b);
 
 /* export.c */
 void	run_export(struct capture *, struct job *);
+void	prune_dir(const char *dir, const char *prefix, size_t keep);
+
+/* jit.c */
+void	run_jit_watch(struct capture *, struct job *);
+void	run_jit_keep(struct capture *, struct job *);
+
+/* profile.c: the profile thread */
+void	*profile_main(void *arg);
+/* capture.c: a snapshot period's job, from the worker to the profile thread */
+void	profile_handoff(struct capture *, struct job *);
 
 /* evict.c */
 void	evict_maybe(struct capture *, int force);

@@ -110,19 +110,19 @@ export_ext(const char *name)
 	return ".tar";
 }
 
-/* Keep the newest EXPORTS_KEPT files of STATE/exports. */
-static void
-prune_exports(struct capture *c)
+/* Keep the newest KEEP files of DIR whose names start with PREFIX (their names sort by date). */
+void
+prune_dir(const char *dir, const char *prefix, size_t keep)
 {
 	char	**v = NULL, **nv;
 	size_t	 n = 0, i;
 	struct dirent *de;
 	DIR	*d;
 
-	if ((d = opendir(c->exportdir)) == NULL)
+	if ((d = opendir(dir)) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, "perfmapd-export-", 16) != 0)
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
 			continue;
 		if ((nv = reallocarray(v, n + 1, sizeof(*v))) == NULL ||
 		    (nv[n] = strdup(de->d_name)) == NULL) {
@@ -136,10 +136,10 @@ prune_exports(struct capture *c)
 	closedir(d);
 	if (n > 1)
 		qsort(v, n, sizeof(*v), strp_cmp);
-	for (i = 0; i + EXPORTS_KEPT < n; i++) {
+	for (i = 0; i + keep < n; i++) {
 		char	 path[PATH_MAX];
 
-		snprintf(path, sizeof(path), "%s/%s", c->exportdir, v[i]);
+		snprintf(path, sizeof(path), "%s/%s", dir, v[i]);
 		unlink(path);
 	}
 	free_strs(v, n);
@@ -343,7 +343,7 @@ out:
 	} else {
 		json_t	*r;
 
-		prune_exports(c);
+		prune_dir(c->exportdir, "perfmapd-export-", EXPORTS_KEPT);
 		how = instructions(j->name != NULL ? j->name : path);
 		r = json_pack("{s:s, s:I, s:I, s:I, s:I, s:s}", "path", path,
 		    "segments", (json_int_t)nsegs, "buildids", (json_int_t)packed,

@@ -57,6 +57,15 @@ run_job(struct capture *c, struct job *j)
 	case JOB_EXPORT:
 		run_export(c, j);
 		break;
+	case JOB_JIT_WATCH:
+		run_jit_watch(c, j);
+		break;
+	case JOB_JIT_KEEP:
+		run_jit_keep(c, j);
+		break;
+	case JOB_PROFILE:	/* a snapshot's period: captures done, over to profile.c */
+		profile_handoff(c, j);
+		break;
 	}
 }
 
@@ -116,6 +125,8 @@ worker_main(void *arg)
 			c->nmap--;
 		else if (j->kind == JOB_MISSED)
 			c->nmissed--;
+		else if (j->kind == JOB_JIT_WATCH || j->kind == JOB_JIT_KEEP)
+			c->njitq--;
 		pthread_mutex_unlock(&c->mu);
 		job_free(j);
 		if (c->max_size != 0 && c->cache.size > c->max_size)

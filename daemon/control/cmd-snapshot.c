@@ -4,7 +4,9 @@
  * header, fsync, rename), so the caller can hand it to perf at once.
  * Recording goes on in the next segment without a gap.  With "store" the
  * binaries it references are then put into the build-id cache, streamed
- * as by "store" (cmd-store.c).
+ * as by "store" (cmd-store.c).  With [segments] snapshot_pprof, the
+ * profile thread then writes SEGMENT.pb.gz, a pprof of the period since
+ * the previous snapshot.
  */
 #include <string.h>
 
@@ -13,12 +15,15 @@
 #include "command.h"
 #include "daemon.h"
 #include "proto.h"
+#include "walltime.h"
 
 static json_t *
 cmd_snapshot_run(struct control_request *req)
 {
 	struct recorder *r = &req->d->rec;
+	struct perfmapd *d = req->d;
 	json_t	*reply, *segs, *err = NULL;
+	uint64_t now;
 	int	 store = 0;
 
 	if (control_param_bool(req, "store", &store, &err) < 0)
@@ -29,6 +34,11 @@ cmd_snapshot_run(struct control_request *req)
 	if (recorder_rotate(r, ROTATE_REQUEST) < 0 || r->last_closed[0] == '\0')
 		return proto_errorf(PROTO_ERR_FAILED, "the segment could not be finished; "
 		    "see the daemon's log");
+	now = (uint64_t)walltime_now();
+	if (d->conf.snapshot_pprof)
+		capture_profile_period(d->cap, r->last_closed, (int64_t)(d->snapshot_wall_ns ?
+		    d->snapshot_wall_ns : d->start_wall_ns), (int64_t)now);
+	d->snapshot_wall_ns = now;
 	reply = json_pack("{s:s, s:I, s:I, s:I, s:I}", "path", r->last_closed,
 	    "samples", (json_int_t)r->last_stats.samples,
 	    "records", (json_int_t)r->last_stats.records,

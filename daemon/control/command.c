@@ -15,7 +15,7 @@
 
 extern const struct control_command cmd_ping, cmd_status, cmd_snapshot,
     cmd_reload, cmd_stop;
-extern const struct control_command cmd_store, cmd_export;
+extern const struct control_command cmd_store, cmd_export, cmd_profile;
 extern const struct control_command cmd_segments, cmd_lookup, cmd_history,
     cmd_buildid;
 
@@ -24,6 +24,7 @@ const struct control_command *const control_commands[] = {
 	&cmd_snapshot,
 	&cmd_store,
 	&cmd_export,
+	&cmd_profile,
 	&cmd_segments,
 	&cmd_lookup,
 	&cmd_history,

@@ -18,7 +18,7 @@ struct control_client;
 #define CMD_PUBLIC	0x02	/* anyone who may connect (ping, GetInfo) */
 				/* neither: read-only, public if public_queries = yes */
 
-#define CMD_MAXPARAMS	4
+#define CMD_MAXPARAMS	5
 
 struct control_command;
 

@@ -336,6 +336,7 @@ model_set_comm(struct model *m, uint32_t pid, uint32_t tid, const char *comm, in
 	if (exec) {
 		while (p->nmaps > 0)
 			maps_remove(m, p, p->nmaps - 1);
+		p->jit = 0;
 		/* exec leaves one thread: the one that exec'd becomes pid */
 		p->nthreads = 0;
 	}

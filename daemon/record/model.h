@@ -35,6 +35,8 @@ struct model_proc {
 	uint32_t	 pid;
 	uint64_t	 mnt_ns, user_ns;	/* its namespaces (nsfs inodes), 0 unknown */
 	int		 leader_gone;	/* EXIT of pid seen, other threads remain */
+	int		 jit;		/* maps anonymous executable memory: its
+					   /tmp/perf-PID.map is watched (capture/jit.c) */
 	struct model_thread *threads;
 	size_t		 nthreads, cthreads;
 	struct model_map *maps;		/* sorted by addr, non-overlapping */

@@ -68,3 +68,15 @@ notify_unresolved(const struct notify *n, const char *path, int cause, uint64_t 
 {
 	EACH(n, unresolved, path, cause, wall_ns);
 }
+
+void
+notify_jit_mapped(const struct notify *n, uint32_t pid)
+{
+	EACH(n, jit_mapped, pid);
+}
+
+void
+notify_jit_keep(const struct notify *n, uint32_t pid, const struct segment *s, int exited)
+{
+	EACH(n, jit_keep, pid, s, exited);
+}

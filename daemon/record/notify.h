@@ -24,6 +24,10 @@
  *	                 state, the process's exit (last_seen moves)
  *	unresolved       a file mapping whose build-id could not be proven;
  *	                 CAUSE says why (enum bid_cause, buildid_reader.h)
+ *	jit_mapped       PID mapped anonymous executable memory (JIT code) for
+ *	                 the first time since its exec (or since the start)
+ *	jit_keep         keep PID's /tmp/perf-PID.map with segment SEG: PID
+ *	                 exited (EXITED), or SEG is about to close while it runs
  */
 #ifndef PERFMAPD_NOTIFY_H
 #define PERFMAPD_NOTIFY_H
@@ -46,6 +50,8 @@ struct recorder_listener {
 		    uint8_t source);
 	void	(*seen)(void *, const struct binary *, uint32_t pid, uint64_t wall_ns);
 	void	(*unresolved)(void *, const char *path, int cause, uint64_t wall_ns);
+	void	(*jit_mapped)(void *, uint32_t pid);
+	void	(*jit_keep)(void *, uint32_t pid, const struct segment *, int exited);
 	void	*arg;
 };
 
@@ -72,5 +78,8 @@ void	notify_seen(const struct notify *, const struct binary *, uint32_t pid,
 	    uint64_t wall_ns);
 void	notify_unresolved(const struct notify *, const char *path, int cause,
 	    uint64_t wall_ns);
+
+void	notify_jit_mapped(const struct notify *, uint32_t pid);
+void	notify_jit_keep(const struct notify *, uint32_t pid, const struct segment *, int exited);
 
 #endif

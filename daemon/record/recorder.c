@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <linux/nsfs.h>
@@ -324,6 +325,31 @@ end_round(struct recorder *r, int marker)
 		disk_recovered(r);
 }
 
+/* P has JIT code (anonymous executable memory): its perf-PID.map is watched. */
+void
+recorder_jit_watch(struct recorder *r, struct model_proc *p)
+{
+	if (p == NULL || p->jit)
+		return;
+	p->jit = 1;
+	notify_jit_mapped(&r->notify, p->pid);
+}
+
+/* A segment closes: the JIT maps of its live processes are kept with it. */
+static int
+jit_keep_cb(struct model_proc *p, void *arg)
+{
+	struct recorder *r = arg;
+	size_t	 i;
+
+	for (i = 0; i < p->nmaps && !p->jit; i++)	/* the state perfmapd started with */
+		if ((p->maps[i].prot & PROT_EXEC) && record_name_is_anon(p->maps[i].filename))
+			recorder_jit_watch(r, p);
+	if (p->jit)
+		notify_jit_keep(&r->notify, p->pid, &r->seg, 0);
+	return 0;
+}
+
 static int	close_segment(struct recorder *, uint64_t);
 static int	open_segment(struct recorder *, uint64_t);
 
@@ -427,6 +453,7 @@ close_segment(struct recorder *r, uint64_t t_end)
 
 	if (!r->seg.open)
 		return 0;
+	model_foreach(&r->model, jit_keep_cb, r);
 	r->seg.t_end = t_end;
 	fill_meta(r, &meta, &u, host, sizeof(host));
 	if ((rc = segment_close(&r->seg, r->attrs, 2, &meta)) < 0) {

@@ -157,6 +157,8 @@ uint64_t recorder_wall(struct recorder *, const struct record *);
 /* The binary of (NAME, ID) as process P maps it, with its provenance. */
 struct binary *recorder_binary(struct recorder *, const struct model_proc *, const char *name,
 	    const uint8_t *id, uint8_t idsize);
+/* P mapped JIT code: watch its perf-PID.map (notify jit_mapped, once). */
+void	recorder_jit_watch(struct recorder *, struct model_proc *);
 /* Is a record stamped T left for a later pass? */
 int	recorder_not_yet(const struct recorder *, uint64_t t);
 

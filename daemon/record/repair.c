@@ -77,18 +77,6 @@ boot_time(void)
 	return (time_t)bt;
 }
 
-static const char *
-event_name(const struct perf_event_attr *a)
-{
-	if (a->type == PERF_TYPE_HARDWARE && a->config == PERF_COUNT_HW_CPU_CYCLES)
-		return "cycles";
-	if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_CPU_CLOCK)
-		return "cpu-clock";
-	if (a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY)
-		return "dummy";
-	return "unknown";
-}
-
 int
 repair_segment(const char *partial, char *err, size_t errlen)
 {
@@ -139,7 +127,7 @@ repair_segment(const char *partial, char *err, size_t errlen)
 			goto out;
 		}
 		attrs[i].attr = f.attrs[i].attr;
-		attrs[i].name = event_name(&attrs[i].attr);
+		attrs[i].name = perf_event_name(&attrs[i].attr);
 		attrs[i].ids = ids;
 		attrs[i].nids = n;
 	}

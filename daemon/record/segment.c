@@ -10,6 +10,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,6 +302,29 @@ segment_delete_oldest(const char *dir, const struct notify *notify)
 	return rc;
 }
 
+/* Remove DIR and the plain files in it (a segment's .jit directory). */
+static void
+remove_dir(const char *dir)
+{
+	DIR	*d;
+	struct dirent *de;
+	int	 fd;
+
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.' || (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0))
+			unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+	if (rmdir(dir) == -1 && errno != ENOENT)
+		log_warn("rmdir %s", dir);
+}
+
 static int
 delete_one(const char *dir, const char *name, const char *why, const struct notify *notify)
 {
@@ -311,6 +335,11 @@ delete_one(const char *dir, const char *name, const char *why, const struct noti
 		log_warn("%s: unlink %s", why, path);
 		return -1;
 	}
+	/* what is kept with it: its JIT maps (NAME.jit/), its period's pprof */
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s.pb.gz", dir, name) < sizeof(path))
+		unlink(path);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s.jit", dir, name) < sizeof(path))
+		remove_dir(path);
 	log_info_field("SEGMENT", name, "%s: deleted %s", why, name);
 	if (notify != NULL)
 		notify_segment_deleted(notify, name);

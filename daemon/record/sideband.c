@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "log.h"
 #include "recorder.h"
@@ -213,6 +214,8 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 	}
 	if (model_add_map(&r->model, m, source, b != NULL ? b->id : BINARY_NONE) < 0)
 		log_warnx("model: out of memory");
+	if ((m->prot & PROT_EXEC) && record_name_is_anon(m->filename))
+		recorder_jit_watch(r, model_find(&r->model, m->pid));
 	if (!rewrite || strlen(m->filename) >= PATH_MAX) {
 		recorder_write(r, h, h->size, 1);
 		return;
@@ -248,8 +251,13 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 		    rec->task.ptid);
 		break;
 	case PERF_RECORD_EXIT:
-		if (rec->task.pid == rec->task.tid)
+		if (rec->task.pid == rec->task.tid) {
+			struct model_proc *p = model_find(&r->model, rec->task.pid);
+
 			publish_exit(r, rec);
+			if (p != NULL && p->jit && r->seg.open)
+				notify_jit_keep(&r->notify, p->pid, &r->seg, 1);
+		}
 		model_exit(&r->model, rec->task.pid, rec->task.tid);
 		break;
 	case PERF_RECORD_LOST:

@@ -607,6 +607,12 @@ func checkMethods(c *varlink.Connection, path string) (segment string) {
 		fail("Export with more: %v", err)
 	}
 	done["Export"] = true
+	now := time.Now().UnixNano()
+	mustCall(c, "io.perfmap.Profile", map[string]interface{}{"since_ns": now - int64(time.Hour),
+		"until_ns": now, "format": "pprof"})
+	mustCall(c, "io.perfmap.Profile", map[string]interface{}{"since_ns": now - int64(time.Hour),
+		"until_ns": now, "format": "folded", "comm": "pm-spin"})
+	done["Profile"] = true
 	mustCall(c, "io.perfmap.Reload", nil)
 	done["Reload"] = true
 	done["Stop"] = true // last, in main

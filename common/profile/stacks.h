@@ -1,0 +1,135 @@
+/*
+ * stacks.h - what a profile aggregates, in the shape pprof wants it:
+ *
+ *	strings    interned; index 0 is ""
+ *	functions  (name, file) -> id, with the function's first line
+ *	locations  (binary, ELF-relative address, leaf) -> id, each with
+ *	           its lines (function, line), innermost inline frame first
+ *	stacks     (pid, comm, location ids leaf first) -> samples, CPU ns
+ *
+ * Everything is keyed by what is distinct, so memory grows with the
+ * number of different stacks, not with the number of samples.  Ids are
+ * 1-based (pprof's convention: 0 means none).  The writers (pprof.c,
+ * folded.c, svg.c) read the tables directly.
+ */
+#ifndef PERFMAPD_STACKS_H
+#define PERFMAPD_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbolize.h"
+
+struct stack_func {
+	uint32_t	 name, file;	/* string indices */
+	int64_t		 start_line;
+};
+
+struct stack_line {
+	uint32_t	 func;		/* function id */
+	int64_t		 line;
+};
+
+struct stack_loc {
+	struct binary	*bin;		/* NULL: no mapping covered it */
+	uint64_t	 addr;
+	uint32_t	 line0, nlines;	/* into lines[] */
+	int		 leaf;
+};
+
+struct stack {
+	struct stack	*hnext;
+	uint64_t	 hash;
+	uint32_t	 pid, comm;	/* comm: string index */
+	uint32_t	 n;		/* locations */
+	uint64_t	 count, ns;
+	uint32_t	 locs[];	/* leaf first */
+};
+
+struct stacks {
+	struct symbolize *sym;
+	/* strings */
+	char		**str;
+	size_t		 nstr, capstr;
+	uint32_t	*strhash;	/* open addressing: index + 1, 0 empty */
+	size_t		 strhcap;
+	/* functions: funcs[id - 1] */
+	struct stack_func *funcs;
+	size_t		 nfuncs, capfuncs;
+	uint32_t	*funchash;
+	size_t		 funchcap;
+	/* locations: locs[id - 1] */
+	struct stack_loc *locs;
+	size_t		 nlocs, caplocs;
+	uint32_t	*lochash;
+	size_t		 lochcap;
+	struct stack_line *lines;
+	size_t		 nlines, caplines;
+	/* stacks, in a chained hash table; first..next in insertion order */
+	struct stack	**stk;
+	size_t		 nstk, stkcap;
+	uint64_t	 samples, ns;
+	int		 oom;
+};
+
+struct stacks *stacks_new(struct symbolize *);
+void	stacks_free(struct stacks *);
+
+/* A string's index (0 for ""), or 0 with s->oom set. */
+uint32_t stacks_intern(struct stacks *, const char *);
+
+/* The location for ADDR in BIN (NULL: unmapped), symbolized on creation; 0 on OOM. */
+uint32_t stacks_location(struct stacks *, struct binary *, uint64_t addr, int leaf);
+
+/* One sample: PID, COMM (string index), LOCS[N] leaf first, worth NS of CPU. */
+int	stacks_add(struct stacks *, uint32_t pid, uint32_t comm, const uint32_t *locs,
+	    size_t n, uint64_t ns);
+
+/* A growable string. */
+struct sbuf {
+	char		*p;
+	size_t		 len, cap;
+	int		 oom;
+};
+void	sbuf_add(struct sbuf *, const char *, size_t);
+void	sbuf_str(struct sbuf *, const char *);
+void	sbuf_free(struct sbuf *);
+
+/*
+ * Append a location's frames as people read them, outermost first and
+ * separated by ';': function names, "[binary]" for an address nothing
+ * names, "[unknown]" for one outside every mapping.  Kernel frames end in
+ * "_[k]" and JIT frames in "_[j]" (FlameGraph's convention); a ';' in a
+ * name becomes ':' so the line still parses.
+ */
+void	stacks_loc_text(struct stacks *, uint32_t loc, struct sbuf *);
+
+/* Writers: 0 or -1 with ERR.  *BYTES gets what was written. */
+struct profile_req;
+struct profile_meta {
+	int64_t		 since_ns, until_ns;	/* the window */
+	uint64_t	 period_ns;		/* CPU ns one sample stands for */
+	const char	*event;			/* "cpu-clock", "cycles" */
+	const char	*hostname;
+	const char	*comment;
+};
+int	pprof_write(struct stacks *, const struct profile_meta *, int fd, uint64_t *bytes,
+	    char *err, size_t errlen);
+int	folded_write(struct stacks *, int fd, uint64_t *bytes, char *err, size_t errlen);
+int	svg_write(struct stacks *, const struct profile_meta *, int fd, uint64_t *bytes,
+	    char *err, size_t errlen);
+
+/*
+ * Folded lines, aggregated and sorted: shared by folded.c and svg.c.
+ * LINES[i] is "comm;outer;...;inner" and COUNTS[i] its samples.
+ */
+struct folded {
+	char		**lines;
+	uint64_t	*counts;
+	size_t		 n;
+	uint64_t	 total;
+};
+int	folded_build(struct stacks *, struct folded *);
+void	folded_free(struct folded *);
+
+#endif

@@ -1,0 +1,509 @@
+/*
+ * check_profile.c - the profile engine (common/profile/) on what the kernel
+ * cannot be made to produce on demand:
+ *
+ *   - synthetic segments and an index: a window cutting two segments, one
+ *     still open (no CLOCK_DATA: its clock comes from the index); --pid
+ *     and --comm; a segment from another boot, moved onto the first one's
+ *     clock in the perf output;
+ *   - the pprof read back with protobuf-c: string table, sample types,
+ *     mappings with build-ids, labels, counts;
+ *   - names that are not text (';', control bytes, bad UTF-8) in folded
+ *     stacks and the SVG; hostile perf-PID.map lines;
+ *   - the per-segment process model: overlapping maps, fork, exec, late
+ *     samples after EXIT.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <check.h>
+#include <zlib.h>
+
+#include "check_main.h"
+#include "config.h"
+#include "index/index.h"
+#include "log.h"
+#include "perfdata.h"
+#include "procs.h"
+#include "profile.h"
+#include "profile.pb-c.h"
+#include "record.h"
+#include "stacks.h"
+#include "symbolize.h"
+
+#define ST	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+		 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+#define SEC	1000000000LL
+#define T0	(1795000000LL * SEC)
+#define OFF_A	(T0 - 100 * SEC)	/* boot A: wall = mono + OFF_A */
+#define OFF_B	(T0 - 30 * SEC)		/* boot B, later: mono restarted */
+
+static const struct record_layout LAYOUT = { .sample_type = ST, .sample_id_all = 1 };
+static char	 tmpdir[64], state[128];
+
+static void
+setup(void)
+{
+	char	 d[256];
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_profile.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(state, sizeof(state), "%s/state", tmpdir);
+	ck_assert_int_eq(mkdir(state, 0750), 0);
+	snprintf(d, sizeof(d), "%s/segments", state);
+	ck_assert_int_eq(mkdir(d, 0750), 0);
+	log_init("check_profile", 0);
+}
+
+static void
+teardown(void)
+{
+	char	 cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+}
+
+/* --- synthetic segments ------------------------------------------------- */
+
+struct seg {
+	struct perfdata	 pd;
+	struct perfdata_attr a;
+	uint64_t	 id;
+	uint8_t		 buf[4096];
+};
+
+static void
+seg_open(struct seg *s, const char *path)
+{
+	memset(s, 0, sizeof(*s));
+	s->id = 7;
+	s->a.attr.size = PERF_FILE_ATTR_SIZE;
+	s->a.attr.type = PERF_TYPE_SOFTWARE;
+	s->a.attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	s->a.attr.sample_type = ST;
+	s->a.attr.freq = 1;
+	s->a.attr.sample_freq = 100;
+	s->a.attr.sample_id_all = 1;
+	s->a.attr.use_clockid = 1;
+	s->a.attr.clockid = CLOCK_MONOTONIC;
+	s->a.name = "cpu-clock";
+	s->a.ids = &s->id;
+	s->a.nids = 1;
+	ck_assert_int_eq(perfdata_create(&s->pd, path, &s->a, 1), 0);
+}
+
+static void
+seg_comm(struct seg *s, uint32_t pid, const char *comm, uint64_t t)
+{
+	struct record_sample_id sid = { .pid = pid, .tid = pid, .time = t, .id = 7 };
+	size_t	 n = record_build_comm(s->buf, pid, pid, comm, 0, &LAYOUT, &sid);
+
+	ck_assert_int_eq(perfdata_write(&s->pd, s->buf, n), 0);
+}
+
+static void
+seg_mmap(struct seg *s, uint32_t pid, uint64_t addr, const char *file, int idbyte, uint64_t t)
+{
+	struct record_sample_id sid = { .pid = pid, .tid = pid, .time = t, .id = 7 };
+	struct record_mmap m;
+	size_t	 n;
+
+	memset(&m, 0, sizeof(m));
+	m.pid = m.tid = pid;
+	m.addr = addr;
+	m.len = 0x10000;
+	m.prot = 5;
+	m.filename = file;
+	m.build_id_size = 20;
+	memset(m.build_id, idbyte, 20);
+	n = record_build_mmap2(s->buf, &m, PERF_RECORD_MISC_USER, &LAYOUT, &sid);
+	ck_assert_int_eq(perfdata_write(&s->pd, s->buf, n), 0);
+}
+
+/* A user sample at IP with a two-frame call chain. */
+static void
+seg_sample(struct seg *s, uint32_t pid, uint64_t ip, uint64_t t)
+{
+	uint64_t v[] = { 7, ip, (uint64_t)pid << 32 | pid, t, 0, 10000000, 3,
+	    (uint64_t)PERF_CONTEXT_USER, ip, ip + 0x100 };
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
+	    sizeof(h) + sizeof(v) };
+
+	v[2] = (uint64_t)pid << 32 | pid;
+	memcpy(s->buf, &h, sizeof(h));
+	memcpy(s->buf + sizeof(h), v, sizeof(v));
+	ck_assert_int_eq(perfdata_write(&s->pd, s->buf, h.size), 0);
+}
+
+static void
+seg_close(struct seg *s, int64_t off, uint64_t ref)
+{
+	struct perfdata_meta m;
+
+	memset(&m, 0, sizeof(m));
+	m.hostname = "check";
+	m.clockid = CLOCK_MONOTONIC;
+	m.clock_wall_ns = (uint64_t)(off + (int64_t)ref);
+	m.clock_ref_ns = ref;
+	ck_assert_int_eq(perfdata_finish(&s->pd, &s->a, 1, &m, NULL, 0), 0);
+}
+
+static const char *
+segpath(int seq, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/segments/perf-%06d-20261118T000000Z.data", state, seq);
+	return buf;
+}
+
+/*
+ * seg 1 (boot A, closed): pid 10 "alpha" samples at mono 100..109 s
+ * seg 2 (boot A, open):   pid 11 "beta"  samples at mono 110..119 s
+ * seg 3 (boot B, closed): pid 12 "gamma" samples at mono  50..59 s (wall T0+20..29)
+ */
+static void
+make_state(void)
+{
+	struct config conf;
+	struct index *ix;
+	struct seg s;
+	char	 p[256], partial[300], err[256];
+	int	 i;
+
+	config_defaults(&conf);
+	ck_assert_msg(index_open(&ix, state, &conf, NULL, err, sizeof(err)) == 0, "%s", err);
+
+	seg_open(&s, segpath(1, p, sizeof(p)));
+	seg_comm(&s, 10, "alpha", 100 * SEC);
+	seg_mmap(&s, 10, 0x400000, "/opt/alpha", 0xa1, 100 * SEC);
+	for (i = 0; i < 10; i++)
+		seg_sample(&s, 10, 0x401000, (uint64_t)(100 + i) * SEC + 1);
+	seg_close(&s, OFF_A, 100 * SEC);
+	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0);
+	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 10, 0, 12);
+
+	snprintf(partial, sizeof(partial), "%s.partial", segpath(2, p, sizeof(p)));
+	seg_open(&s, partial);
+	seg_comm(&s, 11, "beta", 110 * SEC);	/* the start state: stamped at the start */
+	seg_mmap(&s, 11, 0x400000, "/opt/beta", 0xb1, 110 * SEC);
+	for (i = 0; i < 10; i++)
+		seg_sample(&s, 11, 0x402000, (uint64_t)(110 + i) * SEC + 1);
+	ck_assert_int_eq(perfdata_flush(&s.pd), 0);
+	perfdata_close(&s.pd);		/* open: no features, data.size 0 */
+	index_segment_open(ix, 2, strrchr(p, '/') + 1, T0 + 10 * SEC);
+
+	seg_open(&s, segpath(3, p, sizeof(p)));
+	seg_comm(&s, 12, "gamma", 50 * SEC);
+	seg_mmap(&s, 12, 0x400000, "/opt/gamma", 0xc1, 50 * SEC);
+	for (i = 0; i < 10; i++)
+		seg_sample(&s, 12, 0x403000, (uint64_t)(50 + i) * SEC + 1);
+	seg_close(&s, OFF_B, 50 * SEC);
+	index_segment_open(ix, 3, strrchr(p, '/') + 1, T0 + 20 * SEC);
+	index_segment_close(ix, 3, T0 + 30 * SEC, 4096, 10, 0, 12);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+}
+
+static int
+run(struct profile_req *req, struct profile_stats *st, char *err, size_t errlen, const char *out)
+{
+	char	 path[256];
+	int	 fd, rc;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, out);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	req->state_dir = state;
+	req->fd = fd;
+	rc = profile_run(req, st, err, errlen);
+	close(fd);
+	return rc;
+}
+
+static struct profile_req
+window(int64_t since, int64_t until, enum profile_format f)
+{
+	struct profile_req r;
+
+	memset(&r, 0, sizeof(r));
+	r.since_ns = since;
+	r.until_ns = until;
+	r.pid = -1;
+	r.format = f;
+	return r;
+}
+
+static char *
+slurp(const char *name)
+{
+	char	 path[256], *buf;
+	FILE	*f;
+	long	 n;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	ck_assert_int_eq(fread(buf, 1, (size_t)n, f), n);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(test_window_open_segment)
+{
+	struct profile_req r = window(T0 + 5 * SEC, T0 + 15 * SEC, PROFILE_FOLDED);
+	struct profile_stats st;
+	char	 err[256], *out;
+
+	make_state();
+	ck_assert_msg(run(&r, &st, err, sizeof(err), "w.folded") == 0, "%s", err);
+	ck_assert_uint_eq(st.segments, 2);
+	ck_assert_uint_eq(st.samples, 10);	/* 105..109 of seg 1, 110..114 of seg 2 */
+	out = slurp("w.folded");
+	ck_assert_msg(strstr(out, "alpha;[alpha];[alpha] 5\n") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "beta;[beta];[beta] 5\n") != NULL, "%s", out);
+	free(out);
+	ck_assert_uint_eq(st.binaries_uncached, 2);	/* /opt/alpha, /opt/beta: no copies */
+
+	r.comm = "beta";
+	ck_assert_msg(run(&r, &st, err, sizeof(err), "c.folded") == 0, "%s", err);
+	ck_assert_uint_eq(st.samples, 5);
+	r.comm = NULL;
+	r.pid = 10;
+	ck_assert_msg(run(&r, &st, err, sizeof(err), "p.folded") == 0, "%s", err);
+	ck_assert_uint_eq(st.samples, 5);
+	r.pid = 99;
+	ck_assert_int_eq(run(&r, &st, err, sizeof(err), "x.folded"), -1);
+	ck_assert_msg(strstr(err, "pid 99 did not run") != NULL, "%s", err);
+	r.pid = -1;
+	r.comm = "nobody";
+	ck_assert_int_eq(run(&r, &st, err, sizeof(err), "x.folded"), -1);
+	r = window(T0 + 15 * SEC, T0 + 5 * SEC, PROFILE_FOLDED);
+	ck_assert_int_eq(run(&r, &st, err, sizeof(err), "x.folded"), -1);
+	r = window(T0 - 100 * SEC, T0 - 50 * SEC, PROFILE_FOLDED);
+	ck_assert_int_eq(run(&r, &st, err, sizeof(err), "x.folded"), -1);
+	ck_assert_msg(strstr(err, "no segment overlaps") != NULL, "%s", err);
+}
+END_TEST
+
+struct times {
+	uint64_t	 t[64];
+	size_t		 n;
+};
+
+static int
+sample_time_cb(const struct perf_event_header *h, void *arg)
+{
+	struct times *x = arg;
+	uint64_t t;
+
+	if (h->type == PERF_RECORD_SAMPLE && record_time(h, h->size, &LAYOUT, &t) == 0 &&
+	    x->n < 64)
+		x->t[x->n++] = t;
+	return 0;
+}
+
+START_TEST(test_perf_other_boot)
+{
+	struct profile_req r = window(T0 + 5 * SEC, T0 + 25 * SEC, PROFILE_PERF);
+	struct profile_stats st;
+	struct perfdata_file f;
+	struct times x = { .n = 0 };
+	char	 err[256], path[256];
+	size_t	 i;
+
+	make_state();
+	ck_assert_msg(run(&r, &st, err, sizeof(err), "o.data") == 0, "%s", err);
+	ck_assert_uint_eq(st.segments, 3);
+	ck_assert_uint_eq(st.samples, 20);	/* 105..109, 110..119, T0+20..24 of boot B */
+	snprintf(path, sizeof(path), "%s/o.data", tmpdir);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	perfdata_walk(&f, sample_time_cb, &x);
+	perfdata_file_close(&f);
+	ck_assert_uint_eq(x.n, 20);
+	/* on the output's clock (boot A's): every sample's date is in the window, in order */
+	for (i = 0; i < x.n; i++) {
+		int64_t	 wall = OFF_A + (int64_t)x.t[i];
+
+		ck_assert_msg(wall >= r.since_ns && wall < r.until_ns, "sample %zu at %lld", i,
+		    (long long)(wall - T0));
+		if (i > 0)
+			ck_assert_uint_gt(x.t[i], x.t[i - 1]);
+	}
+}
+END_TEST
+
+/* --- pprof, read back ---------------------------------------------------- */
+
+START_TEST(test_pprof_roundtrip)
+{
+	struct profile_req r = window(T0, T0 + 30 * SEC, PROFILE_PPROF);
+	Perftools__Profiles__Profile *p;
+	struct profile_stats st;
+	uint8_t	*buf = malloc(1 << 20);
+	char	 err[256], path[256];
+	int64_t	 total = 0;
+	size_t	 i, j, n, maps_with_id = 0;
+	gzFile	 gz;
+
+	make_state();
+	ck_assert_msg(run(&r, &st, err, sizeof(err), "r.pb.gz") == 0, "%s", err);
+	snprintf(path, sizeof(path), "%s/r.pb.gz", tmpdir);
+	ck_assert_ptr_nonnull(gz = gzopen(path, "rb"));
+	n = (size_t)gzread(gz, buf, 1 << 20);
+	gzclose(gz);
+	ck_assert_ptr_nonnull(p = perftools__profiles__profile__unpack(NULL, n, buf));
+	ck_assert_str_eq(p->string_table[0], "");
+	ck_assert_uint_eq(p->n_sample_type, 2);
+	ck_assert_str_eq(p->string_table[p->sample_type[0]->type], "samples");
+	ck_assert_str_eq(p->string_table[p->sample_type[1]->unit], "nanoseconds");
+	ck_assert_int_eq(p->time_nanos, T0);
+	ck_assert_int_eq(p->duration_nanos, 30 * SEC);
+	for (i = 0; i < p->n_mapping; i++)
+		if (strcmp(p->string_table[p->mapping[i]->build_id],
+		    "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1") == 0) {
+			ck_assert_str_eq(p->string_table[p->mapping[i]->filename], "/opt/alpha");
+			maps_with_id++;
+		}
+	ck_assert_uint_eq(maps_with_id, 1);
+	for (i = 0; i < p->n_sample; i++) {
+		Perftools__Profiles__Sample *s = p->sample[i];
+
+		total += s->value[0];
+		ck_assert_uint_eq(s->n_label, 2);
+		ck_assert_str_eq(p->string_table[s->label[0]->key], "pid");
+		ck_assert_str_eq(p->string_table[s->label[1]->key], "comm");
+		for (j = 0; j < s->n_location_id; j++)
+			ck_assert_uint_le(s->location_id[j], p->n_location);
+	}
+	ck_assert_int_eq(total, 30);
+	ck_assert_int_eq((int64_t)st.samples, total);
+	for (i = 0; i < p->n_location; i++) {
+		ck_assert_uint_eq(p->location[i]->id, i + 1);
+		ck_assert_uint_le(p->location[i]->mapping_id, p->n_mapping);
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(buf);
+}
+END_TEST
+
+/* --- names that are not text ---------------------------------------------- */
+
+START_TEST(test_hostile_names)
+{
+	struct symbolize *sym = symbolize_new("/nonexistent");
+	struct stacks *s = stacks_new(sym);
+	struct sym_frame fr[SYMBOLIZE_MAX_INLINE];
+	struct profile_meta m = { .since_ns = T0, .until_ns = T0 + SEC, .comment = "w<&>" };
+	struct binary *b;
+	struct folded f;
+	char	 map[256], *svg;
+	uint32_t loc[2];
+	uint64_t bytes;
+	FILE	*fp;
+	int	 fd;
+
+	/* a perf-PID.map with garbage, a 0x prefix, a zero size, a name with ';' and bytes */
+	snprintf(map, sizeof(map), "%s/perf-1.map", tmpdir);
+	ck_assert_ptr_nonnull(fp = fopen(map, "w"));
+	fprintf(fp, "garbage\n1000\n0x2000 10 good_one\n3000 0 zero_size\n"
+	    "4000 10 a;b\x01<x>\xff&\"'\n5000 zz bad_size\n");
+	fclose(fp);
+	b = symbolize_binary(sym, BIN_JIT, "/tmp/perf-1.map", NULL, 0, map);
+	ck_assert_int_eq(symbolize_addr(sym, b, 0x2008, 1, fr), 1);
+	ck_assert_str_eq(fr[0].func, "good_one");
+	ck_assert_int_eq(symbolize_addr(sym, b, 0x2010, 1, fr), 0);	/* past its size */
+	ck_assert_int_eq(symbolize_addr(sym, b, 0x3000, 1, fr), 0);	/* size 0: refused */
+	ck_assert_int_eq(symbolize_addr(sym, b, 0x1000, 1, fr), 0);
+	ck_assert_uint_ne(loc[0] = stacks_location(s, b, 0x4004, 1), 0);
+	ck_assert_uint_ne(loc[1] = stacks_location(s, b, 0x2004, 0), 0);
+	ck_assert_int_eq(stacks_add(s, 1, stacks_intern(s, "c\nm"), loc, 2, 10), 0);
+	ck_assert_int_eq(stacks_add(s, 2, stacks_intern(s, "c\nm"), loc, 2, 10), 0);
+	ck_assert_int_eq(folded_build(s, &f), 0);
+	ck_assert_uint_eq(f.n, 1);		/* two pids, one comm and stack: one line */
+	ck_assert_uint_eq(f.counts[0], 2);
+	ck_assert_str_eq(f.lines[0], "c?m;good_one_[j];a:b?<x>?&\"'_[j]");
+	folded_free(&f);
+	fd = open(map, O_RDWR | O_TRUNC);
+	ck_assert_int_eq(svg_write(s, &m, fd, &bytes, map, sizeof(map)), 0);
+	close(fd);
+	svg = slurp("perf-1.map");
+	ck_assert_ptr_nonnull(strstr(svg, "a:b?&lt;x&gt;?&amp;&quot;&apos;_[j]"));
+	ck_assert_ptr_null(strstr(svg, "<x>"));
+	ck_assert_ptr_nonnull(strstr(svg, "w&lt;&amp;&gt;"));
+	free(svg);
+	stacks_free(s);
+	symbolize_free(sym);
+}
+END_TEST
+
+/* --- the per-segment process model ---------------------------------------- */
+
+START_TEST(test_procs)
+{
+	struct procs p;
+	struct binary *a = (struct binary *)0x1, *b = (struct binary *)0x2;
+	const struct pmap *m;
+	int	 i;
+
+	ck_assert_int_eq(procs_init(&p), 0);
+	ck_assert_int_eq(procs_map(&p, 5, 0x1000, 0x3000, 0, a), 0);
+	ck_assert_int_eq(procs_map(&p, 5, 0x2000, 0x1000, 0x100000, b), 0);	/* splits a */
+	ck_assert_ptr_eq(procs_find(&p, 5, 0x1800)->bin, a);
+	ck_assert_ptr_eq(procs_find(&p, 5, 0x2800)->bin, b);
+	m = procs_find(&p, 5, 0x3800);
+	ck_assert_ptr_eq(m->bin, a);
+	ck_assert_uint_eq(m->start, 0x3000);
+	ck_assert_uint_eq(m->pgoff, 0x2000);	/* the right part keeps its file offset */
+	ck_assert_ptr_null(procs_find(&p, 5, 0x4000));
+	ck_assert_int_eq(procs_set_comm(&p, 5, 5, "parent", 0), 0);
+	ck_assert_int_eq(procs_fork(&p, 6, 5, 6, 5), 0);
+	ck_assert_ptr_eq(procs_find(&p, 6, 0x2800)->bin, b);	/* the child has the maps */
+	ck_assert_str_eq(procs_comm(&p, 6, 6), "parent");
+	ck_assert_int_eq(procs_set_comm(&p, 6, 6, "child", 1), 0);	/* exec */
+	ck_assert_ptr_null(procs_find(&p, 6, 0x2800));
+	ck_assert_ptr_nonnull(procs_find(&p, 5, 0x2800));
+	/* EXIT: still known for late samples, forgotten PROCS_GRAVE exits later */
+	procs_exit(&p, 5, 5);
+	ck_assert_str_eq(procs_comm(&p, 5, 5), "parent");
+	ck_assert_ptr_nonnull(procs_find(&p, 5, 0x2800));
+	for (i = 0; i < PROCS_GRAVE; i++)
+		procs_exit(&p, 1000 + (uint32_t)i, 1000 + (uint32_t)i);
+	ck_assert_ptr_null(procs_comm(&p, 5, 5));
+	ck_assert_ptr_null(procs_find(&p, 5, 0x2800));
+	/* a pid reused while its old process lies in the grave stays */
+	ck_assert_int_eq(procs_set_comm(&p, 7, 7, "old", 0), 0);
+	procs_exit(&p, 7, 7);
+	ck_assert_int_eq(procs_fork(&p, 7, 6, 7, 6), 0);
+	for (i = 0; i < PROCS_GRAVE; i++)
+		procs_exit(&p, 3000 + (uint32_t)i, 3000 + (uint32_t)i);
+	ck_assert_str_eq(procs_comm(&p, 7, 7), "child");
+	procs_free(&p);
+}
+END_TEST
+
+static Suite *
+profile_suite(void)
+{
+	Suite	*s = suite_create("profile");
+	TCase	*tc = tcase_create("profile");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_window_open_segment);
+	tcase_add_test(tc, test_perf_other_boot);
+	tcase_add_test(tc, test_pprof_roundtrip);
+	tcase_add_test(tc, test_hostile_names);
+	tcase_add_test(tc, test_procs);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+CHECK_MAIN(profile_suite)

@@ -1,0 +1,67 @@
+#!/bin/sh
+# JIT code: a process that writes /tmp/perf-PID.map has that file kept with
+# its segments (when it exits, and when a segment closes while it runs), so
+# a profile names its JIT frames after the process and the file are gone.
+# A map that is a symlink, or belongs to another user than the process, is
+# not kept (the daemon is root; /tmp is anybody's).  Retention deletes the
+# kept maps with their segment.
+. tests/lib.sh
+need_events
+need_pprof
+need_perf
+[ "$(uname -m)" = x86_64 ] || skip "the JIT test program is x86-64 code"
+
+build_prog jit
+start_daemon "[record]
+frequency = 499
+drain_interval = 50ms
+[segments]
+keep_count = 2"
+S=$T/control.sock
+ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
+off() { "$PERFMAPCTL" --state-dir "$T/state" "$@"; }
+
+since=@$(date +%s.%N)
+"$T/jit" 1.5 & J1=$!
+"$T/jit" 1.5 symlink & J2=$!
+"$T/jit" 1.5 chown & J3=$!
+wait $J1 $J2 $J3
+until=@$(date +%s.%N)
+W="--since $since --until $until"
+for _ in $(seq 1 50); do
+	ls "$T/state/segments/"*.jit/perf-$J1.map > /dev/null 2>&1 && break
+	sleep 0.1
+done
+kept=$(ls "$T/state/segments/"*.jit/perf-$J1.map 2>/dev/null | head -1)
+[ -n "$kept" ] || { cat "$T/daemon.log"; fail "/tmp/perf-$J1.map was not kept"; }
+rm -f /tmp/perf-$J1.map /tmp/perf-$J2.map /tmp/perf-$J3.map /tmp/pm-jit-real-$J2.map
+# the index lists the open segment once its writer has committed (commit_interval)
+for _ in $(seq 1 50); do
+	off segments 2>/dev/null | grep -q 'perf-000001' && break
+	sleep 0.1
+done
+ls "$T/state/segments/"*.jit/perf-$J2.map > /dev/null 2>&1 && fail "a symlinked map was kept"
+ls "$T/state/segments/"*.jit/perf-$J3.map > /dev/null 2>&1 && fail "another user's map was kept"
+note "kept: $kept"
+
+off profile $W --pid $J1 -o "$T/j.folded" > /dev/null || fail "profile --pid $J1"
+grep -q 'pm_jit_spin_\[j\]' "$T/j.folded" || fail "no JIT frame named: $(cat "$T/j.folded")"
+ctl profile $W --pid $J1 -o "$T/j.pb.gz" > /dev/null || fail "profile -o j.pb.gz"
+"$PPROF" -symbolize=none -top "$T/j.pb.gz" 2>/dev/null | grep -q pm_jit_spin ||
+	fail "pprof does not name the JIT frame"
+# perf report reads /tmp/perf-PID.map only: the perf output maps an ELF made from the kept map
+off profile $W --pid $J1 -o "$T/j.data" > /dev/null || fail "profile -o j.data"
+perf report -i "$T/j.data" --stdio --sort sym 2>/dev/null | grep -q pm_jit_spin ||
+	fail "perf report on the profile does not name the JIT frame"
+for p in $J2 $J3; do
+	off profile $W --pid $p -o "$T/r$p.folded" > /dev/null || fail "profile --pid $p"
+	grep -q pm_jit_spin "$T/r$p.folded" && fail "pid $p's refused map named a frame"
+done
+
+# retention: three more segments; the one with the map goes, and its .jit with it
+seg=$(basename "$(dirname "$kept")" .jit)
+for _ in 1 2 3; do ctl snapshot > /dev/null || fail "snapshot"; done
+[ -e "$T/state/segments/$seg" ] && fail "retention kept $seg"
+[ -e "$T/state/segments/$seg.jit" ] && fail "$seg went, its .jit stayed"
+stop_daemon
+echo "PASS: JIT frames named from the kept map; refused maps not kept"

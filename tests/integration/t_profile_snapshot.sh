@@ -1,0 +1,48 @@
+#!/bin/sh
+# [segments] snapshot_pprof: each snapshot leaves SEGMENT.pb.gz beside the
+# segment it closed, a pprof of the period since the previous snapshot, for
+# shippers (perfmapd-snapshot.timer runs snapshot).  Period 1 runs one
+# program, period 2 another: each file has its own period's functions only.
+# Off by default.
+. tests/lib.sh
+need_events
+need_pprof
+
+for v in 1 2; do
+	cc -O0 -g -fno-omit-frame-pointer -DVERSION=$v -o "$T/pm-snap$v" tests/progs/capver.c ||
+		fail "cannot build capver v$v"
+done
+start_daemon "[record]
+frequency = 499
+drain_interval = 50ms
+[segments]
+snapshot_pprof = yes"
+ctl() { "$PERFMAPCTL" -s "$T/control.sock" "$@"; }
+wait_file() {
+	for _ in $(seq 1 100); do [ -s "$1" ] && return 0; sleep 0.1; done
+	cat "$T/daemon.log"; fail "$1 was not written"
+}
+
+"$T/pm-snap1" 1
+s1=$(ctl snapshot) || fail "snapshot 1"
+"$T/pm-snap2" 1
+s2=$(ctl snapshot) || fail "snapshot 2"
+wait_file "$s1.pb.gz"
+wait_file "$s2.pb.gz"
+"$PPROF" -symbolize=none -top -nodecount=500 "$s1.pb.gz" > "$T/top1" 2>&1 || fail "pprof $s1.pb.gz"
+"$PPROF" -symbolize=none -top -nodecount=500 "$s2.pb.gz" > "$T/top2" 2>&1 || fail "pprof $s2.pb.gz"
+grep -q pm_capv1_hot "$T/top1" || fail "period 1 lacks pm_capv1_hot"
+grep -q pm_capv2_hot "$T/top1" && fail "period 1 has period 2's pm_capv2_hot"
+grep -q pm_capv2_hot "$T/top2" || fail "period 2 lacks pm_capv2_hot"
+grep -q pm_capv1_hot "$T/top2" && fail "period 2 has period 1's pm_capv1_hot"
+stop_daemon
+
+# off by default
+start_daemon "[record]
+drain_interval = 50ms"
+for _ in $(seq 1 50); do ctl ping > /dev/null 2>&1 && break; sleep 0.1; done
+s3=$(ctl snapshot) || fail "snapshot 3"
+sleep 1
+[ -e "$s3.pb.gz" ] && fail "a pprof was written without snapshot_pprof"
+stop_daemon
+echo "PASS: one pprof per snapshot period, beside its segment"
