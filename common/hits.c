@@ -349,7 +349,7 @@ hits_read(const char *path, hits_fn cb, void *arg, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot read its build-id table", path);
 		goto out;
 	}
-	if (perfdata_walk(&f, record_cb, &h) < 0) {
+	if (perfdata_walk_ordered(&f, &h.layouts, record_cb, &h) < 0) {
 		snprintf(err, errlen, "%s: read error", path);
 		goto out;
 	}

@@ -100,6 +100,13 @@ void	perfdata_file_close(struct perfdata_file *);
  */
 typedef int (*perfdata_record_fn)(const struct perf_event_header *, void *arg);
 int64_t	perfdata_walk(struct perfdata_file *, perfdata_record_fn, void *arg);
+/*
+ * The same in time order, as perf reads a file (ordered.c): each record's
+ * time by its event's layout (LS), sorted within FINISHED_ROUND rounds.
+ * Returns what perfdata_walk returns.
+ */
+int64_t	perfdata_walk_ordered(struct perfdata_file *, const struct record_layouts *ls,
+	    perfdata_record_fn, void *arg);
 
 /*
  * The sample ids of attr I (a new array in *IDS, *N of them; free it).

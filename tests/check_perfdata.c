@@ -359,6 +359,96 @@ START_TEST(test_write_read_back)
 }
 END_TEST
 
+/* What perfdata_walk_ordered handed over: each record's time (0: none), FR as -1. */
+struct otimes {
+	int64_t	 t[32];
+	size_t	 n;
+};
+
+static int
+otimes_cb(const struct perf_event_header *h, void *arg)
+{
+	struct otimes *o = arg;
+	uint64_t t;
+
+	ck_assert_uint_lt(o->n, 32);
+	if (h->type == PERF_RECORD_FINISHED_ROUND)
+		o->t[o->n++] = -1;
+	else
+		o->t[o->n++] = record_time(h, h->size, &LAYOUT, &t) == 0 ? (int64_t)t : 0;
+	return 0;
+}
+
+/* A sample stamped T, as a bulk copy of a ring leaves it. */
+static size_t
+sample_at(uint8_t *buf, uint64_t t)
+{
+	uint64_t v[6];
+	struct perf_event_header h = {
+		.type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER,
+		.size = sizeof(h) + sizeof(v),
+	};
+	uint32_t pidtid[2] = { PID, PID }, cpu[2] = { 0, 0 };
+
+	v[0] = IDS[0];
+	v[1] = 0x401000;
+	memcpy(&v[2], pidtid, 8);
+	v[3] = t;
+	memcpy(&v[4], cpu, 8);
+	v[5] = 1000000;
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), v, sizeof(v));
+	return h.size;
+}
+
+/*
+ * Records out of order within their rounds come out in time order, as
+ * perf reads them: at each FINISHED_ROUND, those up to the previous
+ * round's last time; a record without a time after what came before it.
+ */
+START_TEST(test_walk_ordered)
+{
+	static const int64_t in[] = { 30, 10, 20, -1, 25, 40, 0, 35, -1, 50, 45 };
+	static const int64_t want[] = { -1, 10, 20, 25, 30, -1, 35, 40, 0, 45, 50 };
+	struct perf_event_header fr = { .type = PERF_RECORD_FINISHED_ROUND, .size = 8 };
+	struct perf_event_header fi = { .type = PERF_RECORD_FINISHED_INIT, .size = 8 };
+	char	 path[128], err[256] = "";
+	struct perfdata pd;
+	struct perfdata_attr a;
+	struct perfdata_meta meta;
+	struct perfdata_file f;
+	struct record_layouts ls;
+	struct otimes o = { .n = 0 };
+	uint8_t	 buf[256];
+	size_t	 i, n;
+
+	path_in(path, sizeof(path), "ordered.data");
+	make_attr(&a);
+	make_meta(&meta);
+	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
+	for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		if (in[i] == -1)
+			ck_assert_int_eq(perfdata_write(&pd, &fr, sizeof(fr)), 0);
+		else if (in[i] == 0)
+			ck_assert_int_eq(perfdata_write(&pd, &fi, sizeof(fi)), 0);
+		else {
+			n = sample_at(buf, (uint64_t)in[i]);
+			ck_assert_int_eq(perfdata_write(&pd, buf, n), 0);
+		}
+	}
+	ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, NULL, 0), 0);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(perfdata_layouts(&f, &ls), 0);
+	ck_assert_int_gt(perfdata_walk_ordered(&f, &ls, otimes_cb, &o), 0);
+	ck_assert_uint_eq(o.n, sizeof(want) / sizeof(want[0]));
+	for (i = 0; i < o.n; i++)
+		ck_assert_msg(o.t[i] == want[i], "record %zu: time %lld, want %lld", i,
+		    (long long)o.t[i], (long long)want[i]);
+	record_layouts_free(&ls);
+	perfdata_file_close(&f);
+}
+END_TEST
+
 START_TEST(test_features)
 {
 	char	 path[128], err[256] = "";
@@ -1022,6 +1112,7 @@ perfdata_suite(void)
 	tc = tcase_create("write");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_write_read_back);
+	tcase_add_test(tc, test_walk_ordered);
 	tcase_add_test(tc, test_features);
 	tcase_add_test(tc, test_create_errors);
 	tcase_add_test(tc, test_big_writes);

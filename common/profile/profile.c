@@ -698,7 +698,7 @@ read_segment(struct pctx *c, const struct segref *seg)
 		c->st->last_seq = seg->seq;
 	/* Ids unreadable: the first event's layout, so no build-id is believed. */
 	(void)perfdata_layouts(&f, &c->layouts);
-	if (perfdata_walk(&f, record_cb, c) < 0 && !c->failed) {
+	if (perfdata_walk_ordered(&f, &c->layouts, record_cb, c) < 0 && !c->failed) {
 		snprintf(c->err, sizeof(c->err), "%s: %s", seg->path, strerror(errno));
 		c->failed = 1;
 	}

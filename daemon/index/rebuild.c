@@ -314,7 +314,7 @@ scan_segment(struct index *ix, const char *name, uint64_t seq, int count,
 	}
 	ix->cur_seq = seq;
 	scan_buildid_table(ix, &f, (uint64_t)c.wall_ref);
-	if (perfdata_walk(&f, scan_record_cb, &c) < 0)
+	if (perfdata_walk_ordered(&f, &c.layouts, scan_record_cb, &c) < 0)
 		log_warnx("index: %s: read error, indexed up to it", path);
 	if (c.model_oom)
 		log_warnx("index: %s: out of memory for its processes; the exits of some "
