@@ -248,6 +248,27 @@ stop(struct perfmapd *d)
 	binaries_free(&d->bins);
 }
 
+/*
+ * Everything main() set up around the loop, in reverse: the query thread
+ * first (it waits on the index's writer), then the control socket, the
+ * workers (they have events on the base), the loop's own events, the base.
+ * Safe after a start that failed at the control socket.
+ */
+static void
+finish(struct perfmapd *d)
+{
+	size_t	 k;
+
+	querier_stop(d->querier);
+	control_close(d->control);
+	stop(d);
+	for (k = 0; k < sizeof(d->sig_evs) / sizeof(d->sig_evs[0]); k++)
+		if (d->sig_evs[k] != NULL)
+			event_free(d->sig_evs[k]);
+	event_free(d->notify_ev);
+	event_base_free(d->base);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -386,12 +407,7 @@ main(int argc, char *argv[])
 	if ((d.control = control_open(&d, d.conf.socket_path, err, sizeof(err))) == NULL ||
 	    querier_start(&d.querier, &d, err, sizeof(err)) < 0) {
 		log_warnx("control socket: %s", err);
-		control_close(d.control);
-		stop(&d);
-		for (k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++)
-			event_free(d.sig_evs[k]);
-		event_free(d.notify_ev);
-		event_base_free(d.base);
+		finish(&d);
 		statedir_close(&d.sd);
 		return 1;
 	}
@@ -402,15 +418,7 @@ main(int argc, char *argv[])
 	event_base_dispatch(d.base);
 
 	sd_notify(0, "STOPPING=1");
-	/* The query thread waits on the index's writer: it goes first. */
-	querier_stop(d.querier);
-	control_close(d.control);
-	/* The index and the capture worker have events on the base: stop them first. */
-	stop(&d);
-	for (k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++)
-		event_free(d.sig_evs[k]);
-	event_free(d.notify_ev);
-	event_base_free(d.base);
+	finish(&d);
 	log_stats(&d, "stopped");
 	statedir_close(&d.sd);
 	return 0;
