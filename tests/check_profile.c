@@ -43,7 +43,7 @@
 #define OFF_A	(T0 - 100 * SEC)	/* boot A: wall = mono + OFF_A */
 #define OFF_B	(T0 - 30 * SEC)		/* boot B, later: mono restarted */
 
-static const struct record_layout LAYOUT = { .sample_type = ST, .sample_id_all = 1 };
+static const struct record_layout LAYOUT = { .sample_type = ST, .sample_id_all = 1, .build_id = 1 };
 static char	 tmpdir[64], state[128];
 
 static void
@@ -93,6 +93,8 @@ seg_open(struct seg *s, const char *path)
 	s->a.attr.sample_id_all = 1;
 	s->a.attr.use_clockid = 1;
 	s->a.attr.clockid = CLOCK_MONOTONIC;
+	/* as a segment presents it: its MMAP2 records may carry build-ids (record.h) */
+	perf_attr_set_flag(&s->a.attr, PERF_ATTR_FLAG_BUILD_ID_BIT, 1);
 	s->a.name = "cpu-clock";
 	s->a.ids = &s->id;
 	s->a.nids = 1;
