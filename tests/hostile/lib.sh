@@ -115,10 +115,15 @@ counter() {
 	"$PERFMAPCTL" -s "$T/control.sock" --json status | jq -r ".$1"
 }
 
-# no_loss: no record or sample lost since the start
+# no_loss: no record or sample lost since the start.  Under ThreadSanitizer
+# the loop runs 5-15 times slower and an exec storm can outrun the rings:
+# there a loss is reported, not judged (make check judges it on the real
+# build; the sanitizers' job is memory and races).
 no_loss() {
 	_l=$(counter counters.lost) _s=$(counter counters.lost_samples)
-	[ "$_l" = 0 ] && [ "$_s" = 0 ] || fail "records lost under attack: $_l records, $_s samples"
+	[ "$_l" = 0 ] && [ "$_s" = 0 ] && return 0
+	case $BUILD in *tsan*) note "records lost under attack (TSan, not judged): $_l records, $_s samples"; return 0;; esac
+	fail "records lost under attack: $_l records, $_s samples"
 }
 
 # figure NAME VALUE: a figure for tests/bench/RESULTS.md, in the log
