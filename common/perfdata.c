@@ -207,8 +207,8 @@ fail:
  * a hole or half a record once it succeeds: the caller can make room
  * (ENOSPC) and carry on.
  */
-int
-perfdata_flush(struct perfdata *pd)
+static int
+flush_buf(struct perfdata *pd)
 {
 	uint64_t pos;
 	int	 rc;
@@ -225,13 +225,82 @@ perfdata_flush(struct perfdata *pd)
 	return 0;
 }
 
-/* Append a record; it fails, and the record is not taken, only if it cannot be buffered. */
+/*
+ * Room in the buffer for NEED more bytes: written out first if it must,
+ * grown if NEED is more than it holds.  Nothing is lost if it fails.
+ */
+static int
+buf_room(struct perfdata *pd, size_t need)
+{
+	uint8_t	*nb;
+	int	 rc;
+
+	if (pd->buflen + need <= pd->bufcap)
+		return 0;
+	if ((rc = flush_buf(pd)) < 0)
+		return rc;
+	if (need <= pd->bufcap)
+		return 0;
+	if ((nb = realloc(pd->buf, need)) == NULL)
+		return -ENOMEM;
+	pd->buf = nb;
+	pd->bufcap = need;
+	return 0;
+}
+
+/* Compressed output appended to the buffer (room made for it already). */
+static int
+compressed_out(struct perfdata *pd, int rc, size_t before)
+{
+	pd->data_size += pd->buflen - before;
+	if (rc < 0) {
+		pd->error = EIO;
+		return -EIO;	/* zstd failed on memory it was given: cannot happen */
+	}
+	return 0;
+}
+
+int
+perfdata_flush(struct perfdata *pd)
+{
+	size_t	 before;
+	int	 rc;
+
+	if (pd->z != NULL && compress_staged(pd->z) > 0) {
+		if ((rc = buf_room(pd, compress_bound(pd->z, 0))) < 0)
+			return rc;
+		before = pd->buflen;
+		rc = compress_flush(pd->z, pd->buf, &pd->buflen);
+		if ((rc = compressed_out(pd, rc, before)) < 0)
+			return rc;
+	}
+	return flush_buf(pd);
+}
+
+int
+perfdata_compress(struct perfdata *pd, int level)
+{
+	if ((pd->z = compress_new(level)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Append records; it fails, and the records are not taken, only if they cannot be buffered. */
 int
 perfdata_write(struct perfdata *pd, const void *data, size_t len)
 {
+	size_t	 before;
 	int	 rc;
 
-	if (pd->buflen + len > pd->bufcap && (rc = perfdata_flush(pd)) < 0)
+	if (pd->z != NULL) {
+		/* the worst case first: then staging and compressing cannot fail halfway */
+		if ((rc = buf_room(pd, compress_bound(pd->z, len))) < 0)
+			return rc;
+		before = pd->buflen;
+		rc = compress_put(pd->z, data, len, pd->buf, &pd->buflen);
+		return compressed_out(pd, rc, before);
+	}
+	if (pd->buflen + len > pd->bufcap && (rc = flush_buf(pd)) < 0)
 		return rc;
 	if (len > pd->bufcap) {
 		rc = pwrite_all(pd->fd, data, len, (off_t)(pd->data_offset + pd->data_size));
@@ -565,6 +634,15 @@ feat_payload(struct fbuf *b, int feat, const struct perfdata_attr *attrs,
 			return 0;
 		fbuf_u64(b, m->clockid_res_ns);
 		return 1;
+	case HEADER_COMPRESSED:
+		if (m->comp.mmap_len == 0)
+			return 0;
+		fbuf_u32(b, m->comp.version);
+		fbuf_u32(b, m->comp.type);
+		fbuf_u32(b, m->comp.level);
+		fbuf_u32(b, m->comp.ratio);
+		fbuf_u32(b, m->comp.mmap_len);
+		return 1;
 	case HEADER_CLOCK_DATA:
 		if (m->clockid < 0)
 			return 0;
@@ -580,15 +658,16 @@ feat_payload(struct fbuf *b, int feat, const struct perfdata_attr *attrs,
 
 int
 perfdata_finish(struct perfdata *pd, const struct perfdata_attr *attrs, size_t nattrs,
-    const struct perfdata_meta *m, const struct perfdata_buildid *bids, size_t nbids)
+    const struct perfdata_meta *meta, const struct perfdata_buildid *bids, size_t nbids)
 {
 	/*
 	 * Ascending, as the section table must be.  What perf record writes
 	 * and a segment does not, and why:
 	 *   TRACING_DATA, BRANCH_STACK, GROUP_DESC, AUXTRACE, STAT,
-	 *   DIR_FORMAT, COMPRESSED: perf writes them only for tracepoint
-	 *     events, -b, event groups, AUX tracing, perf stat record,
-	 *     --threads directories and -z; a segment has none of those.
+	 *   DIR_FORMAT: perf writes them only for tracepoint events, -b,
+	 *     event groups, AUX tracing, perf stat record and --threads
+	 *     directories; a segment has none of those.  COMPRESSED is
+	 *     written when the records are (perfdata_compress, perf -z).
 	 *   BPF_PROG_INFO, BPF_BTF: a copy of each BPF program's JIT image
 	 *     and BTF, which perf takes from the programs it sees loaded
 	 *     through bpf_event records; the daemon does not ask for those
@@ -601,19 +680,24 @@ perfdata_finish(struct perfdata *pd, const struct perfdata_attr *attrs, size_t n
 		HEADER_TOTAL_MEM, HEADER_CMDLINE, HEADER_EVENT_DESC,
 		HEADER_CPU_TOPOLOGY, HEADER_NUMA_TOPOLOGY, HEADER_PMU_MAPPINGS,
 		HEADER_CACHE, HEADER_SAMPLE_TIME, HEADER_MEM_TOPOLOGY,
-		HEADER_CLOCKID, HEADER_CPU_PMU_CAPS, HEADER_CLOCK_DATA,
+		HEADER_CLOCKID, HEADER_COMPRESSED, HEADER_CPU_PMU_CAPS, HEADER_CLOCK_DATA,
 		HEADER_HYBRID_TOPOLOGY, HEADER_PMU_CAPS,
 	};
 	const size_t	 nf = sizeof(feats) / sizeof(feats[0]);
 	struct perf_file_header h;
 	struct perf_file_section secs[sizeof(feats) / sizeof(feats[0])];
 	struct fbuf	 payload = { 0 }, one = { 0 };
+	struct perfdata_meta mcopy;
+	const struct perfdata_meta *m = &mcopy;
 	uint64_t	 feat_off, pos;
 	size_t		 i, nsec = 0;
 	int		 rc;
 
+	mcopy = *meta;
 	if ((rc = perfdata_flush(pd)) < 0)
 		goto out;
+	if (pd->z != NULL)
+		compress_get_info(pd->z, &mcopy.comp);
 	header_init(&h, 0, nattrs, pd->data_offset);
 	h.attrs.offset = PERF_FILE_HEADER_SIZE;
 	for (i = 0; i < nattrs; i++)
@@ -678,6 +762,8 @@ perfdata_close(struct perfdata *pd)
 	pd->fd = -1;
 	free(pd->buf);
 	pd->buf = NULL;
+	compress_free(pd->z);
+	pd->z = NULL;
 }
 
 /* --- reading ------------------------------------------------------------ */
@@ -774,13 +860,81 @@ perfdata_file_close(struct perfdata_file *f)
 
 #define WALK_BUF	(256 * 1024)
 
+/* The comp_mmap_len to decompress with: the file's, or the writer's for a file not finished. */
+static int
+walk_comp_len(struct perfdata_file *f, uint32_t *len)
+{
+	struct compress_info ci;
+	void	*p;
+	size_t	 n;
+
+	*len = COMPRESS_CHUNK;
+	if (!(f->h.adds_features[HEADER_COMPRESSED / 64] & (1ULL << (HEADER_COMPRESSED % 64))))
+		return 0;
+	if (perfdata_read_feature(f, HEADER_COMPRESSED, &p, &n, 64) < 0 || n < sizeof(ci)) {
+		free(p);
+		snprintf(f->error, sizeof(f->error), "cannot read HEADER_COMPRESSED");
+		return -1;
+	}
+	memcpy(&ci, p, sizeof(ci));
+	free(p);
+	if (ci.type != 1) {
+		snprintf(f->error, sizeof(f->error), "compression type %u is not zstd (1)",
+		    ci.type);
+		return -1;
+	}
+	if (ci.mmap_len < sizeof(struct perf_event_header) ||
+	    ci.mmap_len > COMPRESS_MMAP_LEN_MAX) {
+		snprintf(f->error, sizeof(f->error), "comp_mmap_len %u out of range", ci.mmap_len);
+		return -1;
+	}
+	*len = ci.mmap_len;
+	return 0;
+}
+
+/* One COMPRESSED record's payload at POS: its records to CB.  0, 1 (CB stopped), -1. */
+static int
+walk_compressed(struct perfdata_file *f, struct decompress **dz, const uint8_t *p,
+    size_t len, uint64_t pos, perfdata_record_fn cb, void *arg)
+{
+	const struct perf_event_header *r;
+	char	 err[128];
+	uint32_t mmap_len;
+	int	 n;
+
+	if (*dz == NULL) {
+		if (walk_comp_len(f, &mmap_len) < 0)
+			return -1;
+		if ((*dz = decompress_new(mmap_len)) == NULL) {
+			snprintf(f->error, sizeof(f->error), "out of memory to decompress");
+			return -1;
+		}
+	}
+	if (decompress_feed(*dz, p, len, err, sizeof(err)) < 0)
+		goto bad;
+	f->ncompressed++;
+	while ((n = decompress_next(*dz, &r, err, sizeof(err))) == 1)
+		if (cb != NULL && cb(r, arg) != 0)
+			return 1;
+	if (n == 0)
+		return 0;
+bad:
+	snprintf(f->error, sizeof(f->error), "compressed record at offset %llu: %s",
+	    (unsigned long long)pos, err);
+	return -1;
+}
+
 int64_t
 perfdata_walk(struct perfdata_file *f, perfdata_record_fn cb, void *arg)
 {
-	uint64_t end, pos = f->h.data.offset, bufpos = 0;
+	struct decompress *dz = NULL;
+	uint64_t end, pos = f->h.data.offset, bufpos = 0, good = pos;
 	uint8_t	*buf;
 	size_t	 buflen = 0;
+	int64_t	 rc = -1;
 
+	f->ncompressed = 0;
+	f->error[0] = '\0';
 	/* data.offset <= file_size (perfdata_open); compare sizes so a huge data.size cannot wrap */
 	end = f->file_size;
 	if (f->h.data.size != 0 && f->h.data.size < f->file_size - f->h.data.offset)
@@ -789,29 +943,48 @@ perfdata_walk(struct perfdata_file *f, perfdata_record_fn cb, void *arg)
 	if ((buf = malloc(WALK_BUF)) == NULL)
 		return -1;
 	while (pos + sizeof(struct perf_event_header) <= end) {
-		struct perf_event_header *h;
+		struct perf_event_header hh, *h;
+		int	 n;
 
-		if (pos < bufpos || pos + sizeof(*h) > bufpos + buflen ||
-		    pos + ((struct perf_event_header *)(buf + (pos - bufpos)))->size >
-		    bufpos + buflen) {
+		/* a COMPRESSED record's size is not a multiple of 8: headers are copied out */
+		if (pos < bufpos || pos + sizeof(hh) > bufpos + buflen ||
+		    (memcpy(&hh, buf + (pos - bufpos), sizeof(hh)), pos + hh.size > bufpos + buflen)) {
 			size_t	 want = end - pos < WALK_BUF ? (size_t)(end - pos) : WALK_BUF;
 
-			if (pread_all(f->fd, buf, want, (off_t)pos) < 0) {
-				free(buf);
-				return -1;
-			}
+			if (pread_all(f->fd, buf, want, (off_t)pos) < 0)
+				goto out;
 			bufpos = pos;
 			buflen = want;
+			memcpy(&hh, buf, sizeof(hh));
 		}
 		h = (struct perf_event_header *)(buf + (pos - bufpos));
-		if (h->size < sizeof(*h) || pos + h->size > end)
+		if (hh.size < sizeof(hh) || pos + hh.size > end)
 			break;	/* torn or garbage: stop at the last whole record */
+		if (hh.type == PERF_RECORD_COMPRESSED) {
+			n = walk_compressed(f, &dz, (const uint8_t *)h + sizeof(hh),
+			    hh.size - sizeof(hh), pos, cb, arg);
+			if (n != 0)
+				break;
+			pos += hh.size;
+			if (decompress_pending(dz) == 0)
+				good = pos;
+			continue;
+		}
+		if (dz != NULL && decompress_pending(dz) > 0) {
+			snprintf(f->error, sizeof(f->error), "offset %llu: a record inside "
+			    "a compressed one's", (unsigned long long)pos);
+			break;
+		}
 		if (cb != NULL && cb(h, arg) != 0)
 			break;
-		pos += h->size;
+		pos += hh.size;
+		good = pos;
 	}
+	rc = (int64_t)(good - f->h.data.offset);
+out:
+	decompress_free(dz);
 	free(buf);
-	return (int64_t)(pos - f->h.data.offset);
+	return rc;
 }
 
 int

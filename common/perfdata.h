@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "compress.h"
 #include "hostinfo.h"
 #include "perf_abi.h"
 #include "record.h"
@@ -57,6 +58,8 @@ struct perfdata_meta {
 	uint64_t	 clock_ref_ns;		/* ... and clockid at the same moment */
 	uint64_t	 first_time, last_time;	/* HEADER_SAMPLE_TIME: the first and last
 						 * sample's time (0, 0: no sample) */
+	struct compress_info comp;		/* HEADER_COMPRESSED (mmap_len 0: none); a
+						 * compressing writer fills it itself */
 };
 
 struct perfdata {
@@ -67,6 +70,7 @@ struct perfdata {
 	size_t		 buflen, bufcap;
 	int		 error;			/* errno of the last failed flush, 0 once one succeeds */
 	int		 sync;			/* perfdata_finish: fdatasync before returning */
+	struct compress	*z;			/* NULL: records written as they are */
 };
 
 int	perfdata_create(struct perfdata *, const char *path,
@@ -74,6 +78,15 @@ int	perfdata_create(struct perfdata *, const char *path,
 /* The same on an open file (FD is the writer's from then on, closed with it). */
 int	perfdata_create_fd(struct perfdata *, int fd, const struct perfdata_attr *,
 	    size_t nattrs);
+/*
+ * From now on (before the first record), write the records as one zstd
+ * stream of PERF_RECORD_COMPRESSED records at LEVEL (1..22), with the
+ * HEADER_COMPRESSED feature (compress.h).  data_size then counts the
+ * compressed bytes; up to COMPRESS_CHUNK bytes of records wait in memory
+ * for the next flush.  0 or -ENOMEM.
+ */
+int	perfdata_compress(struct perfdata *, int level);
+/* Append whole records: all of them are taken, or none (the error is returned). */
 int	perfdata_write(struct perfdata *, const void *, size_t);
 int	perfdata_flush(struct perfdata *);
 int	perfdata_finish(struct perfdata *, const struct perfdata_attr *, size_t nattrs,
@@ -87,6 +100,10 @@ struct perfdata_file {
 	uint64_t		 file_size;
 	size_t			 nattrs;
 	struct perf_file_attr	*attrs;
+	/* what the last perfdata_walk found */
+	uint64_t		 ncompressed;	/* PERF_RECORD_COMPRESSED records read */
+	char			 error[192];	/* why it stopped early ("": at the end
+						 * or at a torn last record) */
 };
 
 int	perfdata_open(struct perfdata_file *, const char *path, char *err, size_t errlen);
@@ -97,6 +114,16 @@ void	perfdata_file_close(struct perfdata_file *);
  * data.size is 0, as after a crash).  CB gets each whole record; a torn
  * last record stops the walk.  Returns the number of bytes of whole
  * records, or -1 on I/O error.
+ *
+ * PERF_RECORD_COMPRESSED records are decompressed here (compress.h), and
+ * CB gets the records they hold, never the COMPRESSED records: every
+ * reader of segments sees plain records.  Decompression is bounded by the
+ * file's comp_mmap_len (COMPRESS_CHUNK for a segment not finished yet,
+ * at most COMPRESS_MMAP_LEN_MAX); a stream that is corrupt or does not
+ * fit stops the walk with the reason in F->error.  The bytes returned
+ * then end at the last COMPRESSED record after which the stream was at a
+ * record's end, so that a file cut there (repair) reads whole.  Records
+ * of a COMPRESSED record after that point may have been handed to CB.
  */
 typedef int (*perfdata_record_fn)(const struct perf_event_header *, void *arg);
 int64_t	perfdata_walk(struct perfdata_file *, perfdata_record_fn, void *arg);

@@ -9,6 +9,10 @@
  * socket, and perf data convert --to-json.  Then damage:
  * a torn file as after a crash, files that are not perf.data or have an
  * absurd header, and a write on a full filesystem (-ENOSPC, then recovery).
+ * Compressed data sections (PERF_RECORD_COMPRESSED, zstd): made here with
+ * libzstd as perf record -z makes them, the walker must hand over the
+ * records inside, stop cleanly at a torn, corrupt or oversized one; and
+ * perfdata's own compressing writer is read back by the walker and perf.
  */
 
 #include <errno.h>
@@ -26,9 +30,11 @@
 #include <sys/wait.h>
 
 #include <check.h>
+#include <zstd.h>
 
 #include "check_main.h"
 
+#include "compress.h"
 #include "perfdata.h"
 #include "record.h"
 
@@ -1103,6 +1109,346 @@ START_TEST(test_enospc)
 }
 END_TEST
 
+
+/* --- compressed data sections ---------------------------------------------- */
+
+/*
+ * LEN bytes of SRC as COMPRESSED records of at most MAXPAY bytes of
+ * payload each, ending with a flush (as perf record -z's zstd.c): appended
+ * to OUT at *N; the end of each record in ENDS (if not NULL).
+ */
+static void
+zrecords(ZSTD_CCtx *z, const void *src, size_t len, size_t maxpay, uint8_t *out,
+    size_t *n, size_t *ends, size_t *nends)
+{
+	ZSTD_inBuffer in = { src, len, 0 };
+	size_t	 left;
+
+	do {
+		struct perf_event_header h = { PERF_RECORD_COMPRESSED, 0, 0 };
+		ZSTD_outBuffer o = { out + *n + sizeof(h), maxpay, 0 };
+
+		left = ZSTD_compressStream2(z, &o, &in, ZSTD_e_flush);
+		ck_assert(!ZSTD_isError(left));
+		if (o.pos == 0)
+			continue;
+		h.size = (uint16_t)(sizeof(h) + o.pos);
+		memcpy(out + *n, &h, sizeof(h));
+		*n += h.size;
+		if (ends != NULL)
+			ends[(*nends)++] = *n;
+	} while (left != 0 || in.pos < in.size);
+}
+
+struct zfile {
+	uint64_t data_off;
+	size_t	 len;			/* bytes of COMPRESSED records */
+	size_t	 a_end;			/* end of the first chunk (records 0-3) */
+	size_t	 ends[64], nends;	/* end of each COMPRESSED record */
+};
+
+/*
+ * The standard records as perf record -z would write them: records 0-3 in
+ * one COMPRESSED record, the rest in COMPRESSED records of 8 bytes of
+ * payload each, so that records straddle them.  No HEADER_COMPRESSED: as a
+ * segment cut by a crash before its features.
+ */
+static void
+write_zfile(const char *path, struct expect *e, struct zfile *zf)
+{
+	struct perfdata pd;
+	struct perfdata_attr a;
+	struct perfdata_meta meta;
+	ZSTD_CCtx *z = ZSTD_createCCtx();
+	static uint8_t out[65536];
+	size_t	 n = 0;
+
+	memset(zf, 0, sizeof(*zf));
+	make_attr(&a);
+	make_meta(&meta);
+	build_records(e);
+	ck_assert_ptr_nonnull(z);
+	zrecords(z, e->data, e->off[4], 60000, out, &n, zf->ends, &zf->nends);
+	zf->a_end = n;
+	zrecords(z, e->data + e->off[4], e->len - e->off[4], 8, out, &n, zf->ends, &zf->nends);
+	ck_assert_uint_ge(zf->nends, 4);
+	ZSTD_freeCCtx(z);
+	zf->len = n;
+	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
+	zf->data_off = pd.data_offset;
+	ck_assert_int_eq(perfdata_write(&pd, out, n), 0);
+	ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, NULL, 0), 0);
+}
+
+START_TEST(test_compressed_walk)
+{
+	char	 path[128], err[256] = "";
+	struct expect e;
+	struct zfile zf;
+	struct perfdata_file f;
+	struct walked w;
+
+	path_in(path, sizeof(path), "z.data");
+	write_zfile(path, &e, &zf);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(perfdata_walk(&f, walk_cb, &w), (int64_t)zf.len);
+	ck_assert_uint_eq(w.n, e.nrec);
+	ck_assert_uint_eq(w.len, e.len);
+	ck_assert_mem_eq(w.data, e.data, e.len);
+	ck_assert_uint_eq(f.ncompressed, zf.nends);
+	ck_assert_str_eq(f.error, "");
+	/* stopped by the callback inside a COMPRESSED record */
+	memset(&w, 0, sizeof(w));
+	w.stop_after = 2;
+	ck_assert_int_eq(perfdata_walk(&f, walk_cb, &w), 0);
+	ck_assert_uint_eq(w.n, 2);
+	perfdata_file_close(&f);
+}
+END_TEST
+
+/* Cut as by a crash: the walk ends at the last COMPRESSED record after which no record is torn. */
+START_TEST(test_compressed_torn)
+{
+	char	 path[128], err[256] = "";
+	struct expect e;
+	struct zfile zf;
+	struct perfdata_file f;
+	struct walked w;
+	uint64_t zero = 0;
+	size_t	 k;
+	int	 fd;
+
+	path_in(path, sizeof(path), "ztorn.data");
+	write_zfile(path, &e, &zf);
+	ck_assert_int_ge(fd = open(path, O_RDWR), 0);
+	ck_assert_int_eq(pwrite(fd, &zero, 8, offsetof(struct perf_file_header, data.size)), 8);
+	/* inside the second-to-last COMPRESSED record */
+	k = zf.nends - 2;
+	ck_assert_int_eq(ftruncate(fd, (off_t)(zf.data_off + zf.ends[k] - 3)), 0);
+	close(fd);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_le(perfdata_walk(&f, walk_cb, &w), (int64_t)zf.ends[k - 1]);
+	ck_assert_int_ge(perfdata_walk(&f, NULL, NULL), (int64_t)zf.a_end);
+	ck_assert_uint_ge(w.n, 4);
+	ck_assert_uint_lt(w.n, e.nrec);
+	ck_assert_mem_eq(w.data, e.data, w.len);
+	ck_assert_str_eq(f.error, "");
+	perfdata_file_close(&f);
+
+	/* cut right after the first chunk: its four records, all of it */
+	ck_assert_int_ge(fd = open(path, O_RDWR), 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)(zf.data_off + zf.a_end)), 0);
+	close(fd);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(perfdata_walk(&f, walk_cb, &w), (int64_t)zf.a_end);
+	ck_assert_uint_eq(w.n, 4);
+	ck_assert_mem_eq(w.data, e.data, e.off[4]);
+	perfdata_file_close(&f);
+}
+END_TEST
+
+/* Garbage in a COMPRESSED record's payload: a clean stop after the good ones, with a reason. */
+START_TEST(test_compressed_corrupt)
+{
+	char	 path[128], err[256] = "";
+	uint8_t	 junk[40];
+	struct expect e;
+	struct zfile zf;
+	struct perfdata_file f;
+	struct walked w;
+	int	 fd;
+
+	path_in(path, sizeof(path), "zbad.data");
+	write_zfile(path, &e, &zf);
+	memset(junk, 0xa5, sizeof(junk));
+	ck_assert_int_ge(fd = open(path, O_RDWR), 0);
+	/* the payload of the record after the first chunk */
+	ck_assert_int_eq(pwrite(fd, junk, 20, (off_t)(zf.data_off + zf.a_end + 8)), 20);
+	close(fd);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(perfdata_walk(&f, walk_cb, &w), (int64_t)zf.a_end);
+	ck_assert_uint_eq(w.n, 4);
+	ck_assert_msg(strstr(f.error, "compressed record at offset") != NULL, "error: %s", f.error);
+	perfdata_file_close(&f);
+}
+END_TEST
+
+/*
+ * A COMPRESSED record that decompresses to more than comp_mmap_len (perf
+ * would not read it either): refused without allocating for it.  Then a
+ * HEADER_COMPRESSED with an absurd comp_mmap_len and one of another type.
+ */
+START_TEST(test_compressed_bomb)
+{
+	char	 path[128], err[256] = "";
+	struct perfdata pd;
+	struct perfdata_attr a;
+	struct perfdata_meta meta;
+	struct perfdata_file f;
+	struct walked w;
+	ZSTD_CCtx *z = ZSTD_createCCtx();
+	struct perf_event_header fr = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+	uint8_t	*big, out[65536];
+	size_t	 i, n = 0, bigsz = COMPRESS_CHUNK + 4096;
+	int	 k;
+
+	ck_assert_ptr_nonnull(big = malloc(bigsz));
+	for (i = 0; i < bigsz; i += 8)
+		memcpy(big + i, &fr, 8);
+	zrecords(z, big, bigsz, 60000, out, &n, NULL, NULL);
+	ZSTD_freeCCtx(z);
+	free(big);
+	ck_assert_uint_lt(n, 2000);	/* a few hundred bytes for 132 KiB */
+	make_attr(&a);
+	path_in(path, sizeof(path), "zbomb.data");
+	for (k = 0; k < 3; k++) {
+		make_meta(&meta);
+		meta.comp = (struct compress_info){ 1, 1, 1, 1, COMPRESS_CHUNK };
+		if (k == 1)
+			meta.comp.mmap_len = 0xffffffffu;
+		if (k == 2)
+			meta.comp.type = 2;
+		unlink(path);
+		ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
+		ck_assert_int_eq(perfdata_write(&pd, out, n), 0);
+		ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, NULL, 0), 0);
+		ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+		memset(&w, 0, sizeof(w));
+		ck_assert_int_eq(perfdata_walk(&f, walk_cb, &w), 0);
+		ck_assert_uint_eq(w.n, 0);
+		ck_assert_msg(strstr(f.error, k == 0 ? "more than comp_mmap_len" :
+		    k == 1 ? "comp_mmap_len 4294967295 out of range" : "not zstd") != NULL,
+		    "case %d: %s", k, f.error);
+		perfdata_file_close(&f);
+	}
+}
+END_TEST
+
+struct count_walk {
+	size_t	 n, bytes;
+};
+
+static int
+count_cb(const struct perf_event_header *h, void *arg)
+{
+	struct count_walk *c = arg;
+
+	c->n++;
+	c->bytes += h->size;
+	return 0;
+}
+
+/*
+ * perfdata's compressing writer: many records (more than a chunk, so that
+ * flushes and straddles happen), read back whole by the walker; every
+ * COMPRESSED record at most 64 KiB; HEADER_COMPRESSED as perf record's.
+ */
+START_TEST(test_compress_writer)
+{
+	char	 path[128], err[256] = "";
+	struct perfdata pd;
+	struct perfdata_attr a;
+	struct perfdata_meta meta;
+	struct perfdata_file f;
+	struct expect e;
+	struct compress_info ci;
+	void	*feat;
+	struct count_walk cw = { 0, 0 };
+	size_t	 flen, i, total = 0, nrec = 0;
+	uint64_t pos, raw_end;
+	int64_t	 good;
+
+	path_in(path, sizeof(path), "zw.data");
+	make_attr(&a);
+	make_meta(&meta);
+	build_records(&e);
+	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
+	ck_assert_int_eq(perfdata_compress(&pd, 3), 0);
+	/* 3 MB: the standard records again and again, a random IP each time */
+	srandom(7);
+	for (i = 0; total < 3U << 20; i++) {
+		uint64_t ip = (uint64_t)random();
+
+		memcpy(e.data + e.off[3] + 16, &ip, 8);	/* the 2nd sample's IP */
+		ck_assert_int_eq(perfdata_write(&pd, e.data, e.len), 0);
+		total += e.len;
+		nrec += e.nrec;
+	}
+	ck_assert_int_eq(perfdata_flush(&pd), 0);
+	ck_assert_uint_lt(pd.data_size, total / 2);
+	ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, NULL, 0), 0);
+
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(perfdata_read_feature(&f, HEADER_COMPRESSED, &feat, &flen, 64), 0);
+	ck_assert_uint_eq(flen, sizeof(ci));
+	memcpy(&ci, feat, sizeof(ci));
+	free(feat);
+	ck_assert_uint_eq(ci.version, 1);
+	ck_assert_uint_eq(ci.type, 1);
+	ck_assert_uint_eq(ci.level, 3);
+	ck_assert_uint_ge(ci.ratio, 2);
+	ck_assert_uint_eq(ci.mmap_len, COMPRESS_CHUNK);
+	/* only COMPRESSED records at the top, each at most 64 KiB */
+	raw_end = f.h.data.offset + f.h.data.size;
+	for (pos = f.h.data.offset; pos < raw_end; ) {
+		struct perf_event_header h;
+
+		ck_assert_int_eq(pread(f.fd, &h, 8, (off_t)pos), 8);
+		ck_assert_uint_eq(h.type, PERF_RECORD_COMPRESSED);
+		ck_assert_uint_gt(h.size, 8);
+		pos += h.size;
+	}
+	ck_assert_uint_eq(pos, raw_end);
+	good = perfdata_walk(&f, count_cb, &cw);
+	ck_assert_int_eq(good, (int64_t)f.h.data.size);
+	ck_assert_uint_eq(cw.n, nrec);
+	ck_assert_uint_eq(cw.bytes, total);
+	ck_assert_str_eq(f.error, "");
+	perfdata_file_close(&f);
+}
+END_TEST
+
+/* perf itself reads the writer's compressed file: the same samples, the feature shown. */
+START_TEST(test_perf_compressed)
+{
+	char	 path[128], cmd[512], out[65536];
+	struct perfdata pd;
+	struct perfdata_attr a;
+	struct perfdata_meta meta;
+	struct perfdata_buildid bids[2];
+	struct expect e;
+
+	ck_assert_msg(have_perf(), "perf is not installed (linux-perf is in tests/deps.sh)");
+	path_in(path, sizeof(path), "zperf.data");
+	memcpy(bids, BIDS, sizeof(bids));
+	memcpy(bids[0].id, KERN_BID, 20);
+	memcpy(bids[1].id, USER_BID, 20);
+	make_attr(&a);
+	make_meta(&meta);
+	build_records(&e);
+	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
+	ck_assert_int_eq(perfdata_compress(&pd, 1), 0);
+	ck_assert_int_eq(perfdata_write(&pd, e.data, e.len), 0);
+	ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, bids, 2), 0);
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s'", path);
+	ck_assert_msg(run(cmd, out, sizeof(out)) == 0, "perf script failed:\n%s", out);
+	ck_assert_msg(count(out, " cpu-clock: ") == NSAMPLES,
+	    "perf script does not show %d samples:\n%s", NSAMPLES, out);
+	ck_assert_int_eq(count(out, "(/bin/true)"), NSAMPLES);
+	snprintf(cmd, sizeof(cmd), "perf report --header-only -i '%s'", path);
+	ck_assert_msg(run(cmd, out, sizeof(out)) == 0, "perf report --header-only failed:\n%s", out);
+	ck_assert_msg(strstr(out, "# compressed : Zstd, level = 1, ratio = ") != NULL,
+	    "no compressed header:\n%s", out);
+	snprintf(cmd, sizeof(cmd), "perf report -D -i '%s'", path);
+	ck_assert_msg(run(cmd, out, sizeof(out)) == 0, "perf report -D failed:\n%s", out);
+	ck_assert_int_eq(count(out, "PERF_RECORD_SAMPLE("), NSAMPLES);
+}
+END_TEST
+
 static Suite *
 perfdata_suite(void)
 {
@@ -1125,6 +1471,17 @@ perfdata_suite(void)
 	tcase_add_test(tc, test_perf_buildid_list);
 	tcase_add_test(tc, test_perf_header_and_script);
 	tcase_add_test(tc, test_perf_machine_features);
+	tcase_add_test(tc, test_perf_compressed);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("compressed");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_compressed_walk);
+	tcase_add_test(tc, test_compressed_torn);
+	tcase_add_test(tc, test_compressed_corrupt);
+	tcase_add_test(tc, test_compressed_bomb);
+	tcase_add_test(tc, test_compress_writer);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("damage");
