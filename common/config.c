@@ -72,6 +72,12 @@ static const char *const config_buildid_names[] = {
 
 static const char *const config_callchain_names[] = { "none", "fp", NULL };
 
+static const char *const config_compress_names[] = {
+	[COMPRESS_NONE] = "none",
+	[COMPRESS_ZSTD] = "zstd",
+	NULL
+};
+
 static const char *const config_capture_names[] = {
 	[CAPTURE_EAGER] = "eager",
 	[CAPTURE_LAZY] = "lazy",
@@ -156,6 +162,14 @@ const struct config_key config_keys[] = {
 	  KEY_FIELD(snapshot_pprof), .defval = "no",
 	  .help = "On each snapshot, write SEGMENT.pb.gz beside the closed segment: a pprof "
 	    "of the period since the previous snapshot." },
+	{ .section = "segments", .name = "compress", .type = CONFIG_ENUM,
+	  KEY_FIELD(compress), .defval = "none", .names = config_compress_names,
+	  .help = "Write segments' records compressed: none, or zstd "
+	    "(PERF_RECORD_COMPRESSED, as perf record -z; from the next segment on)." },
+	{ .section = "segments", .name = "compress_level", .type = CONFIG_UINT,
+	  KEY_FIELD(compress_level), .defval = "1", .min = 1, .max = 22,
+	  .help = "zstd level with compress = zstd: 1 (fastest, perf record -z's "
+	    "default) to 22 (smallest)." },
 
 	{ .section = "index", .name = "commit_interval", .type = CONFIG_DURATION,
 	  KEY_FIELD(index_commit_ms), .defval = "1s",

@@ -50,6 +50,8 @@ struct config {
 	uint64_t	 keep_count;		/* keep_count = 0 (0 = unlimited) */
 	uint64_t	 keep_age_ms;		/* keep_age = 7d (0 = unlimited) */
 	int		 snapshot_pprof;	/* snapshot_pprof = no */
+	int		 compress;		/* compress = none | zstd */
+	unsigned	 compress_level;	/* compress_level = 1 (1..22) */
 
 	/* [index] */
 	uint64_t	 index_commit_ms;	/* commit_interval = 1s */
@@ -67,6 +69,11 @@ struct config {
 	uint64_t	 cache_user_bytes;	/* user_bytes = 256M (per user_interval; 0 = no limit) */
 	uint64_t	 cache_user_files;	/* user_files = 1000 (per user_interval; 0 = no limit) */
 	uint64_t	 cache_user_interval_ms;	/* user_interval = 1h */
+};
+
+enum segment_compress {
+	COMPRESS_NONE = 0,	/* records as the kernel wrote them */
+	COMPRESS_ZSTD,		/* PERF_RECORD_COMPRESSED, as perf record -z */
 };
 
 enum capture_mode {

@@ -869,7 +869,9 @@ walk_comp_len(struct perfdata_file *f, uint32_t *len)
 	size_t	 n;
 
 	*len = COMPRESS_CHUNK;
-	if (!(f->h.adds_features[HEADER_COMPRESSED / 64] & (1ULL << (HEADER_COMPRESSED % 64))))
+	/* data.size 0: not finished, its feature table (if any) is not where the header says */
+	if (f->h.data.size == 0 ||
+	    !(f->h.adds_features[HEADER_COMPRESSED / 64] & (1ULL << (HEADER_COMPRESSED % 64))))
 		return 0;
 	if (perfdata_read_feature(f, HEADER_COMPRESSED, &p, &n, 64) < 0 || n < sizeof(ci)) {
 		free(p);

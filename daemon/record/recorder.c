@@ -503,6 +503,10 @@ open_segment(struct recorder *r, uint64_t t_start)
 	}
 	r->seq++;
 	r->seg.pd.sync = r->conf->segment_sync;
+	/* From the first record on, the start state included: perf reads it decompressed. */
+	if (r->conf->compress == COMPRESS_ZSTD &&
+	    perfdata_compress(&r->seg.pd, (int)r->conf->compress_level) < 0)
+		log_warnx("%s: out of memory to compress: written uncompressed", r->seg.partial);
 	kinfo_free(&r->kinfo);
 	kinfo_load(&r->kinfo);
 	r->kinfo.vdso = &r->vdso;

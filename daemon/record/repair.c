@@ -9,6 +9,9 @@
  * (hostinfo.h) are added only if the file was written since this boot
  * (the running kernel and CPUs are then the ones that were recorded); an
  * older file gets only the CPU model (CPUDESC, CPUID: the same machine).
+ * A compressed segment (PERF_RECORD_COMPRESSED) is cut at the end of the
+ * last compressed record that ends on a whole record (perfdata_walk) and
+ * gets its HEADER_COMPRESSED back.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,6 +35,7 @@ struct repair_ctx {
 	struct segment	 seg;		/* only its build-id set is used */
 	uint64_t	 first, last;
 	uint64_t	 records;
+	uint64_t	 bytes;		/* of the records, decompressed */
 	int		 kernel_map;
 };
 
@@ -44,6 +48,7 @@ repair_record_cb(const struct perf_event_header *h, void *arg)
 	if (record_decode(h, h->size, record_layout_of(&c->layouts, h, h->size), &rec) < 0)
 		return 1;	/* garbage after the last good record: stop */
 	c->records++;
+	c->bytes += h->size;
 	if (rec.type == PERF_RECORD_SAMPLE)
 		segment_note_sample(&c->seg, rec.has_sid ? rec.sid.time : 0);
 	if (rec.has_sid && rec.sid.time != 0) {
@@ -160,6 +165,15 @@ repair_segment(const char *partial, char *err, size_t errlen)
 		meta.host = &hinfo;
 	}
 	meta.clockid = -1;
+	/*
+	 * Compressed records: HEADER_COMPRESSED as the writer would have
+	 * written it; the level is not in the stream (0: unknown), and
+	 * comp_mmap_len is the writer's (compress.h), the bound the walk
+	 * just read the records under.
+	 */
+	if (f.ncompressed > 0 && good > 0)
+		meta.comp = (struct compress_info){ .version = 1, .type = 1, .level = 0,
+		    .ratio = (uint32_t)((c.bytes + (uint64_t)good / 2) / (uint64_t)good), .mmap_len = COMPRESS_CHUNK };
 	c.seg.t_start = c.first;
 	c.seg.t_end = c.last + 1;
 	c.seg.pd = pd;
@@ -174,9 +188,10 @@ repair_segment(const char *partial, char *err, size_t errlen)
 		goto out;
 	}
 	log_info_field("SEGMENT", final, "repaired %s: %llu records (%llu samples) kept, "
-	    "%llu bytes of torn tail dropped", final, (unsigned long long)c.records,
+	    "%llu bytes of torn tail dropped%s%s", final, (unsigned long long)c.records,
 	    (unsigned long long)c.seg.samples,
-	    (unsigned long long)(f.file_size - f.h.data.offset - (uint64_t)good));
+	    (unsigned long long)(f.file_size - f.h.data.offset - (uint64_t)good),
+	    f.error[0] != '\0' ? ": " : "", f.error);
 	rc = 0;
 out:
 	if (attrs != NULL)

@@ -17,6 +17,9 @@
 #   mem report / c2c (needs mem-loads/stores sampling: perf mem record, -d),
 #   sched, timechart, kmem, lock, trace -i, kvm (need tracepoint events;
 #   perfmapd samples cpu-clock/cycles only).
+#
+# PERFTOOLS_COMPRESS=zstd runs all of it on segments written with
+# [segments] compress = zstd (t_compress.sh does).
 . tests/lib.sh
 need_events
 need_perf
@@ -30,14 +33,24 @@ sleep 0.3
 perf record -a -g -o "$T/ref.data" -- sleep 1 >/dev/null 2>&1 ||
 	fail "perf record -a -g failed"
 
+COMPRESS=${PERFTOOLS_COMPRESS:-none}
 start_daemon "[record]
-frequency = 199"
+frequency = 199
+[segments]
+compress = $COMPRESS"
 sleep 2
 kill -USR2 "$DAEMON_PID"; sleep 2
 stop_daemon
 set -- $(segments)
 [ $# -ge 2 ] || fail "expected two segments, got $#"
 s1=$1 s2=$2
+if [ "$COMPRESS" = zstd ]; then
+	for seg in "$s1" "$s2"; do
+		perf report --header-only -i "$seg" 2>/dev/null | grep -q '^# compressed : Zstd' ||
+			fail "$seg is not compressed"
+	done
+	note "segments compressed (zstd)"
+fi
 P="perf --buildid-dir $T/state/debug"
 
 # run NAME CMD...: exit 0 and no stderr but perf's own progress lines.
@@ -127,4 +140,4 @@ missing "$T/ref.data" > "$T/ref.missing"
 missing "$s1" > "$T/seg.missing"
 extra=$(comm -13 "$T/ref.missing" "$T/seg.missing" | grep -v -x -e BPF_PROG_INFO -e BPF_BTF)
 [ -z "$extra" ] || fail "a segment lacks features perf record writes: $extra"
-echo "PASS: stock perf commands on two segments, machine header as perf record's"
+echo "PASS: stock perf commands on two segments (compress = $COMPRESS), machine header as perf record's"
