@@ -34,6 +34,17 @@ expect_error "unknown key" "c.conf:3: .*bogus" "$PERFMAPD" -n -c "$T/c.conf"
 conf "[segments]
 rotate_size = -1"
 expect_error "negative size" "c.conf:2:.*rotate_size" "$PERFMAPD" -n -c "$T/c.conf"
+conf "[segments]
+compress = lz4"
+expect_error "unknown compression" 'c.conf:2: \[segments\] compress: "lz4" is not one of none, zstd' \
+	"$PERFMAPD" -n -c "$T/c.conf"
+for lvl in 0 23; do
+	conf "[segments]
+compress = zstd
+compress_level = $lvl"
+	expect_error "compress_level $lvl" "c.conf:3: \[segments\] compress_level: $lvl is out of range (1..22)" \
+		"$PERFMAPD" -n -c "$T/c.conf"
+done
 conf "[nosuchsection]"
 expect_error "unknown section" "c.conf:1:" "$PERFMAPD" -n -c "$T/c.conf"
 conf "[record]
