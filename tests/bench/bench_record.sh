@@ -8,6 +8,9 @@
 #                     when the build-id cache is filled with every binary running
 #   perf-switch       perf record -a --buildid-mmap --switch-output=1s
 #   perf              perf record -a --buildid-mmap
+#   perfmapd-zstd     perfmapd with [segments] compress = zstd (BENCH_ZSTD_LEVEL, 1)
+#   perf-z            perf record -a --buildid-mmap -z (zstd level 1)
+#                     (the last two: bench_compress.sh)
 # For each: collector CPU time (user+sys, wait4 rusage, exit included), the
 # steady-state CPU rate (ms per second of recording, start-up and exit left
 # out), peak RSS, RSS slope, bytes written, samples recorded, records lost;
@@ -17,7 +20,8 @@
 #   for a quick look; perfmapd-first starts on an empty state directory),
 #   BENCH_PERFMAPD (build/perfmapd: another build, e.g. to compare two commits),
 #   BENCH_RECORD_CONF (more [record] lines for perfmapd, e.g. "buildid_mode = mmap2
-#   mmap2_on_leaky_kernel = yes" to compare kernel build-ids with the default)
+#   mmap2_on_leaky_kernel = yes" to compare kernel build-ids with the default),
+#   BENCH_ROTATE_AGE (1s: perfmapd's rotate_age)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 SECS=${BENCH_SECONDS:-20}
@@ -51,13 +55,16 @@ run() {
 	rm -rf "$out"; mkdir -p "$out"
 	state=$out/state
 	case $name in
-	perfmapd|perfmapd-first)
+	perfmapd|perfmapd-first|perfmapd-zstd)
 		# perfmapd: the state directory of earlier runs (its build-id cache
 		# holds the machine's binaries, as after the daemon's first start);
 		# perfmapd-first: an empty one (the cache is filled during the run).
-		[ "$name" = perfmapd ] && { state=$B/warm; rm -rf "$state/segments"; }
-		printf '[record]\nevent = cpu-clock\nfrequency = %s\n%s\n[segments]\nrotate_age = 1s\nkeep_count = 0\nkeep_size = 0\n' \
-			"$FREQ" "${BENCH_RECORD_CONF:-}" > "$out/conf"
+		[ "$name" != perfmapd-first ] && { state=$B/warm; rm -rf "$state/segments"; }
+		z=""
+		[ "$name" = perfmapd-zstd ] && z="compress = zstd
+compress_level = ${BENCH_ZSTD_LEVEL:-1}"
+		printf '[record]\nevent = cpu-clock\nfrequency = %s\n%s\n[segments]\nrotate_age = %s\nkeep_count = 0\nkeep_size = 0\n%s\n' \
+			"$FREQ" "${BENCH_RECORD_CONF:-}" "${BENCH_ROTATE_AGE:-1s}" "$z" > "$out/conf"
 		"$B/measure" "$out/m" "$PERFMAPD" -f -c "$out/conf" --state-dir "$state" \
 			--socket "$out/sock" > "$out/log" 2>&1 &
 		;;
@@ -65,9 +72,11 @@ run() {
 		"$B/measure" "$out/m" perf record -a -g -e cpu-clock -F "$FREQ" --buildid-mmap \
 			--switch-output=1s -o "$out/perf.data" > "$out/log" 2>&1 &
 		;;
-	perf)
+	perf|perf-z)
+		zflag=""
+		[ "$name" = perf-z ] && zflag=-z
 		"$B/measure" "$out/m" perf record -a -g -e cpu-clock -F "$FREQ" --buildid-mmap \
-			-o "$out/perf.data" > "$out/log" 2>&1 &
+			$zflag -o "$out/perf.data" > "$out/log" 2>&1 &
 		;;
 	esac
 	mpid=$!
@@ -103,7 +112,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 echo "workload: spin + exec storm ($STORM workers) for ${SECS}s, cpu-clock at ${FREQ} Hz, $RUNS runs"
 case " $COLLECTORS " in
-*" perfmapd "*)
+*" perfmapd "*|*" perfmapd-zstd "*)
 	# fill the warm state directory once (not measured): its first start
 	mkdir -p "$B/warm0"
 	printf '[record]\nevent = cpu-clock\nfrequency = %s\n' "$FREQ" > "$B/warm0/conf"
@@ -121,12 +130,25 @@ for i in $(seq 1 "$RUNS"); do
 done
 
 col() { awk -v c="$1" -v k="$2" '$1 == c { print $k }' "$B/results" | median; }
-printf '\n| collector | CPU s | steady CPU ms/s | peak RSS kB | RSS slope kB/min | bytes | samples | lost |\n|---|---|---|---|---|---|---|---|\n'
+# bytes per sample of each run, for its median
+awk '{ if ($6 > 0) printf "%s %.1f\n", $1, $5 / $6; else print $1, 0 }' "$B/results" > "$B/bps"
+bps() { awk -v c="$1" '$1 == c { print $2 }' "$B/bps" | median; }
+printf '\n| collector | CPU s | steady CPU ms/s | peak RSS kB | RSS slope kB/min | bytes | samples | bytes/sample | lost |\n|---|---|---|---|---|---|---|---|---|\n'
 for c in $COLLECTORS; do
-	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$c" "$(col $c 2)" "$(col $c 8)" \
-		"$(col $c 3)" "$(col $c 4)" "$(col $c 5)" "$(col $c 6)" "$(col $c 7)"
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$c" "$(col $c 2)" "$(col $c 8)" \
+		"$(col $c 3)" "$(col $c 4)" "$(col $c 5)" "$(col $c 6)" "$(bps $c)" "$(col $c 7)"
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+has() { case " $COLLECTORS " in *" $1 "*) return 0;; esac; return 1; }
+if has perfmapd-zstd; then
+	echo
+	for q in perfmapd perf perf-z; do
+		has $q || continue
+		echo "perfmapd-zstd / $q: bytes/sample $(ratio "$(bps perfmapd-zstd)" "$(bps $q)"), CPU $(ratio "$(col perfmapd-zstd 2)" "$(col $q 2)"), steady CPU $(ratio "$(col perfmapd-zstd 8)" "$(col $q 8)")"
+	done
+	has perf && has perf-z &&
+		echo "perf-z / perf: bytes/sample $(ratio "$(bps perf-z)" "$(bps perf)"), CPU $(ratio "$(col perf-z 2)" "$(col perf 2)"), steady CPU $(ratio "$(col perf-z 8)" "$(col perf 8)")"
+fi
 echo
 for p in perfmapd perfmapd-first; do
 	for q in perf-switch perf; do
