@@ -211,8 +211,9 @@ FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icommon
 FUZZERS := tests/fuzz/fuzz_record tests/fuzz/fuzz_proto tests/fuzz/fuzz_config \
 	   tests/fuzz/fuzz_buildid
 
-tests/fuzz/fuzz_record: tests/fuzz/fuzz_record.c common/record.c common/perfdata.c common/perf_abi.c
-	clang $(FUZZ_CFLAGS) -o $@ $^
+tests/fuzz/fuzz_record: tests/fuzz/fuzz_record.c common/record.c common/perfdata.c common/perf_abi.c \
+	common/compress.c
+	clang $(FUZZ_CFLAGS) -o $@ $^ -lzstd
 tests/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c common/proto.c
 	clang $(FUZZ_CFLAGS) -o $@ $^ -ljansson
 tests/fuzz/fuzz_config: tests/fuzz/fuzz_config.c common/config.c

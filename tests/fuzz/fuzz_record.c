@@ -2,11 +2,12 @@
  * fuzz_record.c - libFuzzer harness for what reads untrusted perf data:
  * the record decoder (as the ring reader feeds it, under each layout
  * perfmapd uses) and the perf.data reader that crash repair runs on torn
- * segments (perfdata_open + perfdata_walk + the feature table).
+ * segments (perfdata_open + perfdata_walk + the feature table), compressed
+ * data sections included (seeds segment-zstd*: PERF_RECORD_COMPRESSED).
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icommon \
  *       tests/fuzz/fuzz_record.c common/record.c common/perfdata.c common/perf_abi.c \
- *       -o fuzz_record && ./fuzz_record tests/fuzz/corpus/record
+ *       common/compress.c -lzstd -o fuzz_record && ./fuzz_record tests/fuzz/corpus/record
  */
 #include <stdint.h>
 #include <stdio.h>
