@@ -11,9 +11,9 @@
 #     from the compressed segments gives the same rows;
 #   - perfmapctl --state-dir profile over a compressed window (perf.data
 #     and folded stacks) and export (the binaries the samples hit);
-#   - a compressed segment cut at a random byte of its data, as a crash
+#   - a compressed segment cut two thirds into its data, as a crash
 #     leaves it: repaired to the last whole compressed record, perf reads
-#     it, HEADER_COMPRESSED back;
+#     it, HEADER_COMPRESSED back; the same after a real kill -9;
 #   - then every command of the conformance list (t_perftools.sh) on
 #     compressed segments.
 . tests/lib.sh
@@ -151,6 +151,24 @@ perf report --header-only -i "$fixed" 2>/dev/null | grep -q '^# compressed : Zst
 t=$(types "$fixed")
 echo "$t" | grep -q '^81:[0-9]* max [0-9]* end True$' || fail "repaired: $t"
 note "repaired at a cut $((cut - doff)) bytes into the data: $rn of $good_n samples, perf reads it"
+
+# --- a real crash: kill -9 while writing compressed records ---------------------
+"$T/pm-spin" 3 & BG_PIDS="$!"
+start_daemon "$CONF"
+sleep 1.5
+kill -9 "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=""
+torn=$(ls "$T/state/segments/"*.partial 2>/dev/null | head -1)
+[ -n "$torn" ] || fail "no torn segment after kill -9"
+start_daemon "$CONF"
+stop_daemon
+wait
+fixed=${torn%.partial}
+[ -f "$fixed" ] || fail "the segment torn by kill -9 was not repaired"
+perf report --header-only -i "$fixed" 2>/dev/null | grep -q '^# compressed : Zstd' ||
+	fail "kill -9: the repaired segment has no HEADER_COMPRESSED"
+$P report --stdio --comm pm-spin -i "$fixed" > "$T/out" 2> "$T/err" || { cat "$T/err"; fail "perf report after kill -9"; }
+grep -q pm_spin_inner "$T/out" || fail "kill -9: no pm_spin_inner in the repaired segment"
+note "kill -9: $(grep "repaired $fixed" "$T/daemon.log" | sed 's/^perfmapd: //')"
 
 # --- the conformance list -------------------------------------------------------
 PERFTOOLS_COMPRESS=zstd sh tests/integration/t_perftools.sh > "$T/perftools.log" 2>&1; rc=$?
