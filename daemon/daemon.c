@@ -39,6 +39,8 @@ daemon_reload(struct perfmapd *d, char *err, size_t errlen)
 	d->conf.rotate_size = nc.rotate_size;
 	d->conf.rotate_age_ms = nc.rotate_age_ms;
 	d->conf.segment_sync = nc.segment_sync;
+	d->conf.compress = nc.compress;			/* from the next segment on */
+	d->conf.compress_level = nc.compress_level;
 	d->conf.keep_size = nc.keep_size;
 	d->conf.keep_count = nc.keep_count;
 	d->conf.keep_age_ms = nc.keep_age_ms;

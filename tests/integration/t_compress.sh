@@ -14,6 +14,7 @@
 #   - a compressed segment cut two thirds into its data, as a crash
 #     leaves it: repaired to the last whole compressed record, perf reads
 #     it, HEADER_COMPRESSED back; the same after a real kill -9;
+#   - compress set by a reload applies from the next segment on;
 #   - then every command of the conformance list (t_perftools.sh) on
 #     compressed segments.
 . tests/lib.sh
@@ -169,6 +170,22 @@ perf report --header-only -i "$fixed" 2>/dev/null | grep -q '^# compressed : Zst
 $P report --stdio --comm pm-spin -i "$fixed" > "$T/out" 2> "$T/err" || { cat "$T/err"; fail "perf report after kill -9"; }
 grep -q pm_spin_inner "$T/out" || fail "kill -9: no pm_spin_inner in the repaired segment"
 note "kill -9: $(grep "repaired $fixed" "$T/daemon.log" | sed 's/^perfmapd: //')"
+
+# --- reload: compress takes effect with the next segment -------------------------
+rm -f "$T/state/segments/"perf-*.data
+start_daemon "[segments]
+compress = none"
+printf '%s\n' "$CONF" > "$T/perfmapd.conf"
+ctl reload | grep -q reloaded || fail "reload"
+a=$(ctl snapshot) || fail "snapshot"
+sleep 0.5
+b=$(ctl snapshot) || fail "snapshot"
+stop_daemon
+perf report --header-only -i "$a" 2>/dev/null | grep -q '^# compressed' &&
+	fail "the segment open at the reload is compressed"
+perf report --header-only -i "$b" 2>/dev/null | grep -q '^# compressed : Zstd, level = 3' ||
+	fail "the segment after the reload is not compressed"
+note "reload: the open segment stays as it began, the next one is compressed"
 
 # --- the conformance list -------------------------------------------------------
 PERFTOOLS_COMPRESS=zstd sh tests/integration/t_perftools.sh > "$T/perftools.log" 2>&1; rc=$?
