@@ -50,6 +50,9 @@ struct config {
 	uint64_t	 keep_count;		/* keep_count = 0 (0 = unlimited) */
 	uint64_t	 keep_age_ms;		/* keep_age = 7d (0 = unlimited) */
 	int		 snapshot_pprof;	/* snapshot_pprof = no */
+	int		 segment_mode;		/* mode = continuous | flight */
+	uint64_t	 flight_size;		/* flight_size = 64M (1M..64G) */
+	uint64_t	 flight_age_ms;		/* flight_age = 0 (0 = bounded by size only) */
 
 	/* [index] */
 	uint64_t	 index_commit_ms;	/* commit_interval = 1s */
@@ -67,6 +70,11 @@ struct config {
 	uint64_t	 cache_user_bytes;	/* user_bytes = 256M (per user_interval; 0 = no limit) */
 	uint64_t	 cache_user_files;	/* user_files = 1000 (per user_interval; 0 = no limit) */
 	uint64_t	 cache_user_interval_ms;	/* user_interval = 1h */
+};
+
+enum segment_mode {
+	SEGMENT_CONTINUOUS = 0,	/* segments on disk, rotated by size and age */
+	SEGMENT_FLIGHT,		/* the last window in memory, a segment per snapshot */
 };
 
 enum capture_mode {

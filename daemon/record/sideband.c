@@ -226,6 +226,15 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 	recorder_write(r, r->scratch, n, 1);
 }
 
+/* The time of a side-band record (EXIT and FORK have their own), or 0. */
+static uint64_t
+record_t(const struct record *rec)
+{
+	if (rec->has_sid && rec->sid.time != 0)
+		return rec->sid.time;
+	return rec->type == PERF_RECORD_EXIT ? rec->task.time : 0;
+}
+
 static void
 process_record(struct recorder *r, const struct perf_event_header *h, struct record *rec,
     const struct bid_answer *a, int fd)
@@ -243,6 +252,8 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 		}
 		break;
 	case PERF_RECORD_COMM:
+		if (r->flight_on && (rec->misc & PERF_RECORD_MISC_COMM_EXEC))
+			flightrec_ended(r, model_find(&r->model, rec->comm.pid), record_t(rec));
 		model_set_comm(&r->model, rec->comm.pid, rec->comm.tid, rec->comm.comm,
 		    (rec->misc & PERF_RECORD_MISC_COMM_EXEC) != 0);
 		break;
@@ -255,6 +266,8 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 			struct model_proc *p = model_find(&r->model, rec->task.pid);
 
 			publish_exit(r, rec);
+			if (r->flight_on)
+				flightrec_ended(r, p, record_t(rec));
 			if (p != NULL && p->jit && r->seg.open)
 				notify_jit_keep(&r->notify, p->pid, &r->seg, 1);
 		}
