@@ -207,8 +207,17 @@ flightrec_ended(struct recorder *r, const struct model_proc *p, uint64_t time)
 	struct record_sample_id sid = { .id = r->ev.sb_ids[0], .time = time };
 	struct ended *e;
 
+	struct binary *b;
+	size_t	 i;
+
 	if (p == NULL || (p->nthreads == 0 && p->nmaps == 0))
 		return;
+	/* Its binaries were in use until TIME: the window's, if it holds TIME. */
+	for (i = 0; i < p->nmaps; i++)
+		if ((b = binaries_at(r->bins, p->maps[i].bin)) != NULL && b->flight_at < time) {
+			b->flight_at = time;
+			b->flight_pid = p->pid;
+		}
 	if ((e = malloc(sizeof(*e))) == NULL) {
 		r->fl.bad++;		/* that process's state is not kept: counted */
 		return;
@@ -400,6 +409,24 @@ data_cb(const struct perf_event_header *h, void *arg)
 	return 0;
 }
 
+/*
+ * The index learns which binaries the segment references as it does in
+ * continuous mode, by sightings while it is open: the start state's from
+ * synth.c, the window's here (mapped, or in use by a process that ended,
+ * at or after T0).
+ */
+static void
+publish_window(struct recorder *r, uint64_t t0)
+{
+	struct binary *b;
+	uint32_t id;
+
+	for (id = 0; id < r->bins->n; id++)
+		if ((b = binaries_at(r->bins, id)) != NULL && b->bidsize != 0 &&
+		    b->flight_at >= t0)
+			notify_seen(&r->notify, b, b->flight_pid, recorder_wall_at(b->flight_at));
+}
+
 int
 flightrec_snapshot(struct recorder *r, uint64_t t_end)
 {
@@ -430,6 +457,7 @@ flightrec_snapshot(struct recorder *r, uint64_t t_end)
 		errno = -s->rc;
 		log_warn("%s: writing the window", r->seg.partial);
 	}
+	publish_window(r, s->t0);
 	rc = recorder_close_segment(r, t_end);
 	log_info("flight recorder: snapshot of %.3f s, %llu samples, %llu states of ended "
 	    "processes; %llu records dropped for space or age so far",

@@ -557,7 +557,8 @@ prune_keep_cb(const struct binary *b, void *arg)
 {
 	const struct recorder *r = arg;
 
-	return b->keep || b->kind != BINARY_USER || (r->seg.open && b->seg_seq == r->seg.seq);
+	return b->keep || b->kind != BINARY_USER || (r->seg.open && b->seg_seq == r->seg.seq) ||
+	    (r->flight_on && b->flight_at >= r->fl.from);	/* the next snapshot's */
 }
 
 static void

@@ -142,6 +142,15 @@ publish_exit(struct recorder *r, const struct record *rec)
 			notify_seen(&r->notify, b, p->pid, wall);
 }
 
+/* The time of a side-band record (EXIT and FORK have their own), or 0. */
+static uint64_t
+record_t(const struct record *rec)
+{
+	if (rec->has_sid && rec->sid.time != 0)
+		return rec->sid.time;
+	return rec->type == PERF_RECORD_EXIT ? rec->task.time : 0;
+}
+
 /* A file mapping without a provable build-id: counted, published, not written. */
 static void
 mmap_unknown(struct recorder *r, struct record *rec, int cause)
@@ -211,6 +220,10 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 			notify_binary_new(&r->notify, b, m, fd);
 		}
 		notify_mapped(&r->notify, b, m->pid, wall, source);
+		if (r->flight_on) {
+			b->flight_at = record_t(rec);
+			b->flight_pid = m->pid;
+		}
 	}
 	if (model_add_map(&r->model, m, source, b != NULL ? b->id : BINARY_NONE) < 0)
 		log_warnx("model: out of memory");
@@ -224,15 +237,6 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 	    record_build_mmap2(r->scratch, m, rec->misc, &r->ev.sb_layout, &rec->sid) :
 	    record_build_mmap2_plain(r->scratch, m, rec->misc, &r->ev.sb_layout, &rec->sid);
 	recorder_write(r, r->scratch, n, 1);
-}
-
-/* The time of a side-band record (EXIT and FORK have their own), or 0. */
-static uint64_t
-record_t(const struct record *rec)
-{
-	if (rec->has_sid && rec->sid.time != 0)
-		return rec->sid.time;
-	return rec->type == PERF_RECORD_EXIT ? rec->task.time : 0;
 }
 
 static void

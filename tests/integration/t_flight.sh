@@ -22,9 +22,10 @@ need_events
 need_perf
 command -v jq >/dev/null 2>&1 || fail "jq is not installed (tests/deps.sh)"
 
-for v in old new mid dep; do
+for v in old new mid dep late; do
 	build_prog spin "-DSPIN_NAME=$v"
 	mv "$T/spin" "$T/pm-$v"
+	eval "ID_$v=\$(readelf_buildid \"\$T/pm-\$v\")"
 done
 ctl() { "$PERFMAPCTL" --socket "$T/control.sock" "$@"; }
 
@@ -59,14 +60,15 @@ set -- $(segments)
 note "snapshot: $seg"
 # A second snapshot, within the window: it begins where the first ended.
 s1=$(ctl --json status | jq .counters.samples)
-sleep 1.5
+"$T/pm-late" 0.3
+sleep 1.2
 seg2=$(ctl snapshot) || fail "second snapshot failed"
 [ "$seg2" != "$seg" ] && [ -f "$seg2" ] || fail "second snapshot: '$seg2'"
 s2=$(ctl --json status | jq .counters.samples)
 [ "$s2" -gt "$s1" ] || fail "not recording after the snapshot ($s1 -> $s2 samples)"
 
 # The binaries are gone: perf finds them in the build-id cache.
-rm -f "$T/pm-old" "$T/pm-new" "$T/pm-mid" "$T/pm-dep"
+rm -f "$T/pm-old" "$T/pm-new" "$T/pm-mid" "$T/pm-dep" "$T/pm-late"
 rep=$(perf --buildid-dir "$T/state/debug" report -i "$seg" --stdio --no-children \
 	--sort comm,sym 2>&1) || fail "perf report failed: $rep"
 for f in pm_new_inner pm_mid_inner pm_dep_inner; do
@@ -114,6 +116,19 @@ echo "$rep" | grep -q pm_mid_inner || { echo "$rep" | head -30; fail "second sna
 echo "$rep" | grep -q pm_new_inner && fail "second snapshot holds the first one's phase"
 kill "$MID" 2>/dev/null
 BG_PIDS=""
+
+# The index: which snapshot references which binary (as rotation's segments).
+sleep 1.5	# the index's commit interval
+segs_of() { ctl --json buildid "$1" | jq -r '.segments[]?.path' | sort; }
+segs_of "$ID_new" > "$T/s.new"; segs_of "$ID_late" > "$T/s.late"; segs_of "$ID_old" > "$T/s.old"
+segs_of "$ID_mid" > "$T/s.mid"; segs_of "$ID_dep" > "$T/s.dep"
+grep -qx "$seg" "$T/s.new" || { cat "$T/s.new"; fail "the index does not name the first snapshot for pm-new"; }
+grep -qx "$seg" "$T/s.dep" || fail "the index does not name the first snapshot for pm-dep"
+grep -qx "$seg2" "$T/s.new" && fail "the index names the second snapshot for pm-new"
+grep -qx "$seg2" "$T/s.late" || { cat "$T/s.late"; fail "the index does not name the second snapshot for pm-late"; }
+grep -qx "$seg" "$T/s.late" && fail "the index names the first snapshot for pm-late (mapped after it)"
+[ "$(wc -l < "$T/s.mid")" -eq 2 ] || { cat "$T/s.mid"; fail "pm-mid ran in both windows"; }
+[ -s "$T/s.old" ] && { cat "$T/s.old"; fail "the index names a snapshot for pm-old (before the window)"; }
 stop_daemon
 [ "$(segments | wc -l)" -eq 2 ] || fail "the stop wrote a segment in flight mode"
 
