@@ -115,7 +115,7 @@ status_flight(struct recorder *r)
 	const struct flight *f = &r->fl;
 	char	 from[32];
 
-	return json_pack("{s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 	    "size", (json_int_t)f->size, "bytes", (json_int_t)f->bytes,
 	    "records", (json_int_t)f->records,
 	    "window_start", iso(recorder_wall_at(f->from), from),
@@ -123,7 +123,9 @@ status_flight(struct recorder *r)
 	    "dropped_records", (json_int_t)f->dropped_records,
 	    "dropped_bytes", (json_int_t)f->dropped_bytes,
 	    "too_big", (json_int_t)f->too_big,
-	    "states", (json_int_t)r->st.flight_states);
+	    "states", (json_int_t)r->st.flight_states,
+	    "states_bytes", (json_int_t)r->st.flight_state_bytes,
+	    "states_short", (json_int_t)r->st.flight_states_short);
 }
 
 static json_t *

@@ -46,6 +46,14 @@
 /* The state of an image that ended: a record type no kernel or perf uses. */
 #define FLIGHT_STATE	0x7fff4601u
 #define STATE_MAX	(60 * 1024)
+/*
+ * An image that lived less than this keeps no state: a window would need
+ * it only if it began inside that short life, and an exec storm would
+ * otherwise fill the buffer with states (two per process, more bytes than
+ * its records).  The cost: the samples such an image took at the very
+ * start of a window, before its end, are [unknown].
+ */
+#define STATE_MIN_LIFE_NS	(50ULL * 1000 * 1000)
 
 struct state_rec {
 	struct perf_event_header h;
@@ -54,7 +62,7 @@ struct state_rec {
 	/* COMM and MMAP2 records follow (synth_proc), stamped TIME */
 };
 
-/* pid or map -> the earliest time (open addressing; key 0 is empty). */
+/* pid or map -> a time (open addressing, linear probing; key 0 is empty). */
 struct tab {
 	uint64_t	*k, *v;
 	size_t		 cap, n;
@@ -144,6 +152,44 @@ tab_get(const struct tab *t, uint64_t key, uint64_t *v)
 	return 1;
 }
 
+/* KEY (non-zero) -> V. */
+static int
+tab_put(struct tab *t, uint64_t key, uint64_t v)
+{
+	size_t	 j;
+
+	if ((t->n + 1) * 2 > t->cap && tab_grow(t) < 0)
+		return -ENOMEM;
+	if (t->k[j = tab_slot(t, key)] == 0)
+		t->n++;
+	t->k[j] = key;
+	t->v[j] = v;
+	return 0;
+}
+
+/* Remove KEY: the entries after it in its run move back (no tombstones). */
+static void
+tab_del(struct tab *t, uint64_t key)
+{
+	size_t	 i, j, h, m;
+
+	if (t->cap == 0 || t->k[i = tab_slot(t, key)] == 0)
+		return;
+	m = t->cap - 1;
+	t->k[i] = 0;
+	t->n--;
+	for (j = (i + 1) & m; t->k[j] != 0; j = (j + 1) & m) {
+		h = t->k[j] & m;
+		/* Stays if its home lies cyclically in (i, j]. */
+		if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
+			continue;
+		t->k[i] = t->k[j];
+		t->v[i] = t->v[j];
+		t->k[j] = 0;
+		i = j;
+	}
+}
+
 static void
 tab_free(struct tab *t)
 {
@@ -161,11 +207,24 @@ map_key(uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff)
 	return h != 0 ? h : 1;
 }
 
-void
+int
 flightrec_init(struct recorder *r, uint64_t from)
 {
 	flight_init(&r->fl, (size_t)r->conf->flight_size, 0, from);
 	r->flight_pruned_at = from;
+	if ((r->flight_born = calloc(1, sizeof(*r->flight_born))) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+void
+flightrec_free(struct recorder *r)
+{
+	flight_free(&r->fl);
+	if (r->flight_born != NULL)
+		tab_free(r->flight_born);
+	free(r->flight_born);
+	r->flight_born = NULL;
 }
 
 void
@@ -185,6 +244,7 @@ ended_flush(struct ended *e)
 		return;
 	flight_append(&e->r->fl, e->s, e->s->h.size, 1, e->bound);
 	e->r->st.flight_states++;
+	e->r->st.flight_state_bytes += e->s->h.size;
 	e->s->h.size = sizeof(*e->s);
 }
 
@@ -202,15 +262,31 @@ ended_emit_cb(const void *rec, size_t len, const struct model_proc *p,
 }
 
 void
+flightrec_born(struct recorder *r, uint32_t pid, uint64_t time)
+{
+	if (time != 0 && tab_put(r->flight_born, (uint64_t)pid + 1, time) < 0)
+		r->fl.bad++;	/* its state will be kept whatever its life: only room */
+}
+
+void
 flightrec_ended(struct recorder *r, const struct model_proc *p, uint64_t time)
 {
 	struct record_sample_id sid = { .id = r->ev.sb_ids[0], .time = time };
 	struct ended *e;
-
 	struct binary *b;
+	uint64_t born;
 	size_t	 i;
 
-	if (p == NULL || (p->nthreads == 0 && p->nmaps == 0))
+	if (p == NULL)
+		return;
+	if (tab_get(r->flight_born, (uint64_t)p->pid + 1, &born)) {
+		tab_del(r->flight_born, (uint64_t)p->pid + 1);
+		if (time >= born && time - born < STATE_MIN_LIFE_NS) {
+			r->st.flight_states_short++;
+			return;
+		}
+	}
+	if (p->nthreads == 0 && p->nmaps == 0)
 		return;
 	/* Its binaries were in use until TIME: the window's, if it holds TIME. */
 	for (i = 0; i < p->nmaps; i++)

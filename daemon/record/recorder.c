@@ -890,7 +890,7 @@ release(struct recorder *r)
 {
 	loop_free(r);
 	sideband_free(r);
-	flight_free(&r->fl);
+	flightrec_free(r);
 	events_close(&r->ev);
 	model_free(&r->model);
 	kinfo_free(&r->kinfo);
@@ -984,7 +984,10 @@ recorder_start(struct recorder *r, char *err, size_t errlen)
 	if (r->flight_on) {
 		char	 size[32], age[32];
 
-		flightrec_init(r, t0);
+		if (flightrec_init(r, t0) < 0) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
 		config_format_size(c->flight_size, size, sizeof(size));
 		config_format_duration(c->flight_age_ms, age, sizeof(age));
 		log_info("flight recorder: the last %s%s%s of records in memory; a segment on "

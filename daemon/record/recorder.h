@@ -27,6 +27,7 @@
 
 struct event_base;
 struct recorder_loop;
+struct tab;
 
 /* How far behind now a pass reads: longer than any record takes to land. */
 #define RECORDER_MARGIN_NS	(20ULL * 1000 * 1000)
@@ -49,6 +50,8 @@ struct recorder_stats {
 	uint64_t	 segments;		/* closed */
 	uint64_t	 rotations_size, rotations_age, rotations_signal, rotations_request;
 	uint64_t	 flight_states;		/* flight: states of ended images kept */
+	uint64_t	 flight_state_bytes;	/* ... their bytes */
+	uint64_t	 flight_states_short;	/* ... not kept: the image lived too short */
 };
 
 enum rotate_reason {
@@ -114,6 +117,7 @@ struct recorder {
 	int		 flight_on;		/* [segments] mode = flight (flightrec.c) */
 	struct flight	 fl;			/* ... the last window's records */
 	uint64_t	 flight_pruned_at;	/* binaries last pruned (no rotation does it) */
+	struct tab	*flight_born;		/* pid -> when its image began (flightrec.c) */
 };
 
 uint64_t recorder_now(void);	/* CLOCK_MONOTONIC ns, the events' clock */
@@ -181,7 +185,10 @@ int	recorder_close_segment(struct recorder *, uint64_t t_end);
  * (recorder_write), no segment is open, and a snapshot (a cut by signal
  * or request) writes the window as one segment.
  */
-void	flightrec_init(struct recorder *, uint64_t from);
+int	flightrec_init(struct recorder *, uint64_t from);
+void	flightrec_free(struct recorder *);
+/* A process image begins at TIME (a new process, an exec). */
+void	flightrec_born(struct recorder *, uint32_t pid, uint64_t time);
 /* What a pass took, NREC records all stamped before the pass's limit. */
 void	flightrec_keep(struct recorder *, const void *, size_t, uint64_t nrec);
 /*

@@ -148,7 +148,8 @@ record_t(const struct record *rec)
 {
 	if (rec->has_sid && rec->sid.time != 0)
 		return rec->sid.time;
-	return rec->type == PERF_RECORD_EXIT ? rec->task.time : 0;
+	return rec->type == PERF_RECORD_EXIT || rec->type == PERF_RECORD_FORK ?
+	    rec->task.time : 0;
 }
 
 /* A file mapping without a provable build-id: counted, published, not written. */
@@ -256,12 +257,16 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 		}
 		break;
 	case PERF_RECORD_COMM:
-		if (r->flight_on && (rec->misc & PERF_RECORD_MISC_COMM_EXEC))
+		if (r->flight_on && (rec->misc & PERF_RECORD_MISC_COMM_EXEC)) {
 			flightrec_ended(r, model_find(&r->model, rec->comm.pid), record_t(rec));
+			flightrec_born(r, rec->comm.pid, record_t(rec));
+		}
 		model_set_comm(&r->model, rec->comm.pid, rec->comm.tid, rec->comm.comm,
 		    (rec->misc & PERF_RECORD_MISC_COMM_EXEC) != 0);
 		break;
 	case PERF_RECORD_FORK:
+		if (r->flight_on && rec->task.pid != rec->task.ppid)
+			flightrec_born(r, rec->task.pid, record_t(rec));
 		model_fork(&r->model, rec->task.pid, rec->task.ppid, rec->task.tid,
 		    rec->task.ptid);
 		break;
