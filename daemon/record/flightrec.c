@@ -24,7 +24,8 @@
  *	a process whose image ended in the window (its exit, or an exec): its
  *	    state as it was then, kept in the buffer when it ended
  *	    (flightrec_ended: a STATE pseudo-record, never written as such),
- *	    the first such state at or after T0
+ *	    the first such state at or after T0; an image that lived less
+ *	    than STATE_MIN_LIFE_NS keeps none
  *	a process born (FORK) or exec'd in the window before any such state:
  *	    nothing; the window's own records build it, as perf does
  *	any other process the model knows now: its maps now, but those the
