@@ -11,8 +11,11 @@
 #   still runs (its MMAP records aged out of the buffer; the model knows
 #   them), and one that began before the window and exited inside it (its
 #   state kept when it ended), both with their symbols;
-# - the index has the segment; a second snapshot follows the first without
-#   overlap; the daemon goes on recording;
+# - its build-id table lists what the window references (readelf's ids),
+#   not what ran before it;
+# - the index has the segment and which binaries each snapshot references
+#   (not one mapped after it); a second snapshot follows the first without
+#   overlap; the daemon goes on recording; a stop writes nothing;
 # - memory: under a fast workload (high frequency, an exec storm) the
 #   buffer turns over (records dropped, counted), holds no more than
 #   flight_size, and the daemon's RSS stays under its RSS before the
@@ -67,6 +70,14 @@ seg2=$(ctl snapshot) || fail "second snapshot failed"
 s2=$(ctl --json status | jq .counters.samples)
 [ "$s2" -gt "$s1" ] || fail "not recording after the snapshot ($s1 -> $s2 samples)"
 
+# The build-id table: what the window references, with readelf's ids, and
+# not the phase before it.
+perf buildid-list -i "$seg" > "$T/bids" 2>/dev/null || fail "perf buildid-list failed"
+for v in new mid dep; do
+	eval "id=\$ID_$v"
+	grep -q "^$id $T/pm-$v\$" "$T/bids" || { cat "$T/bids"; fail "pm-$v's build-id $id not listed"; }
+done
+grep -q "^$ID_old " "$T/bids" && fail "pm-old (before the window) is in the build-id table"
 # The binaries are gone: perf finds them in the build-id cache.
 rm -f "$T/pm-old" "$T/pm-new" "$T/pm-mid" "$T/pm-dep" "$T/pm-late"
 rep=$(perf --buildid-dir "$T/state/debug" report -i "$seg" --stdio --no-children \
