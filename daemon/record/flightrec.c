@@ -72,6 +72,11 @@ struct tab {
 struct snap {
 	struct recorder	*r;
 	uint64_t	 t0;
+	/*
+	 * The side-band's records as the segment presents them (recorder.c,
+	 * present_attrs): their build-id flags are the recorder's, believed.
+	 */
+	struct record_layout layout;
 	struct tab	 born;		/* pid + 1 -> FORK (new process) or exec, >= T0 */
 	struct tab	 state;		/* pid + 1 -> first STATE >= T0 */
 	struct tab	 maps;		/* map key -> MMAP in the window */
@@ -343,7 +348,7 @@ scan_cb(const struct perf_event_header *h, void *arg)
 		goto out;
 	}
 	if (h->type == PERF_RECORD_SAMPLE || (t = rec_time(s->r, h)) < s->t0 ||
-	    record_decode(h, h->size, &s->r->ev.sb_layout, &rec) < 0)
+	    record_decode(h, h->size, &s->layout, &rec) < 0)
 		return 0;
 	switch (rec.type) {
 	case PERF_RECORD_FORK:
@@ -406,7 +411,7 @@ state_write(struct snap *s, const struct perf_event_header *h)
 	int	 rc;
 
 	if (h->size < sizeof(*h) ||
-	    record_decode(h, h->size, &r->ev.sb_layout, &rec) < 0)
+	    record_decode(h, h->size, &s->layout, &rec) < 0)
 		return 0;
 	if (rec.type == PERF_RECORD_MMAP2 && in_window(s, rec.mmap.pid, rec.mmap.addr,
 	    rec.mmap.len, rec.mmap.pgoff))
@@ -472,7 +477,7 @@ data_cb(const struct perf_event_header *h, void *arg)
 	if (h->type == PERF_RECORD_SAMPLE) {
 		segment_note_sample(&r->seg, t);
 		s->samples++;
-	} else if (record_decode(h, h->size, &r->ev.sb_layout, &rec) == 0) {
+	} else if (record_decode(h, h->size, &s->layout, &rec) == 0) {
 		if (rec.type == PERF_RECORD_LOST)
 			r->seg.lost += rec.lost.lost;
 		else if ((rec.type == PERF_RECORD_MMAP2 || rec.type == PERF_RECORD_MMAP) &&
@@ -515,6 +520,7 @@ flightrec_snapshot(struct recorder *r, uint64_t t_end)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -ENOMEM;
 	s->r = r;
+	record_layout_init(&s->layout, &r->attrs[1].attr);
 	s->t0 = r->fl.from;
 	if (age != 0 && t_end > age && t_end - age > s->t0)
 		s->t0 = t_end - age;
