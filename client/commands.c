@@ -83,7 +83,7 @@ static void
 print_status(json_t *p, FILE *f)
 {
 	json_t	*c = json_object_get(p, "counters"), *s = json_object_get(p, "segment");
-	json_t	*d = json_object_get(p, "disk");
+	json_t	*d = json_object_get(p, "disk"), *fl;
 	long long up = client_num(p, "uptime_s");
 
 	client_print_kv(f, "version", "%s (pid %lld)", client_str(p, "version"), client_num(p, "pid"));
@@ -100,6 +100,17 @@ print_status(json_t *p, FILE *f)
 		fprintf(f, "%-18s since %s, %lld samples, ", "", client_str(s, "started"), client_num(s, "samples"));
 		client_print_size(f, client_num(s, "bytes"));
 		fputc('\n', f);
+	} else if (json_is_object(fl = json_object_get(p, "flight"))) {
+		client_print_kv(f, "segment", "none: flight recorder, a segment on snapshot");
+		fprintf(f, "%-18s ", "flight buffer");
+		client_print_size(f, client_num(fl, "bytes"));
+		fputs(" of ", f);
+		client_print_size(f, client_num(fl, "size"));
+		fprintf(f, ", %lld records since %s\n", client_num(fl, "records"),
+		    client_str(fl, "window_start"));
+		fprintf(f, "%-18s %lld records dropped (space or age), %lld too big, %lld states "
+		    "of ended processes\n", "", client_num(fl, "dropped_records"),
+		    client_num(fl, "too_big"), client_num(fl, "states"));
 	} else
 		client_print_kv(f, "segment", "none (see the log)");
 	client_print_kv(f, "samples", "%lld", client_num(c, "samples"));

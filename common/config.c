@@ -85,6 +85,12 @@ static const char *const config_capture_names[] = {
 	NULL
 };
 
+static const char *const config_segment_mode_names[] = {
+	[SEGMENT_CONTINUOUS] = "continuous",
+	[SEGMENT_FLIGHT] = "flight",
+	NULL
+};
+
 /* Keys of one section must be adjacent: config_dump prints in table order. */
 const struct config_key config_keys[] = {
 	{ .section = "daemon", .name = "state_dir", .type = CONFIG_STRING,
@@ -170,6 +176,20 @@ const struct config_key config_keys[] = {
 	  KEY_FIELD(compress_level), .defval = "1", .min = 1, .max = 22,
 	  .help = "zstd level with compress = zstd: 1 (fastest, perf record -z's "
 	    "default) to 22 (smallest)." },
+	{ .section = "segments", .name = "mode", .type = CONFIG_ENUM,
+	  KEY_FIELD(segment_mode), .defval = "continuous",
+	  .names = config_segment_mode_names,
+	  .help = "continuous: segments on disk, rotated by size and age; flight: "
+	    "only the last flight_size / flight_age in memory, written as one "
+	    "segment on snapshot or SIGUSR2 (takes effect at restart)." },
+	{ .section = "segments", .name = "flight_size", .type = CONFIG_SIZE,
+	  KEY_FIELD(flight_size), .defval = "64M", .min = MIB, .max = 64 * GIB,
+	  .help = "Flight mode: the memory the last window's records may take "
+	    "(oldest dropped first; takes effect at restart)." },
+	{ .section = "segments", .name = "flight_age", .type = CONFIG_DURATION,
+	  KEY_FIELD(flight_age_ms), .defval = "0",
+	  .help = "Flight mode: keep no record older than this (0 = bounded by "
+	    "flight_size only)." },
 
 	{ .section = "index", .name = "commit_interval", .type = CONFIG_DURATION,
 	  KEY_FIELD(index_commit_ms), .defval = "1s",

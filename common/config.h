@@ -52,6 +52,9 @@ struct config {
 	int		 snapshot_pprof;	/* snapshot_pprof = no */
 	int		 compress;		/* compress = none | zstd */
 	unsigned	 compress_level;	/* compress_level = 1 (1..22) */
+	int		 segment_mode;		/* mode = continuous | flight */
+	uint64_t	 flight_size;		/* flight_size = 64M (1M..64G) */
+	uint64_t	 flight_age_ms;		/* flight_age = 0 (0 = bounded by size only) */
 
 	/* [index] */
 	uint64_t	 index_commit_ms;	/* commit_interval = 1s */
@@ -74,6 +77,11 @@ struct config {
 enum segment_compress {
 	COMPRESS_NONE = 0,	/* records as the kernel wrote them */
 	COMPRESS_ZSTD,		/* PERF_RECORD_COMPRESSED, as perf record -z */
+};
+
+enum segment_mode {
+	SEGMENT_CONTINUOUS = 0,	/* segments on disk, rotated by size and age */
+	SEGMENT_FLIGHT,		/* the last window in memory, a segment per snapshot */
 };
 
 enum capture_mode {

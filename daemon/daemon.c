@@ -36,6 +36,10 @@ daemon_reload(struct perfmapd *d, char *err, size_t errlen)
 	    (d->socket_override[0] == '\0' && strcmp(nc.socket_path, d->conf.socket_path) != 0))
 		log_warnx("reload: changes to [record], state_dir and socket take effect "
 		    "at restart");
+	if (nc.segment_mode != d->conf.segment_mode || nc.flight_size != d->conf.flight_size)
+		log_warnx("reload: changes to [segments] mode and flight_size take effect "
+		    "at restart");
+	d->conf.flight_age_ms = nc.flight_age_ms;
 	d->conf.rotate_size = nc.rotate_size;
 	d->conf.rotate_age_ms = nc.rotate_age_ms;
 	d->conf.segment_sync = nc.segment_sync;

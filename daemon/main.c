@@ -412,7 +412,11 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	log_limits(&d);
-	log_info("recording into %s/segments", d.conf.state_dir);
+	if (d.conf.segment_mode == SEGMENT_FLIGHT)
+		log_info("recording into memory (flight recorder); snapshots into %s/segments",
+		    d.conf.state_dir);
+	else
+		log_info("recording into %s/segments", d.conf.state_dir);
 	sd_notify(0, "READY=1");
 	notify_status(&d);
 	event_base_dispatch(d.base);

@@ -129,6 +129,9 @@ START_TEST(test_defaults_values)
 	ck_assert_uint_eq(c.keep_size, 1ULL << 30);
 	ck_assert_uint_eq(c.keep_count, 0);
 	ck_assert_uint_eq(c.keep_age_ms, 7ULL * 24 * 3600 * 1000);
+	ck_assert_int_eq(c.segment_mode, SEGMENT_CONTINUOUS);
+	ck_assert_uint_eq(c.flight_size, 64ULL << 20);
+	ck_assert_uint_eq(c.flight_age_ms, 0);
 	ck_assert_int_eq(config_validate(&c, err, sizeof(err)), 0);
 }
 END_TEST
@@ -178,7 +181,10 @@ START_TEST(test_load_good)
 	    "rotate_age = 2h\n"
 	    "keep_size = 10G\n"
 	    "keep_count = 12\n"
-	    "keep_age = 30d\n";
+	    "keep_age = 30d\n"
+	    "mode = flight\n"
+	    "flight_size = 8M\n"
+	    "flight_age = 30s\n";
 	struct config	 c;
 	char		 err[512], path[64];
 
@@ -200,6 +206,9 @@ START_TEST(test_load_good)
 	ck_assert_uint_eq(c.keep_size, 10ULL << 30);
 	ck_assert_uint_eq(c.keep_count, 12);
 	ck_assert_uint_eq(c.keep_age_ms, 30ULL * 86400 * 1000);
+	ck_assert_int_eq(c.segment_mode, SEGMENT_FLIGHT);
+	ck_assert_uint_eq(c.flight_size, 8ULL << 20);
+	ck_assert_uint_eq(c.flight_age_ms, 30 * 1000);
 }
 END_TEST
 
@@ -296,6 +305,9 @@ static const struct bad_case bad_cases[] = {
 	{ "[record]\nring_size = 0.1K\n", -1, 2, "not a whole number of bytes" },
 	{ "[record]\nring_size = K\n", -1, 2, "is not a size" },
 	{ "[segments]\nrotate_age = 10x\n", -1, 2, "is not a duration" },
+	{ "[segments]\nmode = overwrite\n", -1, 2, "overwrite" },
+	{ "[segments]\nflight_size = 512K\n", -1, 2, "out of range" },
+	{ "[segments]\nflight_size = 65G\n", -1, 2, "out of range" },
 	{ "[segments]\nrotate_age = 10M\n", -1, 2, "is not a duration" },
 	{ "[segments]\nrotate_age = 1.5ms\n", -1, 2, "milliseconds" },
 	{ "[segments]\nrotate_age = -5m\n", -1, 2, "negative" },

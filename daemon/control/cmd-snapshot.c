@@ -6,7 +6,9 @@
  * binaries it references are then put into the build-id cache, streamed
  * as by "store" (cmd-store.c).  With [segments] snapshot_pprof, the
  * profile thread then writes SEGMENT.pb.gz, a pprof of the period since
- * the previous snapshot.
+ * the previous snapshot.  In flight mode ([segments] mode = flight) there
+ * is no current segment: the recorder writes the last window it holds in
+ * memory as one (record/flightrec.c), the same reply.
  */
 #include <string.h>
 

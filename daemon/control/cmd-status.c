@@ -108,6 +108,26 @@ status_neighbours(struct perfmapd *d, json_t *out)
 	    "hw_counters_per_cpu", e->attr.type == PERF_TYPE_HARDWARE ? 1 : 0));
 }
 
+/* [segments] mode = flight: the buffer of the last window. */
+static json_t *
+status_flight(struct recorder *r)
+{
+	const struct flight *f = &r->fl;
+	char	 from[32];
+
+	return json_pack("{s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	    "size", (json_int_t)f->size, "bytes", (json_int_t)f->bytes,
+	    "records", (json_int_t)f->records,
+	    "window_start", iso(recorder_wall_at(f->from), from),
+	    "window_start_ns", (json_int_t)f->from,
+	    "dropped_records", (json_int_t)f->dropped_records,
+	    "dropped_bytes", (json_int_t)f->dropped_bytes,
+	    "too_big", (json_int_t)f->too_big,
+	    "states", (json_int_t)r->st.flight_states,
+	    "states_bytes", (json_int_t)r->st.flight_state_bytes,
+	    "states_short", (json_int_t)r->st.flight_states_short);
+}
+
 static json_t *
 cmd_status_run(struct control_request *req)
 {
@@ -179,6 +199,8 @@ cmd_status_run(struct control_request *req)
 	    "objects", (json_int_t)is.objects, "sightings", (json_int_t)is.sightings,
 	    "unresolved", (json_int_t)is.unresolved, "pending", (json_int_t)is.pending,
 	    "commit_us_max", (json_int_t)is.commit_us_max, "errors", (json_int_t)is.errors));
+	if (r->flight_on)
+		json_object_set_new(out, "flight", status_flight(r));
 	status_neighbours(d, out);
 	json_object_set_new(json_object_get(out, "index"), "pruned",
 	    json_integer((json_int_t)is.pruned));

@@ -354,6 +354,9 @@ index_segment_close(struct index *ix, uint64_t seq, uint64_t wall_end_ns, uint64
 
 	if (ix == NULL)
 		return;
+	/* Sightings until the next segment opens belong to none (flight mode). */
+	if (ix->cur_seq == seq)
+		ix->cur_seq = 0;
 	if ((o = batch_add(&ix->early, OP_SEG_CLOSE)) != NULL) {
 		o->v[0] = (int64_t)seq;
 		o->v[1] = (int64_t)wall_end_ns;

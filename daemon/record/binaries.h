@@ -56,6 +56,8 @@ struct binary {
 	uint64_t	 hash;
 	uint64_t	 seg_seq;	/* recorder: last segment whose build-id table lists it */
 	uint64_t	 ns;		/* 0: a trusted namespace; else see NS above */
+	uint64_t	 flight_at;	/* recorder, flight mode: last mapped (CLOCK_MONOTONIC) */
+	uint32_t	 flight_pid;	/* ... by this process */
 	uint32_t	 id;		/* 0, 1, 2, ...; a pruned entry's id is reused */
 	int32_t		 ns_uid;	/* NS != 0: uid owning its user namespace, -1 unknown */
 	uint8_t		 bid[BUILD_ID_MAX];

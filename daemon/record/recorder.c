@@ -68,6 +68,8 @@
  * build-id read of a process that lives 10 ms while it lives.
  */
 #define SB_HOLDOFF_MS		5
+/* Flight mode: binaries no process maps are forgotten this often (no rotation does it). */
+#define FLIGHT_PRUNE_NS		(60ULL * 1000 * 1000 * 1000)
 
 struct recorder_loop {
 	struct event_base *base;
@@ -89,8 +91,8 @@ recorder_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t
-wall_at(uint64_t mono)
+uint64_t
+recorder_wall_at(uint64_t mono)
 {
 	struct timespec w, m;
 	uint64_t wn, mn;
@@ -163,8 +165,10 @@ recorder_binary(struct recorder *r, const struct model_proc *p, const char *name
 uint64_t
 recorder_wall(struct recorder *r, const struct record *rec)
 {
-	if (!rec->has_sid || rec->sid.time == 0 || !r->seg.open)
-		return wall_at(recorder_now());
+	if (!rec->has_sid || rec->sid.time == 0)
+		return recorder_wall_at(recorder_now());
+	if (!r->seg.open)
+		return recorder_wall_at(rec->sid.time);
 	return (uint64_t)((int64_t)r->seg.wall_start_ns +
 	    ((int64_t)rec->sid.time - (int64_t)r->seg.t_start));
 }
@@ -228,6 +232,10 @@ recorder_write(struct recorder *r, const void *buf, size_t len, uint64_t nrec)
 {
 	int	 rc, tries;
 
+	if (r->flight_on) {
+		flightrec_keep(r, buf, len, nrec);
+		return;
+	}
 	if (!r->seg.open) {
 		r->st.write_errors += nrec;
 		return;
@@ -309,6 +317,10 @@ end_round(struct recorder *r, int marker)
 	struct perf_event_header fr = { PERF_RECORD_FINISHED_ROUND, 0, sizeof(fr) };
 	int	 rc, tries;
 
+	if (r->flight_on && r->wrote && marker) {
+		flightrec_keep(r, &fr, sizeof(fr), 0);
+		r->wrote = 0;
+	}
 	if (!r->wrote || !r->seg.open)
 		return;
 	if (marker) {
@@ -350,9 +362,6 @@ jit_keep_cb(struct model_proc *p, void *arg)
 	return 0;
 }
 
-static int	close_segment(struct recorder *, uint64_t);
-static int	open_segment(struct recorder *, uint64_t);
-
 /* The cut T is reached: [start, T) is closed, the next segment begins at T. */
 static void
 complete_cut(struct recorder *r)
@@ -362,7 +371,7 @@ complete_cut(struct recorder *r)
 	int	 rc, orc;
 
 	r->cut = 0;
-	rc = close_segment(r, t);
+	rc = r->flight_on ? flightrec_snapshot(r, t) : recorder_close_segment(r, t);
 	switch (r->cut_why) {
 	case ROTATE_SIZE: r->st.rotations_size++; break;
 	case ROTATE_AGE: r->st.rotations_age++; break;
@@ -370,7 +379,7 @@ complete_cut(struct recorder *r)
 	case ROTATE_REQUEST: r->st.rotations_request++; break;
 	case ROTATE_STOP: break;
 	}
-	orc = open_segment(r, t);
+	orc = r->flight_on ? 0 : recorder_open_segment(r, t, NULL);
 	prune_binaries(r);
 	segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms, &r->notify);
 	r->cut_rc = rc < 0 ? rc : orc;
@@ -441,8 +450,8 @@ fill_meta(struct recorder *r, struct perfdata_meta *m, struct utsname *u,
 	m->clock_wall_ns = r->seg.wall_start_ns;
 }
 
-static int
-close_segment(struct recorder *r, uint64_t t_end)
+int
+recorder_close_segment(struct recorder *r, uint64_t t_end)
 {
 	struct perfdata_meta meta;
 	struct utsname u;
@@ -484,15 +493,15 @@ close_segment(struct recorder *r, uint64_t t_end)
 	return 0;
 }
 
-static int
-open_segment(struct recorder *r, uint64_t t_start)
+int
+recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_filter *filter)
 {
 	struct synth_stats ss;
 	struct synth_args sa;
 	int	 rc, tries;
 
 	for (tries = 0; ; tries++) {
-		rc = segment_open(&r->seg, r->segdir, r->seq + 1, t_start, wall_at(t_start),
+		rc = segment_open(&r->seg, r->segdir, r->seq + 1, t_start, recorder_wall_at(t_start),
 		    r->attrs, 2);
 		if (rc == 0 || !is_space_error(rc) || tries == 8 || make_room(r) < 0)
 			break;
@@ -513,7 +522,7 @@ open_segment(struct recorder *r, uint64_t t_start)
 	notify_segment_opened(&r->notify, &r->seg, &r->kinfo);
 	sa = (struct synth_args){ .layout = &r->ev.sb_layout, .id = r->ev.sb_ids[0],
 	    .time = t_start, .wall_ns = r->seg.wall_start_ns, .bins = r->bins,
-	    .notify = &r->notify };
+	    .notify = &r->notify, .filter = filter };
 	rc = synth_write(&r->seg, &r->model, &r->kinfo, &sa, &ss);
 	if (rc < 0) {
 		errno = -rc;
@@ -552,7 +561,8 @@ prune_keep_cb(const struct binary *b, void *arg)
 {
 	const struct recorder *r = arg;
 
-	return b->keep || b->kind != BINARY_USER || (r->seg.open && b->seg_seq == r->seg.seq);
+	return b->keep || b->kind != BINARY_USER || (r->seg.open && b->seg_seq == r->seg.seq) ||
+	    (r->flight_on && b->flight_at >= r->fl.from);	/* the next snapshot's */
 }
 
 static void
@@ -584,7 +594,9 @@ recorder_rotate(struct recorder *r, enum rotate_reason why)
 		/* Exactly rotate_age after the start, or a little in the past. */
 		t = why == ROTATE_AGE ? r->seg.t_start + r->conf->rotate_age_ms * 1000000ULL :
 		    recorder_now() - RECORDER_MARGIN_NS;
-		if (t <= r->seg.t_start)
+		if (r->flight_on && t <= r->fl.from)	/* a window of at least 1 ns */
+			t = r->fl.from + 1;
+		else if (!r->flight_on && t <= r->seg.t_start)
 			t = r->seg.t_start + 1;
 		r->cut = t;
 		r->cut_why = why;
@@ -605,12 +617,24 @@ void
 recorder_check_rotate(struct recorder *r)
 {
 	const struct config *c = r->conf;
+	uint64_t now;
 
 	if (r->cut != 0)
 		return;		/* one is under way */
+	if (r->flight_on) {
+		/* No rotation: records age out of the window, binaries out of the table. */
+		now = recorder_now();
+		if (c->flight_age_ms != 0 && now > c->flight_age_ms * 1000000ULL + RECORDER_MARGIN_NS)
+			flight_expire(&r->fl, now - RECORDER_MARGIN_NS - c->flight_age_ms * 1000000ULL);
+		if (now - r->flight_pruned_at >= FLIGHT_PRUNE_NS) {
+			prune_binaries(r);
+			r->flight_pruned_at = now;
+		}
+		return;
+	}
 	if (!r->seg.open) {
 		/* A segment could not be opened (disk full?): try again. */
-		if (open_segment(r, recorder_now()) == 0)
+		if (recorder_open_segment(r, recorder_now(), NULL) == 0)
 			segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms,
 			    &r->notify);
 		return;
@@ -870,6 +894,7 @@ release(struct recorder *r)
 {
 	loop_free(r);
 	sideband_free(r);
+	flightrec_free(r);
 	events_close(&r->ev);
 	model_free(&r->model);
 	kinfo_free(&r->kinfo);
@@ -903,6 +928,7 @@ recorder_init(struct recorder *r, const struct config *c, const char *state_dir,
 {
 	memset(r, 0, sizeof(*r));
 	r->conf = c;
+	r->flight_on = c->segment_mode == SEGMENT_FLIGHT;
 	r->bins = bins;
 	r->argc = argc;
 	r->argv = argv;
@@ -959,7 +985,19 @@ recorder_start(struct recorder *r, char *err, size_t errlen)
 	    "%zu executable maps at start", events_mode_name(r->ev.mode), r->ev.name,
 	    c->frequency, c->callchain ? " with call chains" : "", r->ev.ncpus, n,
 	    r->model.nmaps);
-	if (open_segment(r, t0) < 0) {
+	if (r->flight_on) {
+		char	 size[32], age[32];
+
+		if (flightrec_init(r, t0) < 0) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+		config_format_size(c->flight_size, size, sizeof(size));
+		config_format_duration(c->flight_age_ms, age, sizeof(age));
+		log_info("flight recorder: the last %s%s%s of records in memory; a segment on "
+		    "snapshot or SIGUSR2", size, c->flight_age_ms != 0 ? ", at most " : "",
+		    c->flight_age_ms != 0 ? age : "");
+	} else if (recorder_open_segment(r, t0, NULL) < 0) {
 		snprintf(err, errlen, "%s: cannot create the first segment", r->segdir);
 		goto fail;
 	}
@@ -977,6 +1015,9 @@ recorder_stop(struct recorder *r)
 
 	loop_free(r);
 	events_disable(&r->ev);
+	if (r->flight_on)
+		log_info("flight recorder: %llu records of the last window not written (no "
+		    "snapshot at stop)", (unsigned long long)r->fl.records);
 	if (r->seg.open) {
 		/* A rotation by age that is due comes first: its cut stays exact. */
 		if (r->cut == 0 && age != 0 && recorder_now() >= r->seg.t_start + age) {
@@ -986,7 +1027,7 @@ recorder_stop(struct recorder *r)
 		/* Everything left, each read answered or given up (bounded). */
 		while (pass(r, LIMIT_ALL, 1) != 0 || r->cut != 0)
 			sideband_wait(r);
-		close_segment(r, recorder_now());
+		recorder_close_segment(r, recorder_now());
 	}
 	release(r);
 }

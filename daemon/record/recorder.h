@@ -16,6 +16,7 @@
 #include "buildid_reader.h"
 #include "config.h"
 #include "events.h"
+#include "flight.h"
 #include "kernel.h"
 #include "model.h"
 #include "notify.h"
@@ -26,6 +27,7 @@
 
 struct event_base;
 struct recorder_loop;
+struct tab;
 
 /* How far behind now a pass reads: longer than any record takes to land. */
 #define RECORDER_MARGIN_NS	(20ULL * 1000 * 1000)
@@ -47,6 +49,9 @@ struct recorder_stats {
 	uint64_t	 bytes;			/* written to segments */
 	uint64_t	 segments;		/* closed */
 	uint64_t	 rotations_size, rotations_age, rotations_signal, rotations_request;
+	uint64_t	 flight_states;		/* flight: states of ended images kept */
+	uint64_t	 flight_state_bytes;	/* ... their bytes */
+	uint64_t	 flight_states_short;	/* ... not kept: the image lived too short */
 };
 
 enum rotate_reason {
@@ -109,9 +114,14 @@ struct recorder {
 		int32_t		 uid;
 	}		 ns_owner[64];		/* user namespace -> its owner (a small cache) */
 	unsigned	 ns_owner_next;
+	int		 flight_on;		/* [segments] mode = flight (flightrec.c) */
+	struct flight	 fl;			/* ... the last window's records */
+	uint64_t	 flight_pruned_at;	/* binaries last pruned (no rotation does it) */
+	struct tab	*flight_born;		/* pid -> when its image began (flightrec.c) */
 };
 
 uint64_t recorder_now(void);	/* CLOCK_MONOTONIC ns, the events' clock */
+uint64_t recorder_wall_at(uint64_t mono);	/* that time on the wall clock (ns) */
 
 /*
  * The start, in two steps around the listeners' own start:
@@ -161,6 +171,33 @@ struct binary *recorder_binary(struct recorder *, const struct model_proc *, con
 void	recorder_jit_watch(struct recorder *, struct model_proc *);
 /* Is a record stamped T left for a later pass? */
 int	recorder_not_yet(const struct recorder *, uint64_t t);
+/*
+ * Open the segment that begins at T_START with the model's state
+ * (FILTER: what of it, NULL for all); finish the current one, cut at
+ * T_END.  0 or -errno.
+ */
+int	recorder_open_segment(struct recorder *, uint64_t t_start,
+	    const struct synth_filter *filter);
+int	recorder_close_segment(struct recorder *, uint64_t t_end);
+
+/*
+ * flightrec.c: [segments] mode = flight.  Records go to the buffer
+ * (recorder_write), no segment is open, and a snapshot (a cut by signal
+ * or request) writes the window as one segment.
+ */
+int	flightrec_init(struct recorder *, uint64_t from);
+void	flightrec_free(struct recorder *);
+/* A process image begins at TIME (a new process, an exec). */
+void	flightrec_born(struct recorder *, uint32_t pid, uint64_t time);
+/* What a pass took, NREC records all stamped before the pass's limit. */
+void	flightrec_keep(struct recorder *, const void *, size_t, uint64_t nrec);
+/*
+ * Process P's image ends at TIME (its exit, or an exec): its state is
+ * kept in the buffer, for a snapshot whose window begins before TIME.
+ */
+void	flightrec_ended(struct recorder *, const struct model_proc *p, uint64_t time);
+/* Write the window that ends at T_END as a segment and empty the buffer. */
+int	flightrec_snapshot(struct recorder *, uint64_t t_end);
 
 /* sideband.c */
 int	sideband_init(struct recorder *, char *err, size_t errlen);

@@ -142,6 +142,16 @@ publish_exit(struct recorder *r, const struct record *rec)
 			notify_seen(&r->notify, b, p->pid, wall);
 }
 
+/* The time of a side-band record (EXIT and FORK have their own), or 0. */
+static uint64_t
+record_t(const struct record *rec)
+{
+	if (rec->has_sid && rec->sid.time != 0)
+		return rec->sid.time;
+	return rec->type == PERF_RECORD_EXIT || rec->type == PERF_RECORD_FORK ?
+	    rec->task.time : 0;
+}
+
 /* A file mapping without a provable build-id: counted, published, not written. */
 static void
 mmap_unknown(struct recorder *r, struct record *rec, int cause)
@@ -211,6 +221,10 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 			notify_binary_new(&r->notify, b, m, fd);
 		}
 		notify_mapped(&r->notify, b, m->pid, wall, source);
+		if (r->flight_on) {
+			b->flight_at = record_t(rec);
+			b->flight_pid = m->pid;
+		}
 	}
 	if (model_add_map(&r->model, m, source, b != NULL ? b->id : BINARY_NONE) < 0)
 		log_warnx("model: out of memory");
@@ -243,10 +257,16 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 		}
 		break;
 	case PERF_RECORD_COMM:
+		if (r->flight_on && (rec->misc & PERF_RECORD_MISC_COMM_EXEC)) {
+			flightrec_ended(r, model_find(&r->model, rec->comm.pid), record_t(rec));
+			flightrec_born(r, rec->comm.pid, record_t(rec));
+		}
 		model_set_comm(&r->model, rec->comm.pid, rec->comm.tid, rec->comm.comm,
 		    (rec->misc & PERF_RECORD_MISC_COMM_EXEC) != 0);
 		break;
 	case PERF_RECORD_FORK:
+		if (r->flight_on && rec->task.pid != rec->task.ppid)
+			flightrec_born(r, rec->task.pid, record_t(rec));
 		model_fork(&r->model, rec->task.pid, rec->task.ppid, rec->task.tid,
 		    rec->task.ptid);
 		break;
@@ -255,6 +275,8 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 			struct model_proc *p = model_find(&r->model, rec->task.pid);
 
 			publish_exit(r, rec);
+			if (r->flight_on)
+				flightrec_ended(r, p, record_t(rec));
 			if (p != NULL && p->jit && r->seg.open)
 				notify_jit_keep(&r->notify, p->pid, &r->seg, 1);
 		}

@@ -8,54 +8,82 @@
 #include "buildid_reader.h"
 #include "synth.h"
 
-#define SYNTH_BUF	(PATH_MAX + 256)
-
 struct synth_ctx {
 	struct segment	*seg;
 	const struct synth_args *a;
 	struct record_sample_id sid;
 	uint8_t		 buf[SYNTH_BUF];
 	struct synth_stats *st;
-	int		 rc;
 };
+
+int
+synth_proc(const struct model_proc *p, const struct record_layout *l,
+    struct record_sample_id *sid, uint8_t *buf, synth_emit_fn emit, void *arg)
+{
+	struct record_mmap r;
+	size_t	 i, n;
+	int	 rc;
+
+	for (i = 0; i < p->nthreads; i++) {
+		sid->pid = p->pid;
+		sid->tid = p->threads[i].tid;
+		n = record_build_comm(buf, p->pid, p->threads[i].tid, p->threads[i].comm, 0, l,
+		    sid);
+		if ((rc = emit(buf, n, p, NULL, arg)) != 0)
+			return rc;
+	}
+	for (i = 0; i < p->nmaps; i++) {
+		model_map_record(p, &p->maps[i], &r);
+		/* A file without a proven build-id is not written (sideband.c says why). */
+		if (strlen(r.filename) >= PATH_MAX ||
+		    (r.build_id_size == 0 && buildid_reader_is_file(r.filename)))
+			continue;
+		sid->pid = sid->tid = p->pid;
+		n = record_build_mmap2(buf, &r, PERF_RECORD_MISC_USER, l, sid);
+		if ((rc = emit(buf, n, p, &p->maps[i], arg)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Into the segment; a map's binary into its build-id table, and "seen". */
+static int
+synth_emit_cb(const void *rec, size_t len, const struct model_proc *p,
+    const struct model_map *mm, void *arg)
+{
+	struct synth_ctx *c = arg;
+	const struct synth_filter *f = c->a->filter;
+	struct binary *b;
+	int	 rc;
+
+	if (mm != NULL && f != NULL && f->keep != NULL && !f->keep(p, mm, f->arg))
+		return 0;
+	if ((rc = segment_write(c->seg, rec, len)) < 0)
+		return rc;
+	if (mm == NULL) {
+		c->st->threads++;
+		return 0;
+	}
+	if ((b = binaries_at(c->a->bins, mm->bin)) != NULL) {
+		if ((rc = segment_note_binary(c->seg, b, mm->filename)) < 0)
+			return rc;
+		notify_seen(c->a->notify, b, p->pid, c->a->wall_ns);
+	}
+	c->st->maps++;
+	return 0;
+}
 
 static int
 synth_proc_cb(struct model_proc *p, void *arg)
 {
 	struct synth_ctx *c = arg;
-	size_t	 i, n;
+	const struct synth_filter *f = c->a->filter;
+	int	 rc;
 
-	for (i = 0; i < p->nthreads; i++) {
-		c->sid.pid = p->pid;
-		c->sid.tid = p->threads[i].tid;
-		n = record_build_comm(c->buf, p->pid, p->threads[i].tid,
-		    p->threads[i].comm, 0, c->a->layout, &c->sid);
-		if ((c->rc = segment_write(c->seg, c->buf, n)) < 0)
-			return 1;
-		c->st->threads++;
-	}
-	for (i = 0; i < p->nmaps; i++) {
-		struct model_map *mm = &p->maps[i];
-		struct binary *b = binaries_at(c->a->bins, mm->bin);
-		struct record_mmap r;
-
-		model_map_record(p, mm, &r);
-		/* A file without a proven build-id is not written (sideband.c says why). */
-		if (strlen(r.filename) >= PATH_MAX ||
-		    (r.build_id_size == 0 && buildid_reader_is_file(r.filename)))
-			continue;
-		c->sid.pid = c->sid.tid = p->pid;
-		n = record_build_mmap2(c->buf, &r, PERF_RECORD_MISC_USER, c->a->layout,
-		    &c->sid);
-		if ((c->rc = segment_write(c->seg, c->buf, n)) < 0)
-			return 1;
-		if (b != NULL) {
-			if ((c->rc = segment_note_binary(c->seg, b, r.filename)) < 0)
-				return 1;
-			notify_seen(c->a->notify, b, p->pid, c->a->wall_ns);
-		}
-		c->st->maps++;
-	}
+	if (f != NULL && f->keep != NULL && !f->keep(p, NULL, f->arg))
+		return 0;
+	if ((rc = synth_proc(p, c->a->layout, &c->sid, c->buf, synth_emit_cb, c)) != 0)
+		return rc;
 	c->st->procs++;
 	return 0;
 }
@@ -130,7 +158,10 @@ synth_write(struct segment *seg, struct model *m, const struct kinfo *k,
 	if (k->vdso != NULL && k->vdso->idsize > 0 &&
 	    (rc = segment_add_buildid(seg, "[vdso]", k->vdso->id, k->vdso->idsize, 0)) < 0)
 		goto out;
-	if (model_foreach(m, synth_proc_cb, c) != 0 && (rc = c->rc) < 0)
+	if ((rc = model_foreach(m, synth_proc_cb, c)) < 0)
+		goto out;
+	if (a->filter != NULL && a->filter->more != NULL && (rc = a->filter->more(seg,
+	    a->filter->arg)) < 0)
 		goto out;
 	if ((rc = write_header_only(seg, PERF_RECORD_FINISHED_INIT)) < 0)
 		goto out;

@@ -16,8 +16,23 @@
 #include "record.h"
 #include "segment.h"
 
+/* Room for one synthesized record. */
+#define SYNTH_BUF	(PATH_MAX + 256)
+
 struct synth_stats {
 	uint64_t	 procs, threads, maps;
+};
+
+/*
+ * What a segment's start state leaves out or adds (the flight recorder's
+ * window, flightrec.c): KEEP says of a process (MM NULL) or of one of its
+ * maps whether it is written; MORE writes records of its own after the
+ * processes, before FINISHED_INIT.  Either may be NULL.
+ */
+struct synth_filter {
+	int	(*keep)(const struct model_proc *, const struct model_map *mm, void *arg);
+	int	(*more)(struct segment *, void *arg);
+	void	*arg;
 };
 
 /*
@@ -35,8 +50,21 @@ struct synth_args {
 	uint64_t	 wall_ns;	/* the same, on the wall clock */
 	struct binaries	*bins;
 	const struct notify *notify;
+	const struct synth_filter *filter;	/* NULL: everything */
 };
 int	synth_write(struct segment *, struct model *, const struct kinfo *,
 	    const struct synth_args *, struct synth_stats *);
+
+/*
+ * The records of process P's state: a COMM per thread, an MMAP2 per map a
+ * segment may hold (a file without a proven build-id is left out), built
+ * in BUF (SYNTH_BUF bytes) with the sample_id SID (its pid and tid are set
+ * here), each handed to EMIT with its map (NULL for a COMM).  EMIT's
+ * non-zero return stops the walk and is returned.
+ */
+typedef int (*synth_emit_fn)(const void *rec, size_t len, const struct model_proc *,
+	    const struct model_map *mm, void *arg);
+int	synth_proc(const struct model_proc *, const struct record_layout *,
+	    struct record_sample_id *sid, uint8_t *buf, synth_emit_fn, void *arg);
 
 #endif
