@@ -524,6 +524,12 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 	    .time = t_start, .wall_ns = r->seg.wall_start_ns, .bins = r->bins,
 	    .notify = &r->notify, .filter = filter };
 	rc = synth_write(&r->seg, &r->model, &r->kinfo, &sa, &ss);
+	/*
+	 * The start state grows with the host, not with what was recorded: on
+	 * a host with millions of maps it alone may pass rotate_size, and
+	 * every drain tick would rotate.  Only what follows it counts.
+	 */
+	r->seg.start_size = r->seg.pd.data_size;
 	if (rc < 0) {
 		errno = -rc;
 		log_warn("%s: writing the initial state", r->seg.partial);
@@ -639,7 +645,8 @@ recorder_check_rotate(struct recorder *r)
 			    &r->notify);
 		return;
 	}
-	if (c->rotate_size != 0 && r->seg.pd.data_size >= c->rotate_size)
+	if (c->rotate_size != 0 &&
+	    r->seg.pd.data_size - r->seg.start_size >= c->rotate_size)
 		recorder_rotate(r, ROTATE_SIZE);
 	else if (c->rotate_age_ms != 0 && recorder_now() - RECORDER_MARGIN_NS >=
 	    r->seg.t_start + c->rotate_age_ms * 1000000ULL)

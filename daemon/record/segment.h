@@ -36,6 +36,8 @@ struct segment {
 	uint64_t	 t_start, t_end;	/* CLOCK_MONOTONIC ns, [start, end) */
 	uint64_t	 wall_start_ns;		/* wall clock at t_start */
 	uint64_t	 samples, records, lost, mmaps;
+	uint64_t	 start_size;	/* bytes of its synthesized start state: not
+					   counted toward rotate_size */
 	uint64_t	 first_sample, last_sample;	/* times; 0 until a sample */
 	struct bidset	 bids;
 };

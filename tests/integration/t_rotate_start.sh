@@ -1,0 +1,42 @@
+#!/bin/sh
+# The start state of a segment does not count toward rotate_size: on a host
+# whose start state alone is bigger than rotate_size (here 60 processes x
+# 100 executable file maps, about 1 MB of MMAP2 records, against 256K), the
+# segment rotates by what was recorded after it, not at every drain tick.
+. tests/lib.sh
+need_events
+need_perf
+S=$T/control.sock
+ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
+build_prog manymaps
+mkdir "$T/mm"
+"$T/manymaps" "$T/mm" 60 100 /usr/bin/true > "$T/mm.out" 2>&1 &
+MM=$!
+BG_PIDS=$MM
+for _ in $(seq 1 100); do
+	grep -q '^ready' "$T/mm.out" && break
+	kill -0 $MM 2>/dev/null || { cat "$T/mm.out"; fail "manymaps died"; }
+	sleep 0.1
+done
+grep -q '^ready 60' "$T/mm.out" || fail "manymaps did not get ready: $(cat "$T/mm.out")"
+
+# 10 Hz: what is recorded in 6 s is far below 256K
+start_daemon "[record]
+frequency = 10
+drain_interval = 250ms
+[segments]
+rotate_size = 256K"
+sleep 6
+n=$(segments | wc -l)
+seg=$(ctl snapshot) || fail "snapshot"
+size=$(stat -c %s "$seg")
+maps=$(perf script -i "$seg" --show-mmap-events 2>/dev/null | grep -c 'PERF_RECORD_MMAP2.*manymaps-a-rather')
+note "$n segments closed in 6 s; the snapshot $seg: $size bytes, $maps manymaps maps"
+# the test proves something only if the start state alone passes rotate_size
+[ "$size" -gt 262144 ] || fail "the start state ($size bytes) is not bigger than rotate_size"
+[ "$maps" -ge 6000 ] || fail "the start state holds $maps of the 6000 maps"
+[ "$n" -eq 0 ] || fail "$n segments rotated by size in 6 s at 10 Hz: the start state counts"
+stop_daemon
+kill $MM; wait $MM
+BG_PIDS=""
+echo "PASS: the start state does not count toward rotate_size"
