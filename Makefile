@@ -156,12 +156,15 @@ check-tsan-ci:
 	TESTS="$(TSAN_CI_TESTS)" $(MAKE) check-tsan
 
 bench: deps
-	$(MAKE) all $(BUILD)/tests/bench/bench_index $(BUILD)/tests/bench/bench_stretch
+	$(MAKE) all $(BUILD)/tests/bench/bench_index $(BUILD)/tests/bench/bench_stretch \
+		$(BUILD)/tests/bench/bench_model
 	BUILD=$(BUILD) tests/bench/run.sh
 
 $(BUILD)/tests/bench/bench_index: $(BUILD)/tests/bench/bench_index.o $(LIBDAEMON) $(LIBCOMMON)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/tests/bench/bench_stretch: $(BUILD)/tests/bench/bench_stretch.o $(LIBDAEMON) $(LIBCOMMON)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/tests/bench/bench_model: $(BUILD)/tests/bench/bench_model.o $(LIBDAEMON) $(LIBCOMMON)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 UNITS := perfmapd.service perfmapd.socket perfmapd-snapshot.service perfmapd-snapshot.timer

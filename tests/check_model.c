@@ -48,7 +48,7 @@ tally_cb(struct model_proc *p, void *arg)
 	/* invariants of every process: sorted, non-overlapping, owned names */
 	for (i = 0; i < p->nmaps; i++) {
 		ck_assert_uint_gt(p->maps[i].len, 0);
-		ck_assert_ptr_nonnull(p->maps[i].filename);
+		ck_assert_ptr_nonnull(p->maps[i].file->name);
 		if (i > 0)
 			ck_assert_uint_le(p->maps[i - 1].addr + p->maps[i - 1].len, p->maps[i].addr);
 	}
@@ -103,7 +103,7 @@ check_map(uint32_t pid, size_t i, uint64_t addr, uint64_t len, uint64_t pgoff, c
 	ck_assert_uint_eq(p->maps[i].addr, addr);
 	ck_assert_uint_eq(p->maps[i].len, len);
 	ck_assert_uint_eq(p->maps[i].pgoff, pgoff);
-	ck_assert_str_eq(p->maps[i].filename, file);
+	ck_assert_str_eq(p->maps[i].file->name, file);
 }
 
 static size_t
@@ -140,12 +140,12 @@ START_TEST(test_add_sorted)
 	{
 		struct model_proc *p = model_find(&M, 10);
 
-		ck_assert_uint_eq(p->maps[0].build_id_size, 20);
-		ck_assert_uint_eq(p->maps[0].build_id[19], 1);
+		ck_assert_uint_eq(p->maps[0].file->build_id_size, 20);
+		ck_assert_uint_eq(p->maps[0].file->build_id[19], 1);
 		ck_assert_uint_eq(p->maps[0].source, BID_MMAP2);
-		ck_assert_uint_eq(p->maps[0].ino, 1001);
+		ck_assert_uint_eq(p->maps[0].file->ino, 1001);
 		ck_assert_uint_eq(p->maps[0].prot, 5);
-		ck_assert_uint_eq(p->maps[1].build_id_size, 0);
+		ck_assert_uint_eq(p->maps[1].file->build_id_size, 0);
 		ck_assert_uint_eq(p->maps[1].source, BID_NONE);
 	}
 	/* Empty and wrapping maps are ignored. */
@@ -177,15 +177,15 @@ START_TEST(test_set_buildid)
 	ck_assert_int_eq(add_map(10, 0x3000, 0x1000, 0, "/b", 0), 0);
 	ck_assert_int_eq(model_set_map_buildid(&M, 10, 0x3000, id, 20, BID_USER), 0);
 	p = model_find(&M, 10);
-	ck_assert_uint_eq(p->maps[1].build_id_size, 20);
-	ck_assert_mem_eq(p->maps[1].build_id, id, 20);
+	ck_assert_uint_eq(p->maps[1].file->build_id_size, 20);
+	ck_assert_mem_eq(p->maps[1].file->build_id, id, 20);
 	ck_assert_uint_eq(p->maps[1].source, BID_USER);
-	ck_assert_uint_eq(p->maps[0].build_id_size, 0);
+	ck_assert_uint_eq(p->maps[0].file->build_id_size, 0);
 	/* No map there, no process, no build-id: nothing changes. */
 	ck_assert_int_eq(model_set_map_buildid(&M, 10, 0x2000, id, 20, BID_USER), -ENOENT);
 	ck_assert_int_eq(model_set_map_buildid(&M, 99, 0x1000, id, 20, BID_USER), -ENOENT);
 	ck_assert_int_eq(model_set_map_buildid(&M, 10, 0x1000, id, 0, BID_USER), -ENOENT);
-	ck_assert_uint_eq(model_find(&M, 10)->maps[0].build_id_size, 0);
+	ck_assert_uint_eq(model_find(&M, 10)->maps[0].file->build_id_size, 0);
 	check_counts();
 }
 END_TEST
@@ -204,11 +204,11 @@ START_TEST(test_overlap_split)
 		struct model_proc *p = model_find(&M, 20);
 
 		/* both halves keep the build-id, and share the name (counted) */
-		ck_assert_uint_eq(p->maps[2].build_id_size, 20);
-		ck_assert_uint_eq(p->maps[2].build_id[0], 7);
+		ck_assert_uint_eq(p->maps[2].file->build_id_size, 20);
+		ck_assert_uint_eq(p->maps[2].file->build_id[0], 7);
 		ck_assert_uint_eq(p->maps[2].source, BID_MMAP2);
-		ck_assert_ptr_eq(p->maps[0].filename, p->maps[2].filename);
-		ck_assert_str_eq(p->maps[2].filename, p->maps[0].filename);
+		ck_assert_ptr_eq(p->maps[0].file->name, p->maps[2].file->name);
+		ck_assert_str_eq(p->maps[2].file->name, p->maps[0].file->name);
 	}
 	check_counts();
 }
@@ -247,7 +247,7 @@ START_TEST(test_overlap_replace)
 	ck_assert_int_eq(add_map(40, 0x11000, 0x1000, 0x5000, "/b2", 9), 0);
 	ck_assert_uint_eq(nmaps_of(40), 4);
 	check_map(40, 1, 0x11000, 0x1000, 0x5000, "/b2");
-	ck_assert_uint_eq(model_find(&M, 40)->maps[1].build_id[0], 9);
+	ck_assert_uint_eq(model_find(&M, 40)->maps[1].file->build_id[0], 9);
 	/* cover all three and more: they go, /far stays */
 	ck_assert_int_eq(add_map(40, 0xf000, 0x5000, 0, "/all", 0), 0);
 	ck_assert_uint_eq(nmaps_of(40), 2);
@@ -325,10 +325,10 @@ START_TEST(test_fork_copies)
 		ck_assert_uint_eq(c->maps[i].addr, p->maps[i].addr);
 		ck_assert_uint_eq(c->maps[i].len, p->maps[i].len);
 		ck_assert_uint_eq(c->maps[i].pgoff, p->maps[i].pgoff);
-		ck_assert_mem_eq(c->maps[i].build_id, p->maps[i].build_id, BUILD_ID_MAX);
-		ck_assert_uint_eq(c->maps[i].build_id_size, p->maps[i].build_id_size);
-		ck_assert_str_eq(c->maps[i].filename, p->maps[i].filename);
-		ck_assert_ptr_eq(c->maps[i].filename, p->maps[i].filename);	/* shared, counted */
+		ck_assert_mem_eq(c->maps[i].file->build_id, p->maps[i].file->build_id, BUILD_ID_MAX);
+		ck_assert_uint_eq(c->maps[i].file->build_id_size, p->maps[i].file->build_id_size);
+		ck_assert_str_eq(c->maps[i].file->name, p->maps[i].file->name);
+		ck_assert_ptr_eq(c->maps[i].file->name, p->maps[i].file->name);	/* shared, counted */
 	}
 	/* a second child that does not exec keeps the names past the parent's exit */
 	ck_assert_int_eq(model_fork(&M, 300, 100, 300, 100), 0);
@@ -346,8 +346,8 @@ START_TEST(test_fork_copies)
 	c = model_find(&M, 300);
 	ck_assert_ptr_nonnull(c);
 	ck_assert_uint_eq(c->nmaps, 2);
-	ck_assert_str_eq(c->maps[0].filename, "/bin/parent");
-	ck_assert_str_eq(c->maps[1].filename, "/lib/libx.so");
+	ck_assert_str_eq(c->maps[0].file->name, "/bin/parent");
+	ck_assert_str_eq(c->maps[1].file->name, "/lib/libx.so");
 	model_exit(&M, 300, 300);
 	ck_assert_uint_eq(M.nprocs, 1);
 	ck_assert_uint_eq(M.nmaps, 0);
@@ -362,7 +362,7 @@ START_TEST(test_fork_from_thread)
 	ck_assert_int_eq(model_set_comm(&M, 300, 301, "helper", 0), 0);
 	ck_assert_int_eq(model_fork(&M, 400, 300, 400, 301), 0);
 	ck_assert_str_eq(model_comm(&M, 400, 400), "helper");
-	/* unknown parent thread: the process's first thread's name */
+	/* unknown parent thread: the leader thread's name */
 	ck_assert_int_eq(model_fork(&M, 401, 300, 401, 399), 0);
 	ck_assert_str_eq(model_comm(&M, 401, 401), "main");
 	/* unknown parent: created empty */
@@ -476,7 +476,7 @@ START_TEST(test_foreach)
 	uint32_t pid;
 	int	 n = 0;
 
-	/* 719 processes in 4096 buckets: some chains */
+	/* 719 processes: the table doubles several times */
 	for (pid = 1; pid <= 5000; pid += 7)
 		ck_assert_int_eq(model_set_comm(&M, pid, pid, "p", 0), 0);
 	for (pid = 4098; pid < 20000; pid += 4096)
@@ -553,6 +553,164 @@ START_TEST(test_churn)
 }
 END_TEST
 
+/*
+ * Many overlapping maps in one process against a page-by-page oracle:
+ * the binary searches, the punch that drops a run of maps at once, splits
+ * and trims leave exactly what the last mapping of each page says.
+ */
+#define ORACLE_PAGES	2048
+START_TEST(test_many_maps_oracle)
+{
+	static int16_t file[ORACLE_PAGES];	/* -1: unmapped */
+	static uint32_t pgoff[ORACLE_PAGES];
+	struct model_proc *p;
+	char	 name[32];
+	uint32_t seed = 12345, step;
+	size_t	 i, pg, covered;
+
+	for (i = 0; i < ORACLE_PAGES; i++)
+		file[i] = -1;
+	for (step = 0; step < 3000; step++) {
+		uint32_t start, len, f, off;
+
+		seed = seed * 1103515245u + 12345u;
+		start = (seed >> 8) % ORACLE_PAGES;
+		seed = seed * 1103515245u + 12345u;
+		len = 1 + (seed >> 8) % (step % 10 == 0 ? 300 : 12);
+		if (start + len > ORACLE_PAGES)
+			len = ORACLE_PAGES - start;
+		f = step % 37;
+		off = step;
+		snprintf(name, sizeof(name), "/lib/f%u.so", f);
+		ck_assert_int_eq(add_map(7, (uint64_t)start << 12, (uint64_t)len << 12,
+		    (uint64_t)off << 12, name, (uint8_t)(f % 5)), 0);
+		for (i = 0; i < len; i++) {
+			file[start + i] = (int16_t)f;
+			pgoff[start + i] = off + (uint32_t)i;
+		}
+		if (step % 100 != 99)
+			continue;
+		p = model_find(&M, 7);
+		ck_assert_ptr_nonnull(p);
+		covered = 0;
+		for (i = 0; i < p->nmaps; i++) {
+			struct model_map *mm = &p->maps[i];
+
+			if (i > 0)
+				ck_assert_uint_le(p->maps[i - 1].addr + p->maps[i - 1].len, mm->addr);
+			for (pg = mm->addr >> 12; pg < (mm->addr + mm->len) >> 12; pg++) {
+				snprintf(name, sizeof(name), "/lib/f%d.so", file[pg]);
+				ck_assert_int_ge(file[pg], 0);
+				ck_assert_str_eq(mm->file->name, name);
+				ck_assert_uint_eq(mm->pgoff + ((pg << 12) - mm->addr),
+				    (uint64_t)pgoff[pg] << 12);
+				covered++;
+			}
+		}
+		for (pg = 0; pg < ORACLE_PAGES; pg++)
+			if (file[pg] >= 0)
+				covered--;
+		ck_assert_uint_eq(covered, 0);
+		check_counts();
+	}
+	/* 37 names, each once however many maps name it */
+	ck_assert_uint_le(M.nfiles, 37);
+}
+END_TEST
+
+/* A process of thousands of threads: found, named and removed in any order. */
+START_TEST(test_many_threads)
+{
+	struct model_proc *p;
+	struct model_thread *t = NULL;
+	char	 comm[16];
+	uint32_t tid;
+	size_t	 n = 0;
+
+	for (tid = 1000; tid < 6000; tid++) {
+		snprintf(comm, sizeof(comm), "t%u", tid);
+		ck_assert_int_eq(model_fork(&M, 1000, 1000, tid, 1000), 0);
+		ck_assert_int_eq(model_set_comm(&M, 1000, tid, comm, 0), 0);
+	}
+	p = model_find(&M, 1000);
+	ck_assert_uint_eq(p->nthreads, 5000);
+	ck_assert_uint_ge(p->cthreads * 3, p->nthreads * 4);
+	/* two of three exit, in an order unrelated to the table's */
+	for (tid = 5999; tid >= 1000; tid--)
+		if (tid % 3 != 0 && tid != 1000)
+			model_exit(&M, 1000, tid);
+	for (tid = 1000; tid < 6000; tid++) {
+		snprintf(comm, sizeof(comm), "t%u", tid);
+		if (tid % 3 != 0 && tid != 1000)
+			ck_assert_ptr_null(model_comm(&M, 1000, tid));
+		else
+			ck_assert_str_eq(model_comm(&M, 1000, tid), comm);
+	}
+	while ((t = model_thread_next(p, t)) != NULL)
+		n++;
+	ck_assert_uint_eq(n, p->nthreads);
+	ck_assert_uint_eq(p->nthreads, 1 + 1666);
+	/* the rest go, the leader last: the process with them */
+	for (tid = 1001; tid < 6000; tid++)
+		model_exit(&M, 1000, tid);
+	ck_assert_uint_eq(model_find(&M, 1000)->nthreads, 1);
+	model_exit(&M, 1000, 1000);
+	ck_assert_ptr_null(model_find(&M, 1000));
+}
+END_TEST
+
+/*
+ * A big host: 50k processes forked from one with three maps.  The tables
+ * grow (every process found in one probe of its chain), the three files
+ * are held once, a build-id set on one map is that map's alone, and the
+ * files go with the last map.
+ */
+START_TEST(test_big_host)
+{
+	static const uint8_t id[20] = { 0xab, 0xcd };
+	struct model_proc *p;
+	uint32_t pid;
+	size_t	 i;
+
+	ck_assert_int_eq(model_set_comm(&M, 1, 1, "init", 0), 0);
+	ck_assert_int_eq(add_map(1, 0x400000, 0x10000, 0, "/sbin/init", 1), 0);
+	ck_assert_int_eq(add_map(1, 0x7f0000000000ULL, 0x200000, 0, "/lib/libc.so.6", 0), 0);
+	ck_assert_int_eq(add_map(1, 0x7f0000400000ULL, 0x1000, 0, "/lib/ld.so", 3), 0);
+	for (pid = 2; pid <= 50000; pid++)
+		ck_assert_int_eq(model_fork(&M, pid, 1, pid, 1), 0);
+	ck_assert_uint_eq(M.nprocs, 50000);
+	ck_assert_uint_eq(M.nmaps, 150000);
+	ck_assert_uint_eq(M.nfiles, 3);
+	ck_assert_uint_ge(M.nbuckets, M.nprocs);
+	for (pid = 1; pid <= 50000; pid++) {
+		ck_assert_ptr_nonnull(p = model_find(&M, pid));
+		ck_assert_uint_eq(p->nmaps, 3);
+	}
+	for (i = 0; i < M.nbuckets; i++) {
+		size_t	 chain = 0;
+
+		for (p = M.buckets[i]; p != NULL; p = p->next)
+			chain++;
+		ck_assert_uint_lt(chain, 16);
+	}
+	ck_assert_ptr_null(model_find(&M, 50001));
+	ck_assert_int_eq(model_set_map_buildid(&M, 777, 0x7f0000000000ULL, id, 20, BID_USER), 0);
+	ck_assert_uint_eq(M.nfiles, 4);
+	p = model_find(&M, 777);
+	ck_assert_uint_eq(p->maps[1].file->build_id_size, 20);
+	ck_assert_mem_eq(p->maps[1].file->build_id, id, 20);
+	ck_assert_uint_eq(p->maps[1].source, BID_USER);
+	ck_assert_uint_eq(model_find(&M, 778)->maps[1].file->build_id_size, 0);
+	ck_assert_ptr_eq(model_find(&M, 778)->maps[1].file, model_find(&M, 1)->maps[1].file);
+	check_counts();
+	for (pid = 50000; pid >= 1; pid--)
+		model_exit(&M, pid, pid);
+	ck_assert_uint_eq(M.nprocs, 0);
+	ck_assert_uint_eq(M.nmaps, 0);
+	ck_assert_uint_eq(M.nfiles, 0);
+}
+END_TEST
+
 static Suite *
 model_suite(void)
 {
@@ -585,6 +743,9 @@ model_suite(void)
 	tcase_add_test(tc, test_foreach);
 	tcase_add_test(tc, test_foreach_exit);
 	tcase_add_test(tc, test_churn);
+	tcase_add_test(tc, test_many_maps_oracle);
+	tcase_add_test(tc, test_many_threads);
+	tcase_add_test(tc, test_big_host);
 	suite_add_tcase(s, tc);
 	return s;
 }

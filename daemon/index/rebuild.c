@@ -132,9 +132,9 @@ scan_exit(struct scan_ctx *c, const struct record *rec)
 	if ((p = model_find(&c->model, rec->task.pid)) == NULL)
 		return;
 	for (i = 0; i < p->nmaps; i++)
-		if (p->maps[i].build_id_size > 0)
-			table_add_object(c->ix, p->maps[i].filename, p->maps[i].build_id,
-			    p->maps[i].build_id_size, scan_ns_of(c, p->pid), BID_NONE, BINARY_USER,
+		if (p->maps[i].file->build_id_size > 0)
+			table_add_object(c->ix, p->maps[i].file->name, p->maps[i].file->build_id,
+			    p->maps[i].file->build_id_size, scan_ns_of(c, p->pid), BID_NONE, BINARY_USER,
 			    p->pid, wall, 0);
 }
 

@@ -12,76 +12,146 @@
  *
  * Records can arrive for a process the model never saw (it started before
  * we did and the /proc scan raced it): such a process is created on demand.
+ *
+ * Scale (a host of 10k processes with 200 maps each is 2M maps):
+ *
+ *	processes    chained hash by pid, doubling with their number
+ *	threads      per process, open addressing by tid, doubling at 3/4
+ *	maps         per process, an array sorted by address: found, added
+ *	             and punched by binary search; 48 bytes each
+ *	files        what maps share (name, inode, build-id): chained hash,
+ *	             doubling; one entry however many maps name it, counted
+ *	             and freed with the last, so a fork copies 48 bytes and
+ *	             a count per map, and 2M maps of 200 files hold 200 names
+ *
+ * Nothing on a record's path scans the host's processes, a process's
+ * threads or its maps.
  */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "model.h"
 
-#define MODEL_BUCKETS	4096
+#define MODEL_BUCKETS_MIN	64
 
-/*
- * A map's file name is shared by every copy of the map (a fork copies all
- * of the parent's, a split makes two) and freed with the last: under an
- * exec storm, each fork would otherwise duplicate every name of the
- * parent only for the exec to drop them a moment later.
- */
-struct name {
-	uint32_t	 refs;
-	char		 s[];
-};
-
-static struct name *
-name_of(char *s)
+static size_t
+pid_bucket(uint32_t pid, size_t nbuckets)
 {
-	return (struct name *)(s - offsetof(struct name, s));
+	return (size_t)hash_step(HASH_INIT, pid) & (nbuckets - 1);
 }
 
-static char *
-name_new(const char *s)
-{
-	size_t	 len = strlen(s) + 1;
-	struct name *n = malloc(sizeof(*n) + len);
+/* ---- files ---------------------------------------------------------------- */
 
-	if (n == NULL)
-		return NULL;
-	n->refs = 1;
-	memcpy(n->s, s, len);
-	return n->s;
-}
-
-static char *
-name_ref(char *s)
+static uint64_t
+file_hash(const char *name, const struct model_file *k)
 {
-	name_of(s)->refs++;
-	return s;
+	uint64_t h = hash_bytes(k->build_id, k->build_id_size, HASH_INIT);
+
+	h = hash_step(h, k->ino);
+	h = hash_step(h, k->ino_generation);
+	h = hash_step(h, (uint64_t)k->maj << 32 | k->min);
+	return hash_str(name, h);
 }
 
 static void
-name_unref(char *s)
+files_grow(struct model *m)
 {
-	if (s != NULL && --name_of(s)->refs == 0)
-		free(name_of(s));
+	struct model_file **nb, *f, *next;
+	size_t	 n = m->nfbuckets * 2, i, b;
+
+	if ((nb = calloc(n, sizeof(*nb))) == NULL)
+		return;		/* longer chains, still right */
+	for (i = 0; i < m->nfbuckets; i++)
+		for (f = m->fbuckets[i]; f != NULL; f = next) {
+			next = f->next;
+			b = (size_t)f->hash & (n - 1);
+			f->next = nb[b];
+			nb[b] = f;
+		}
+	free(m->fbuckets);
+	m->fbuckets = nb;
+	m->nfbuckets = n;
 }
+
+/* The file NAME with K's inode and build-id, counted once more. */
+static struct model_file *
+file_get(struct model *m, const char *name, const struct model_file *k)
+{
+	uint64_t h = file_hash(name, k);
+	struct model_file *f;
+	size_t	 len, b;
+
+	for (f = m->fbuckets[h & (m->nfbuckets - 1)]; f != NULL; f = f->next)
+		if (f->hash == h && f->ino == k->ino && f->ino_generation == k->ino_generation &&
+		    f->maj == k->maj && f->min == k->min &&
+		    f->build_id_size == k->build_id_size &&
+		    memcmp(f->build_id, k->build_id, k->build_id_size) == 0 &&
+		    strcmp(f->name, name) == 0) {
+			f->refs++;
+			return f;
+		}
+	if (m->nfiles >= m->nfbuckets)
+		files_grow(m);
+	len = strlen(name) + 1;
+	if ((f = malloc(sizeof(*f) + len)) == NULL)
+		return NULL;
+	memset(f, 0, sizeof(*f));
+	f->hash = h;
+	f->ino = k->ino;
+	f->ino_generation = k->ino_generation;
+	f->maj = k->maj;
+	f->min = k->min;
+	f->refs = 1;
+	f->build_id_size = k->build_id_size;
+	memcpy(f->build_id, k->build_id, k->build_id_size);
+	memcpy(f->name, name, len);
+	b = (size_t)h & (m->nfbuckets - 1);
+	f->next = m->fbuckets[b];
+	m->fbuckets[b] = f;
+	m->nfiles++;
+	return f;
+}
+
+static void
+file_put(struct model *m, struct model_file *f)
+{
+	struct model_file **pp;
+
+	if (--f->refs > 0)
+		return;
+	for (pp = &m->fbuckets[f->hash & (m->nfbuckets - 1)]; *pp != f; pp = &(*pp)->next)
+		;
+	*pp = f->next;
+	m->nfiles--;
+	free(f);
+}
+
+/* ---- processes ------------------------------------------------------------ */
 
 int
 model_init(struct model *m)
 {
 	memset(m, 0, sizeof(*m));
-	m->nbuckets = MODEL_BUCKETS;
+	m->nbuckets = m->nfbuckets = MODEL_BUCKETS_MIN;
 	m->buckets = calloc(m->nbuckets, sizeof(*m->buckets));
-	return m->buckets == NULL ? -ENOMEM : 0;
+	m->fbuckets = calloc(m->nfbuckets, sizeof(*m->fbuckets));
+	if (m->buckets == NULL || m->fbuckets == NULL) {
+		model_free(m);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 static void
-proc_free(struct model_proc *p)
+proc_free(struct model *m, struct model_proc *p)
 {
 	size_t	 i;
 
 	for (i = 0; i < p->nmaps; i++)
-		name_unref(p->maps[i].filename);
+		file_put(m, p->maps[i].file);
 	free(p->maps);
 	free(p->threads);
 	free(p);
@@ -90,24 +160,37 @@ proc_free(struct model_proc *p)
 void
 model_free(struct model *m)
 {
+	struct model_proc *p, *next;
 	size_t	 i;
 
-	for (i = 0; i < m->nbuckets && m->buckets != NULL; i++) {
-		struct model_proc *p = m->buckets[i], *next;
-
-		for (; p != NULL; p = next) {
+	for (i = 0; i < m->nbuckets && m->buckets != NULL; i++)
+		for (p = m->buckets[i]; p != NULL; p = next) {
 			next = p->next;
-			proc_free(p);
+			proc_free(m, p);
 		}
-	}
 	free(m->buckets);
+	free(m->fbuckets);	/* empty: each map's file went with it */
 	memset(m, 0, sizeof(*m));
 }
 
-static size_t
-bucket_of(const struct model *m, uint32_t pid)
+static void
+procs_grow(struct model *m)
 {
-	return (pid * 2654435761u) & (m->nbuckets - 1);
+	struct model_proc **nb, *p, *next;
+	size_t	 n = m->nbuckets * 2, i, b;
+
+	if (m->walking || (nb = calloc(n, sizeof(*nb))) == NULL)
+		return;		/* longer chains, still right */
+	for (i = 0; i < m->nbuckets; i++)
+		for (p = m->buckets[i]; p != NULL; p = next) {
+			next = p->next;
+			b = pid_bucket(p->pid, n);
+			p->next = nb[b];
+			nb[b] = p;
+		}
+	free(m->buckets);
+	m->buckets = nb;
+	m->nbuckets = n;
 }
 
 struct model_proc *
@@ -115,7 +198,7 @@ model_find(struct model *m, uint32_t pid)
 {
 	struct model_proc *p;
 
-	for (p = m->buckets[bucket_of(m, pid)]; p != NULL; p = p->next)
+	for (p = m->buckets[pid_bucket(pid, m->nbuckets)]; p != NULL; p = p->next)
 		if (p->pid == pid)
 			return p;
 	return NULL;
@@ -129,48 +212,126 @@ proc_get(struct model *m, uint32_t pid)
 
 	if ((p = model_find(m, pid)) != NULL)
 		return p;
+	if (m->nprocs >= m->nbuckets)
+		procs_grow(m);
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return NULL;
 	p->pid = pid;
-	b = bucket_of(m, pid);
+	b = pid_bucket(pid, m->nbuckets);
 	p->next = m->buckets[b];
 	m->buckets[b] = p;
 	m->nprocs++;
 	return p;
 }
 
-static void	proc_remove(struct model *, struct model_proc *);
+static void
+proc_remove(struct model *m, struct model_proc *p)
+{
+	struct model_proc **pp;
+
+	for (pp = &m->buckets[pid_bucket(p->pid, m->nbuckets)]; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			m->nmaps -= p->nmaps;
+			m->nprocs--;
+			proc_free(m, p);
+			return;
+		}
+}
+
+/* ---- threads -------------------------------------------------------------- */
+
+static size_t
+tid_slot(uint32_t tid, size_t nslots)
+{
+	return (size_t)hash_step(HASH_INIT, tid) & (nslots - 1);
+}
 
 static struct model_thread *
-thread_find(struct model_proc *p, uint32_t tid)
+thread_find(const struct model_proc *p, uint32_t tid)
 {
-	size_t	 i;
+	size_t	 i, mask;
 
-	for (i = 0; i < p->nthreads; i++)
+	if (p->cthreads == 0)
+		return NULL;
+	mask = p->cthreads - 1;
+	for (i = tid_slot(tid, p->cthreads); p->threads[i].used; i = (i + 1) & mask)
 		if (p->threads[i].tid == tid)
 			return &p->threads[i];
 	return NULL;
 }
 
+/* A free slot for TID in table T of N slots (one is free: the load stays below 3/4). */
+static struct model_thread *
+thread_slot(struct model_thread *t, size_t n, uint32_t tid)
+{
+	size_t	 i;
+
+	for (i = tid_slot(tid, n); t[i].used; i = (i + 1) & (n - 1))
+		;
+	memset(&t[i], 0, sizeof(t[i]));
+	t[i].used = 1;
+	t[i].tid = tid;
+	return &t[i];
+}
+
 static struct model_thread *
 thread_get(struct model_proc *p, uint32_t tid)
 {
-	struct model_thread *t;
+	struct model_thread *t, *nt;
+	size_t	 i, n;
 
 	if ((t = thread_find(p, tid)) != NULL)
 		return t;
-	if (p->nthreads == p->cthreads) {
-		size_t	 n = p->cthreads ? p->cthreads * 2 : 2;
-
-		if ((t = reallocarray(p->threads, n, sizeof(*t))) == NULL)
+	if ((p->nthreads + 1) * 4 > p->cthreads * 3) {
+		n = p->cthreads ? p->cthreads * 2 : 2;
+		if ((nt = calloc(n, sizeof(*nt))) == NULL)
 			return NULL;
-		p->threads = t;
+		for (i = 0; i < p->cthreads; i++)
+			if (p->threads[i].used)
+				memcpy(thread_slot(nt, n, p->threads[i].tid)->comm,
+				    p->threads[i].comm, sizeof(nt->comm));
+		free(p->threads);
+		p->threads = nt;
 		p->cthreads = n;
 	}
-	t = &p->threads[p->nthreads++];
-	memset(t, 0, sizeof(*t));
-	t->tid = tid;
-	return t;
+	p->nthreads++;
+	return thread_slot(p->threads, p->cthreads, tid);
+}
+
+/* Free T's slot, moving up the entries of its probe run that may take it. */
+static void
+thread_del(struct model_proc *p, struct model_thread *t)
+{
+	size_t	 mask = p->cthreads - 1, i = (size_t)(t - p->threads), j = i, k;
+
+	for (;;) {
+		p->threads[i].used = 0;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (!p->threads[j].used)
+				goto out;
+			k = tid_slot(p->threads[j].tid, p->cthreads);
+			/* j's entry may move to i unless its home k is in (i, j] */
+			if (i <= j ? (k <= i || k > j) : (k <= i && k > j))
+				break;
+		}
+		p->threads[i] = p->threads[j];
+		i = j;
+	}
+out:
+	p->nthreads--;
+}
+
+struct model_thread *
+model_thread_next(const struct model_proc *p, struct model_thread *prev)
+{
+	size_t	 i = prev == NULL ? 0 : (size_t)(prev - p->threads) + 1;
+
+	for (; i < p->cthreads; i++)
+		if (p->threads[i].used)
+			return &p->threads[i];
+	return NULL;
 }
 
 const char *
@@ -183,6 +344,8 @@ model_comm(struct model *m, uint32_t pid, uint32_t tid)
 		return NULL;
 	return t->comm;
 }
+
+/* ---- maps ----------------------------------------------------------------- */
 
 static int
 maps_reserve(struct model_proc *p, size_t extra)
@@ -202,13 +365,20 @@ maps_reserve(struct model_proc *p, size_t extra)
 	return 0;
 }
 
-static void
-maps_remove(struct model *m, struct model_proc *p, size_t i)
+/* The index of P's first map that ends after ADDR (ends grow with starts). */
+static size_t
+maps_after(const struct model_proc *p, uint64_t addr)
 {
-	name_unref(p->maps[i].filename);
-	memmove(&p->maps[i], &p->maps[i + 1], (p->nmaps - i - 1) * sizeof(p->maps[0]));
-	p->nmaps--;
-	m->nmaps--;
+	size_t	 lo = 0, hi = p->nmaps, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (p->maps[mid].addr + p->maps[mid].len <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /*
@@ -218,44 +388,48 @@ maps_remove(struct model *m, struct model_proc *p, size_t i)
 static int
 maps_punch(struct model *m, struct model_proc *p, uint64_t start, uint64_t end)
 {
-	size_t	 i = 0;
+	struct model_map *mm;
+	size_t	 i = maps_after(p, start), j;
+	uint64_t ms, me;
 
-	while (i < p->nmaps) {
-		struct model_map *mm = &p->maps[i];
-		uint64_t ms = mm->addr, me = mm->addr + mm->len;
+	if (i == p->nmaps || p->maps[i].addr >= end)
+		return 0;
+	mm = &p->maps[i];
+	ms = mm->addr;
+	me = mm->addr + mm->len;
+	if (ms < start && me > end) {
+		struct model_map tail = *mm;
 
-		if (me <= start || ms >= end) {
-			i++;
-			continue;
-		}
-		if (ms < start && me > end) {
-			struct model_map tail = *mm;
-
-			if (maps_reserve(p, 1) < 0)
-				return -ENOMEM;
-			mm = &p->maps[i];
-			tail.filename = name_ref(mm->filename);
-			tail.pgoff += end - ms;
-			tail.addr = end;
-			tail.len = me - end;
-			mm->len = start - ms;
-			memmove(&p->maps[i + 2], &p->maps[i + 1],
-			    (p->nmaps - i - 1) * sizeof(p->maps[0]));
-			p->maps[i + 1] = tail;
-			p->nmaps++;
-			m->nmaps++;
-			return 0;
-		}
-		if (ms < start) {
-			mm->len = start - ms;
-			i++;
-		} else if (me > end) {
-			mm->pgoff += end - ms;
-			mm->addr = end;
-			mm->len = me - end;
-			i++;
-		} else
-			maps_remove(m, p, i);
+		if (maps_reserve(p, 1) < 0)
+			return -ENOMEM;
+		mm = &p->maps[i];
+		mm->file->refs++;
+		tail.pgoff += end - ms;
+		tail.addr = end;
+		tail.len = me - end;
+		mm->len = start - ms;
+		memmove(&p->maps[i + 2], &p->maps[i + 1],
+		    (p->nmaps - i - 1) * sizeof(p->maps[0]));
+		p->maps[i + 1] = tail;
+		p->nmaps++;
+		m->nmaps++;
+		return 0;
+	}
+	if (ms < start) {
+		mm->len = start - ms;
+		i++;
+	}
+	for (j = i; j < p->nmaps && p->maps[j].addr + p->maps[j].len <= end; j++)
+		file_put(m, p->maps[j].file);
+	memmove(&p->maps[i], &p->maps[j], (p->nmaps - j) * sizeof(p->maps[0]));
+	p->nmaps -= j - i;
+	m->nmaps -= j - i;
+	if (i < p->nmaps && p->maps[i].addr < end) {
+		mm = &p->maps[i];
+		me = mm->addr + mm->len;
+		mm->pgoff += end - mm->addr;
+		mm->addr = end;
+		mm->len = me - end;
 	}
 	return 0;
 }
@@ -264,6 +438,7 @@ int
 model_add_map(struct model *m, const struct record_mmap *r, uint8_t source, uint32_t bin)
 {
 	struct model_proc *p;
+	struct model_file k, *f;
 	struct model_map *mm;
 	size_t	 i;
 
@@ -271,28 +446,29 @@ model_add_map(struct model *m, const struct record_mmap *r, uint8_t source, uint
 		return 0;
 	if ((p = proc_get(m, r->pid)) == NULL)
 		return -ENOMEM;
-	if (maps_punch(m, p, r->addr, r->addr + r->len) < 0 || maps_reserve(p, 1) < 0)
+	memset(&k, 0, sizeof(k));
+	k.maj = r->maj;
+	k.min = r->min;
+	k.ino = r->ino;
+	k.ino_generation = r->ino_generation;
+	k.build_id_size = r->build_id_size < BUILD_ID_MAX ? r->build_id_size : BUILD_ID_MAX;
+	memcpy(k.build_id, r->build_id, k.build_id_size);
+	if ((f = file_get(m, r->filename, &k)) == NULL)
 		return -ENOMEM;
-	for (i = 0; i < p->nmaps && p->maps[i].addr < r->addr; i++)
-		;
+	if (maps_punch(m, p, r->addr, r->addr + r->len) < 0 || maps_reserve(p, 1) < 0) {
+		file_put(m, f);
+		return -ENOMEM;
+	}
+	i = maps_after(p, r->addr);
 	memmove(&p->maps[i + 1], &p->maps[i], (p->nmaps - i) * sizeof(p->maps[0]));
 	mm = &p->maps[i];
 	memset(mm, 0, sizeof(*mm));
-	if ((mm->filename = name_new(r->filename)) == NULL) {
-		memmove(&p->maps[i], &p->maps[i + 1], (p->nmaps - i) * sizeof(p->maps[0]));
-		return -ENOMEM;
-	}
 	mm->addr = r->addr;
 	mm->len = r->len;
 	mm->pgoff = r->pgoff;
+	mm->file = f;
 	mm->prot = r->prot;
 	mm->flags = r->flags;
-	mm->maj = r->maj;
-	mm->min = r->min;
-	mm->ino = r->ino;
-	mm->ino_generation = r->ino_generation;
-	mm->build_id_size = r->build_id_size;
-	memcpy(mm->build_id, r->build_id, sizeof(mm->build_id));
 	mm->source = source;
 	mm->bin = bin;
 	p->nmaps++;
@@ -305,23 +481,25 @@ model_set_map_buildid(struct model *m, uint32_t pid, uint64_t addr, const uint8_
     uint8_t size, uint8_t source)
 {
 	struct model_proc *p;
-	size_t	 lo = 0, hi, mid;
+	struct model_map *mm;
+	struct model_file k, *f;
+	size_t	 i;
 
 	if ((p = model_find(m, pid)) == NULL || size == 0 || size > BUILD_ID_MAX)
 		return -ENOENT;
-	hi = p->nmaps;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (p->maps[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == p->nmaps || p->maps[lo].addr != addr)
+	if ((i = maps_after(p, addr)) == p->nmaps || p->maps[i].addr != addr)
 		return -ENOENT;
-	memcpy(p->maps[lo].build_id, id, size);
-	p->maps[lo].build_id_size = size;
-	p->maps[lo].source = source;
+	mm = &p->maps[i];
+	/* Its own file entry: other maps of the name keep what they had. */
+	k = *mm->file;
+	memset(k.build_id, 0, sizeof(k.build_id));
+	memcpy(k.build_id, id, size);
+	k.build_id_size = size;
+	if ((f = file_get(m, mm->file->name, &k)) == NULL)
+		return -ENOMEM;
+	file_put(m, mm->file);
+	mm->file = f;
+	mm->source = source;
 	return 0;
 }
 
@@ -330,14 +508,19 @@ model_set_comm(struct model *m, uint32_t pid, uint32_t tid, const char *comm, in
 {
 	struct model_proc *p;
 	struct model_thread *t;
+	size_t	 i;
 
 	if ((p = proc_get(m, pid)) == NULL)
 		return -ENOMEM;
 	if (exec) {
-		while (p->nmaps > 0)
-			maps_remove(m, p, p->nmaps - 1);
+		for (i = 0; i < p->nmaps; i++)
+			file_put(m, p->maps[i].file);
+		m->nmaps -= p->nmaps;
+		p->nmaps = 0;
 		p->jit = 0;
 		/* exec leaves one thread: the one that exec'd becomes pid */
+		for (i = 0; i < p->cthreads; i++)
+			p->threads[i].used = 0;
 		p->nthreads = 0;
 	}
 	if ((t = thread_get(p, tid)) == NULL)
@@ -355,10 +538,11 @@ model_fork(struct model *m, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t 
 	char	 comm[16] = "";
 	size_t	 i;
 
+	/* An unknown parent thread: the leader's name, else any thread's. */
+	if (pt == NULL && parent != NULL && (pt = thread_find(parent, ppid)) == NULL)
+		pt = model_thread_next(parent, NULL);
 	if (pt != NULL)
 		memcpy(comm, pt->comm, sizeof(comm));
-	else if (parent != NULL && parent->nthreads > 0)
-		memcpy(comm, parent->threads[0].comm, sizeof(comm));
 	if (pid != ppid) {
 		/* A new process: a previous one with this pid is long gone. */
 		if ((p = model_find(m, pid)) != NULL)
@@ -372,10 +556,9 @@ model_fork(struct model *m, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t 
 		if (parent != NULL && parent->nmaps > 0) {
 			if (maps_reserve(p, parent->nmaps) < 0)
 				return -ENOMEM;
-			for (i = 0; i < parent->nmaps; i++) {
-				p->maps[i] = parent->maps[i];
-				name_ref(p->maps[i].filename);
-			}
+			memcpy(p->maps, parent->maps, parent->nmaps * sizeof(p->maps[0]));
+			for (i = 0; i < parent->nmaps; i++)
+				p->maps[i].file->refs++;
 			p->nmaps = parent->nmaps;
 			m->nmaps += parent->nmaps;
 		}
@@ -399,34 +582,16 @@ model_set_ns(struct model *m, uint32_t pid, uint64_t mnt_ns, uint64_t user_ns)
 	return 0;
 }
 
-static void
-proc_remove(struct model *m, struct model_proc *p)
-{
-	struct model_proc **pp;
-
-	for (pp = &m->buckets[bucket_of(m, p->pid)]; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == p) {
-			*pp = p->next;
-			m->nmaps -= p->nmaps;
-			m->nprocs--;
-			proc_free(p);
-			return;
-		}
-}
-
 void
 model_exit(struct model *m, uint32_t pid, uint32_t tid)
 {
 	struct model_proc *p;
-	size_t	 i;
+	struct model_thread *t;
 
 	if ((p = model_find(m, pid)) == NULL)
 		return;
-	for (i = 0; i < p->nthreads; i++)
-		if (p->threads[i].tid == tid) {
-			p->threads[i] = p->threads[--p->nthreads];
-			break;
-		}
+	if ((t = thread_find(p, tid)) != NULL)
+		thread_del(p, t);
 	/*
 	 * The leader may exit before its threads (pthread_exit in main): the
 	 * process, and its maps, live until its last known thread is gone.
@@ -440,37 +605,38 @@ model_exit(struct model *m, uint32_t pid, uint32_t tid)
 void
 model_map_record(const struct model_proc *p, const struct model_map *mm, struct record_mmap *r)
 {
+	const struct model_file *f = mm->file;
+
 	memset(r, 0, sizeof(*r));
 	r->pid = r->tid = p->pid;
 	r->addr = mm->addr;
 	r->len = mm->len;
 	r->pgoff = mm->pgoff;
 	r->has_inode = 1;
-	r->maj = mm->maj;
-	r->min = mm->min;
-	r->ino = mm->ino;
-	r->ino_generation = mm->ino_generation;
+	r->maj = f->maj;
+	r->min = f->min;
+	r->ino = f->ino;
+	r->ino_generation = f->ino_generation;
 	r->prot = mm->prot;
 	r->flags = mm->flags;
-	r->build_id_size = mm->build_id_size;
-	memcpy(r->build_id, mm->build_id, sizeof(r->build_id));
-	r->filename = mm->filename;
+	r->build_id_size = f->build_id_size;
+	memcpy(r->build_id, f->build_id, sizeof(r->build_id));
+	r->filename = f->name;
 }
 
 int
 model_foreach(struct model *m, model_proc_fn fn, void *arg)
 {
+	struct model_proc *p, *next;
 	size_t	 i;
-	int	 rc;
+	int	 rc = 0;
 
-	for (i = 0; i < m->nbuckets; i++) {
-		struct model_proc *p, *next;
-
-		for (p = m->buckets[i]; p != NULL; p = next) {
+	m->walking++;
+	for (i = 0; i < m->nbuckets && rc == 0; i++)
+		for (p = m->buckets[i]; p != NULL && rc == 0; p = next) {
 			next = p->next;
-			if ((rc = fn(p, arg)) != 0)
-				return rc;
+			rc = fn(p, arg);
 		}
-	}
-	return 0;
+	m->walking--;
+	return rc;
 }

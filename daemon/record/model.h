@@ -13,20 +13,35 @@
 
 #include "record.h"
 
-struct model_map {
-	uint64_t	 addr, len, pgoff;
-	uint32_t	 prot, flags;
-	uint32_t	 maj, min;
+/*
+ * A mapped file as the records name it: name, inode and build-id.  Each
+ * is kept once however many maps name it (every process maps libc), and
+ * freed with the last; read-only outside model.c.
+ */
+struct model_file {
+	struct model_file *next;	/* hash chain */
+	uint64_t	 hash;
 	uint64_t	 ino, ino_generation;
+	uint32_t	 maj, min;
+	uint32_t	 refs;		/* the maps naming it */
+	uint8_t		 build_id_size;	/* 0: not known (yet) */
 	uint8_t		 build_id[BUILD_ID_MAX];
-	uint8_t		 build_id_size;
-	uint8_t		 source;	/* enum buildid_source */
-	uint32_t	 bin;		/* its binary's id (binaries.h), or BINARY_NONE */
-	char		*filename;	/* shared by copies of the map (counted) */
+	char		 name[];
 };
 
+/* 48 bytes: what differs between two maps of one file. */
+struct model_map {
+	uint64_t	 addr, len, pgoff;
+	struct model_file *file;
+	uint32_t	 prot, flags;
+	uint32_t	 bin;		/* its binary's id (binaries.h), or BINARY_NONE */
+	uint8_t		 source;	/* enum buildid_source */
+};
+
+/* A slot of a process's thread table; free when !used. */
 struct model_thread {
 	uint32_t	 tid;
+	uint8_t		 used;
 	char		 comm[16];
 };
 
@@ -37,17 +52,27 @@ struct model_proc {
 	int		 leader_gone;	/* EXIT of pid seen, other threads remain */
 	int		 jit;		/* maps anonymous executable memory: its
 					   /tmp/perf-PID.map is watched (capture/jit.c) */
-	struct model_thread *threads;
+	struct model_thread *threads;	/* open addressing by tid: cthreads slots
+					   (a power of two), nthreads used */
 	size_t		 nthreads, cthreads;
 	struct model_map *maps;		/* sorted by addr, non-overlapping */
 	size_t		 nmaps, cmaps;
 };
 
+/*
+ * Processes hashed by pid, files by what they are; both tables double
+ * when they hold more entries than buckets, so lookups stay O(1) on a
+ * host of any size.
+ */
 struct model {
 	struct model_proc **buckets;
 	size_t		 nbuckets;
 	size_t		 nprocs;
 	size_t		 nmaps;
+	struct model_file **fbuckets;
+	size_t		 nfbuckets;
+	size_t		 nfiles;
+	int		 walking;	/* in model_foreach: no resizing */
 };
 
 int	model_init(struct model *);
@@ -56,6 +81,8 @@ void	model_free(struct model *);
 struct model_proc *model_find(struct model *, uint32_t pid);
 /* The thread's name, or NULL. */
 const char *model_comm(struct model *, uint32_t pid, uint32_t tid);
+/* P's thread after PREV in its table (the first: PREV NULL), or NULL: to iterate. */
+struct model_thread *model_thread_next(const struct model_proc *p, struct model_thread *prev);
 
 /*
  * Record a mapping (replaces whatever it overlaps); BIN is the id of its
@@ -74,11 +101,17 @@ void	model_exit(struct model *, uint32_t pid, uint32_t tid);
  */
 int	model_set_ns(struct model *, uint32_t pid, uint64_t mnt_ns, uint64_t user_ns);
 
-/* The mapping MM of process P as a decoded MMAP2 record (filename shared with MM). */
+/*
+ * The mapping MM of process P as a decoded MMAP2 record (filename shared
+ * with MM: valid until MM changes).
+ */
 void	model_map_record(const struct model_proc *p, const struct model_map *mm,
 	    struct record_mmap *out);
 
-/* Visit every process (in no particular order). */
+/*
+ * Visit every process (in no particular order).  FN may remove the
+ * process it is given (model_exit), not add any.
+ */
 typedef int (*model_proc_fn)(struct model_proc *, void *arg);
 int	model_foreach(struct model *, model_proc_fn, void *arg);
 

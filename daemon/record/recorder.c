@@ -355,7 +355,7 @@ jit_keep_cb(struct model_proc *p, void *arg)
 	size_t	 i;
 
 	for (i = 0; i < p->nmaps && !p->jit; i++)	/* the state perfmapd started with */
-		if ((p->maps[i].prot & PROT_EXEC) && record_name_is_anon(p->maps[i].filename))
+		if ((p->maps[i].prot & PROT_EXEC) && record_name_is_anon(p->maps[i].file->name))
 			recorder_jit_watch(r, p);
 	if (p->jit)
 		notify_jit_keep(&r->notify, p->pid, &r->seg, 0);
@@ -882,8 +882,8 @@ announce_model_cb(struct model_proc *p, void *arg)
 
 	for (i = 0; i < p->nmaps; i++) {
 		mm = &p->maps[i];
-		if (mm->build_id_size == 0 ||
-		    (b = recorder_binary(r, p, mm->filename, mm->build_id, mm->build_id_size)) == NULL)
+		if (mm->file->build_id_size == 0 || (b = recorder_binary(r, p, mm->file->name,
+		    mm->file->build_id, mm->file->build_id_size)) == NULL)
 			continue;
 		mm->bin = b->id;
 		if (b->mapped)

@@ -21,14 +21,14 @@ synth_proc(const struct model_proc *p, const struct record_layout *l,
     struct record_sample_id *sid, uint8_t *buf, synth_emit_fn emit, void *arg)
 {
 	struct record_mmap r;
+	struct model_thread *t = NULL;
 	size_t	 i, n;
 	int	 rc;
 
-	for (i = 0; i < p->nthreads; i++) {
+	while ((t = model_thread_next(p, t)) != NULL) {
 		sid->pid = p->pid;
-		sid->tid = p->threads[i].tid;
-		n = record_build_comm(buf, p->pid, p->threads[i].tid, p->threads[i].comm, 0, l,
-		    sid);
+		sid->tid = t->tid;
+		n = record_build_comm(buf, p->pid, t->tid, t->comm, 0, l, sid);
 		if ((rc = emit(buf, n, p, NULL, arg)) != 0)
 			return rc;
 	}
@@ -65,7 +65,7 @@ synth_emit_cb(const void *rec, size_t len, const struct model_proc *p,
 		return 0;
 	}
 	if ((b = binaries_at(c->a->bins, mm->bin)) != NULL) {
-		if ((rc = segment_note_binary(c->seg, b, mm->filename)) < 0)
+		if ((rc = segment_note_binary(c->seg, b, mm->file->name)) < 0)
 			return rc;
 		notify_seen(c->a->notify, b, p->pid, c->a->wall_ns);
 	}
