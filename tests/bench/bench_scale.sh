@@ -13,7 +13,8 @@
 #              CPU per second while recording, its exit (the build-id pass)
 # Both record BENCH_SCALE_SECONDS (15) after their start.  The full size
 # takes a few minutes: make bench runs it; a quick look: BENCH_SCALE_PROCS=1000.
-#   BENCH_SCALE_FREQ (99)
+#   BENCH_SCALE_FREQ (99), BENCH_PERFMAPD (build/perfmapd: another build,
+#   e.g. main's, to compare), BENCH_SCALE_PERF=0 (perfmapd only)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 NPROCS=${BENCH_SCALE_PROCS:-10000}
@@ -21,7 +22,7 @@ NFILES=${BENCH_SCALE_FILES:-200}
 SECS=${BENCH_SCALE_SECONDS:-15}
 FREQ=${BENCH_SCALE_FREQ:-99}
 ROTATE=${BENCH_SCALE_ROTATE:-16M}
-PERFMAPD=./${BUILD:-build}/perfmapd
+PERFMAPD=${BENCH_PERFMAPD:-./${BUILD:-build}/perfmapd}
 PERFMAPCTL=./${BUILD:-build}/perfmapctl
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
 command -v perf >/dev/null || { echo "SKIP: perf not installed"; exit 0; }
@@ -90,6 +91,8 @@ echo "perfmapd: start $start s; peak RSS $(maxrss "$B/m.perfmapd") kB; steady CP
 echo "perfmapd: start state $synth; $nseg segments (MiB: $sizes) with rotate_size $ROTATE; $recorded bytes recorded after the start states"
 echo "$status" | grep -E '^(lost|processes) ' | sed 's/^/perfmapd status: /'
 start_pm=$start rss_pm=$(maxrss "$B/m.perfmapd") cpu_pm=$(steady "$B/m.perfmapd" "$from")
+
+[ "${BENCH_SCALE_PERF:-1}" = 0 ] && exit 0
 
 # ---- perf record -a -g: its workload starts once perf has synthesized /proc
 t0=$(date +%s.%N)
