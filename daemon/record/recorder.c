@@ -524,12 +524,6 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 	    .time = t_start, .wall_ns = r->seg.wall_start_ns, .bins = r->bins,
 	    .notify = &r->notify, .filter = filter };
 	rc = synth_write(&r->seg, &r->model, &r->kinfo, &sa, &ss);
-	/*
-	 * The start state grows with the host, not with what was recorded: on
-	 * a host with millions of maps it alone may pass rotate_size, and
-	 * every drain tick would rotate.  Only what follows it counts.
-	 */
-	r->seg.start_size = r->seg.pd.data_size;
 	if (rc < 0) {
 		errno = -rc;
 		log_warn("%s: writing the initial state", r->seg.partial);
@@ -537,6 +531,13 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 	/* On disk now: a crash any time later leaves a segment that repairs to a useful one. */
 	if (perfdata_flush(&r->seg.pd) < 0)
 		log_warnx("%s: cannot write the initial state", r->seg.partial);
+	/*
+	 * The start state grows with the host, not with what was recorded: on
+	 * a host with millions of maps it alone may pass rotate_size, and
+	 * every drain tick would rotate.  Only what follows it counts (taken
+	 * after the flush: compressed, the staged records count from there).
+	 */
+	r->seg.start_size = r->seg.pd.data_size;
 	log_debug("opened %s: %llu processes, %llu threads, %llu maps synthesized",
 	    r->seg.partial, (unsigned long long)ss.procs, (unsigned long long)ss.threads,
 	    (unsigned long long)ss.maps);
