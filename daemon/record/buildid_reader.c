@@ -442,6 +442,32 @@ out:
 	close(pfd);
 }
 
+int
+buildid_reader_known(struct buildid_reader *b, const struct bid_query *q, uint64_t map_wall_ns,
+    struct bid_answer *a)
+{
+	struct bid_answer ca;
+	struct stat st;
+	int	 pfd, rc = 0;
+
+	if (!q->has_inode || map_wall_ns == 0 || !buildid_reader_is_file(q->filename) ||
+	    record_name_len(q->filename) != strlen(q->filename))
+		return 0;
+	if ((pfd = open_path_nofollow(q->filename)) < 0)
+		return 0;
+	/* Rule 2's tests, and a cache entry for the file in this very state. */
+	memset(&ca, 0, sizeof(ca));
+	if (fstat(pfd, &st) == 0 && st.st_dev == makedev(q->maj, q->min) &&
+	    st.st_ino == q->ino && S_ISREG(st.st_mode) &&
+	    ts_ns(&st.st_ctim) + CTIME_SLACK_NS < (int64_t)map_wall_ns &&
+	    cache_get(b, &st, &ca)) {
+		*a = ca;
+		rc = 1;
+	}
+	close(pfd);
+	return rc;
+}
+
 void
 buildid_reader_resolve(struct buildid_reader *b, const struct bid_query *q, struct bid_answer *a,
     int *fd)

@@ -106,6 +106,17 @@ void	buildid_reader_resolve(struct buildid_reader *, const struct bid_query *q,
 	    struct bid_answer *a, int *fd);
 
 /*
+ * The cheap proof for mappings of one file (an exec storm maps the same
+ * few files thousands of times a second): Q's path, opened as rule 2
+ * opens it, is the record's inode, unchanged since before MAP_WALL_NS
+ * (the earliest of the mappings answered), in the state the cache read it
+ * in.  Then the cache's answer is each mapping's: 1, *A filled.  0: no
+ * proof, nothing filled (buildid_reader_resolve for each).  No file is read.
+ */
+int	buildid_reader_known(struct buildid_reader *, const struct bid_query *q,
+	    uint64_t map_wall_ns, struct bid_answer *a);
+
+/*
  * Is FILENAME a file whose build-id is wanted: a path, but none of the
  * names perf treats as anonymous memory ("//anon", "/dev/zero",
  * "/anon_hugepage", "/SYSV...", "/memfd:...")?

@@ -76,13 +76,108 @@ req_unref(struct resolver *r, struct resolve_req *q)
 	free(q);
 }
 
+/*
+ * Requests for one file, taken together: an exec storm maps the same few
+ * files thousands of times a second, and one proof by name answers them
+ * all (buildid_reader_known).  SCAN_MAX bounds the look along the queue.
+ */
+#define GROUP_MAX	64
+#define SCAN_MAX	256
+
+static int
+same_file(const struct resolve_req *a, const struct resolve_req *b)
+{
+	return a->q.has_inode && b->q.has_inode && a->q.ino == b->q.ino &&
+	    a->q.maj == b->q.maj && a->q.min == b->q.min && a->q.gen == b->q.gen &&
+	    strcmp(a->q.filename, b->q.filename) == 0;
+}
+
+/* Under mu, the queue not empty: its head and the queued requests for the same file. */
+static size_t
+take_group(struct resolver *r, struct resolve_req **g)
+{
+	struct resolve_req **pp, *q;
+	size_t	 n = 0, seen = 0;
+
+	g[n++] = q = r->qhead;
+	r->qhead = q->qnext;
+	for (pp = &r->qhead; (q = *pp) != NULL && n < GROUP_MAX && seen < SCAN_MAX; seen++) {
+		if (same_file(g[0], q)) {
+			*pp = q->qnext;
+			g[n++] = q;
+		} else
+			pp = &q->qnext;
+	}
+	if (*pp == NULL)
+		r->qtail = pp;
+	return n;
+}
+
+/* Answer Q alone: the reading rules of buildid_reader.h. */
+static void
+resolve_one(struct resolver *r, struct resolve_req *q)
+{
+	/* The file read, for a copy into the cache, within a quota of fds. */
+	if (r->keep_fds && atomic_fetch_add(&r->fds, 1) < RESOLVER_MAX_FDS) {
+		buildid_reader_resolve(&r->reader, &q->q, &q->a, &q->fd);
+		if (q->fd < 0)
+			atomic_fetch_sub(&r->fds, 1);
+	} else {
+		if (r->keep_fds)
+			atomic_fetch_sub(&r->fds, 1);
+		buildid_reader_resolve(&r->reader, &q->q, &q->a, NULL);
+	}
+}
+
+/* Answer the requests of G (N of them, one file) that still want an answer. */
+static void
+resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
+{
+	struct bid_answer a;
+	uint64_t now = mono_now(), wall = UINT64_MAX;
+	size_t	 i, live = 0;
+
+	for (i = 0; i < n; i++) {
+		atomic_store(&g[i]->taken, 1);
+		/*
+		 * Done already: handed back to close its file (resolver_req_put).
+		 * Past its deadline: the loop has given up on it, no read.
+		 */
+		if (atomic_load(&g[i]->done) || now >= g[i]->deadline) {
+			g[i] = NULL;
+			continue;
+		}
+		if (g[i]->q.map_wall_ns < wall)
+			wall = g[i]->q.map_wall_ns;
+		live++;
+	}
+	if (live == 0)
+		return;
+	for (i = 0; i < n && g[i] == NULL; i++)
+		;
+	if (buildid_reader_known(&r->reader, &g[i]->q, wall, &a)) {
+		for (; i < n; i++)
+			if (g[i] != NULL) {
+				g[i]->a = a;
+				atomic_store_explicit(&g[i]->done, 1, memory_order_release);
+			}
+		return;
+	}
+	for (; i < n; i++)
+		if (g[i] != NULL) {
+			resolve_one(r, g[i]);
+			atomic_store_explicit(&g[i]->done, 1, memory_order_release);
+		}
+}
+
 static void *
 worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct resolver *r = w->r;
-	struct resolve_req *q;
+	struct resolve_req *g[GROUP_MAX], *keep[GROUP_MAX];
 	uint64_t one = 1;
+	size_t	 i, n;
 
 	for (;;) {
 		pthread_mutex_lock(&r->mu);
@@ -92,35 +187,18 @@ worker_main(void *arg)
 			pthread_mutex_unlock(&r->mu);
 			break;
 		}
-		q = r->qhead;
-		if ((r->qhead = q->qnext) == NULL)
-			r->qtail = &r->qhead;
+		n = take_group(r, g);
 		pthread_mutex_unlock(&r->mu);
 
 		atomic_store(&w->busy_since, mono_now());
-		atomic_store(&q->taken, 1);
-		/*
-		 * Done already: handed back to close its file (resolver_req_put).
-		 * Past its deadline: the loop has given up on it, no read.
-		 */
-		if (!atomic_load(&q->done) && mono_now() < q->deadline) {
-			/* The file read, for a copy into the cache, within a quota of fds. */
-			if (r->keep_fds && atomic_fetch_add(&r->fds, 1) < RESOLVER_MAX_FDS) {
-				buildid_reader_resolve(&r->reader, &q->q, &q->a, &q->fd);
-				if (q->fd < 0)
-					atomic_fetch_sub(&r->fds, 1);
-			} else {
-				if (r->keep_fds)
-					atomic_fetch_sub(&r->fds, 1);
-				buildid_reader_resolve(&r->reader, &q->q, &q->a, NULL);
-			}
-			atomic_store_explicit(&q->done, 1, memory_order_release);
-		}
+		memcpy(keep, g, n * sizeof(*g));
+		resolve_group(r, g, n);
 		atomic_store(&w->busy_since, 0);
 		if (atomic_exchange(&r->want_wakeup, 0) && write(r->efd, &one, sizeof(one)) < 0) {
 			/* the counter is full: the loop has a wake-up already */
 		}
-		req_unref(r, q);
+		for (i = 0; i < n; i++)
+			req_unref(r, keep[i]);
 	}
 	return NULL;
 }
