@@ -222,6 +222,111 @@ START_TEST(test_by_name)
 }
 END_TEST
 
+/*
+ * The cheap proof (buildid_reader_known): the cache's answer only for the
+ * record's inode at its path, unchanged since before the mapping, in the
+ * state the cache read; never a read of its own.
+ */
+START_TEST(test_known)
+{
+	struct buildid_reader br;
+	struct bid_query q;
+	struct bid_answer a;
+	struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
+	char	 p[PATH_MAX], link[PATH_MAX];
+	int	 fd;
+
+	ck_assert_int_eq(buildid_reader_init(&br), 0);
+	copy_to("/proc/self/exe", "prog", p, sizeof(p));
+	query_of(p, wall_ns(1000), &q);
+	/* Nothing cached yet: no answer, and nothing read. */
+	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a), 0);
+	ck_assert_uint_eq(br.reads, 0);
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_OK);
+	memset(&a, 0, sizeof(a));
+	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a), 1);
+	ck_assert_int_eq(a.cause, BIDC_OK);
+	ck_assert(ids_equal(&a, p));
+	ck_assert_uint_eq(br.reads, 1);
+	/* One mapping of the group made before the file's last change. */
+	ck_assert_int_eq(buildid_reader_known(&br, &q, wall_ns(-60000), &a), 0);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, 0, &a), 0);
+	/* Another inode, or no inode to compare. */
+	q.ino++;
+	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a), 0);
+	query_of(p, wall_ns(1000), &q);
+	q.has_inode = 0;
+	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a), 0);
+	/* A final symlink is not followed. */
+	snprintf(link, sizeof(link), "%s/link", dir);
+	ck_assert_int_eq(symlink(p, link), 0);
+	query_of(p, wall_ns(1000), &q);
+	q.filename = link;
+	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a), 0);
+	/* Written in place since the cache read it: its state is not the cache's. */
+	ck_assert_int_ge(fd = open(p, O_WRONLY), 0);
+	ck_assert_int_eq(pwrite(fd, "x", 1, 4096), 1);
+	ck_assert_int_eq(futimens(fd, ts), 0);
+	close(fd);
+	query_of(p, wall_ns(1000), &q);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a), 0);
+	buildid_reader_free(&br);
+}
+END_TEST
+
+/* Reads of one file queued together: one proof, every request answered. */
+START_TEST(test_resolver_group)
+{
+	struct resolver *res;
+	struct resolve_req *q[8];
+	struct record_mmap m;
+	struct bid_query bq;
+	char	 p[PATH_MAX], err[256];
+	uint64_t now = 1;
+	int	 i;
+
+	copy_to("/proc/self/exe", "prog", p, sizeof(p));
+	query_of(p, 0, &bq);
+	memset(&m, 0, sizeof(m));
+	m.pid = NOPID;
+	m.addr = 0x400000;
+	m.len = 0x1000;
+	m.has_inode = 1;
+	m.maj = bq.maj;
+	m.min = bq.min;
+	m.ino = bq.ino;
+	m.filename = p;
+	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	}
+	for (i = 0; i < 8; i++) {
+		/* Every other one of another inode: answered on its own. */
+		m.ino = bq.ino + (uint64_t)(i & 1);
+		ck_assert_ptr_nonnull(q[i] = resolver_req_new(res, &m, wall_ns(1000), now));
+		resolver_queue(res, q[i]);
+	}
+	resolver_kick(res);
+	for (i = 0; i < 8; i++) {
+		resolver_wait(res, q[i]);
+		ck_assert_int_eq(resolver_req_done(res, q[i], now, 0), 1);
+		if (i & 1)
+			ck_assert_int_eq(resolver_req_answer(q[i])->cause, BIDC_REPLACED);
+		else {
+			ck_assert_int_eq(resolver_req_answer(q[i])->cause, BIDC_OK);
+			ck_assert(ids_equal(resolver_req_answer(q[i]), p));
+		}
+	}
+	for (i = 0; i < 8; i++)
+		resolver_req_put(res, q[i]);
+	resolver_stop(res);
+}
+END_TEST
+
 /* A FIFO at the path is not opened (that would block), only refused. */
 START_TEST(test_fifo)
 {
@@ -378,6 +483,8 @@ reader_suite(void)
 	tcase_add_test(tc, test_fifo);
 	tcase_add_test(tc, test_cp_over_inode);
 	tcase_add_test(tc, test_resolver_deadline);
+	tcase_add_test(tc, test_known);
+	tcase_add_test(tc, test_resolver_group);
 	suite_add_tcase(s, tc);
 	return s;
 }
