@@ -170,8 +170,13 @@ jq -e ".flight.size == $((SIZE_MB << 20)) and .flight.bytes <= .flight.size" "$T
 	>/dev/null || fail "the buffer holds more than flight_size"
 jq -e '.flight.dropped_records > 0' "$T/st.json" >/dev/null ||
 	fail "the buffer never turned over: the workload was too slow to test the bound"
-[ "$max" -le $((rss0 + SIZE_MB * 1024 + 8192)) ] ||
-	fail "RSS grew to $max kB: more than $rss0 kB + flight_size + 8 MB"
+# (Under the sanitizers RSS is mostly their shadow memory and quarantine,
+# not the daemon's: the buffer's own bound above is judged there too.)
+case $BUILD in
+*asan*|*tsan*) note "RSS not judged under the sanitizers";;
+*) [ "$max" -le $((rss0 + SIZE_MB * 1024 + 8192)) ] ||
+	fail "RSS grew to $max kB: more than $rss0 kB + flight_size + 8 MB";;
+esac
 [ -z "$(segments)" ] || fail "a segment before the snapshot"
 kill -USR2 "$DAEMON_PID"
 for _ in $(seq 1 50); do [ -n "$(segments)" ] && break; sleep 0.1; done
