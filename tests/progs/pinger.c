@@ -106,8 +106,11 @@ main(int argc, char *argv[])
 	end = now_ms() + atof(argv[3]) * 1e3;
 	while (!stop && now_ms() < end && n < PINGER_MAX) {
 		t = now_ms();
-		if ((lat[n] = ping(argv[1])) < 0)
+		if ((lat[n] = ping(argv[1])) < 0) {
+			if (stop)
+				break;	/* interrupted by the stop, not a failed ping */
 			failed++;
+		}
 		else {
 			if (lat[n] > 100)
 				over++;
