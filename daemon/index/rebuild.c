@@ -30,14 +30,6 @@
 #include "record.h"
 #include "record/model.h"
 
-/* Processes of a user's namespace (binaries.h NS), by pid, while a segment is read. */
-#define SCAN_NS_MAX	4096
-
-struct scan_ns {
-	uint32_t	 pid;		/* 0: free */
-	uint64_t	 ns;
-};
-
 struct scan_ctx {
 	struct index	*ix;
 	struct record_layouts layouts;	/* each record by its event's attr */
@@ -49,46 +41,16 @@ struct scan_ctx {
 	uint64_t	 samples, lost, records;
 	uint64_t	 last;		/* latest time stamp seen */
 	uint64_t	 host_mnt_ns, init_user_ns;
-	struct scan_ns	 ns[SCAN_NS_MAX];	/* open addressing by pid */
-	size_t		 nns;
 };
 
-/* The slot of PID (or where it would go); NULL when the table is full. */
-static struct scan_ns *
-scan_ns_slot(struct scan_ctx *c, uint32_t pid)
-{
-	size_t	 j, n;
-
-	for (j = pid % SCAN_NS_MAX, n = 0; n < SCAN_NS_MAX; j = (j + 1) % SCAN_NS_MAX, n++)
-		if (c->ns[j].pid == pid || c->ns[j].pid == 0)
-			return &c->ns[j];
-	return NULL;
-}
-
+/* The provenance of what PID maps (binaries.h NS), from the model's namespaces. */
 static uint64_t
 scan_ns_of(struct scan_ctx *c, uint32_t pid)
 {
-	struct scan_ns *e = scan_ns_slot(c, pid);
+	const struct model_proc *p = model_find(&c->model, pid);
 
-	return e != NULL && e->pid == pid ? e->ns : 0;
-}
-
-/*
- * PID's provenance from now on.  Entries are never emptied (a process
- * that exits keeps its slot until its pid comes back in a FORK): probing
- * stays simple, and the table is small.
- */
-static void
-scan_ns_set(struct scan_ctx *c, uint32_t pid, uint64_t ns)
-{
-	struct scan_ns *e = scan_ns_slot(c, pid);
-
-	if (e == NULL || (e->pid == 0 && ns == 0))
-		return;
-	if (e->pid == 0)
-		c->nns++;
-	e->pid = pid;
-	e->ns = ns;
+	return p == NULL ? 0 : binaries_ns(c->host_mnt_ns, c->init_user_ns, p->mnt_ns,
+	    p->user_ns);
 }
 
 static uint64_t
@@ -166,8 +128,9 @@ scan_record_cb(const struct perf_event_header *h, void *arg)
 	 * the host's: the segment does not say.)
 	 */
 	case PERF_RECORD_NAMESPACES:
-		scan_ns_set(c, rec.ns.pid, binaries_ns(c->host_mnt_ns, c->init_user_ns,
-		    rec.ns.mnt_ns, rec.ns.user_ns));
+		if (rec.ns.mnt_ns != 0 &&
+		    model_set_ns(&c->model, rec.ns.pid, rec.ns.mnt_ns, rec.ns.user_ns) < 0)
+			c->model_oom = 1;
 		break;
 	case PERF_RECORD_MMAP2:
 		if (rec.mmap.pid == (uint32_t)-1)
@@ -186,8 +149,6 @@ scan_record_cb(const struct perf_event_header *h, void *arg)
 			c->model_oom = 1;
 		break;
 	case PERF_RECORD_FORK:
-		if (rec.task.pid != rec.task.ppid)
-			scan_ns_set(c, rec.task.pid, scan_ns_of(c, rec.task.ppid));
 		if (model_fork(&c->model, rec.task.pid, rec.task.ppid, rec.task.tid,
 		    rec.task.ptid) < 0)
 			c->model_oom = 1;
