@@ -38,22 +38,46 @@ need_events() {
 		skip "perf_event_open system-wide is not permitted here"
 }
 
-# test_group VAR NAME / test_user VAR NAME GROUP: a real group, and a real
-# unprivileged user whose primary group is GROUP (no home, no login, no
-# other group), made for this test and removed at its exit; VAR is set to
-# the name made: NAME and the test's pid (tests run in parallel).
+# Accounts.  The password and group files are the machine's, shared by
+# every test and every checkout: what a test adds it removes at its exit,
+# and tests/run-tests.sh fails a test that leaves an account behind.
+#
+# test_group VAR NAME [MEMBER...] / test_user VAR NAME GROUP [SHELL]: a real
+# group (with these members), and a real unprivileged user whose primary
+# group is GROUP (no home, no login unless SHELL, no other group), made for
+# this test and removed at its exit; VAR is set to the name made: NAME and
+# the test's pid.  They set VAR in the caller's shell, never in a $(...)
+# subshell, where a failure would only end the subshell and the account
+# would never be removed.  A leftover of the same name (a run killed before
+# its exit, under a pid since reused) is removed first.
 # useradd and groupadd come with Debian's passwd package (tests/deps.sh).
+pw_run() {
+	# the command, retried while another process holds the files' lock
+	_try=0
+	until "$@" 2>"$T/pw.err"; do
+		_rc=$?
+		_try=$((_try + 1))
+		[ $_try -lt 10 ] || { cat "$T/pw.err"; return $_rc; }
+		sleep 1
+	done
+}
 test_group() {
-	_n=$2$$
-	groupadd "$_n" || fail "groupadd $_n"
-	at_exit "groupdel '$_n' 2>/dev/null"
-	eval "$1=\$_n"
+	_v=$1 _n=$2$$
+	shift 2
+	getent group "$_n" >/dev/null && pw_run groupdel "$_n"
+	pw_run groupadd "$_n" || fail "groupadd $_n"
+	at_exit "pw_run groupdel '$_n'"
+	for _m in "$@"; do pw_run usermod -a -G "$_n" "$_m" || fail "usermod -a -G $_n $_m"; done
+	eval "$_v=\$_n"
 }
 test_user() {
 	_n=$2$$
-	useradd --no-create-home --no-user-group --gid "$3" --home-dir /nonexistent \
-		--shell /usr/sbin/nologin "$_n" || fail "useradd $_n"
-	at_exit "userdel '$_n' 2>/dev/null"
+	getent passwd "$_n" >/dev/null && pw_run userdel "$_n"
+	pw_run useradd --no-create-home --no-user-group --gid "$3" --home-dir /nonexistent \
+		--shell "${4:-/usr/sbin/nologin}" "$_n" || fail "useradd $_n"
+	# what the test started as this user goes first (userdel refuses a
+	# user with processes)
+	at_exit "pkill -9 -u '$_n' 2>/dev/null; sleep 0.1; pw_run userdel '$_n'"
 	eval "$1=\$_n"
 }
 

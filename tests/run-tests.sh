@@ -9,17 +9,29 @@
 # that matches no test, a run that selected nothing, and a skipped test all
 # make it fail (ALLOW_SKIP=1 accepts skips, for a developer's machine that
 # cannot run some tests; CI never sets it).
+#
+# A test that leaves an account (user or group) behind fails: the password
+# files are the machine's, and a leftover named for a pid meets the next
+# test that runs under that pid.
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 export BUILD
 pass=0 fail=0 skip=0 failed="" skipped=""
 logdir=${TEST_LOGDIR:-$(mktemp -d /tmp/perfmapd-tests.XXXXXX)}
 
+accounts() { { getent passwd; getent group | sed 's/^/group /'; } | cut -d: -f1 | sort; }
+
 run() {
 	name=$1; shift
 	start=$(date +%s)
+	accounts >"$logdir/accounts.before"
 	"$@" >"$logdir/$name.log" 2>&1
 	rc=$?
+	left=$(accounts | comm -13 "$logdir/accounts.before" - | paste -sd' ' -)
+	if [ -n "$left" ]; then
+		echo "FAIL: the test left these accounts behind: $left" >>"$logdir/$name.log"
+		case $rc in 0|77) rc=1;; esac
+	fi
 	secs=$(( $(date +%s) - start ))
 	case $rc in
 	0)  pass=$((pass + 1)); echo "PASS $name (${secs}s)";;

@@ -1,13 +1,15 @@
 # tests/hostile/lib.sh - what the adversarial tests (tests/integration/
 # t_hostile_*.sh) share; sourced after tests/lib.sh.  The attacks run as
 # real unprivileged users the test creates (useradd) and removes at the
-# end, with their processes: each user is named pmhPID<tag>, so runs of
+# end, with their processes: each user is named pmh<tag>PID, so runs of
 # several checkouts on one machine do not meet.
 #
-#	new_user TAG           create a user; prints its name
+#	new_user VAR TAG       create a user (group nogroup, shell /bin/sh);
+#	                       VAR is set to its name
 #	user_home USER         a directory of USER's under $T (which becomes 0711)
 #	build_hostile NAME     tests/hostile/NAME.c into $T/NAME, for anyone to run
-#	new_group TAG USER...  create a group with these members; prints its name
+#	new_group VAR TAG USER...  create a group with these members; VAR is
+#	                       set to its name
 #	as_user USER CMD...    run CMD as USER (its own uid, gid, no other groups
 #	                       unless given to new_group)
 #	start_pinger [MS]      root pings the daemon every MS ms (default 20)
@@ -27,19 +29,11 @@
 #	hostile_judge          stop the pinger: figures; fail on a ping that
 #	                       failed or took 100 ms, or a record lost
 
-HOSTILE_USERS=""
-HOSTILE_GROUPS=""
 PINGER_PID=""
 
 hostile_cleanup() {
 	[ -n "$PINGER_PID" ] && kill "$PINGER_PID" 2>/dev/null
-	for u in $HOSTILE_USERS; do
-		# what the test started as this user, by pid
-		for p in $(pgrep -u "$u" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
-	done
 	cleanup
-	for u in $HOSTILE_USERS; do userdel "$u" 2>/dev/null; done
-	for g in $HOSTILE_GROUPS; do groupdel "$g" 2>/dev/null; done
 }
 trap hostile_cleanup EXIT
 
@@ -48,13 +42,7 @@ need_useradd() {
 		skip "useradd and setpriv are needed to attack as other users"
 }
 
-new_user() {
-	_u=pmh$$$1
-	useradd -M -N -g nogroup -d /nonexistent -s /bin/sh "$_u" >/dev/null 2>&1 ||
-		fail "useradd $_u"
-	HOSTILE_USERS="$HOSTILE_USERS $_u"
-	echo "$_u"
-}
+new_user() { test_user "$1" "pmh$2" nogroup /bin/sh; }
 
 user_home() {
 	chmod 0711 "$T"
@@ -69,14 +57,7 @@ build_hostile() {
 	chmod 0755 "$T/$1"
 }
 
-new_group() {
-	_g=pmh$$$1
-	shift
-	groupadd "$_g" >/dev/null 2>&1 || fail "groupadd $_g"
-	HOSTILE_GROUPS="$HOSTILE_GROUPS $_g"
-	for _m in "$@"; do usermod -a -G "$_g" "$_m" || fail "usermod $_m"; done
-	echo "$_g"
-}
+new_group() { _ngv=$1 _ngt=$2; shift 2; test_group "$_ngv" "pmh$_ngt" "$@"; }
 
 as_user() {
 	_u=$1
@@ -134,7 +115,7 @@ hostile_start() {
 	need_events
 	need_useradd
 	command -v jq >/dev/null 2>&1 || skip "jq is not installed"
-	A=$(new_user a)
+	new_user A a
 	H=$(user_home "$A")
 	build_prog spin
 	chmod 0755 "$T/spin"

@@ -11,8 +11,8 @@
 . tests/hostile/lib.sh
 hostile_start
 
-B=$(new_user b)
-C=$(new_user c)
+new_user B b
+new_user C c
 HA=$H
 HB=$(user_home "$B")
 HC=$(user_home "$C")

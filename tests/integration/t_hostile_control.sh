@@ -13,12 +13,12 @@
 . tests/hostile/lib.sh
 hostile_start
 build_hostile flood
-B=$(new_user b)
-C=$(new_user c)
-D=$(new_user d)
-E=$(new_user e)
-M=$(new_user m)
-G=$(new_group g "$M")
+new_user B b
+new_user C c
+new_user D d
+new_user E e
+new_user M m
+new_group G g "$M"
 
 start_daemon "[daemon]
 public_queries = yes

@@ -14,9 +14,9 @@
 need_events
 need_useradd
 
-A=$(new_user a)
-B=$(new_user b)
-G=$(new_group g "$B")
+new_user A a
+new_user B b
+new_group G g "$B"
 CONF='[record]
 frequency = 99
 [segments]

@@ -19,8 +19,8 @@ caps=$(sed -n 's/^CapabilityBoundingSet=//p' units/perfmapd.service | tr 'A-Z ' 
 	skip "the kernel has no CAP_CHECKPOINT_RESTORE (Linux < 5.9): the unit's notes apply"
 note "bounding set: $caps"
 
-A=$(new_user a)
-G=$(new_group g)
+new_user A a
+new_group G g
 chmod 0711 "$T"
 mkdir -m 0700 "$T/home" && chown "$A" "$T/home"
 build_prog spin
