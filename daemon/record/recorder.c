@@ -62,12 +62,20 @@
 /* The limit of the last pass at stop: every record. */
 #define LIMIT_ALL		(UINT64_MAX - RECORDER_MARGIN_NS - FUTURE_NS)
 /*
- * Side-band wake-ups after the first of a burst: at most one per this.  A
- * wake-up of the loop is the main cost of the side-band under an exec
- * storm (each a context switch, costly in a VM); 5 ms still starts the
- * build-id read of a process that lives 10 ms while it lives.
+ * Side-band wake-ups after the first of a burst: at most one per hold-off,
+ * SB_HOLDOFF_MS at first.  A wake-up of the loop is the main cost of the
+ * side-band under an exec storm (each a context switch, costly in a VM,
+ * and the resolver's worker woken with it); 5 ms still starts the build-id
+ * read of a process that lives 10 ms while it lives, which only matters
+ * for a file that changes soon after: a read started late is proven by
+ * name while the file is unchanged.  So while a burst brings no news (every
+ * answer a cached build-id proven again by name, none failed) the hold-off
+ * doubles, up to SB_HOLDOFF_MAX_MS; an answer that is news (a file read for
+ * the first time, or one whose build-id could not be proven) brings it
+ * back to SB_HOLDOFF_MS.
  */
 #define SB_HOLDOFF_MS		5
+#define SB_HOLDOFF_MAX_MS	80
 /* Flight mode: binaries no process maps are forgotten this often (no rotation does it). */
 #define FLIGHT_PRUNE_NS		(60ULL * 1000 * 1000 * 1000)
 
@@ -756,19 +764,29 @@ sb_watch(struct recorder_loop *l, int ncpus, int on)
 /*
  * A side-band record arrived: start its read now, and hold the side-band's
  * wake-ups off for SB_HOLDOFF_MS, looking again then, for as long as
- * records keep coming (an exec storm wakes the loop a few hundred times a
- * second, not once per record).
+ * records keep coming (an exec storm wakes the loop a few dozen times a
+ * second, not once per record); the hold-off grows while nothing new
+ * comes (SB_HOLDOFF_MS above).
  */
+static void
+holdoff_arm(struct recorder *r)
+{
+	struct timeval tv = { r->sb_holdoff_ms / 1000, r->sb_holdoff_ms % 1000 * 1000 };
+
+	evtimer_add(r->loop->holdoff_ev, &tv);
+}
+
 static void
 sb_ready_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct recorder *r = arg;
-	struct timeval tv = { 0, SB_HOLDOFF_MS * 1000 };
 
 	/* Awake anyway: what is old enough is written too (no tick of its own). */
+	r->sb_news = 0;
 	pass(r, recorder_now() - RECORDER_MARGIN_NS, 0);
 	sb_watch(r->loop, r->ev.ncpus, 0);
-	evtimer_add(r->loop->holdoff_ev, &tv);
+	r->sb_holdoff_ms = SB_HOLDOFF_MS;
+	holdoff_arm(r);
 	after(r);
 }
 
@@ -776,13 +794,23 @@ static void
 holdoff_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct recorder *r = arg;
-	struct timeval tv = { 0, SB_HOLDOFF_MS * 1000 };
 
 	if (sideband_arrive(r)) {
+		r->st.sb_wakeups++;
 		pass(r, recorder_now() - RECORDER_MARGIN_NS, 0);
-		evtimer_add(r->loop->holdoff_ev, &tv);
-	} else
+		if (r->sb_news == 0) {
+			if (r->sb_holdoff_ms < SB_HOLDOFF_MAX_MS)
+				r->sb_holdoff_ms *= 2;
+		} else if (r->sb_holdoff_ms > SB_HOLDOFF_MS) {
+			r->sb_holdoff_ms = SB_HOLDOFF_MS;
+			r->st.sb_holdoff_news++;
+		}
+		r->sb_news = 0;
+		holdoff_arm(r);
+	} else {
+		r->sb_holdoff_ms = 0;		/* none: the burst is over */
 		sb_watch(r->loop, r->ev.ncpus, 1);	/* quiet again: a wake-up per record */
+	}
 	after(r);
 }
 

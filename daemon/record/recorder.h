@@ -52,6 +52,8 @@ struct recorder_stats {
 	uint64_t	 flight_states;		/* flight: states of ended images kept */
 	uint64_t	 flight_state_bytes;	/* ... their bytes */
 	uint64_t	 flight_states_short;	/* ... not kept: the image lived too short */
+	uint64_t	 sb_wakeups;		/* side-band passes of a burst (hold-off timer) */
+	uint64_t	 sb_holdoff_news;	/* hold-offs brought back to the shortest by news */
 };
 
 enum rotate_reason {
@@ -91,6 +93,8 @@ struct recorder {
 	int		 cur;		/* the CPU whose ring is being read */
 	uint64_t	 blocked;	/* the side-band waits for a read at this time (0: no) */
 	uint64_t	 blocked_deadline;
+	uint64_t	 sb_news;	/* answers that were news: read, not known (recorder.c) */
+	int		 sb_holdoff_ms;	/* the side-band's current hold-off (recorder.c) */
 	uint64_t	 cut;		/* a rotation cuts here once the side-band is there */
 	enum rotate_reason cut_why;
 	int		 cut_rc;

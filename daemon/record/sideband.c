@@ -351,6 +351,8 @@ sb_record_cb(const struct perf_event_header *h, void *arg)
 			}
 			a = resolver_req_answer(q);
 			fd = resolver_req_fd(q);
+			if (!a->cached || a->cause != BIDC_OK)
+				r->sb_news++;
 		}
 	}
 	process_record(r, h, &rec, a, fd);

@@ -1,0 +1,54 @@
+#!/bin/sh
+# The side-band's hold-off in a burst (perfmapd(7), sideband.c).  While an
+# exec storm maps the same few binaries again and again, every build-id
+# answer is the cache's, proven again by the file's path: the hold-off
+# grows to 80 ms, so the loop wakes about a dozen times a second for the
+# side-band instead of 200.  A binary read for the first time in the middle
+# of the storm is news: the hold-off goes back to 5 ms.  Nothing is lost,
+# and the new binary's mapping has its build-id.
+. tests/lib.sh
+need_events
+command -v jq >/dev/null 2>&1 || skip "jq is not installed"
+cc -O2 -o "$T/execstorm" tests/bench/execstorm.c || fail "cannot build execstorm"
+build_prog spin
+start_daemon "[record]
+frequency = 99
+buildid_mode = userspace"
+st() { "$PERFMAPCTL" -s "$T/control.sock" --json status > "$T/st.json" || fail "status --json"; }
+
+st
+w0=$(jq .sideband.wakeups "$T/st.json") n0=$(jq .sideband.holdoff_news "$T/st.json")
+[ -n "$w0" ] && [ "$w0" != null ] || fail "status --json has no sideband.wakeups"
+"$T/execstorm" 4 1 /bin/true > "$T/storm" &
+storm=$!
+# the hold-off at its longest, seen while the storm goes on
+max=0
+for _ in $(seq 1 30); do
+	sleep 0.1
+	st
+	h=$(jq .sideband.holdoff_ms "$T/st.json")
+	[ "$h" -gt "$max" ] && max=$h
+done
+# news: a binary no one ran before (its own inode: the cache has not seen it)
+cp "$T/spin" "$T/fresh"
+"$T/fresh" 0.2
+sleep 0.3
+st
+n1=$(jq .sideband.holdoff_news "$T/st.json")
+wait $storm
+sleep 0.5
+st
+w1=$(jq .sideband.wakeups "$T/st.json")
+note "storm: $(cat "$T/storm"); hold-off up to $max ms; wake-ups $((w1 - w0)) in 4 s; news $((n1 - n0))"
+[ "$max" -eq 80 ] || fail "the hold-off never grew to 80 ms in the storm (at most $max)"
+[ $((w1 - w0)) -le 120 ] || fail "$((w1 - w0)) side-band wake-ups in a 4 s storm: the hold-off did not grow"
+[ $((w1 - w0)) -ge 20 ] || fail "only $((w1 - w0)) side-band wake-ups in a 4 s storm"
+[ "$n1" -gt "$n0" ] || fail "a binary read for the first time did not bring the hold-off back"
+[ "$(jq .counters.lost "$T/st.json")" = 0 ] || fail "records lost: $(jq -c .counters "$T/st.json")"
+stop_daemon
+id=$(readelf_buildid "$T/fresh")
+found=0
+for f in $(segments); do
+	perf report -D -i "$f" 2>/dev/null | grep "PERF_RECORD_MMAP2" | grep -F "$T/fresh" | grep -q "$id" && found=1
+done
+[ $found = 1 ] || fail "the fresh binary's mapping has no build-id $id in the segments"
