@@ -12,7 +12,8 @@
 #
 # A test that leaves an account (user or group) behind fails: the password
 # files are the machine's, and a leftover named for a pid meets the next
-# test that runs under that pid.
+# test that runs under that pid.  A test's accounts are named for its pid
+# (tests/lib.sh): those of other runs on the machine are not its.
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 export BUILD
@@ -25,9 +26,12 @@ run() {
 	name=$1; shift
 	start=$(date +%s)
 	accounts >"$logdir/accounts.before"
-	"$@" >"$logdir/$name.log" 2>&1
+	"$@" >"$logdir/$name.log" 2>&1 &
+	tpid=$!
+	wait $tpid
 	rc=$?
-	left=$(accounts | comm -13 "$logdir/accounts.before" - | paste -sd' ' -)
+	# the test's own: named for its pid (tests/lib.sh), not another run's
+	left=$(accounts | comm -13 "$logdir/accounts.before" - | grep "$tpid\$" | paste -sd' ' -)
 	if [ -n "$left" ]; then
 		echo "FAIL: the test left these accounts behind: $left" >>"$logdir/$name.log"
 		case $rc in 0|77) rc=1;; esac

@@ -420,17 +420,22 @@ request(struct capture *c, enum job_kind kind, struct control_client *cl, int mo
 {
 	struct job *j;
 
+	/*
+	 * The job's own copy of SEGMENTS: a value shared with the loop would
+	 * be freed by whichever thread drops it last, and jansson's decref
+	 * orders nothing (a release, no acquire): the worker's reads could
+	 * race the free.
+	 */
 	if ((j = job_new()) == NULL ||
 	    (name != NULL && (j->name = strdup(name)) == NULL) ||
+	    (segments != NULL && (j->segments = json_deep_copy(segments)) == NULL) ||
 	    (j->req = new_req(c, cl, more)) == NULL) {
 		if (j != NULL)
-			free(j->name);
-		free(j);
+			job_free(j);
 		*err = proto_errorf(PROTO_ERR_FAILED, "out of memory");
 		return -1;
 	}
 	j->kind = kind;
-	j->segments = json_incref(segments);
 	j->since_ns = since_ns;
 	if (kind == JOB_EXPORT)
 		j->all_binaries = all;
@@ -463,14 +468,18 @@ capture_profile(struct capture *c, struct control_client *cl, json_t *params, js
 {
 	struct job *j;
 
-	/* one reply, the final one: sent as it is (no "results" list) */
-	if ((j = job_new()) == NULL || (j->req = new_req(c, cl, 1)) == NULL) {
-		free(j);
+	/*
+	 * One reply, the final one: sent as it is (no "results" list).  The
+	 * job's own copy of PARAMS, as request() takes.
+	 */
+	if ((j = job_new()) == NULL || (j->params = json_deep_copy(params)) == NULL ||
+	    (j->req = new_req(c, cl, 1)) == NULL) {
+		if (j != NULL)
+			job_free(j);
 		*err = proto_errorf(PROTO_ERR_FAILED, "out of memory");
 		return -1;
 	}
 	j->kind = JOB_PROFILE;
-	j->params = json_incref(params);
 	if (submit(c, j) < 0) {
 		*err = proto_errorf(PROTO_ERR_FAILED, "perfmapd is stopping");
 		return -1;
