@@ -387,7 +387,8 @@ index_reader_lookup_ns(struct index_reader *q, const char *path, int64_t at, int
 
 	*out = NULL;
 	/* The host's row first at a tie: another namespace's never hides it. */
-	if (prepare(q, 1, "SELECT " OBJ_COLS " FROM objects o WHERE o.path = ?1 AND "
+	if (prepare(q, 1, "SELECT " OBJ_COLS " FROM object_keys k CROSS JOIN objects o "
+	    "ON o.id = k.id WHERE k.path = ?1 AND "
 	    "o.first_seen <= ?2 AND (?3 OR o.mnt_ns = 0) ORDER BY o.first_seen DESC, "
 	    "o.mnt_ns != 0 LIMIT 1", &s, err, errlen) < 0)
 		return -1;
@@ -415,7 +416,8 @@ index_reader_lookup_ns(struct index_reader *q, const char *path, int64_t at, int
 	json_object_set_new(res, "current", cur);
 	mapped = json_array();
 	json_object_set_new(res, "mapped", mapped);
-	if (prepare(q, 2, "SELECT " OBJ_COLS " FROM objects o WHERE o.path = ?1 AND "
+	if (prepare(q, 2, "SELECT " OBJ_COLS " FROM object_keys k CROSS JOIN objects o "
+	    "ON o.id = k.id WHERE k.path = ?1 AND "
 	    "o.first_seen <= ?2 AND o.last_seen >= ?2 AND (?3 OR o.mnt_ns = 0) "
 	    "ORDER BY o.first_seen DESC", &s, err, errlen) < 0)
 		goto fail;
@@ -455,7 +457,8 @@ index_reader_history_ns(struct index_reader *q, const char *path, int all_ns, js
 
 	*out = NULL;
 	if (prepare(q, 3, "SELECT " OBJ_COLS ", (SELECT count(*) FROM object_segments x "
-	    "WHERE x.object_id = o.id) FROM objects o WHERE o.path = ?1 AND "
+	    "WHERE x.object_id = o.id) FROM object_keys k CROSS JOIN objects o "
+	    "ON o.id = k.id WHERE k.path = ?1 AND "
 	    "(?2 OR o.mnt_ns = 0) ORDER BY o.first_seen, o.id", &s, err, errlen) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
@@ -535,7 +538,7 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 	memcpy(full, hex, len);
 	full[2 * BUILD_ID_MAX] = '\0';
 	buildid_from_hex(full, hi);
-	s = cached(q, 0, "SELECT DISTINCT build_id FROM objects WHERE build_id >= ?1 "
+	s = cached(q, 0, "SELECT DISTINCT build_id FROM object_bids WHERE build_id >= ?1 "
 	    "AND build_id <= ?2 LIMIT 2", err, errlen);
 	if (s == NULL)
 		return -1;
@@ -564,7 +567,8 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 	json_object_set_new(res, "build_id", json_string(full));
 	objs = json_array();
 	segs = json_array();
-	if (prepare(q, 4, "SELECT " OBJ_COLS " FROM objects o WHERE o.build_id = ?1 "
+	if (prepare(q, 4, "SELECT " OBJ_COLS " FROM object_bids b CROSS JOIN objects o "
+	    "ON o.id = b.id WHERE b.build_id = ?1 "
 	    "ORDER BY o.first_seen, o.path", &s, err, errlen) < 0)
 		goto fail;
 	sqlite3_bind_blob(s, 1, id, (int)idlen, SQLITE_STATIC);
@@ -580,8 +584,9 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 	sqlite3_reset(s);
 	s = NULL;
 	if (prepare(q, 5, "SELECT " SEG_COLS_NC ", o.path, x.first_seen, x.last_seen, x.nr_maps "
-	    "FROM objects o JOIN object_segments x ON x.object_id = o.id "
-	    "JOIN segments s ON s.seq = x.seq WHERE o.build_id = ?1 ORDER BY s.seq, o.path",
+	    "FROM object_bids b CROSS JOIN objects o ON o.id = b.id "
+	    "JOIN object_segments x ON x.object_id = o.id "
+	    "JOIN segments s ON s.seq = x.seq WHERE b.build_id = ?1 ORDER BY s.seq, o.path",
 	    &s, err, errlen) < 0)
 		goto fail;
 	sqlite3_bind_blob(s, 1, id, (int)idlen, SQLITE_STATIC);
@@ -809,9 +814,9 @@ index_reader_summary(struct index_reader *q, json_t **out, char *err, size_t err
 	res = json_object();
 	json_object_set_new(res, "schema", json_integer(count(q, "PRAGMA user_version")));
 	json_object_set_new(res, "objects", json_integer(count(q,
-	    "SELECT count(*) FROM objects")));
+	    "SELECT count(*) FROM object_bids")));
 	json_object_set_new(res, "paths", json_integer(count(q,
-	    "SELECT count(DISTINCT path) FROM objects")));
+	    "SELECT count(DISTINCT path) FROM object_keys")));
 	json_object_set_new(res, "segments", json_integer(count(q,
 	    "SELECT count(*) FROM segments WHERE state != 'deleted'")));
 	json_object_set_new(res, "segments_deleted", json_integer(count(q,

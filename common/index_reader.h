@@ -58,7 +58,7 @@
 
 #include <jansson.h>
 
-#define INDEX_SCHEMA_VERSION	3
+#define INDEX_SCHEMA_VERSION	4
 #define INDEX_FILE		"index.db"
 
 struct index_reader;

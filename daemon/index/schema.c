@@ -74,6 +74,37 @@ static const char *const migrations[] = {
 	"DROP INDEX objects_path;"		/* objects_key leads with path: one copy of each path */
 	"DELETE FROM object_segments WHERE seq IN (SELECT seq FROM segments "
 	"  WHERE state = 'deleted');",
+
+	/*
+	 * 4: the two keys of an object out of its table, each in a table of
+	 * its own ordered by that key (object_keys: path, build-id,
+	 * namespace; object_bids: build-id), so that the writer inserts a
+	 * transaction's new keys in key order, each table's pages once,
+	 * instead of indexes of objects updated row by row in id order, which
+	 * dirtied pages all over both (writer.c).  The triggers keep them
+	 * with objects when rows go (retention, pruning) or take a new id.
+	 */
+	"CREATE TABLE object_keys ("
+	"  path TEXT NOT NULL, build_id BLOB NOT NULL, mnt_ns INTEGER NOT NULL,"
+	"  id INTEGER NOT NULL, PRIMARY KEY (path, build_id, mnt_ns)) WITHOUT ROWID;"
+	"CREATE TABLE object_bids ("
+	"  build_id BLOB NOT NULL, id INTEGER NOT NULL,"
+	"  PRIMARY KEY (build_id, id)) WITHOUT ROWID;"
+	"INSERT INTO object_keys SELECT path, build_id, mnt_ns, id FROM objects "
+	"  ORDER BY path, build_id, mnt_ns;"
+	"INSERT INTO object_bids SELECT build_id, id FROM objects ORDER BY build_id, id;"
+	"DROP INDEX objects_key;"
+	"DROP INDEX objects_build_id;"
+	"CREATE TRIGGER objects_gone AFTER DELETE ON objects BEGIN"
+	"  DELETE FROM object_keys WHERE path = old.path AND build_id = old.build_id"
+	"    AND mnt_ns = old.mnt_ns AND id = old.id;"
+	"  DELETE FROM object_bids WHERE build_id = old.build_id AND id = old.id;"
+	" END;"
+	"CREATE TRIGGER objects_renumbered AFTER UPDATE OF id ON objects BEGIN"
+	"  UPDATE object_keys SET id = new.id WHERE path = old.path"
+	"    AND build_id = old.build_id AND mnt_ns = old.mnt_ns AND id = old.id;"
+	"  UPDATE object_bids SET id = new.id WHERE build_id = old.build_id AND id = old.id;"
+	" END;",
 };
 
 #define NMIGRATIONS	((int)(sizeof(migrations) / sizeof(migrations[0])))

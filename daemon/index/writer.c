@@ -31,20 +31,30 @@ const char *const index_source_names[5] = {
  * the id it gave the row.  A row the file does not have under that id is
  * inserted; if the file has its (path, build-id, namespace) under another
  * id (the loop forgot the binary and saw it again, or the daemon
- * restarted), that row takes the new id, its segments follow, and the
- * figures are added up.  ?5 'unknown' (a sighting that is not a new map)
- * keeps the source the row has.
+ * restarted), that row takes the new id, its segments follow (and its
+ * keys: the trigger objects_renumbered, schema.c), and the figures are
+ * added up.  ?5 'unknown' (a sighting that is not a new map) keeps the
+ * source the row has.
+ *
+ * A new row is three inserts: its key into object_keys (which finds a row
+ * the file already has: the insert does nothing), the row into objects,
+ * its build-id into object_bids.  Each kind goes in the order of its
+ * table's key (run_new_objs), so a burst of new objects writes each page
+ * of the two key tables once per transaction rather than once per row.
  */
 #define OBJ_ADD	"source = CASE WHEN ?5 = 'unknown' THEN source ELSE ?5 END, " \
 	"first_seen = min(first_seen, ?6), last_seen = max(last_seen, ?7), " \
 	"nr_maps = nr_maps + ?8, nr_procs = nr_procs + ?9"
 
 static const char *const stmt_sql[ST_MAX] = {
+	[ST_OBJ_KEY] = "INSERT INTO object_keys(path, build_id, mnt_ns, id) "
+	    "VALUES (?2, ?3, ?10, ?1) ON CONFLICT DO NOTHING",
 	[ST_OBJ_NEW] = "INSERT INTO objects(id, path, build_id, kind, source, first_seen, "
 	    "last_seen, nr_maps, nr_procs, mnt_ns, ns_uid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-	    "?8, ?9, ?10, ?11) ON CONFLICT(path, build_id, mnt_ns) DO NOTHING",
+	    "?8, ?9, ?10, ?11)",
+	[ST_OBJ_BID] = "INSERT OR IGNORE INTO object_bids(build_id, id) VALUES (?3, ?1)",
 	[ST_OBJ_UPD] = "UPDATE objects SET " OBJ_ADD " WHERE id = ?1",
-	[ST_OBJ_FIND] = "SELECT id FROM objects WHERE path = ?2 AND build_id = ?3 AND "
+	[ST_OBJ_FIND] = "SELECT id FROM object_keys WHERE path = ?2 AND build_id = ?3 AND "
 	    "mnt_ns = ?10",
 	[ST_OBJ_MOVE] = "UPDATE objects SET id = ?1, " OBJ_ADD " WHERE id = ?12",
 	[ST_OBJSEG_MOVE] = "UPDATE object_segments SET object_id = ?1 WHERE object_id = ?2",
@@ -120,46 +130,40 @@ run_retention(struct index *ix, int64_t cutoff)
 	return rc;
 }
 
+/* The parameters of an object statement (the ones it has: see stmt_sql). */
 static void
 bind_obj(sqlite3_stmt *s, const struct write_op *o)
 {
-	int	 i;
+	int	 i, n = sqlite3_bind_parameter_count(s);
 
 	sqlite3_bind_int64(s, 1, o->v[0]);
 	sqlite3_bind_text(s, 2, o->s, -1, SQLITE_STATIC);
 	sqlite3_bind_blob(s, 3, o->bid, o->bidsize, SQLITE_STATIC);
+	if (n < 4)
+		return;		/* ST_OBJ_BID */
 	sqlite3_bind_text(s, 4, index_kind_names[o->kind], -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 5, index_source_names[o->source], -1, SQLITE_STATIC);
 	for (i = 1; i <= 4; i++)
 		sqlite3_bind_int64(s, i + 5, o->v[i]);
+	if (n < 10)
+		return;		/* ST_OBJ_UPD */
 	sqlite3_bind_int64(s, 10, o->v[5]);
+	if (n < 11)
+		return;		/* ST_OBJ_KEY, ST_OBJ_FIND */
 	if (o->v[6] < 0)
 		sqlite3_bind_null(s, 11);
 	else
 		sqlite3_bind_int64(s, 11, o->v[6]);
 }
 
-/* One object row: see stmt_sql. */
+/* An object row the file has under another id (the key's): it takes O's. */
 static int
-run_obj(struct index *ix, const struct write_op *o)
+run_obj_known(struct index *ix, const struct write_op *o)
 {
 	sqlite3_stmt *s;
 	int64_t	 old;
 	int	 rc;
 
-	if (!o->is_new) {
-		bind_obj(s = ix->st[ST_OBJ_UPD], o);
-		if (step_reset(ix, s) < 0)
-			return -1;
-		if (sqlite3_changes(ix->db) > 0)
-			return 0;
-		/* not there any more (retention, pruning): as a new one */
-	}
-	bind_obj(s = ix->st[ST_OBJ_NEW], o);
-	if (step_reset(ix, s) < 0)
-		return -1;
-	if (sqlite3_changes(ix->db) > 0)
-		return 0;
 	bind_obj(s = ix->st[ST_OBJ_FIND], o);
 	rc = sqlite3_step(s);
 	old = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
@@ -179,6 +183,127 @@ run_obj(struct index *ix, const struct write_op *o)
 }
 
 static int
+cmp_int64(int64_t a, int64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* The order of object_keys' key: path, build-id (a blob: bytes, then length), namespace. */
+static int
+cmp_op_key(const void *pa, const void *pb)
+{
+	const struct write_op *a = *(const struct write_op *const *)pa;
+	const struct write_op *b = *(const struct write_op *const *)pb;
+	int	 c;
+
+	if ((c = strcmp(a->s, b->s)) != 0)
+		return c;
+	if ((c = memcmp(a->bid, b->bid, a->bidsize < b->bidsize ? a->bidsize :
+	    b->bidsize)) != 0)
+		return c;
+	if (a->bidsize != b->bidsize)
+		return a->bidsize < b->bidsize ? -1 : 1;
+	return cmp_int64(a->v[5], b->v[5]);
+}
+
+/* The order of object_bids' key: build-id, id. */
+static int
+cmp_op_bid(const void *pa, const void *pb)
+{
+	const struct write_op *a = *(const struct write_op *const *)pa;
+	const struct write_op *b = *(const struct write_op *const *)pb;
+	int	 c;
+
+	if ((c = memcmp(a->bid, b->bid, a->bidsize < b->bidsize ? a->bidsize :
+	    b->bidsize)) != 0)
+		return c;
+	if (a->bidsize != b->bidsize)
+		return a->bidsize < b->bidsize ? -1 : 1;
+	return cmp_int64(a->v[0], b->v[0]);
+}
+
+static int
+cmp_op_id(const void *pa, const void *pb)
+{
+	const struct write_op *a = *(const struct write_op *const *)pa;
+	const struct write_op *b = *(const struct write_op *const *)pb;
+
+	return cmp_int64(a->v[0], b->v[0]);
+}
+
+/*
+ * The new object rows of a batch (see stmt_sql), V[0..N) (reordered):
+ * the keys in key order, which tells the rows the file has already (their
+ * key stays); the others' rows in id order (at the end of objects), their
+ * build-ids in build-id order; then the rows the file had take their new
+ * ids, once every row they could be is in.
+ */
+static int
+run_new_objs(struct index *ix, const struct write_op **v, size_t n)
+{
+	sqlite3_stmt *s;
+	size_t	 i, nnew = 0;
+
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_op_key);
+	for (i = 0; i < n; i++) {
+		const struct write_op *o = v[i];
+
+		bind_obj(s = ix->st[ST_OBJ_KEY], o);
+		if (step_reset(ix, s) < 0)
+			return -1;
+		/* new keys first, the known ones at the end */
+		if (sqlite3_changes(ix->db) > 0) {
+			v[i] = v[nnew];
+			v[nnew++] = o;
+		}
+	}
+	qsort(v, nnew, sizeof(*v), cmp_op_id);
+	for (i = 0; i < nnew; i++) {
+		bind_obj(s = ix->st[ST_OBJ_NEW], v[i]);
+		if (step_reset(ix, s) < 0)
+			return -1;
+	}
+	qsort(v, nnew, sizeof(*v), cmp_op_bid);
+	for (i = 0; i < nnew; i++) {
+		bind_obj(s = ix->st[ST_OBJ_BID], v[i]);
+		if (step_reset(ix, s) < 0)
+			return -1;
+	}
+	for (i = nnew; i < n; i++)
+		if (run_obj_known(ix, v[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * A run of object rows of a batch: the rows the file has are updated in
+ * place; the others (new, or gone since: retention, pruning) as new ones.
+ * NEWV: room for every row of the run.
+ */
+static int
+run_objs(struct index *ix, const struct write_op *ops, size_t n, const struct write_op **newv)
+{
+	sqlite3_stmt *s;
+	size_t	 i, nnew = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct write_op *o = &ops[i];
+
+		if (!o->is_new) {
+			bind_obj(s = ix->st[ST_OBJ_UPD], o);
+			if (step_reset(ix, s) < 0)
+				return -1;
+			if (sqlite3_changes(ix->db) > 0)
+				continue;
+		}
+		newv[nnew++] = o;
+	}
+	return run_new_objs(ix, newv, nnew);
+}
+
+static int
 run_op(struct index *ix, const struct write_op *o)
 {
 	sqlite3_stmt *s;
@@ -188,7 +313,7 @@ run_op(struct index *ix, const struct write_op *o)
 
 	switch ((enum write_op_type)o->type) {
 	case OP_OBJ:
-		return run_obj(ix, o);
+		return -1;		/* runs of them: run_objs */
 	case OP_OBJSEG:
 		s = ix->st[ST_OBJSEG];
 		for (i = 0; i < 5; i++)
@@ -257,6 +382,18 @@ run_op(struct index *ix, const struct write_op *o)
 	return -1;
 }
 
+static int
+grow_newv(const struct write_op ***v, size_t *nv, size_t n)
+{
+	const struct write_op **nw;
+
+	if ((nw = reallocarray(*v, n, sizeof(*nw))) == NULL)
+		return -1;
+	*v = nw;
+	*nv = n;
+	return 0;
+}
+
 /*
  * Batches, one transaction: every batch queued when the writer gets to
  * them (a writer that falls behind commits more rows at a time, which is
@@ -268,8 +405,9 @@ int
 writer_run_batches(struct index *ix, struct write_batch *list)
 {
 	struct write_batch *b;
+	const struct write_op **v = NULL;
 	uint64_t t0 = index_clock_ns(), us, rows = 0;
-	size_t	 i;
+	size_t	 i, j, nv = 0;
 	int	 rc = 0;
 
 	if (sqlite3_exec(ix->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
@@ -278,8 +416,16 @@ writer_run_batches(struct index *ix, struct write_batch *list)
 		goto out;
 	}
 	for (b = list; b != NULL && rc == 0; b = b->next) {
-		for (i = 0; i < b->n && rc == 0; i++)
-			rc = run_op(ix, &b->ops[i]);
+		for (i = 0; i < b->n && rc == 0; i = j) {
+			for (j = i; j < b->n && b->ops[j].type == OP_OBJ; j++)
+				;
+			if (j == i)
+				rc = run_op(ix, &b->ops[j++]);
+			else if (j - i > nv && (rc = grow_newv(&v, &nv, j - i)) < 0)
+				log_warnx("index: out of memory");
+			else
+				rc = run_objs(ix, &b->ops[i], j - i, v);
+		}
 		rows += b->n;
 	}
 	if (rc == 0 && sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
@@ -290,6 +436,7 @@ writer_run_batches(struct index *ix, struct write_batch *list)
 	if (rc < 0)
 		sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL);
 out:
+	free(v);
 	us = (index_clock_ns() - t0) / 1000;
 	pthread_mutex_lock(&ix->mu);
 	ix->w_batches++;
