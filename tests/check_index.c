@@ -539,6 +539,70 @@ START_TEST(test_migration_from_v1)
 }
 END_TEST
 
+/*
+ * A file of version 3 (the keys as indexes of objects) moves its keys to
+ * object_keys and object_bids: the same answers by path, build-id and
+ * build-id prefix, and an object seen again after the restart goes on in
+ * its row (found through object_keys) under the id the daemon now gives it.
+ */
+START_TEST(test_migration_from_v3)
+{
+	struct index_reader *q;
+	struct index *ix;
+	sqlite3	*db;
+	char	 path[256], sql[1024], err[512], hex[64], hex2[64];
+	uint8_t	 a[20];
+	json_t	*o, *arr;
+
+	bidhex(hex, 1);
+	bidhex(hex2, 2);
+	snprintf(path, sizeof(path), "%s/index.db", state);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_msg(index_migrate(db, 3, err, sizeof(err)) == 0, "%s", err);
+	snprintf(sql, sizeof(sql), "INSERT INTO segments(seq, name, start_ns, end_ns, state) "
+	    "VALUES (1, 'perf-000001-20261118T110640Z.data', %lld, %lld, 'closed');"
+	    "INSERT INTO objects VALUES (1, '/bin/app', x'%s', 'user', 'mmap2', %lld, %lld, "
+	    "1, 1, 0, NULL), (2, '/bin/app', x'%s', 'user', 'mmap2', %lld, %lld, 1, 1, 0, "
+	    "NULL), (3, '/bin/app', x'%s', 'user', 'mmap2', %lld, %lld, 1, 1, 7, 1000);"
+	    "INSERT INTO object_segments VALUES (1, 1, %lld, %lld, 1)",
+	    (long long)T0, (long long)(T0 + 9 * SEC), hex, (long long)T0,
+	    (long long)(T0 + SEC), hex2, (long long)(T0 + 2 * SEC), (long long)(T0 + 3 * SEC),
+	    hex, (long long)(T0 + 4 * SEC), (long long)(T0 + 5 * SEC), (long long)T0,
+	    (long long)(T0 + SEC));
+	ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK, "%s",
+	    sqlite3_errmsg(db));
+	sqlite3_close(db);
+	snprintf(path, sizeof(path), "%s/segments/perf-000001-20261118T110640Z.data", state);
+	ck_assert_int_eq(close(open(path, O_WRONLY | O_CREAT, 0640)), 0);	/* kept */
+
+	ix = open_ix();
+	bid(a, 1);
+	index_segment_open(ix, 2, "perf-000002-20261118T110650Z.data", T0 + 10 * SEC);
+	index_add_mapping(ix, "/bin/app", a, 20, BID_MMAP2, 5, T0 + 11 * SEC, 0);
+	index_close(ix);
+	q = open_q();
+	o = query(index_reader_history(q, "/bin/app", &o, err, sizeof(err)), &o, err);
+	arr = json_object_get(o, "objects");
+	ck_assert_uint_eq(json_array_size(arr), 2);	/* the host's two */
+	ck_assert_str_eq(jstr(json_array_get(arr, 0), "build_id"), hex);
+	ck_assert_int_eq(jint(json_array_get(arr, 0), "nr_maps"), 2);	/* merged */
+	ck_assert_int_eq(jint(json_array_get(arr, 0), "last_seen_ns"), T0 + 11 * SEC);
+	ck_assert_int_eq(jint(json_array_get(arr, 0), "segments"), 2);
+	ck_assert_str_eq(jstr(json_array_get(arr, 1), "build_id"), hex2);
+	json_decref(o);
+	o = query(index_reader_lookup(q, "/bin/app", T0 + 2 * SEC + 1, &o, err, sizeof(err)),
+	    &o, err);
+	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), hex2);
+	json_decref(o);
+	hex[12] = '\0';	/* a prefix */
+	o = query(index_reader_buildid(q, hex, &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 2);	/* both ns */
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 2);
+	json_decref(o);
+	index_reader_close(q);
+}
+END_TEST
+
 START_TEST(test_newer_refused)
 {
 	struct index *ix = NULL;
@@ -1006,7 +1070,7 @@ START_TEST(test_retention)
 	uint8_t	 a[20], b[20];
 	int64_t	 old = walltime_now() - 3 * 3600 * SEC;
 	json_t	*o;
-	char	 err[512];
+	char	 err[512], hex[64];
 
 	bid(a, 1);
 	bid(b, 2);
@@ -1024,6 +1088,23 @@ START_TEST(test_retention)
 	ck_assert_int_eq(index_reader_history(q, "/bin/gone", &o, err, sizeof(err)), -ENOENT);
 	o = query(index_reader_segments(q, 1, &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 0);
+	json_decref(o);
+	index_reader_close(q);
+	/* its keys went with it: seen again, it is a new row, found by both */
+	conf.index_retention_ms = 0;
+	ix = open_ix();
+	index_segment_open(ix, 3, "perf-000003-20200101T000020Z.data", old + 4 * SEC);
+	index_add_mapping(ix, "/bin/gone", a, 20, BID_MMAP2, 1, old + 5 * SEC, 0);
+	index_close(ix);
+	q = open_q();
+	o = query(index_reader_history(q, "/bin/gone", &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
+	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "objects"), 0), "first_seen_ns"),
+	    old + 5 * SEC);
+	json_decref(o);
+	buildid_to_hex(a, 20, hex);
+	o = query(index_reader_buildid(q, hex, &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
 	json_decref(o);
 	index_reader_close(q);
 }
@@ -1393,6 +1474,7 @@ index_suite(void)
 	tcase_add_test(tc, test_reopen);
 	tcase_add_test(tc, test_commit_rows);
 	tcase_add_test(tc, test_migration_from_v1);
+	tcase_add_test(tc, test_migration_from_v3);
 	tcase_add_test(tc, test_newer_refused);
 	tcase_add_test(tc, test_rebuild_from_segments);
 	tcase_add_test(tc, test_rebuild_exit_times);
