@@ -12,7 +12,12 @@
  *   objects(id PK, path, build_id, kind 'user'|'kernel'|'module',
  *            source 'mmap3'|'mmap2'|'userspace'|'kernel'|'unknown',
  *            first_seen, last_seen, nr_maps, nr_procs,
- *            mnt_ns, ns_uid)                UNIQUE(path, build_id, mnt_ns)
+ *            mnt_ns, ns_uid)
+ *   object_keys(path, build_id, mnt_ns, id)  PK(path, build_id, mnt_ns)
+ *   object_bids(build_id, id)                PK(build_id, id)
+ *            (an object's keys, each table ordered by its key: lookups by
+ *            path and by build-id go through them to objects; see
+ *            daemon/index/schema.c, version 4)
  *   object_segments(object_id, seq, first_seen, last_seen, nr_maps)
  *            (rows of deleted segments are removed with them)
  *   unresolved(path, reason, first_seen, last_seen, nr_maps)  PK(path, reason)
