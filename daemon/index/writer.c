@@ -188,7 +188,19 @@ cmp_int64(int64_t a, int64_t b)
 	return a < b ? -1 : a > b;
 }
 
-/* The order of object_keys' key: path, build-id (a blob: bytes, then length), namespace. */
+/* Build-ids as SQLite orders blobs: bytes, then the shorter first. */
+static int
+cmp_bid(const struct write_op *a, const struct write_op *b)
+{
+	int	 c;
+
+	if ((c = memcmp(a->bid, b->bid, a->bidsize < b->bidsize ? a->bidsize :
+	    b->bidsize)) != 0)
+		return c;
+	return a->bidsize < b->bidsize ? -1 : a->bidsize > b->bidsize;
+}
+
+/* The order of object_keys' key: path, build-id, namespace. */
 static int
 cmp_op_key(const void *pa, const void *pb)
 {
@@ -196,13 +208,8 @@ cmp_op_key(const void *pa, const void *pb)
 	const struct write_op *b = *(const struct write_op *const *)pb;
 	int	 c;
 
-	if ((c = strcmp(a->s, b->s)) != 0)
+	if ((c = strcmp(a->s, b->s)) != 0 || (c = cmp_bid(a, b)) != 0)
 		return c;
-	if ((c = memcmp(a->bid, b->bid, a->bidsize < b->bidsize ? a->bidsize :
-	    b->bidsize)) != 0)
-		return c;
-	if (a->bidsize != b->bidsize)
-		return a->bidsize < b->bidsize ? -1 : 1;
 	return cmp_int64(a->v[5], b->v[5]);
 }
 
@@ -214,11 +221,8 @@ cmp_op_bid(const void *pa, const void *pb)
 	const struct write_op *b = *(const struct write_op *const *)pb;
 	int	 c;
 
-	if ((c = memcmp(a->bid, b->bid, a->bidsize < b->bidsize ? a->bidsize :
-	    b->bidsize)) != 0)
+	if ((c = cmp_bid(a, b)) != 0)
 		return c;
-	if (a->bidsize != b->bidsize)
-		return a->bidsize < b->bidsize ? -1 : 1;
 	return cmp_int64(a->v[0], b->v[0]);
 }
 
