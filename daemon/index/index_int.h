@@ -104,6 +104,8 @@ struct index {
 	const struct config *conf;
 	sqlite3		*db;
 	sqlite3_stmt	*st[ST_MAX];
+	const struct write_op **rows;	/* writer: what the table batch_rows shows */
+	size_t		 nrows;
 
 	/* loop thread */
 	struct binaries	*bins;		/* shared with the recorder, or own_bins */

@@ -36,30 +36,40 @@ const char *const index_source_names[5] = {
  * added up.  ?5 'unknown' (a sighting that is not a new map) keeps the
  * source the row has.
  *
- * A new row is three inserts: its key into object_keys (which finds a row
- * the file already has: the insert does nothing), the row into objects,
- * its build-id into object_bids.  Each kind goes in the order of its
- * table's key (run_new_objs), so a burst of new objects writes each page
- * of the two key tables once per transaction rather than once per row.
+ * New rows and object_segments rows go in bulk: each statement marked
+ * "bulk" inserts every row of the table batch_rows (below), which shows
+ * the writer's array of the moment, in its order.  A new object is three
+ * of them: its key into object_keys (a key the file has already is left
+ * as it is), the row into objects, its build-id into object_bids; each in
+ * the order of its table's key (run_new_objs), so that a burst of new
+ * objects writes each page of the two key tables once per transaction,
+ * and a statement per row (bind, step, reset, a seek from the root) is
+ * not paid for each.
  */
 #define OBJ_ADD	"source = CASE WHEN ?5 = 'unknown' THEN source ELSE ?5 END, " \
 	"first_seen = min(first_seen, ?6), last_seen = max(last_seen, ?7), " \
 	"nr_maps = nr_maps + ?8, nr_procs = nr_procs + ?9"
 
 static const char *const stmt_sql[ST_MAX] = {
+	/* bulk ("WHERE true": the ON of the upsert is not a join's) */
 	[ST_OBJ_KEY] = "INSERT INTO object_keys(path, build_id, mnt_ns, id) "
-	    "VALUES (?2, ?3, ?10, ?1) ON CONFLICT DO NOTHING",
+	    "SELECT s, bid, v5, v0 FROM batch_rows WHERE true ON CONFLICT DO NOTHING",
+	/* bulk */
 	[ST_OBJ_NEW] = "INSERT INTO objects(id, path, build_id, kind, source, first_seen, "
-	    "last_seen, nr_maps, nr_procs, mnt_ns, ns_uid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-	    "?8, ?9, ?10, ?11)",
-	[ST_OBJ_BID] = "INSERT OR IGNORE INTO object_bids(build_id, id) VALUES (?3, ?1)",
+	    "last_seen, nr_maps, nr_procs, mnt_ns, ns_uid) "
+	    "SELECT v0, s, bid, kind, source, v1, v2, v3, v4, v5, v6 FROM batch_rows",
+	/* bulk */
+	[ST_OBJ_BID] = "INSERT OR IGNORE INTO object_bids(build_id, id) "
+	    "SELECT bid, v0 FROM batch_rows",
 	[ST_OBJ_UPD] = "UPDATE objects SET " OBJ_ADD " WHERE id = ?1",
 	[ST_OBJ_FIND] = "SELECT id FROM object_keys WHERE path = ?2 AND build_id = ?3 AND "
 	    "mnt_ns = ?10",
 	[ST_OBJ_MOVE] = "UPDATE objects SET id = ?1, " OBJ_ADD " WHERE id = ?12",
 	[ST_OBJSEG_MOVE] = "UPDATE object_segments SET object_id = ?1 WHERE object_id = ?2",
+	/* bulk */
 	[ST_OBJSEG] = "INSERT INTO object_segments(object_id, seq, first_seen, last_seen, "
-	    "nr_maps) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(object_id, seq) DO UPDATE "
+	    "nr_maps) SELECT v0, v1, v2, v3, v4 FROM batch_rows WHERE true "
+	    "ON CONFLICT(object_id, seq) DO UPDATE "
 	    "SET first_seen = min(first_seen, excluded.first_seen), "
 	    "last_seen = max(last_seen, excluded.last_seen), nr_maps = excluded.nr_maps",
 	[ST_SEG_OPEN] = "INSERT INTO segments(seq, name, start_ns, state) "
@@ -98,6 +108,167 @@ step_reset(struct index *ix, sqlite3_stmt *s)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * batch_rows: an eponymous virtual table (of the writer's connection
+ * only, nothing of it is in the file) over ix->rows, the array of the
+ * moment: write_ops as rows (v0, s, bid, kind, source, v1 ... v6), in
+ * the array's order.  v6 < 0 reads as NULL (objects.ns_uid).
+ */
+enum { BR_V0, BR_S, BR_BID, BR_KIND, BR_SOURCE, BR_V1 };
+
+struct batch_vtab {
+	sqlite3_vtab	 base;
+	struct index	*ix;
+};
+
+struct batch_cursor {
+	sqlite3_vtab_cursor base;
+	size_t		 i;
+};
+
+static int
+batch_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+    sqlite3_vtab **vt, char **err)
+{
+	struct batch_vtab *b;
+
+	if (sqlite3_declare_vtab(db, "CREATE TABLE x(v0, s, bid, kind, source, v1, v2, v3, "
+	    "v4, v5, v6)") != SQLITE_OK)
+		return SQLITE_ERROR;
+	if ((b = sqlite3_malloc(sizeof(*b))) == NULL)
+		return SQLITE_NOMEM;
+	memset(b, 0, sizeof(*b));
+	b->ix = aux;
+	*vt = &b->base;
+	return SQLITE_OK;
+}
+
+static int
+batch_disconnect(sqlite3_vtab *vt)
+{
+	sqlite3_free(vt);
+	return SQLITE_OK;
+}
+
+static int
+batch_best_index(sqlite3_vtab *vt, sqlite3_index_info *info)
+{
+	info->estimatedCost = 1e6;
+	return SQLITE_OK;
+}
+
+static int
+batch_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **cur)
+{
+	struct batch_cursor *c;
+
+	if ((c = sqlite3_malloc(sizeof(*c))) == NULL)
+		return SQLITE_NOMEM;
+	memset(c, 0, sizeof(*c));
+	*cur = &c->base;
+	return SQLITE_OK;
+}
+
+static int
+batch_close(sqlite3_vtab_cursor *cur)
+{
+	sqlite3_free(cur);
+	return SQLITE_OK;
+}
+
+static int
+batch_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr, int argc,
+    sqlite3_value **argv)
+{
+	((struct batch_cursor *)cur)->i = 0;
+	return SQLITE_OK;
+}
+
+static int
+batch_next(sqlite3_vtab_cursor *cur)
+{
+	((struct batch_cursor *)cur)->i++;
+	return SQLITE_OK;
+}
+
+static int
+batch_eof(sqlite3_vtab_cursor *cur)
+{
+	const struct batch_vtab *b = (const struct batch_vtab *)cur->pVtab;
+
+	return ((struct batch_cursor *)cur)->i >= b->ix->nrows;
+}
+
+static int
+batch_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+	const struct batch_vtab *b = (const struct batch_vtab *)cur->pVtab;
+	const struct write_op *o = b->ix->rows[((struct batch_cursor *)cur)->i];
+
+	switch (col) {
+	case BR_V0:
+		sqlite3_result_int64(ctx, o->v[0]);
+		break;
+	case BR_S:
+		sqlite3_result_text(ctx, o->s, -1, SQLITE_STATIC);
+		break;
+	case BR_BID:
+		sqlite3_result_blob(ctx, o->bid, o->bidsize, SQLITE_STATIC);
+		break;
+	case BR_KIND:
+		sqlite3_result_text(ctx, index_kind_names[o->kind], -1, SQLITE_STATIC);
+		break;
+	case BR_SOURCE:
+		sqlite3_result_text(ctx, index_source_names[o->source], -1, SQLITE_STATIC);
+		break;
+	default:		/* v1 ... v6 */
+		if (col - BR_V1 + 1 == 6 && o->v[6] < 0)
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_int64(ctx, o->v[col - BR_V1 + 1]);
+		break;
+	}
+	return SQLITE_OK;
+}
+
+static int
+batch_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+	*rowid = (sqlite3_int64)((struct batch_cursor *)cur)->i;
+	return SQLITE_OK;
+}
+
+static const sqlite3_module batch_module = {
+	.iVersion = 0,
+	.xCreate = NULL,		/* eponymous only */
+	.xConnect = batch_connect,
+	.xBestIndex = batch_best_index,
+	.xDisconnect = batch_disconnect,
+	.xOpen = batch_open,
+	.xClose = batch_close,
+	.xFilter = batch_filter,
+	.xNext = batch_next,
+	.xEof = batch_eof,
+	.xColumn = batch_column,
+	.xRowid = batch_rowid,
+};
+
+/* Bulk statement ST over V[0..N) (batch_rows); the rows it changed, or -1. */
+static int64_t
+run_bulk(struct index *ix, int st, const struct write_op **v, size_t n)
+{
+	int	 rc;
+
+	if (n == 0)
+		return 0;
+	ix->rows = v;
+	ix->nrows = n;
+	rc = step_reset(ix, ix->st[st]);
+	ix->rows = NULL;
+	ix->nrows = 0;
+	return rc < 0 ? -1 : sqlite3_changes64(ix->db);
 }
 
 static int
@@ -139,8 +310,6 @@ bind_obj(sqlite3_stmt *s, const struct write_op *o)
 	sqlite3_bind_int64(s, 1, o->v[0]);
 	sqlite3_bind_text(s, 2, o->s, -1, SQLITE_STATIC);
 	sqlite3_bind_blob(s, 3, o->bid, o->bidsize, SQLITE_STATIC);
-	if (n < 4)
-		return;		/* ST_OBJ_BID */
 	sqlite3_bind_text(s, 4, index_kind_names[o->kind], -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 5, index_source_names[o->source], -1, SQLITE_STATIC);
 	for (i = 1; i <= 4; i++)
@@ -149,7 +318,7 @@ bind_obj(sqlite3_stmt *s, const struct write_op *o)
 		return;		/* ST_OBJ_UPD */
 	sqlite3_bind_int64(s, 10, o->v[5]);
 	if (n < 11)
-		return;		/* ST_OBJ_KEY, ST_OBJ_FIND */
+		return;		/* ST_OBJ_FIND */
 	if (o->v[6] < 0)
 		sqlite3_bind_null(s, 11);
 	else
@@ -237,44 +406,48 @@ cmp_op_id(const void *pa, const void *pb)
 
 /*
  * The new object rows of a batch (see stmt_sql), V[0..N) (reordered):
- * the keys in key order, which tells the rows the file has already (their
- * key stays); the others' rows in id order (at the end of objects), their
- * build-ids in build-id order; then the rows the file had take their new
- * ids, once every row they could be is in.
+ * the keys in key order; if some were in the file already (fewer rows
+ * added than keys), which ones: their key's id is not the row's.  The
+ * others' rows in id order (at the end of objects), their build-ids in
+ * build-id order; then the rows the file had take their new ids, once
+ * every row they could be is in.
  */
 static int
 run_new_objs(struct index *ix, const struct write_op **v, size_t n)
 {
 	sqlite3_stmt *s;
-	size_t	 i, nnew = 0;
+	int64_t	 added, id;
+	size_t	 i, nnew = n;
+	int	 rc;
 
-	if (n == 0)
-		return 0;
 	qsort(v, n, sizeof(*v), cmp_op_key);
-	for (i = 0; i < n; i++) {
+	if ((added = run_bulk(ix, ST_OBJ_KEY, v, n)) < 0)
+		return -1;
+	if ((size_t)added < n)
+		nnew = 0;
+	for (i = 0; (size_t)added < n && i < n; i++) {
 		const struct write_op *o = v[i];
 
-		bind_obj(s = ix->st[ST_OBJ_KEY], o);
-		if (step_reset(ix, s) < 0)
+		bind_obj(s = ix->st[ST_OBJ_FIND], o);
+		rc = sqlite3_step(s);
+		id = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+		sqlite3_reset(s);
+		if (rc != SQLITE_ROW) {
+			log_warnx("index: object %s: %s", o->s, sqlite3_errmsg(ix->db));
 			return -1;
+		}
 		/* new keys first, the known ones at the end */
-		if (sqlite3_changes(ix->db) > 0) {
+		if (id == o->v[0]) {
 			v[i] = v[nnew];
 			v[nnew++] = o;
 		}
 	}
 	qsort(v, nnew, sizeof(*v), cmp_op_id);
-	for (i = 0; i < nnew; i++) {
-		bind_obj(s = ix->st[ST_OBJ_NEW], v[i]);
-		if (step_reset(ix, s) < 0)
-			return -1;
-	}
+	if (run_bulk(ix, ST_OBJ_NEW, v, nnew) < 0)
+		return -1;
 	qsort(v, nnew, sizeof(*v), cmp_op_bid);
-	for (i = 0; i < nnew; i++) {
-		bind_obj(s = ix->st[ST_OBJ_BID], v[i]);
-		if (step_reset(ix, s) < 0)
-			return -1;
-	}
+	if (run_bulk(ix, ST_OBJ_BID, v, nnew) < 0)
+		return -1;
 	for (i = nnew; i < n; i++)
 		if (run_obj_known(ix, v[i]) < 0)
 			return -1;
@@ -307,6 +480,31 @@ run_objs(struct index *ix, const struct write_op *ops, size_t n, const struct wr
 	return run_new_objs(ix, newv, nnew);
 }
 
+/* The order of object_segments' key: object, segment; then the batch's. */
+static int
+cmp_op_objseg(const void *pa, const void *pb)
+{
+	const struct write_op *a = *(const struct write_op *const *)pa;
+	const struct write_op *b = *(const struct write_op *const *)pb;
+	int	 c;
+
+	if ((c = cmp_int64(a->v[0], b->v[0])) != 0 || (c = cmp_int64(a->v[1], b->v[1])) != 0)
+		return c;
+	return a < b ? -1 : a > b;
+}
+
+/* A run of object_segments rows, in bulk.  V: room for every row of the run. */
+static int
+run_objsegs(struct index *ix, const struct write_op *ops, size_t n, const struct write_op **v)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		v[i] = &ops[i];
+	qsort(v, n, sizeof(*v), cmp_op_objseg);
+	return run_bulk(ix, ST_OBJSEG, v, n) < 0 ? -1 : 0;
+}
+
 static int
 run_op(struct index *ix, const struct write_op *o)
 {
@@ -319,10 +517,7 @@ run_op(struct index *ix, const struct write_op *o)
 	case OP_OBJ:
 		return -1;		/* runs of them: run_objs */
 	case OP_OBJSEG:
-		s = ix->st[ST_OBJSEG];
-		for (i = 0; i < 5; i++)
-			sqlite3_bind_int64(s, (int)i + 1, o->v[i]);
-		return step_reset(ix, s);
+		return -1;		/* runs of them: run_objsegs */
 	case OP_SEG_OPEN:
 		s = ix->st[ST_SEG_OPEN];
 		sqlite3_bind_int64(s, 1, o->v[0]);
@@ -412,7 +607,7 @@ writer_run_batches(struct index *ix, struct write_batch *list)
 	const struct write_op **v = NULL;
 	uint64_t t0 = index_clock_ns(), us, rows = 0;
 	size_t	 i, j, nv = 0;
-	int	 rc = 0;
+	int	 rc = 0, type;
 
 	if (sqlite3_exec(ix->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
 		log_warnx("index: begin: %s", sqlite3_errmsg(ix->db));
@@ -421,14 +616,18 @@ writer_run_batches(struct index *ix, struct write_batch *list)
 	}
 	for (b = list; b != NULL && rc == 0; b = b->next) {
 		for (i = 0; i < b->n && rc == 0; i = j) {
-			for (j = i; j < b->n && b->ops[j].type == OP_OBJ; j++)
+			type = b->ops[i].type;
+			for (j = i; j < b->n && b->ops[j].type == type &&
+			    (type == OP_OBJ || type == OP_OBJSEG); j++)
 				;
 			if (j == i)
 				rc = run_op(ix, &b->ops[j++]);
 			else if (j - i > nv && (rc = grow_newv(&v, &nv, j - i)) < 0)
 				log_warnx("index: out of memory");
-			else
+			else if (type == OP_OBJ)
 				rc = run_objs(ix, &b->ops[i], j - i, v);
+			else
+				rc = run_objsegs(ix, &b->ops[i], j - i, v);
 		}
 		rows += b->n;
 	}
@@ -643,6 +842,11 @@ writer_prepare(struct index *ix, char *err, size_t errlen)
 {
 	int	 i;
 
+	if (sqlite3_create_module_v2(ix->db, "batch_rows", &batch_module, ix, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", ix->path, sqlite3_errmsg(ix->db));
+		return -1;
+	}
 	for (i = 0; i < ST_MAX; i++)
 		if (sqlite3_prepare_v3(ix->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
 		    &ix->st[i], NULL) != SQLITE_OK) {
