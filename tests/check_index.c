@@ -438,9 +438,9 @@ START_TEST(test_reopen)
 {
 	struct index *ix = open_ix();
 	struct index_reader *q;
-	uint8_t	 a[20];
+	uint8_t	 a[20], b[20];
 	json_t	*o;
-	char	 err[512];
+	char	 err[512], hex[64];
 
 	bid(a, 1);
 	replace_scenario(ix);
@@ -448,8 +448,20 @@ START_TEST(test_reopen)
 	ix = open_ix();
 	index_segment_open(ix, 3, "perf-000003-20261118T110700Z.data", T0 + 20 * SEC);
 	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 300, T0 + 21 * SEC, 0);
+	/* in the same batch, new objects beside the known one (writer.c: run_new_objs) */
+	bid(b, 9);
+	bidhex(hex, 9);
+	index_add_mapping(ix, "/usr/bin/new", b, 20, BID_MMAP2, 301, T0 + 22 * SEC, 0);
+	index_add_mapping(ix, "/usr/bin/zzz", b, 20, BID_MMAP2, 302, T0 + 23 * SEC, 0);
 	index_close(ix);
 	q = open_q();
+	o = query(index_reader_buildid(q, hex, &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 2);
+	json_decref(o);
+	o = query(index_reader_lookup(q, "/usr/bin/new", T0 + 22 * SEC, &o, err, sizeof(err)),
+	    &o, err);
+	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), hex);
+	json_decref(o);
 	o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 2);
 	/* The old build-id came back: it sorts first (first seen) with 4 maps. */
