@@ -649,7 +649,7 @@ struct copyctx {
 	size_t		 nruns;
 	uint64_t	 runrec[64];
 	size_t		 runlen[64];
-	uint8_t		 bytes[8192];
+	uint8_t		 bytes[262144];
 	size_t		 nbytes;
 	uint64_t	 tail_at_run;
 };
@@ -731,6 +731,179 @@ START_TEST(test_copy_runs)
 }
 END_TEST
 
+/*
+ * ring_spill: records taken out of the kernel's ring keep their order and
+ * positions for reads, scans and copies, the kernel's tail moves at the
+ * spill, and the spill holds at most what it is allowed.
+ */
+START_TEST(test_spill_read_scan)
+{
+	struct fake f;
+	struct scanctx c;
+	uint64_t start = _i ? SMALL - 40 : 0, head;	/* _i: records wrap */
+	uint32_t seq;
+	size_t	 i;
+
+	fake_init(&f, SMALL, start);
+	memset(&c, 0, sizeof(c));
+	c.f = &f;
+	produce(&f, 1, 32);
+	produce(&f, 2, 48);
+	ck_assert_uint_eq(ring_spill(&f.r, 1 << 20), 80);
+	/* The kernel's ring is free again; the records are still pending. */
+	ck_assert_uint_eq(f.meta->data_tail, start + 80);
+	ck_assert_uint_eq(ring_tail(&f.r), start);
+	ck_assert_uint_eq(ring_pending(&f.r), 80);
+	/* The kernel writes over the spilled records' old bytes: no matter. */
+	for (seq = 3; seq < 3 + SMALL / 64; seq++)
+		produce(&f, seq, 64);
+	ck_assert_uint_eq(ring_spill(&f.r, 1 << 20), SMALL);
+	produce(&f, seq, 16);
+	head = f.meta->data_head;
+	/* A scan sees all, in order, with their positions. */
+	ck_assert_uint_eq(ring_scan(&f.r, 0, scan_cb, &c), head);
+	ck_assert_uint_eq(c.s.n, seq);
+	ck_assert_uint_eq(c.pos[0], start);
+	ck_assert_uint_eq(c.pos[1], start + 32);
+	ck_assert_uint_eq(c.pos[2], start + 80);
+	ck_assert_uint_eq(c.pos[seq - 1], head - 16);
+	for (i = 0; i < c.s.n; i++) {
+		ck_assert_uint_eq(c.s.seq[i], i + 1);
+		ck_assert_int_eq(c.s.intact[i], 1);
+	}
+	/* A scan from inside the spill, stopped inside the spill. */
+	memset(&c.s, 0, sizeof(c.s));
+	c.stop_at = 2;
+	ck_assert_uint_eq(ring_scan(&f.r, start + 32, scan_cb, &c), start + 32 + 48 + 64);
+	ck_assert_uint_eq(c.s.seq[0], 2);
+	/* A read stopped inside the spill leaves the rest for the next one. */
+	memset(&c.s, 0, sizeof(c.s));
+	c.stop_at = 1;
+	ck_assert_uint_eq(ring_read(&f.r, scan_cb, &c), 1);
+	ck_assert_uint_eq(ring_tail(&f.r), start + 32);
+	ck_assert_ptr_nonnull(f.r.spill.data);
+	memset(&c.s, 0, sizeof(c.s));
+	c.stop_at = 0;
+	ck_assert_uint_eq(ring_read(&f.r, scan_cb, &c), seq - 1);
+	ck_assert_uint_eq(c.pos[0], start + 32);
+	ck_assert_uint_eq(c.s.seq[seq - 2], seq);
+	for (i = 0; i < c.s.n; i++)
+		ck_assert_int_eq(c.s.intact[i], 1);
+	ck_assert_uint_eq(f.meta->data_tail, head);
+	ck_assert_uint_eq(ring_pending(&f.r), 0);
+	ck_assert_ptr_null(f.r.spill.data);	/* given back once read */
+	ck_assert_uint_eq(f.r.records, seq);
+	ck_assert_uint_eq(f.r.spilled, 80 + SMALL);
+	fake_free(&f);
+}
+END_TEST
+
+/* Records in sequence from NEXT on, whole: counted, anything else fails. */
+static int
+in_order(const struct perf_event_header *h, void *arg)
+{
+	uint32_t *next = arg, seq;
+
+	memcpy(&seq, (const uint8_t *)h + 8, 4);
+	ck_assert_uint_eq(seq, *next);
+	ck_assert_uint_eq(((const uint8_t *)h)[h->size - 1], pattern(seq, h->size - 1u));
+	(*next)++;
+	return 0;
+}
+
+/* The spill's bound: whole records up to it, the rest left in the kernel's ring. */
+START_TEST(test_spill_bound)
+{
+	struct fake f;
+	uint64_t got = 0, n;
+	uint32_t seq = 1, next = 1;
+	size_t	 i;
+
+	fake_init(&f, SMALL, SMALL - 8);
+	/* 65536 bytes allowed (the smallest spill); 40-byte records do not divide it. */
+	do {
+		for (i = 0; i < SMALL / 2 / 40; i++)
+			produce(&f, seq++, 40);
+		n = ring_spill(&f.r, 100000);
+		ck_assert_uint_eq(n % 40, 0);
+		got += n;
+	} while (n == SMALL / 2 / 40 * 40);
+	ck_assert_uint_le(got, 65536);
+	ck_assert_uint_gt(got, 65536 - 40);
+	ck_assert_uint_eq(f.r.spill.size, 65536);
+	ck_assert_uint_eq(f.r.spill_full, 1);
+	produce(&f, seq++, 40);
+	ck_assert_uint_eq(ring_spill(&f.r, 100000), 0);	/* full */
+	ck_assert_uint_eq(f.r.spill_full, 2);
+	ck_assert_uint_eq(ring_pending(&f.r), (seq - 1) * 40ULL);
+	/* Everything, in order, by one read. */
+	ck_assert_uint_eq(ring_read(&f.r, in_order, &next), seq - 1);
+	ck_assert_uint_eq(next, seq);
+	ck_assert_uint_eq(ring_pending(&f.r), 0);
+	fake_free(&f);
+}
+END_TEST
+
+/* The spill grows while its records wrap in it; ring_copy's runs stay whole. */
+static void
+fill_spill(struct fake *f, uint32_t *seq, int rounds)
+{
+	while (rounds-- > 0) {
+		while (f->meta->data_head - f->meta->data_tail <= SMALL - 400)
+			produce(f, (*seq)++, 400);
+		ring_spill(&f->r, 1 << 20);
+	}
+}
+
+START_TEST(test_spill_grow_copy)
+{
+	struct fake f;
+	struct copyctx c;
+	uint32_t seq = 1, next;
+	size_t	 off;
+
+	fake_init(&f, SMALL, 0);
+	/* Fill most of a 64 KiB spill, consume most of it, then spill past its end. */
+	fill_spill(&f, &seq, 15);
+	ck_assert_uint_eq(f.r.spill.size, 65536);
+	next = 1;
+	while (next < seq - 20) {
+		struct stopper st;
+
+		memset(&st, 0, sizeof(st));
+		st.stop_seq = seq - 20;
+		ring_read(&f.r, stop_at, &st);
+		next += (uint32_t)st.s.n;
+	}
+	fill_spill(&f, &seq, 4);
+	ck_assert_uint_eq(f.r.spill.size, 65536);	/* wrapped in place */
+	ck_assert_uint_gt((f.r.spill.start & f.r.spill.mask) + (f.r.spill.end - f.r.spill.start),
+	    f.r.spill.size);
+	fill_spill(&f, &seq, 16);
+	ck_assert_uint_eq(f.r.spill.size, 131072);	/* grew with wrapped contents */
+	produce(&f, seq++, 16);
+	memset(&c, 0, sizeof(c));
+	c.f = &f;
+	c.stop_seq = seq - 1;			/* the kernel ring's last one stays */
+	ck_assert_uint_gt(ring_copy(&f.r, copy_pick, copy_run, &c), 0);
+	for (off = 0; off < c.nbytes; ) {
+		struct perf_event_header h;
+		uint32_t got;
+
+		memcpy(&h, c.bytes + off, sizeof(h));
+		memcpy(&got, c.bytes + off + 8, 4);
+		ck_assert_uint_eq(got, next);
+		ck_assert_uint_eq(c.bytes[off + h.size - 1], pattern(got, h.size - 1u));
+		next++;
+		off += h.size;
+	}
+	ck_assert_uint_eq(next, seq - 1);
+	ck_assert_uint_eq(ring_pending(&f.r), 16);
+	ck_assert_ptr_null(f.r.spill.data);
+	fake_free(&f);
+}
+END_TEST
+
 static Suite *
 ring_suite(void)
 {
@@ -746,6 +919,9 @@ ring_suite(void)
 	tcase_add_loop_test(tc, test_callback_stops, 0, 2);
 	tcase_add_loop_test(tc, test_scan_then_read, 0, 2);
 	tcase_add_test(tc, test_copy_runs);
+	tcase_add_loop_test(tc, test_spill_read_scan, 0, 2);
+	tcase_add_test(tc, test_spill_bound);
+	tcase_add_test(tc, test_spill_grow_copy);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("wrap");

@@ -27,6 +27,13 @@ at_exit() { AT_EXIT="$1; $AT_EXIT"; }
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 note() { echo "-- $*"; }
+# True under ASan or TSan (build-asan, build-tsan): their daemon is several
+# times slower (losses under load are noted, not judged) and their shadow
+# memory and quarantine make RSS no measure of the daemon's.
+sanitized() {
+	case $BUILD in *asan*|*tsan*) return 0;; esac
+	return 1
+}
 
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root (perf_event_open system-wide)"; }
 need_perf() { command -v perf >/dev/null 2>&1 || skip "perf is not installed"; }

@@ -62,6 +62,17 @@ int	events_enable(struct events *);
 void	events_disable(struct events *);
 void	events_close(struct events *);
 
+/*
+ * The start's backlog: while the /proc scan keeps the loop from reading
+ * (seconds on a big host), what waits in the rings is taken into the
+ * daemon's memory (ring_spill) so that the kernel's rings do not overflow,
+ * EVENTS_SPILL_MAX bytes at most over all rings (each ring at least its
+ * own size).  Adds the bytes taken to *SPILLED and the rings whose share
+ * was full to *FULL.
+ */
+#define EVENTS_SPILL_MAX	(256ULL << 20)
+void	events_spill(struct events *, uint64_t *spilled, uint64_t *full);
+
 /* Bytes of ring mappings locked for these events (perflimits_mlock). */
 uint64_t events_locked_bytes(const struct events *);
 

@@ -27,7 +27,16 @@ struct scan {
 	uint64_t	*unknown;
 	struct resolve_req *head, **tail;
 	size_t		 n;
+	void		(*tick)(void *);
+	void		*arg;
 };
+
+static void
+tick(struct scan *sc)
+{
+	if (sc->tick != NULL)
+		sc->tick(sc->arg);
+}
 
 /* Wait for the reads out, and put their answers into the model. */
 static void
@@ -38,6 +47,7 @@ settle(struct scan *sc)
 
 	resolver_kick(sc->res);
 	while ((q = sc->head) != NULL) {
+		tick(sc);
 		sc->head = q->next;
 		resolver_check(sc->res, recorder_now());
 		resolver_wait(sc->res, q);
@@ -164,9 +174,10 @@ scan_maps(struct scan *sc, uint32_t pid)
 }
 
 int
-procscan_run(struct model *m, struct resolver *res, uint64_t unknown[BIDC_NCAUSES])
+procscan_run(struct model *m, struct resolver *res, uint64_t unknown[BIDC_NCAUSES],
+    void (*tickfn)(void *), void *arg)
 {
-	struct scan sc = { m, res, unknown, NULL, NULL, 0 };
+	struct scan sc = { m, res, unknown, NULL, NULL, 0, tickfn, arg };
 	DIR	*d;
 	struct dirent *de;
 	int	 n = 0;
@@ -180,6 +191,7 @@ procscan_run(struct model *m, struct resolver *res, uint64_t unknown[BIDC_NCAUSE
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid = (uint32_t)strtoul(de->d_name, NULL, 10);
+		tick(&sc);
 		scan_threads(m, pid);
 		if (model_find(m, pid) == NULL)
 			continue;	/* gone already */

@@ -12,9 +12,11 @@
 
 /*
  * Fill the model from /proc, the build-ids read through RES; the maps
- * left without one are counted in UNKNOWN by cause.  Returns the number
- * of processes seen.
+ * left without one are counted in UNKNOWN by cause.  TICK (if not NULL)
+ * is called with ARG between reads, often (the recorder keeps its rings
+ * from overflowing meanwhile).  Returns the number of processes seen.
  */
-int	procscan_run(struct model *, struct resolver *res, uint64_t unknown[BIDC_NCAUSES]);
+int	procscan_run(struct model *, struct resolver *res, uint64_t unknown[BIDC_NCAUSES],
+	    void (*tick)(void *), void *arg);
 
 #endif

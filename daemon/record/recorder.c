@@ -72,8 +72,13 @@
  * answer a cached build-id proven again by name, none failed) the hold-off
  * doubles, up to SB_HOLDOFF_MAX_MS; an answer that is news (a file read for
  * the first time, or one whose build-id could not be proven) brings it
- * back to SB_HOLDOFF_MS.
+ * back to SB_HOLDOFF_MS.  And the hold-off follows how full it left the
+ * side-band rings: it doubles only while they were at most a quarter
+ * full, stays while at most half full, and halves (down to
+ * SB_HOLDOFF_MIN_MS) beyond; a ring over half full is also spilled into
+ * memory (sideband_relieve), so that what waits never overflows it.
  */
+#define SB_HOLDOFF_MIN_MS	1
 #define SB_HOLDOFF_MS		5
 #define SB_HOLDOFF_MAX_MS	80
 /* Flight mode: binaries no process maps are forgotten this often (no rotation does it). */
@@ -699,6 +704,7 @@ after(struct recorder *r)
 	uint64_t d, now;
 
 	recorder_check_rotate(r);
+	sideband_relieve(r);		/* what waits does not overflow the kernel's rings */
 	now = recorder_now();
 	resolver_kick(r->res);		/* files to close, reads started by a pass */
 	resolver_check(r->res, now);
@@ -796,15 +802,21 @@ holdoff_cb(evutil_socket_t fd, short what, void *arg)
 	struct recorder *r = arg;
 
 	if (sideband_arrive(r)) {
+		/* How full this hold-off left the fullest side-band ring. */
+		uint64_t fill = sideband_relieve(r), quarter = r->ev.sb_ring_size / 4;
+
 		r->st.sb_wakeups++;
 		pass(r, recorder_now() - RECORDER_MARGIN_NS, 0);
-		if (r->sb_news == 0) {
+		if (r->sb_news != 0) {
+			if (r->sb_holdoff_ms > SB_HOLDOFF_MS) {
+				r->sb_holdoff_ms = SB_HOLDOFF_MS;
+				r->st.sb_holdoff_news++;
+			}
+		} else if (fill <= quarter) {
 			if (r->sb_holdoff_ms < SB_HOLDOFF_MAX_MS)
 				r->sb_holdoff_ms *= 2;
-		} else if (r->sb_holdoff_ms > SB_HOLDOFF_MS) {
-			r->sb_holdoff_ms = SB_HOLDOFF_MS;
-			r->st.sb_holdoff_news++;
-		}
+		} else if (fill > 2 * quarter && r->sb_holdoff_ms > SB_HOLDOFF_MIN_MS)
+			r->sb_holdoff_ms /= 2;
 		r->sb_news = 0;
 		holdoff_arm(r);
 	} else {
@@ -1000,6 +1012,22 @@ recorder_listen(struct recorder *r, const struct recorder_listener *l)
 	return notify_listen(&r->notify, l);
 }
 
+/*
+ * During the start's /proc scan the loop does not run: every 10 ms what
+ * waits in the rings is taken into memory (events_spill), read after it.
+ */
+static void
+scan_tick(void *arg)
+{
+	struct recorder *r = arg;
+	uint64_t now = recorder_now();
+
+	if (now - r->spill_at < 10ULL * 1000 * 1000)
+		return;
+	r->spill_at = now;
+	events_spill(&r->ev, &r->st.start_spilled, &r->st.start_spill_full);
+}
+
 int
 recorder_start(struct recorder *r, char *err, size_t errlen)
 {
@@ -1013,7 +1041,7 @@ recorder_start(struct recorder *r, char *err, size_t errlen)
 		snprintf(err, errlen, "PERF_EVENT_IOC_ENABLE: %s", strerror(-rc));
 		goto fail;
 	}
-	n = procscan_run(&r->model, r->res, r->st.unknown);
+	n = procscan_run(&r->model, r->res, r->st.unknown, scan_tick, r);
 	for (i = 0; i < BIDC_NCAUSES; i++)
 		r->st.mmaps_no_id += r->st.unknown[i];
 	model_foreach(&r->model, announce_model_cb, r);
@@ -1021,6 +1049,10 @@ recorder_start(struct recorder *r, char *err, size_t errlen)
 	    "%zu executable maps at start", events_mode_name(r->ev.mode), r->ev.name,
 	    c->frequency, c->callchain ? " with call chains" : "", r->ev.ncpus, n,
 	    r->model.nmaps);
+	if (r->st.start_spilled > 0)
+		log_info("start: %llu bytes of records held in memory during the /proc scan%s",
+		    (unsigned long long)r->st.start_spilled, r->st.start_spill_full > 0 ?
+		    " (a ring's share full: the kernel may have dropped some)" : "");
 	if (r->flight_on) {
 		char	 size[32], age[32];
 
@@ -1033,7 +1065,7 @@ recorder_start(struct recorder *r, char *err, size_t errlen)
 		log_info("flight recorder: the last %s%s%s of records in memory; a segment on "
 		    "snapshot or SIGUSR2", size, c->flight_age_ms != 0 ? ", at most " : "",
 		    c->flight_age_ms != 0 ? age : "");
-	} else if (recorder_open_segment(r, t0, NULL) < 0) {
+	} else if (scan_tick(r), recorder_open_segment(r, t0, NULL) < 0) {
 		snprintf(err, errlen, "%s: cannot create the first segment", r->segdir);
 		goto fail;
 	}

@@ -54,6 +54,10 @@ struct recorder_stats {
 	uint64_t	 flight_states_short;	/* ... not kept: the image lived too short */
 	uint64_t	 sb_wakeups;		/* side-band passes of a burst (hold-off timer) */
 	uint64_t	 sb_holdoff_news;	/* hold-offs brought back to the shortest by news */
+	uint64_t	 start_spilled;		/* bytes held in memory during the start's scan */
+	uint64_t	 start_spill_full;	/* ... times a ring's share of it was full */
+	uint64_t	 sb_spilled;		/* side-band bytes held in memory later (relieve) */
+	uint64_t	 sb_spill_full;		/* ... times a ring's share of it was full */
 };
 
 enum rotate_reason {
@@ -95,6 +99,7 @@ struct recorder {
 	uint64_t	 blocked_deadline;
 	uint64_t	 sb_news;	/* answers that were news: read, not known (recorder.c) */
 	int		 sb_holdoff_ms;	/* the side-band's current hold-off (recorder.c) */
+	uint64_t	 spill_at;	/* the start scan's last events_spill (recorder.c) */
 	uint64_t	 cut;		/* a rotation cuts here once the side-band is there */
 	enum rotate_reason cut_why;
 	int		 cut_rc;
@@ -214,5 +219,11 @@ uint64_t sideband_drain(struct recorder *, uint64_t limit);
 uint64_t sideband_due(struct recorder *);
 /* Block until the read the side-band waits for is in (or its deadline). */
 void	sideband_wait(struct recorder *);
+/*
+ * Room in the side-band rings while their records wait (the margin, a
+ * read not answered yet, a hold-off): a ring over half full is spilled
+ * into memory.  Returns the bytes in the fullest ring before that.
+ */
+uint64_t sideband_relieve(struct recorder *);
 
 #endif

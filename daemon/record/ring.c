@@ -68,29 +68,71 @@ ring_unmap(struct ring *r)
 	if (r->map != NULL)
 		munmap(r->map, r->maplen);
 	free(r->scratch);
+	free(r->spill.data);
 	memset(r, 0, sizeof(*r));
-}
-
-uint64_t
-ring_pending(const struct ring *r)
-{
-	return __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE) - r->meta->data_tail;
 }
 
 uint64_t
 ring_tail(const struct ring *r)
 {
-	return r->meta->data_tail;
+	return r->spill.end != r->spill.start ? r->spill.start : r->meta->data_tail;
+}
+
+uint64_t
+ring_fill(const struct ring *r)
+{
+	return __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE) - r->meta->data_tail;
+}
+
+uint64_t
+ring_pending(const struct ring *r)
+{
+	return __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE) - ring_tail(r);
+}
+
+/* Bytes of a ring: the kernel's, or the spill's. */
+struct span {
+	const uint8_t	*data;
+	uint64_t	 size, mask;
+};
+
+static struct span
+kernel_span(const struct ring *r)
+{
+	return (struct span){ r->data, r->size, r->mask };
+}
+
+static struct span
+spill_span(const struct ring *r)
+{
+	return (struct span){ r->spill.data, r->spill.size, r->spill.mask };
+}
+
+static int
+spill_held(const struct ring *r)
+{
+	return r->spill.end != r->spill.start;
+}
+
+/* LEN bytes at position POS of span S into DST (wrapping). */
+static void
+span_copy(const struct span *s, uint64_t pos, void *dst, size_t len)
+{
+	uint64_t off = pos & s->mask;
+	size_t	 first = off + len <= s->size ? len : (size_t)(s->size - off);
+
+	memcpy(dst, s->data + off, first);
+	memcpy((uint8_t *)dst + first, s->data, len - first);
 }
 
 /*
- * Hand FN the records in [*POS, HEAD); *POS ends after the last one FN
- * accepted (at HEAD after a torn header: counted, when consuming).
+ * Hand FN the records of span S in [*POS, HEAD); *POS ends after the last
+ * one FN accepted (at HEAD after a torn header: counted, when consuming).
  * Returns the number of records accepted; *BYTES gets their size.
  */
 static uint64_t
-walk(struct ring *r, uint64_t *pos, uint64_t head, ring_record_fn fn, void *arg,
-    int consuming, uint64_t *bytes)
+walk(struct ring *r, const struct span *s, uint64_t *pos, uint64_t head, ring_record_fn fn,
+    void *arg, int consuming, uint64_t *bytes)
 {
 	uint64_t tail = *pos, n = 0;
 
@@ -98,28 +140,18 @@ walk(struct ring *r, uint64_t *pos, uint64_t head, ring_record_fn fn, void *arg,
 	while (head - tail >= sizeof(struct perf_event_header)) {
 		const struct perf_event_header *h;
 		struct perf_event_header hdr;
-		uint64_t off = tail & r->mask;
+		uint64_t off = tail & s->mask;
 
-		if (off + sizeof(hdr) <= r->size)
-			memcpy(&hdr, r->data + off, sizeof(hdr));
-		else {
-			size_t first = r->size - off;
-
-			memcpy(&hdr, r->data + off, first);
-			memcpy((uint8_t *)&hdr + first, r->data, sizeof(hdr) - first);
-		}
+		span_copy(s, tail, &hdr, sizeof(hdr));
 		if (hdr.size < sizeof(hdr) || hdr.size > head - tail) {
 			r->torn += consuming;
 			tail = head;
 			break;
 		}
-		if (off + hdr.size <= r->size)
-			h = (const struct perf_event_header *)(const void *)(r->data + off);
+		if (off + hdr.size <= s->size)
+			h = (const struct perf_event_header *)(const void *)(s->data + off);
 		else {
-			size_t first = r->size - off;
-
-			memcpy(r->scratch, r->data + off, first);
-			memcpy(r->scratch + first, r->data, hdr.size - first);
+			span_copy(s, tail, r->scratch, hdr.size);
 			h = (const struct perf_event_header *)(const void *)r->scratch;
 			r->wrapped++;
 		}
@@ -134,16 +166,38 @@ walk(struct ring *r, uint64_t *pos, uint64_t head, ring_record_fn fn, void *arg,
 	return n;
 }
 
+static void
+spill_free(struct ring *r)
+{
+	free(r->spill.data);
+	r->spill.data = NULL;
+	r->spill.size = r->spill.mask = 0;
+}
+
 /*
- * Consume the records in [tail, head) through FN; END (if not NULL) runs
- * after the last one and before the tail moves, while the records are
- * still the ring's to read.
+ * Consume the records in [tail, head) through FN, the spill's first; END
+ * (if not NULL) runs after the last one and before the tail moves, while
+ * the records are still the ring's to read.
  */
 static uint64_t
 consume(struct ring *r, ring_record_fn fn, void *arg, void (*end)(void *), void *endarg)
 {
-	uint64_t head, tail, n, bytes;
+	struct span s;
+	uint64_t head, tail, n = 0, bytes;
 
+	if (spill_held(r)) {
+		s = spill_span(r);
+		tail = r->spill.start;
+		n = walk(r, &s, &tail, r->spill.end, fn, arg, 1, &bytes);
+		r->bytes += bytes;
+		r->spill.start = tail;
+		if (spill_held(r)) {		/* FN stopped in the spill */
+			if (end != NULL)
+				end(endarg);
+			r->records += n;
+			return n;
+		}
+	}
 	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
 	tail = r->meta->data_tail;
 	if (head - tail > r->size) {
@@ -151,9 +205,12 @@ consume(struct ring *r, ring_record_fn fn, void *arg, void (*end)(void *), void 
 		r->overruns++;
 		tail = head;
 	}
-	n = walk(r, &tail, head, fn, arg, 1, &bytes);
+	s = kernel_span(r);
+	n += walk(r, &s, &tail, head, fn, arg, 1, &bytes);
 	if (end != NULL)
 		end(endarg);
+	if (r->spill.data != NULL)
+		spill_free(r);			/* all consumed, runs handed on */
 	r->records += n;
 	r->bytes += bytes;
 	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
@@ -230,13 +287,109 @@ ring_copy(struct ring *r, ring_record_fn pick, ring_run_fn run, void *arg)
 uint64_t
 ring_scan(struct ring *r, uint64_t from, ring_record_fn fn, void *arg)
 {
-	uint64_t head, tail = r->meta->data_tail, bytes;
+	struct span s;
+	uint64_t head, tail = ring_tail(r), bytes;
 
 	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	if (head - tail > r->size)
+	if (head - r->meta->data_tail > r->size)
 		return from;		/* ring_read resyncs it */
 	if (from - tail > head - tail)
 		from = tail;		/* behind the tail (or garbage): from the tail */
-	walk(r, &from, head, fn, arg, 0, &bytes);
+	if (spill_held(r) && from - r->spill.start < r->spill.end - r->spill.start) {
+		s = spill_span(r);
+		walk(r, &s, &from, r->spill.end, fn, arg, 0, &bytes);
+		if (from != r->spill.end)
+			return from;
+	}
+	s = kernel_span(r);
+	walk(r, &s, &from, head, fn, arg, 0, &bytes);
 	return from;
+}
+
+/* The whole records of [TAIL, HEAD) that fit in LIMIT bytes: their size. */
+static uint64_t
+fitting(struct ring *r, uint64_t tail, uint64_t head, uint64_t limit)
+{
+	struct span s = kernel_span(r);
+	struct perf_event_header hdr;
+	uint64_t pos = tail;
+
+	while (head - pos >= sizeof(hdr)) {
+		span_copy(&s, pos, &hdr, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size > head - pos ||
+		    pos - tail + hdr.size > limit)
+			break;		/* torn: left for consume to count */
+		pos += hdr.size;
+	}
+	return pos - tail;
+}
+
+/* Room in the spill for NEED more bytes (a power of two up to CAP), or -1. */
+static int
+spill_grow(struct ring *r, uint64_t need, uint64_t cap)
+{
+	uint64_t held = r->spill.end - r->spill.start, n = r->spill.size ? r->spill.size : 65536;
+	struct span old = spill_span(r);
+	uint8_t	*nd;
+
+	if (held + need <= r->spill.size)
+		return 0;
+	while (n < held + need)
+		n *= 2;
+	if (n > cap || (nd = malloc(n)) == NULL)
+		return -1;
+	if (held > 0) {
+		/* Same positions, the new mask: at most two pieces each way. */
+		uint64_t pos = r->spill.start, left = held;
+
+		while (left > 0) {
+			uint64_t off = pos & (n - 1), len = left;
+
+			if (off + len > n)
+				len = n - off;
+			span_copy(&old, pos, nd + off, len);
+			pos += len;
+			left -= len;
+		}
+	}
+	free(r->spill.data);
+	r->spill.data = nd;
+	r->spill.size = n;
+	r->spill.mask = n - 1;
+	return 0;
+}
+
+uint64_t
+ring_spill(struct ring *r, uint64_t max)
+{
+	struct span k = kernel_span(r);
+	uint64_t head, tail, held, cap = 65536, take, pos, left;
+
+	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	tail = r->meta->data_tail;
+	if (head == tail || head - tail > r->size)
+		return 0;		/* nothing, or an overrun consume resyncs */
+	while (cap * 2 <= max)
+		cap *= 2;
+	if (!spill_held(r))
+		r->spill.start = r->spill.end = tail;
+	held = r->spill.end - r->spill.start;
+	take = held < cap ? fitting(r, tail, head, cap - held) : 0;
+	if (take < head - tail)
+		r->spill_full++;
+	if (take == 0 || spill_grow(r, take, cap) < 0)
+		return 0;
+	for (pos = tail, left = take; left > 0; ) {
+		uint64_t off = pos & r->spill.mask, len = left;
+
+		if (off + len > r->spill.size)
+			len = r->spill.size - off;
+		span_copy(&k, pos, r->spill.data + off, len);
+		pos += len;
+		left -= len;
+	}
+	r->spill.end = tail + take;
+	r->spilled += take;
+	__atomic_store_n(&r->meta->data_tail, tail + take, __ATOMIC_RELEASE);
+	return take;
 }

@@ -20,6 +20,18 @@ struct ring {
 	uint64_t	 torn;			/* bad headers, the rest of the pass skipped */
 	uint64_t	 overruns;		/* head ran more than a ring ahead of tail */
 	uint64_t	 pos;			/* in a callback: its record's position */
+	/*
+	 * Records taken out of the kernel's ring into memory (ring_spill)
+	 * and not consumed yet: positions [start, end), end the kernel's
+	 * data_tail; they come before the ring's in every read and scan.
+	 */
+	struct {
+		uint8_t		*data;		/* 2^n bytes, NULL: none */
+		uint64_t	 size, mask;
+		uint64_t	 start, end;
+	}		 spill;
+	uint64_t	 spilled;		/* bytes ever spilled */
+	uint64_t	 spill_full;		/* spills that found no room for all */
 };
 
 /*
@@ -58,9 +70,20 @@ uint64_t ring_scan(struct ring *, uint64_t from, ring_record_fn, void *arg);
 #define RING_DROP	2
 typedef void (*ring_run_fn)(const void *buf, size_t len, uint64_t nrec, void *arg);
 uint64_t ring_copy(struct ring *, ring_record_fn pick, ring_run_fn run, void *arg);
-/* Position of the next record to consume (data_tail). */
+/*
+ * Take the records waiting in the kernel's ring into memory of the
+ * reader's own (at most MAX bytes held), so that the kernel's ring has
+ * room again while nobody consumes: for the daemon's start, when the
+ * /proc scan keeps the loop from reading.  The records keep their
+ * positions and are read, scanned and copied as if still in the ring.
+ * Returns the bytes taken.
+ */
+uint64_t ring_spill(struct ring *, uint64_t max);
+/* Position of the next record to consume (data_tail, or the spill's start). */
 uint64_t ring_tail(const struct ring *);
-/* Bytes waiting (head - tail). */
+/* Bytes waiting (head - tail), the spill's included. */
 uint64_t ring_pending(const struct ring *);
+/* Bytes waiting in the kernel's ring itself: how full it is. */
+uint64_t ring_fill(const struct ring *);
 
 #endif

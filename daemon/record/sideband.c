@@ -438,6 +438,29 @@ sideband_due(struct recorder *r)
 	return due;
 }
 
+uint64_t
+sideband_relieve(struct recorder *r)
+{
+	uint64_t share = EVENTS_SPILL_MAX / (2 * (uint64_t)r->ev.ncpus), fill, high = 0;
+	int	 i;
+
+	if (share < r->ev.sb_ring_size)
+		share = r->ev.sb_ring_size;
+	for (i = 0; i < r->ev.ncpus; i++) {
+		struct ring *g = &r->ev.cpus[i].sb_ring;
+
+		if ((fill = ring_fill(g)) > high)
+			high = fill;
+		if (fill > r->ev.sb_ring_size / 2) {
+			uint64_t before = g->spill_full;
+
+			r->st.sb_spilled += ring_spill(g, share);
+			r->st.sb_spill_full += g->spill_full != before;
+		}
+	}
+	return high;
+}
+
 void
 sideband_wait(struct recorder *r)
 {

@@ -22,9 +22,7 @@
 #	no_loss                fails if a record or a sample was lost (not
 #	                       judged under the sanitizers: their daemon is slow)
 #	figure NAME VALUE      a figure for RESULTS.md ("FIGURE test name value")
-#	sanitized              true under ASan or TSan (build-asan, build-tsan):
-#	                       their shadow memory and quarantine make RSS no
-#	                       measure of the daemon's
+#	sanitized              (tests/lib.sh) true under ASan or TSan
 #	hostile_start          the checks every test needs; user A (home H);
 #	                       $T/spin, for anyone to run
 #	hostile_judge          stop the pinger: figures; fail on a ping that
@@ -131,9 +129,4 @@ hostile_judge() {
 	figure ping "$_line"
 	ping_ok "$_line"
 	no_loss
-}
-
-sanitized() {
-	case $BUILD in *asan*|*tsan*) return 0;; esac
-	return 1
 }
