@@ -642,12 +642,14 @@ capture_start(struct capture **out, const struct config *conf, const char *state
 		goto fail;
 	}
 	c->started = 1;
+	pthread_setname_np(c->th, "perfmapd-cap");
 	if ((rc = pthread_create(&c->pth, NULL, profile_main, c)) != 0) {
 		snprintf(err, errlen, "cannot start the profile thread: %s", strerror(rc));
 		capture_stop(c);
 		return -1;
 	}
 	c->pstarted = 1;
+	pthread_setname_np(c->pth, "perfmapd-prof");
 	log_info("build-id cache %s: %llu binaries, %llu bytes; capture %s",
 	    c->cache.dir, (unsigned long long)c->cache.entries,
 	    (unsigned long long)c->cache.size,

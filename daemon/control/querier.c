@@ -214,6 +214,7 @@ querier_start(struct querier **out, struct perfmapd *d, char *err, size_t errlen
 		goto fail;
 	}
 	q->started = 1;
+	pthread_setname_np(q->th, "perfmapd-query");
 	*out = q;
 	return 0;
 fail:

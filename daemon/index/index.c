@@ -446,6 +446,7 @@ index_open(struct index **out, const char *state_dir, const struct config *conf,
 		goto fail;
 	}
 	ix->running = 1;
+	pthread_setname_np(ix->thread, "perfmapd-index");
 	log_info("index: %s, next object %lld", ix->path, (long long)ix->next_id);
 	*out = ix;
 	return 0;

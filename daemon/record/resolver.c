@@ -217,6 +217,7 @@ spawn(struct resolver *r)
 	if ((rc = pthread_create(&w->th, NULL, worker_main, w)) != 0)
 		return -rc;
 	w->started = 1;
+	pthread_setname_np(w->th, "perfmapd-bid");
 	r->nworkers++;
 	return 0;
 }

@@ -25,6 +25,12 @@ S=$T/control.sock
 ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
 raw() { printf "$1" | "$T/ctlclient" "$S" raw; }
 
+# --- the daemon's threads carry their names (perfmapd(7) THREADS) ----------
+names=$(cat /proc/$DAEMON_PID/task/*/comm | sort -u | paste -sd' ' -)
+for t in perfmapd perfmapd-index perfmapd-query perfmapd-cap perfmapd-prof perfmapd-bid; do
+	case " $names " in *" $t "*) ;; *) fail "no thread named $t (threads: $names)";; esac
+done
+
 # --- every command, human and --json ---------------------------------------
 ctl ping | grep -q '^pong' || fail "ping"
 ctl --json ping | grep -q '"pong": true' || fail "ping --json"
