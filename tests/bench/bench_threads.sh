@@ -23,8 +23,8 @@ cc -O0 -fno-omit-frame-pointer -o "$B/spin" tests/progs/spin.c || exit 1
 printf '[record]\nevent = cpu-clock\nfrequency = %s\n[segments]\nrotate_age = %s\nkeep_count = 0\nkeep_size = 0\n' \
 	"$FREQ" "${BENCH_ROTATE_AGE:-1s}" > "$B/conf"
 
-# CPU ns of each thread of PID: "tid ns" lines
-threads() { for t in /proc/$1/task/*; do echo "${t##*/} $(cut -d' ' -f1 "$t/schedstat")"; done; }
+# CPU ns of each thread of PID: "tid ns name" lines (perfmapd(7) THREADS)
+threads() { for t in /proc/$1/task/*; do echo "${t##*/} $(cut -d' ' -f1 "$t/schedstat") $(cat "$t/comm")"; done; }
 
 run() {
 	p=$1 n=$2
@@ -47,7 +47,7 @@ run() {
 	lost=$(sed -n 's/.*stopped:.* lost=\([0-9]*\).*/\1/p' "$B/log")
 	awk -v dt=$((t1 - t0)) -v name="$p" -v storm="$(cat "$B/storm")" -v lost="${lost:-?}" '
 		NR == FNR { a[$1] = $2; next }
-		{ d = ($2 - a[$1]) / dt * 1000; s += d; per = per sprintf(" %.2f", d) }
+		{ d = ($2 - a[$1]) / dt * 1000; s += d; if (d >= 0.005) per = per sprintf(" %s %.2f", $3, d) }
 		END { printf "%s %.2f ms/s (threads:%s) storm: %s, lost %s\n", name, s, per, storm, lost }' \
 		"$B/s0" "$B/s1"
 	if [ "${BENCH_PROFILE:-0}" = 1 ]; then
