@@ -94,6 +94,23 @@ build_prog() {
 		fail "cannot build tests/progs/$1.c"
 }
 
+# start_manymaps NPROCS NFILES: a big host in miniature (tests/progs/manymaps):
+# NPROCS sleeping processes each mapping NFILES copies of /usr/bin/true
+# executable, ready when this returns; MM is its pid (killed at exit).
+start_manymaps() {
+	build_prog manymaps
+	mkdir -p "$T/mm"
+	"$T/manymaps" "$T/mm" "$1" "$2" /usr/bin/true > "$T/mm.out" 2>&1 &
+	MM=$!
+	BG_PIDS="${BG_PIDS:-} $MM"
+	for _ in $(seq 1 300); do
+		grep -q '^ready' "$T/mm.out" && break
+		kill -0 $MM 2>/dev/null || { cat "$T/mm.out"; fail "manymaps died"; }
+		sleep 0.1
+	done
+	grep -q "^ready $1" "$T/mm.out" || fail "manymaps did not get ready: $(cat "$T/mm.out")"
+}
+
 # start_daemon CONFIG_TEXT: run perfmapd in the foreground with state in $T/state.
 start_daemon() {
 	printf '%s\n' "$1" > "$T/perfmapd.conf"

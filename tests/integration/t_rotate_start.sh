@@ -8,17 +8,7 @@ need_events
 need_perf
 S=$T/control.sock
 ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
-build_prog manymaps
-mkdir "$T/mm"
-"$T/manymaps" "$T/mm" 60 100 /usr/bin/true > "$T/mm.out" 2>&1 &
-MM=$!
-BG_PIDS=$MM
-for _ in $(seq 1 100); do
-	grep -q '^ready' "$T/mm.out" && break
-	kill -0 $MM 2>/dev/null || { cat "$T/mm.out"; fail "manymaps died"; }
-	sleep 0.1
-done
-grep -q '^ready 60' "$T/mm.out" || fail "manymaps did not get ready: $(cat "$T/mm.out")"
+start_manymaps 60 100
 
 # 10 Hz: what this test records in 6 s is far below 256K; other jobs on
 # the host (exec storms) may record more and rotate by size legitimately,

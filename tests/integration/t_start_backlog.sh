@@ -12,17 +12,7 @@
 . tests/lib.sh
 need_events
 need_perf
-build_prog manymaps
-mkdir "$T/mm"
-"$T/manymaps" "$T/mm" 500 200 /usr/bin/true > "$T/mm.out" 2>&1 &
-MM=$!
-BG_PIDS=$MM
-for _ in $(seq 1 300); do
-	grep -q '^ready' "$T/mm.out" && break
-	kill -0 $MM 2>/dev/null || { cat "$T/mm.out"; fail "manymaps died"; }
-	sleep 0.1
-done
-grep -q '^ready 500' "$T/mm.out" || fail "manymaps did not get ready: $(cat "$T/mm.out")"
+start_manymaps 500 200
 
 # the storm: a few hundred processes a second, each with a name of its own
 cat > "$T/storm.sh" <<'EOS'
