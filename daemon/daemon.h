@@ -13,6 +13,19 @@
 #include "record/recorder.h"
 #include "statedir.h"
 
+/*
+ * The loop's priorities (libevent runs the active events of the most
+ * urgent priority first): everything of the daemon's own, root's and the
+ * control group's clients and the accept at LOOP_PRIO_DEFAULT; other
+ * users' clients at LOOP_PRIO_OTHERS, and the loop looks for new events
+ * after each of their callbacks, so that however much work they queue,
+ * root's call and the rings wait for at most one of them
+ * (control/control.c).
+ */
+#define LOOP_PRIORITIES		3
+#define LOOP_PRIO_DEFAULT	1	/* libevent's default for 3: the middle one */
+#define LOOP_PRIO_OTHERS	2
+
 struct event_base;
 struct event;
 struct capture;

@@ -199,9 +199,15 @@ static int
 start(struct perfmapd *d, int argc, char *argv[], char *err, size_t errlen)
 {
 	struct recorder_listener l;
+	struct event_config *cfg;
 
-	if ((d->base = event_base_new()) == NULL)
+	/* Other users' callbacks one at a time between looks for new events. */
+	if ((cfg = event_config_new()) == NULL ||
+	    event_config_set_max_dispatch_interval(cfg, NULL, 1, LOOP_PRIO_OTHERS) < 0 ||
+	    (d->base = event_base_new_with_config(cfg)) == NULL ||
+	    event_base_priority_init(d->base, LOOP_PRIORITIES) < 0)
 		fatalx("event_base_new failed");
+	event_config_free(cfg);
 	if (binaries_init(&d->bins) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;

@@ -595,6 +595,11 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 		free(c);
 		return;
 	}
+	/* Other users' work waits behind root's and the recorder's (daemon.h). */
+	if (!priv && (bufferevent_priority_set(c->bev, LOOP_PRIO_OTHERS) < 0 ||
+	    event_priority_set(c->msg_timer, LOOP_PRIO_OTHERS) < 0 ||
+	    event_priority_set(c->resume_ev, LOOP_PRIO_OTHERS) < 0))
+		log_warnx("control: uid %u: cannot lower its priority", (unsigned)cred.uid);
 	TAILQ_INSERT_TAIL(&ctrl->clients, c, entry);
 	ctrl->nclients++;
 	bufferevent_setcb(c->bev, client_read_cb, client_write_cb, client_event_cb, c);

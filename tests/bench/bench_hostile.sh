@@ -15,7 +15,7 @@ frequency = 499
 drain_interval = 50ms"
 sleep 1
 printf "baseline, no attack: "
-"$T/pinger" "$T/control.sock" 20 "${BENCH_PING_SECONDS:-20}"
+"$T/pinger" "$T/control.sock" 20 "${BENCH_PING_SECONDS:-20}" "$DAEMON_PID"
 stop_daemon
 logs=$(mktemp -d /tmp/perfmapd-bench-hostile.XXXXXX)
 TEST_LOGDIR=$logs TESTS="$(ls tests/integration/t_hostile_*.sh | xargs -n1 basename |

@@ -4,7 +4,9 @@
 # (history, segments) while a fifth user holds 16 connections that send
 # calls and never read a reply; then four users try to hold 16 idle
 # connections each.  Root's ping is answered within 100 ms throughout (it
-# took 1-1.6 s when queries flushed and read the index on the loop), and
+# took 1-1.6 s when queries flushed and read the index on the loop, and
+# up to 131 ms while other users' callbacks ran in the same loop
+# iterations as root's, before they got a lower priority), and
 # root's own queries are answered in time; the daemon's peak RSS grows by
 # less than 48 MB (the non-readers cost +106 MB); nothing is lost; and
 # root and a member of the control group still connect and query while
