@@ -1184,6 +1184,93 @@ START_TEST(test_forget_and_merge)
 }
 END_TEST
 
+/*
+ * The writer held up (another connection holds the write lock) while
+ * batches queue: it runs them in one transaction, the rows of the plain
+ * ones together (writer.c, writer_run_batches).  An object new in one
+ * batch and seen again in the next (its row inserted before the update,
+ * its object_segments row the later one's); a binary forgotten and seen
+ * again (the batch after is not plain: its key goes to the new id after
+ * the rows before it are in).
+ */
+START_TEST(test_batches_grouped)
+{
+	struct binaries bins;
+	struct recorder_listener l;
+	struct index *ix;
+	struct index_reader *q;
+	struct index_stats st;
+	sqlite3	*lk;
+	sqlite3_stmt *s;
+	uint8_t	 id[20];
+	uint64_t seq;
+	json_t	*o, *obj;
+	char	 err[512], path[256], hex[64];
+
+	ck_assert_int_eq(binaries_init(&bins), 0);
+	ck_assert_msg(index_open(&ix, state, &conf, &bins, err, sizeof(err)) == 0, "%s", err);
+	index_listener(ix, &l);
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	snprintf(path, sizeof(path), "%s/index.db", state);
+	ck_assert_int_eq(sqlite3_open(path, &lk), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(lk, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 1, T0 + 1 * SEC, 0);
+	index_handoff(ix);
+	usleep(50000);		/* the writer takes it, and waits for the lock */
+	index_add_mapping(ix, "/bin/p", (bid(id, 2), id), 20, BID_MMAP2, 10, T0 + 2 * SEC, 0);
+	index_add_mapping(ix, "/bin/s", (bid(id, 5), id), 20, BID_MMAP2, 30, T0 + 2 * SEC, 0);
+	index_handoff(ix);
+	index_add_mapping(ix, "/bin/p", (bid(id, 2), id), 20, BID_MMAP2, 11, T0 + 3 * SEC, 0);
+	index_add_mapping(ix, "/bin/s", (bid(id, 5), id), 20, BID_MMAP2, 31, T0 + 3 * SEC, 0);
+	index_add_mapping(ix, "/bin/r", (bid(id, 4), id), 20, BID_MMAP2, 40, T0 + 3 * SEC, 0);
+	index_handoff(ix);
+	ck_assert_uint_eq(binaries_prune(&bins, keep_none_cb, gone_cb, &l), 4);
+	index_add_mapping(ix, "/bin/p", (bid(id, 2), id), 20, BID_MMAP2, 12, T0 + 4 * SEC, 0);
+	seq = index_handoff(ix);
+	ck_assert_int_eq(sqlite3_exec(lk, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(lk);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_get_stats(ix, &st);
+	ck_assert_uint_eq(st.errors, 0);
+	/* at least two batches went in one transaction */
+	ck_assert_uint_lt(st.batches, seq);
+	index_close(ix);
+	binaries_free(&bins);
+	/* every object_segments row is an object's, under the id the loop gave it last */
+	ck_assert_int_eq(sqlite3_open(path, &lk), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(lk, "SELECT (SELECT count(*) FROM object_segments "
+	    "WHERE object_id NOT IN (SELECT id FROM objects)), (SELECT max(id) FROM objects "
+	    "WHERE path = '/bin/p')", -1, &s, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int(s, 0), 0);
+	ck_assert_int_eq(sqlite3_column_int(s, 1), 5);	/* a, p, s, r, then p again */
+	sqlite3_finalize(s);
+	sqlite3_close(lk);
+	q = open_q();
+	o = query(index_reader_history(q, "/bin/p", &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
+	obj = json_array_get(json_object_get(o, "objects"), 0);
+	ck_assert_int_eq(jint(obj, "nr_maps"), 3);
+	ck_assert_int_eq(jint(obj, "first_seen_ns"), T0 + 2 * SEC);
+	ck_assert_int_eq(jint(obj, "last_seen_ns"), T0 + 4 * SEC);
+	ck_assert_int_eq(jint(obj, "segments"), 1);
+	json_decref(o);
+	bidhex(hex, 5);
+	o = query(index_reader_buildid(q, hex, &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
+	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "objects"), 0), "nr_maps"), 2);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 1);
+	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "segments"), 0), "nr_maps"), 2);
+	json_decref(o);
+	o = query(index_reader_lookup(q, "/bin/r", T0 + 3 * SEC, &o, err, sizeof(err)), &o, err);
+	bidhex(hex, 4);
+	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), hex);
+	json_decref(o);
+	index_reader_close(q);
+}
+END_TEST
+
 static int64_t
 db_used_bytes(void)
 {
@@ -1485,6 +1572,7 @@ index_suite(void)
 	tcase_add_test(tc, test_deleted_suffix);
 	tcase_add_test(tc, test_reopen);
 	tcase_add_test(tc, test_commit_rows);
+	tcase_add_test(tc, test_batches_grouped);
 	tcase_add_test(tc, test_migration_from_v1);
 	tcase_add_test(tc, test_migration_from_v3);
 	tcase_add_test(tc, test_newer_refused);

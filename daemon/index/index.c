@@ -96,6 +96,7 @@ index_commit(struct index *ix)
 		return;
 	if ((b = calloc(1, sizeof(*b))) == NULL)
 		goto oom;
+	b->plain = ix->early.n == 0 && ix->late.n == 0 && !ix->forgot;
 	if (batch_move(b, &ix->early) < 0)
 		goto oom;
 	for (i = 0; i < ix->ndirty; i++) {
@@ -136,6 +137,7 @@ index_commit(struct index *ix)
 		ix->unres_dirty = 0;
 		table_trim_unresolved(ix);
 	}
+	ix->forgot = 0;
 	pthread_mutex_lock(&ix->mu);
 	b->seq = ++ix->q_seq;
 	pthread_mutex_unlock(&ix->mu);

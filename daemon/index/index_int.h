@@ -76,6 +76,7 @@ enum write_op_type {
 
 struct write_op {
 	uint8_t		 type, bidsize, kind, source, is_new;
+	uint32_t	 pos;		/* writer: place in its transaction */
 	int64_t		 v[7];
 	const char	*s;		/* arena or static */
 	const char	*reason;	/* static */
@@ -85,11 +86,20 @@ struct write_op {
 	size_t		 nsect;
 };
 
+/*
+ * A batch is its ops in this order: segment events (early), objects,
+ * object_segments of past segments (late), of the current one,
+ * unresolved mappings.  PLAIN: nothing but objects, object_segments of
+ * the current segment and unresolved mappings, and no binary forgotten
+ * since the batch before (whose row could be the same key under another
+ * id): the writer may run its rows together with the batch before's.
+ */
 struct write_batch {
 	struct write_batch	*next;
 	struct write_op	*ops;
 	size_t		 n, cap;
 	uint64_t	 seq;		/* hand-over number (index_handoff) */
+	int		 plain;
 };
 
 enum { ST_OBJ_KEY, ST_OBJ_NEW, ST_OBJ_BID, ST_OBJ_UPD, ST_OBJ_FIND, ST_OBJ_MOVE, ST_OBJSEG_MOVE, ST_OBJSEG,
@@ -122,6 +132,7 @@ struct index {
 	uint32_t	*dirty;
 	size_t		 ndirty, cdirty;
 	int		 unres_dirty;
+	int		 forgot;	/* a binary forgotten since the last hand-over */
 	struct write_batch	 early, late;	/* segment events; object_segments of past segments */
 	struct mod_row	*mods;
 	size_t		 nmods;

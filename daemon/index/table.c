@@ -134,6 +134,7 @@ table_forget(struct index *ix, const struct binary *b)
 		index_commit(ix);
 	memset(e, 0, sizeof(*e));
 	ix->nobjs--;
+	ix->forgot = 1;		/* the next batch is not plain (index_int.h) */
 }
 
 static void

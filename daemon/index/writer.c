@@ -405,22 +405,40 @@ cmp_op_id(const void *pa, const void *pb)
 }
 
 /*
- * The new object rows of a batch (see stmt_sql), V[0..N) (reordered):
- * the keys in key order; if some were in the file already (fewer rows
- * added than keys), which ones: their key's id is not the row's.  The
- * others' rows in id order (at the end of objects), their build-ids in
- * build-id order; then the rows the file had take their new ids, once
- * every row they could be is in.
+ * V[0..N) in CMP's order.  The rows come in the order they were seen,
+ * often the order of a table's key already (ids, object_segments): a
+ * pass over them is cheaper than sorting.
+ */
+static void
+sort_ops(const struct write_op **v, size_t n, int (*cmp)(const void *, const void *))
+{
+	size_t	 i;
+
+	for (i = 1; i < n; i++)
+		if (cmp(&v[i - 1], &v[i]) > 0) {
+			qsort(v, n, sizeof(*v), cmp);
+			return;
+		}
+}
+
+/*
+ * The new object rows of a group (see stmt_sql), V[0..N) (reordered;
+ * TMP: room for N): the keys in key order; if some were in the file
+ * already (fewer rows added than keys), which ones: their key's id is
+ * not the row's.  The others' rows in id order (at the end of objects),
+ * their build-ids in build-id order; then the rows the file had take
+ * their new ids, once every row they could be is in.
  */
 static int
-run_new_objs(struct index *ix, const struct write_op **v, size_t n)
+run_new_objs(struct index *ix, const struct write_op **v, size_t n, const struct write_op **tmp)
 {
 	sqlite3_stmt *s;
 	int64_t	 added, id;
 	size_t	 i, nnew = n;
 	int	 rc;
 
-	qsort(v, n, sizeof(*v), cmp_op_key);
+	memcpy(tmp, v, n * sizeof(*v));		/* in id order as a rule */
+	sort_ops(v, n, cmp_op_key);
 	if ((added = run_bulk(ix, ST_OBJ_KEY, v, n)) < 0)
 		return -1;
 	if ((size_t)added < n)
@@ -442,10 +460,12 @@ run_new_objs(struct index *ix, const struct write_op **v, size_t n)
 			v[nnew++] = o;
 		}
 	}
-	qsort(v, nnew, sizeof(*v), cmp_op_id);
-	if (run_bulk(ix, ST_OBJ_NEW, v, nnew) < 0)
+	if (nnew < n)
+		memcpy(tmp, v, nnew * sizeof(*v));
+	sort_ops(tmp, nnew, cmp_op_id);
+	if (run_bulk(ix, ST_OBJ_NEW, tmp, nnew) < 0)
 		return -1;
-	qsort(v, nnew, sizeof(*v), cmp_op_bid);
+	sort_ops(v, nnew, cmp_op_bid);
 	if (run_bulk(ix, ST_OBJ_BID, v, nnew) < 0)
 		return -1;
 	for (i = nnew; i < n; i++)
@@ -454,33 +474,79 @@ run_new_objs(struct index *ix, const struct write_op **v, size_t n)
 	return 0;
 }
 
-/*
- * A run of object rows of a batch: the rows the file has are updated in
- * place; the others (new, or gone since: retention, pruning) as new ones.
- * NEWV: room for every row of the run.
- */
+/* The order of the writer's transaction (write_op.pos). */
 static int
-run_objs(struct index *ix, const struct write_op *ops, size_t n, const struct write_op **newv)
+cmp_op_pos(const void *pa, const void *pb)
 {
-	sqlite3_stmt *s;
-	size_t	 i, nnew = 0;
+	const struct write_op *a = *(const struct write_op *const *)pa;
+	const struct write_op *b = *(const struct write_op *const *)pb;
 
-	for (i = 0; i < n; i++) {
-		const struct write_op *o = &ops[i];
-
-		if (!o->is_new) {
-			bind_obj(s = ix->st[ST_OBJ_UPD], o);
-			if (step_reset(ix, s) < 0)
-				return -1;
-			if (sqlite3_changes(ix->db) > 0)
-				continue;
-		}
-		newv[nnew++] = o;
-	}
-	return run_new_objs(ix, newv, nnew);
+	return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
-/* The order of object_segments' key: object, segment; then the batch's. */
+/* The order of objects' key, then the transaction's. */
+static int
+cmp_op_id_pos(const void *pa, const void *pb)
+{
+	int	 c;
+
+	if ((c = cmp_op_id(pa, pb)) != 0)
+		return c;
+	return cmp_op_pos(pa, pb);
+}
+
+/*
+ * The object rows of a group of batches, V[0..N) in the group's order
+ * (reordered): the new rows first (one of them may be updated by a later
+ * batch of the group), then the others updated in place.  A row the file
+ * no longer has (retention, pruning) goes in as new again, its first
+ * update in the group as the row, the later ones as updates of it.
+ * NEWV, TMP: room for N rows.
+ */
+static int
+run_objs(struct index *ix, const struct write_op **v, size_t n, const struct write_op **newv,
+    const struct write_op **tmp)
+{
+	sqlite3_stmt *s;
+	size_t	 i, j, nnew = 0, ngone = 0;
+
+	for (i = 0; i < n; i++)
+		if (v[i]->is_new)
+			newv[nnew++] = v[i];
+	if (run_new_objs(ix, newv, nnew, tmp) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		const struct write_op *o = v[i];
+
+		if (o->is_new)
+			continue;
+		bind_obj(s = ix->st[ST_OBJ_UPD], o);
+		if (step_reset(ix, s) < 0)
+			return -1;
+		if (sqlite3_changes(ix->db) == 0)
+			v[ngone++] = o;		/* i >= ngone */
+	}
+	if (ngone == 0)
+		return 0;
+	sort_ops(v, ngone, cmp_op_id_pos);
+	for (i = 0, nnew = 0; i < ngone; i = j) {
+		newv[nnew++] = v[i];
+		for (j = i + 1; j < ngone && v[j]->v[0] == v[i]->v[0]; j++)
+			;
+	}
+	if (run_new_objs(ix, newv, nnew, tmp) < 0)
+		return -1;
+	for (i = 1; i < ngone; i++) {
+		if (v[i]->v[0] != v[i - 1]->v[0])
+			continue;
+		bind_obj(s = ix->st[ST_OBJ_UPD], v[i]);
+		if (step_reset(ix, s) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The order of object_segments' key: object, segment; then the transaction's. */
 static int
 cmp_op_objseg(const void *pa, const void *pb)
 {
@@ -490,19 +556,7 @@ cmp_op_objseg(const void *pa, const void *pb)
 
 	if ((c = cmp_int64(a->v[0], b->v[0])) != 0 || (c = cmp_int64(a->v[1], b->v[1])) != 0)
 		return c;
-	return a < b ? -1 : a > b;
-}
-
-/* A run of object_segments rows, in bulk.  V: room for every row of the run. */
-static int
-run_objsegs(struct index *ix, const struct write_op *ops, size_t n, const struct write_op **v)
-{
-	size_t	 i;
-
-	for (i = 0; i < n; i++)
-		v[i] = &ops[i];
-	qsort(v, n, sizeof(*v), cmp_op_objseg);
-	return run_bulk(ix, ST_OBJSEG, v, n) < 0 ? -1 : 0;
+	return cmp_op_pos(pa, pb);
 }
 
 static int
@@ -515,9 +569,9 @@ run_op(struct index *ix, const struct write_op *o)
 
 	switch ((enum write_op_type)o->type) {
 	case OP_OBJ:
-		return -1;		/* runs of them: run_objs */
 	case OP_OBJSEG:
-		return -1;		/* runs of them: run_objsegs */
+	case OP_UNRES:
+		return -1;		/* rows of a group: run_rows */
 	case OP_SEG_OPEN:
 		s = ix->st[ST_SEG_OPEN];
 		sqlite3_bind_int64(s, 1, o->v[0]);
@@ -545,13 +599,6 @@ run_op(struct index *ix, const struct write_op *o)
 			return -1;
 		s = ix->st[ST_SEG_FORGET];
 		sqlite3_bind_int64(s, 1, o->v[0]);
-		return step_reset(ix, s);
-	case OP_UNRES:
-		s = ix->st[ST_UNRES];
-		sqlite3_bind_text(s, 1, o->s, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, o->reason, -1, SQLITE_STATIC);
-		for (i = 0; i < 3; i++)
-			sqlite3_bind_int64(s, (int)i + 3, o->v[i]);
 		return step_reset(ix, s);
 	case OP_MODULE:
 		s = ix->st[ST_MODULE];
@@ -581,16 +628,72 @@ run_op(struct index *ix, const struct write_op *o)
 	return -1;
 }
 
-static int
-grow_newv(const struct write_op ***v, size_t *nv, size_t n)
-{
-	const struct write_op **nw;
+/*
+ * The rows of a transaction gathered until the next segment event (or
+ * its end), each kind in the transaction's order: objects, then
+ * object_segments, then unresolved mappings, as each batch has them.
+ */
+struct rows {
+	const struct write_op **objs, **segs, **unres, **newv, **tmp;
+	size_t	 nobjs, nsegs, nunres, cap;
+};
 
-	if ((nw = reallocarray(*v, n, sizeof(*nw))) == NULL)
-		return -1;
-	*v = nw;
-	*nv = n;
+static int
+rows_grow(struct rows *r, size_t n)
+{
+	const struct write_op ***v[] = { &r->objs, &r->segs, &r->unres, &r->newv, &r->tmp };
+	size_t	 i;
+
+	if (n <= r->cap)
+		return 0;
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		const struct write_op **nw = reallocarray(*v[i], n, sizeof(*nw));
+
+		if (nw == NULL)
+			return -1;
+		*v[i] = nw;
+	}
+	r->cap = n;
 	return 0;
+}
+
+static void
+rows_free(struct rows *r)
+{
+	free(r->objs);
+	free(r->segs);
+	free(r->unres);
+	free(r->newv);
+	free(r->tmp);
+}
+
+/* The rows gathered: objects, object_segments (in bulk), unresolved mappings. */
+static int
+run_rows(struct index *ix, struct rows *r)
+{
+	sqlite3_stmt *s;
+	size_t	 i;
+	int	 rc = 0;
+
+	if (r->nobjs > 0)
+		rc = run_objs(ix, r->objs, r->nobjs, r->newv, r->tmp);
+	if (rc == 0 && r->nsegs > 0) {
+		sort_ops(r->segs, r->nsegs, cmp_op_objseg);
+		rc = run_bulk(ix, ST_OBJSEG, r->segs, r->nsegs) < 0 ? -1 : 0;
+	}
+	for (i = 0; rc == 0 && i < r->nunres; i++) {
+		const struct write_op *o = r->unres[i];
+
+		s = ix->st[ST_UNRES];
+		sqlite3_bind_text(s, 1, o->s, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, o->reason, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, o->v[0]);
+		sqlite3_bind_int64(s, 4, o->v[1]);
+		sqlite3_bind_int64(s, 5, o->v[2]);
+		rc = step_reset(ix, s);
+	}
+	r->nobjs = r->nsegs = r->nunres = 0;
+	return rc;
 }
 
 /*
@@ -599,38 +702,64 @@ grow_newv(const struct write_op ***v, size_t *nv, size_t n)
  * what makes it catch up: the cost of a commit is in the index pages it
  * dirties, not in the rows).  Called by the writer, or at open before it
  * starts.
+ *
+ * The rows of a batch and of the plain batches after it (index_int.h)
+ * go together, in one statement per table (run_rows): the key tables'
+ * pages are written once for all of them, not once per batch (a burst of
+ * new objects comes as batches of [index] commit_rows rows).  Nothing
+ * between two batches' rows then could tell the order apart: a segment
+ * event runs the rows gathered before it first, and a binary forgotten
+ * and seen again (its key under another id) makes the next batch not
+ * plain.
  */
 int
 writer_run_batches(struct index *ix, struct write_batch *list)
 {
 	struct write_batch *b;
-	const struct write_op **v = NULL;
+	struct rows r = { 0 };
 	uint64_t t0 = index_clock_ns(), us, rows = 0;
-	size_t	 i, j, nv = 0;
-	int	 rc = 0, type;
+	size_t	 i, n = 0;
+	uint32_t pos = 0;
+	int	 rc = 0;
 
 	if (sqlite3_exec(ix->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
 		log_warnx("index: begin: %s", sqlite3_errmsg(ix->db));
 		rc = -1;
 		goto out;
 	}
+	for (b = list; b != NULL; b = b->next)
+		n += b->n;
+	if (rows_grow(&r, n) < 0) {
+		log_warnx("index: out of memory");
+		rc = -1;
+	}
 	for (b = list; b != NULL && rc == 0; b = b->next) {
-		for (i = 0; i < b->n && rc == 0; i = j) {
-			type = b->ops[i].type;
-			for (j = i; j < b->n && b->ops[j].type == type &&
-			    (type == OP_OBJ || type == OP_OBJSEG); j++)
-				;
-			if (j == i)
-				rc = run_op(ix, &b->ops[j++]);
-			else if (j - i > nv && (rc = grow_newv(&v, &nv, j - i)) < 0)
-				log_warnx("index: out of memory");
-			else if (type == OP_OBJ)
-				rc = run_objs(ix, &b->ops[i], j - i, v);
-			else
-				rc = run_objsegs(ix, &b->ops[i], j - i, v);
+		if (!b->plain)
+			rc = run_rows(ix, &r);
+		for (i = 0; i < b->n && rc == 0; i++) {
+			struct write_op *o = &b->ops[i];
+
+			o->pos = pos++;
+			switch ((enum write_op_type)o->type) {
+			case OP_OBJ:
+				r.objs[r.nobjs++] = o;
+				break;
+			case OP_OBJSEG:
+				r.segs[r.nsegs++] = o;
+				break;
+			case OP_UNRES:
+				r.unres[r.nunres++] = o;
+				break;
+			default:
+				if ((rc = run_rows(ix, &r)) == 0)
+					rc = run_op(ix, o);
+				break;
+			}
 		}
 		rows += b->n;
 	}
+	if (rc == 0)
+		rc = run_rows(ix, &r);
 	if (rc == 0 && sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
 		if (ix->w_failing == 0)
 			log_warnx("index: commit: %s", sqlite3_errmsg(ix->db));
@@ -639,7 +768,7 @@ writer_run_batches(struct index *ix, struct write_batch *list)
 	if (rc < 0)
 		sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL);
 out:
-	free(v);
+	rows_free(&r);
 	us = (index_clock_ns() - t0) / 1000;
 	pthread_mutex_lock(&ix->mu);
 	ix->w_batches++;
