@@ -9,7 +9,9 @@
 # /proc/PID/task/*/schedstat over 8 s.  Prints "BUILD ms/s (per thread ...)
 # storm lost".  BENCH_FREQ (999), BENCH_PROFILE=1 also records the daemon
 # (perf record -g -F 4999 -p) into $B/NAME.prof.data and prints its top
-# symbols.  Run it under flock /tmp/perfmapd-heavy.lock.
+# symbols.  BENCH_RECORD_CONF: more lines for the [record] section (e.g.
+# "buildid_mode = mmap2" and "mmap2_on_leaky_kernel = yes", one per line).
+# Run it under flock /tmp/perfmapd-heavy.lock.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILDS=${BENCH_BUILDS:-./${BUILD:-build}/perfmapd}
@@ -20,8 +22,8 @@ B=$(mktemp -d /tmp/perfmapd-bench.XXXXXX)
 trap 'rm -rf "$B"' EXIT
 cc -O2 -o "$B/execstorm" tests/bench/execstorm.c &&
 cc -O0 -fno-omit-frame-pointer -o "$B/spin" tests/progs/spin.c || exit 1
-printf '[record]\nevent = cpu-clock\nfrequency = %s\n[segments]\nrotate_age = %s\nkeep_count = 0\nkeep_size = 0\n' \
-	"$FREQ" "${BENCH_ROTATE_AGE:-1s}" > "$B/conf"
+printf '[record]\nevent = cpu-clock\nfrequency = %s\n%s\n[segments]\nrotate_age = %s\nkeep_count = 0\nkeep_size = 0\n' \
+	"$FREQ" "${BENCH_RECORD_CONF:-}" "${BENCH_ROTATE_AGE:-1s}" > "$B/conf"
 
 # CPU ns of each thread of PID: "tid ns name" lines (perfmapd(7) THREADS)
 threads() { for t in /proc/$1/task/*; do echo "${t##*/} $(cut -d' ' -f1 "$t/schedstat") $(cat "$t/comm")"; done; }
