@@ -24,6 +24,13 @@
 #define SPARE_AFTER_NS	(50ULL * 1000000ULL)
 #define SLOW_MAX	16
 #define TIMEOUT_NS	((uint64_t)RESOLVE_TIMEOUT_MS * 1000000ULL)
+/*
+ * Requests the loop put back are kept for the next ones (an exec storm
+ * makes and drops thousands a second): at most POOL_MAX, each with room
+ * for a name of POOL_NAME bytes or its own.
+ */
+#define POOL_MAX	256
+#define POOL_NAME	256
 
 struct worker {
 	pthread_t	 th;
@@ -46,6 +53,8 @@ struct resolver {
 	int		 keep_fds;		/* someone wants them (eager capture) */
 
 	/* the loop's */
+	struct resolve_req *pool;		/* put back, for reuse (next) */
+	size_t		 npool;
 	struct resolve_req *bhead, **btail;	/* the batch resolver_kick hands over */
 	size_t		 pending;
 	struct {
@@ -289,6 +298,10 @@ resolver_stop(struct resolver *r)
 		r->qhead = q->qnext;
 		req_unref(r, q);
 	}
+	while ((q = r->pool) != NULL) {
+		r->pool = q->next;
+		free(q);
+	}
 	close(r->efd);
 	buildid_reader_free(&r->reader);
 	pthread_mutex_destroy(&r->mu);
@@ -349,10 +362,16 @@ resolver_req_new(struct resolver *r, const struct record_mmap *m, uint64_t map_w
     uint64_t now)
 {
 	struct resolve_req *q;
-	size_t	 n = strlen(m->filename) + 1;
+	size_t	 n = strlen(m->filename) + 1, cap = n > POOL_NAME ? n : POOL_NAME;
 
-	if ((q = calloc(1, sizeof(*q) + n)) == NULL)
+	if ((q = r->pool) != NULL && q->namecap >= n) {
+		r->pool = q->next;
+		r->npool--;
+		cap = q->namecap;
+		memset(q, 0, sizeof(*q));
+	} else if ((q = calloc(1, sizeof(*q) + cap)) == NULL)
 		return NULL;
+	q->namecap = cap;
 	memcpy(q->name, m->filename, n);
 	q->q.pid = m->pid;
 	q->q.addr = m->addr;
@@ -459,6 +478,13 @@ resolver_req_put(struct resolver *r, struct resolve_req *q)
 		q->qnext = NULL;
 		*r->btail = q;
 		r->btail = &q->qnext;
+		return;
+	}
+	/* The last reference, no file: kept for the next request. */
+	if (atomic_load(&q->refs) == 1 && r->npool < POOL_MAX) {
+		q->next = r->pool;
+		r->pool = q;
+		r->npool++;
 		return;
 	}
 	req_unref(r, q);

@@ -48,6 +48,7 @@ struct resolve_req {
 	int		 timed_out;
 	struct resolve_req *next;
 	uint64_t	 pos;		/* where its record is in its ring */
+	size_t		 namecap;	/* room in name[] */
 	char		 name[];
 };
 
