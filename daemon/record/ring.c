@@ -125,6 +125,19 @@ span_copy(const struct span *s, uint64_t pos, void *dst, size_t len)
 	memcpy((uint8_t *)dst + first, s->data, len - first);
 }
 
+/* LEN bytes at position POS of span S into the same positions of TO, SIZE bytes (2^n). */
+static void
+span_put(const struct span *s, uint64_t pos, uint64_t len, uint8_t *to, uint64_t size)
+{
+	while (len > 0) {
+		uint64_t off = pos & (size - 1), n = off + len > size ? size - off : len;
+
+		span_copy(s, pos, to + off, n);
+		pos += n;
+		len -= n;
+	}
+}
+
 /*
  * Hand FN the records of span S in [*POS, HEAD); *POS ends after the last
  * one FN accepted (at HEAD after a torn header: counted, when consuming).
@@ -338,20 +351,7 @@ spill_grow(struct ring *r, uint64_t need, uint64_t cap)
 		n *= 2;
 	if (n > cap || (nd = malloc(n)) == NULL)
 		return -1;
-	if (held > 0) {
-		/* Same positions, the new mask: at most two pieces each way. */
-		uint64_t pos = r->spill.start, left = held;
-
-		while (left > 0) {
-			uint64_t off = pos & (n - 1), len = left;
-
-			if (off + len > n)
-				len = n - off;
-			span_copy(&old, pos, nd + off, len);
-			pos += len;
-			left -= len;
-		}
-	}
+	span_put(&old, r->spill.start, held, nd, n);	/* same positions, the new mask */
 	free(r->spill.data);
 	r->spill.data = nd;
 	r->spill.size = n;
@@ -363,7 +363,7 @@ uint64_t
 ring_spill(struct ring *r, uint64_t max)
 {
 	struct span k = kernel_span(r);
-	uint64_t head, tail, held, cap = 65536, take, pos, left;
+	uint64_t head, tail, held, cap = 65536, take;
 
 	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
 	tail = r->meta->data_tail;
@@ -379,15 +379,7 @@ ring_spill(struct ring *r, uint64_t max)
 		r->spill_full++;
 	if (take == 0 || spill_grow(r, take, cap) < 0)
 		return 0;
-	for (pos = tail, left = take; left > 0; ) {
-		uint64_t off = pos & r->spill.mask, len = left;
-
-		if (off + len > r->spill.size)
-			len = r->spill.size - off;
-		span_copy(&k, pos, r->spill.data + off, len);
-		pos += len;
-		left -= len;
-	}
+	span_put(&k, tail, take, r->spill.data, r->spill.size);
 	r->spill.end = tail + take;
 	r->spilled += take;
 	__atomic_store_n(&r->meta->data_tail, tail + take, __ATOMIC_RELEASE);
