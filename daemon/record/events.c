@@ -338,26 +338,26 @@ events_disable(struct events *e)
 		ioctl(e->cpus[i].sb_fd, PERF_EVENT_IOC_DISABLE, 0);
 }
 
-static void
-spill_one(struct ring *g, uint64_t max, uint64_t *spilled, uint64_t *full)
+void
+events_spill_ring(const struct events *e, struct ring *g, uint64_t *spilled, uint64_t *full)
 {
+	uint64_t share = EVENTS_SPILL_MAX / (2 * (uint64_t)(e->ncpus > 0 ? e->ncpus : 1));
 	uint64_t before = g->spill_full;
 
-	*spilled += ring_spill(g, max > g->size ? max : g->size);
+	*spilled += ring_spill(g, share > g->size ? share : g->size);
 	*full += g->spill_full != before;
 }
 
 void
 events_spill(struct events *e, uint64_t *spilled, uint64_t *full)
 {
-	uint64_t share = EVENTS_SPILL_MAX / (2 * (uint64_t)(e->ncpus > 0 ? e->ncpus : 1));
 	int	 i;
 
 	/* The side-band first: what the model misses cannot be had again. */
 	for (i = 0; i < e->ncpus; i++)
-		spill_one(&e->cpus[i].sb_ring, share, spilled, full);
+		events_spill_ring(e, &e->cpus[i].sb_ring, spilled, full);
 	for (i = 0; i < e->ncpus; i++)
-		spill_one(&e->cpus[i].ring, share, spilled, full);
+		events_spill_ring(e, &e->cpus[i].ring, spilled, full);
 }
 
 uint64_t

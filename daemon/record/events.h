@@ -72,6 +72,9 @@ void	events_close(struct events *);
  */
 #define EVENTS_SPILL_MAX	(256ULL << 20)
 void	events_spill(struct events *, uint64_t *spilled, uint64_t *full);
+/* One ring of E, within its share of EVENTS_SPILL_MAX; counted as above. */
+void	events_spill_ring(const struct events *, struct ring *, uint64_t *spilled,
+	    uint64_t *full);
 
 /* Bytes of ring mappings locked for these events (perflimits_mlock). */
 uint64_t events_locked_bytes(const struct events *);

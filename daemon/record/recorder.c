@@ -803,7 +803,7 @@ holdoff_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (sideband_arrive(r)) {
 		/* How full this hold-off left the fullest side-band ring. */
-		uint64_t fill = sideband_relieve(r), quarter = r->ev.sb_ring_size / 4;
+		uint64_t fill = sideband_fill(r), quarter = r->ev.sb_ring_size / 4;
 
 		r->st.sb_wakeups++;
 		pass(r, recorder_now() - RECORDER_MARGIN_NS, 0);

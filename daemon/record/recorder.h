@@ -222,8 +222,10 @@ void	sideband_wait(struct recorder *);
 /*
  * Room in the side-band rings while their records wait (the margin, a
  * read not answered yet, a hold-off): a ring over half full is spilled
- * into memory.  Returns the bytes in the fullest ring before that.
+ * into memory.
  */
-uint64_t sideband_relieve(struct recorder *);
+void	sideband_relieve(struct recorder *);
+/* Bytes waiting in the fullest side-band ring (the kernel's part). */
+uint64_t sideband_fill(const struct recorder *);
 
 #endif

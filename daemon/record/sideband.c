@@ -439,26 +439,26 @@ sideband_due(struct recorder *r)
 }
 
 uint64_t
-sideband_relieve(struct recorder *r)
+sideband_fill(const struct recorder *r)
 {
-	uint64_t share = EVENTS_SPILL_MAX / (2 * (uint64_t)r->ev.ncpus), fill, high = 0;
+	uint64_t fill, high = 0;
 	int	 i;
 
-	if (share < r->ev.sb_ring_size)
-		share = r->ev.sb_ring_size;
-	for (i = 0; i < r->ev.ncpus; i++) {
-		struct ring *g = &r->ev.cpus[i].sb_ring;
-
-		if ((fill = ring_fill(g)) > high)
+	for (i = 0; i < r->ev.ncpus; i++)
+		if ((fill = ring_fill(&r->ev.cpus[i].sb_ring)) > high)
 			high = fill;
-		if (fill > r->ev.sb_ring_size / 2) {
-			uint64_t before = g->spill_full;
-
-			r->st.sb_spilled += ring_spill(g, share);
-			r->st.sb_spill_full += g->spill_full != before;
-		}
-	}
 	return high;
+}
+
+void
+sideband_relieve(struct recorder *r)
+{
+	int	 i;
+
+	for (i = 0; i < r->ev.ncpus; i++)
+		if (ring_fill(&r->ev.cpus[i].sb_ring) > r->ev.sb_ring_size / 2)
+			events_spill_ring(&r->ev, &r->ev.cpus[i].sb_ring, &r->st.sb_spilled,
+			    &r->st.sb_spill_full);
 }
 
 void
