@@ -95,7 +95,16 @@ ctl profile --since 2001-01-01 --until 2001-01-02 -o "$T/none.data" 2> "$T/err" 
 # --- filters -------------------------------------------------------------------
 off profile $W --pid $SPIN -o "$T/pid.folded" > /dev/null || fail "--pid $SPIN"
 [ -s "$T/pid.folded" ] || fail "--pid $SPIN gave no samples"
-grep -qv '^spin;' "$T/pid.folded" && fail "--pid $SPIN kept other processes"
+# Exactly pid $SPIN's samples, as perf reads them from the same window:
+# their commands (spin, and the shell that forked it for the samples before
+# its exec), and their number.
+perf script -i "$T/p.data" --pid $SPIN -F comm 2>/dev/null | sed 's/^ *//; s/ *$//' > "$T/pid.perf"
+sort -u "$T/pid.perf" > "$T/pid.comms"
+grep -qx spin "$T/pid.comms" || fail "perf sees no sample of spin for pid $SPIN"
+cut -d';' -f1 "$T/pid.folded" | sort -u | comm -23 - "$T/pid.comms" | grep -q . &&
+	fail "--pid $SPIN kept other processes: $(cut -d';' -f1 "$T/pid.folded" | sort -u | comm -23 - "$T/pid.comms" | paste -sd' ' -)"
+[ "$(awk '{ n += $NF } END { print n + 0 }' "$T/pid.folded")" = "$(wc -l < "$T/pid.perf")" ] ||
+	fail "--pid $SPIN kept $(awk '{ n += $NF } END { print n + 0 }' "$T/pid.folded") samples, perf reads $(wc -l < "$T/pid.perf") of that pid"
 off profile $W --comm spin -o "$T/comm.folded" > /dev/null || fail "--comm spin"
 grep -qv '^spin;' "$T/comm.folded" && fail "--comm spin kept other commands"
 [ "$(awk '{ n += $NF } END { print n }' "$T/comm.folded")" -gt "$(awk '{ n += $NF } END { print n }' "$T/pid.folded")" ] ||
