@@ -11,14 +11,43 @@ T=$(mktemp -d /tmp/perfmapd-t.XXXXXX)
 DAEMON_PID=""
 AT_EXIT=""
 
+# Processes still running a program from $T: the test's own, which its end
+# must take with it (a copy of a test program left running shares its
+# build-id with every other test's copy: tests/progs/ builds the same bytes).
+left_running() {
+	for _p in /proc/[0-9]*; do
+		case $(readlink "$_p/exe" 2>/dev/null) in "$T"/*) echo "${_p#/proc/}";; esac
+	done
+}
+# TEST_RC: the test's exit status, taken first thing by the EXIT trap (a
+# test with a trap of its own starts it with TEST_RC=$? too).
 cleanup() {
+	_test_rc=${TEST_RC:-$?}
 	[ -n "$DAEMON_PID" ] && kill -9 "$DAEMON_PID" 2>/dev/null
 	[ -n "${BG_PIDS:-}" ] && kill $BG_PIDS 2>/dev/null
 	wait 2>/dev/null
 	eval "$AT_EXIT"
+	_left=$(left_running)
+	if [ -n "$_left" ]; then
+		sleep 0.2
+		_left=$(left_running)
+	fi
+	if [ -n "$_left" ]; then
+		for _p in $_left; do
+			echo "-- left running: $_p $(tr '\0' ' ' < "/proc/$_p/cmdline" 2>/dev/null)"
+		done
+		kill -9 $_left 2>/dev/null
+		[ $_test_rc -ne 0 ] || { echo "FAIL: the test left processes running from $T"; _test_rc=1; }
+	fi
+	# a failure keeps the daemon's last words in the test's log
+	if [ $_test_rc -ne 0 ] && [ $_test_rc -ne 77 ] && [ -s "$T/daemon.log" ]; then
+		echo "-- the daemon's log (last 40 lines):"
+		tail -n 40 "$T/daemon.log" | sed 's/^/   | /'
+	fi
 	[ -n "${KEEP:-}" ] || rm -rf "$T"
+	exit $_test_rc
 }
-trap cleanup EXIT
+trap 'TEST_RC=$?; cleanup' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 # at_exit CMD: run CMD at exit (the last one given first).
@@ -62,9 +91,9 @@ pw_run() {
 	# the command, retried while another process holds the files' lock
 	_try=0
 	until "$@" 2>"$T/pw.err"; do
-		_rc=$?
+		_pw_rc=$?
 		_try=$((_try + 1))
-		[ $_try -lt 10 ] || { cat "$T/pw.err"; return $_rc; }
+		[ $_try -lt 10 ] || { cat "$T/pw.err"; return $_pw_rc; }
 		sleep 1
 	done
 }
@@ -89,10 +118,17 @@ test_user() {
 }
 
 # Build a test program from tests/progs/NAME.c into $T/NAME (frame pointers on).
+# Every build of one program has the same build-id (the same source path,
+# the same bytes): a test that needs its binary to be the only one of its
+# build-id on the host gives it one with unique_buildid.
 build_prog() {
 	cc -O0 -g -fno-omit-frame-pointer -o "$T/$1" "$TOP/tests/progs/$1.c" ${2:-} ||
 		fail "cannot build tests/progs/$1.c"
 }
+
+# unique_buildid: linker flags giving a binary a build-id of its own (20
+# random bytes).
+unique_buildid() { echo "-Wl,--build-id=0x$(od -An -tx1 -N20 /dev/urandom | tr -d ' \n')"; }
 
 # start_manymaps NPROCS NFILES: a big host in miniature (tests/progs/manymaps):
 # NPROCS sleeping processes each mapping NFILES copies of /usr/bin/true

@@ -38,7 +38,7 @@ hostile_cleanup() {
 	[ -n "$PINGER_PID" ] && kill "$PINGER_PID" 2>/dev/null
 	cleanup
 }
-trap hostile_cleanup EXIT
+trap 'TEST_RC=$?; hostile_cleanup' EXIT
 
 need_useradd() {
 	command -v useradd >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1 ||

@@ -125,7 +125,7 @@ grep -q 'probe (.* us): build-id flag leak: '"$leak" "$T/daemon.log" || fail "th
 # --- the sample-rate cap is watched: lowered by one, it shows ------------------------
 RATE=/proc/sys/kernel/perf_event_max_sample_rate
 rate0=$(cat "$RATE")
-trap 'echo "$rate0" > "$RATE"; cleanup' EXIT
+trap 'TEST_RC=$?; echo "$rate0" > "$RATE"; cleanup' EXIT
 echo $((rate0 - 1)) > "$RATE" || fail "cannot write $RATE"
 status_json
 echo "$rate0" > "$RATE"

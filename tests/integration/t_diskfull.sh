@@ -14,7 +14,7 @@ command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 mkdir -p "$T/state" "$T/cache"
 mount -t tmpfs -o size=24m,mode=0750 tmpfs "$T/state" 2>/dev/null || skip "cannot mount a tmpfs"
 cleanup_mount() { umount -l "$T/state" 2>/dev/null; }
-trap 'cleanup_mount; cleanup' EXIT
+trap 'TEST_RC=$?; cleanup_mount; cleanup' EXIT
 cc -O2 -o "$T/execstorm" tests/bench/execstorm.c || fail "cannot build execstorm"
 # 16 of the 24 MiB taken: segments fill the rest within seconds
 dd if=/dev/zero of="$T/state/filler" bs=1M count=16 status=none

@@ -52,7 +52,7 @@ cmd=$(sed -n 's/^\$ //p' "$T/export.out")
 # Another user, a clean HOME, no way into the state directory.
 H=$(mktemp -d /tmp/perfmapd-home.XXXXXX)
 BG_CLEAN=$H
-trap 'rm -rf "$BG_CLEAN"; cleanup' EXIT
+trap 'TEST_RC=$?; rm -rf "$BG_CLEAN"; cleanup' EXIT
 cp "$T/out.tar.gz" "$H/"
 chown -R nobody "$H"
 as_nobody() { runuser -u nobody -- env -i HOME="$H" PATH="$PATH" sh -c "cd '$H' && $1"; }

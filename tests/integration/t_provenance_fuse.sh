@@ -38,7 +38,7 @@ fs_abort() {
 	kill -9 $FS 2>/dev/null
 	fusermount3 -uz "$T/mnt" 2>/dev/null
 }
-trap 'fs_abort; cleanup' EXIT
+trap 'TEST_RC=$?; fs_abort; cleanup' EXIT
 for _ in $(seq 1 50); do [ -x "$T/mnt/prog" ] && break; sleep 0.1; done
 [ -x "$T/mnt/prog" ] || { cat "$T/fs.log"; fail "the FUSE file system did not come up"; }
 

@@ -23,7 +23,7 @@ cleanup_mount() {
 	umount "$T/small" 2>/dev/null
 	cleanup
 }
-trap cleanup_mount EXIT
+trap 'TEST_RC=$?; cleanup_mount' EXIT
 
 for k in 11 12 13 14; do
 	cc -O0 -Wl,--build-id -DKONST=$k -o "$T/k$k" tests/progs/capver.c || fail "build"
