@@ -23,7 +23,10 @@ new_user A a
 new_group G g
 chmod 0711 "$T"
 mkdir -m 0700 "$T/home" && chown "$A" "$T/home"
-build_prog spin
+# a build-id of its own: another copy of spin on the host (every build has
+# the same one) would be copied first, and this one never (one copy per
+# build-id), whatever map_files allows
+build_prog spin "$(unique_buildid)"
 cp "$T/spin" "$T/home/priv" && chown "$A" "$T/home/priv" && chmod 0700 "$T/home/priv"
 ID=$(readelf_buildid "$T/home/priv")
 
@@ -45,10 +48,16 @@ note "daemon: $have"
 
 # Deleted while it runs: only the mapped inode (map_files) is left to copy.
 as_user "$A" sh -c "'$T/home/priv' 1 & sleep 0.3; rm '$T/home/priv'; wait" >/dev/null
-sleep 1
 S=$T/state
-[ -f "$S/debug$T/home/priv/$ID/elf" ] ||
-	{ ls -R "$S/debug" | grep -A3 priv; fail "the private binary was not copied (map_files)"; }
+for _ in $(seq 1 100); do
+	[ -f "$S/debug$T/home/priv/$ID/elf" ] && break
+	sleep 0.1
+done
+[ -f "$S/debug$T/home/priv/$ID/elf" ] || {
+	ls -R "$S/debug" | grep -A3 priv
+	"$PERFMAPCTL" -s "$T/control.sock" --json status | jq -c .cache
+	fail "the private binary was not copied (map_files) within 10 s of its exit"
+}
 [ "$(readelf_buildid "$S/debug$T/home/priv/$ID/elf")" = "$ID" ] || fail "the copy is not $ID"
 k=$(ls "$S/debug/[kernel.kallsyms]"/*/kallsyms 2>/dev/null | head -1)
 [ -n "$k" ] || fail "no kallsyms copy"
