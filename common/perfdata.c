@@ -9,10 +9,18 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 
 #include "perfdata.h"
 
 #define PERFDATA_BUFSZ	(1 << 20)
+/*
+ * A run of records this long goes to the file from where it lies (a
+ * sampling ring), behind what the buffer holds, in one pwritev: the bytes
+ * are not copied into the buffer first (perf record writes from its rings
+ * so too).  Shorter runs are gathered, for fewer writes.
+ */
+#define PERFDATA_DIRECT	(32 << 10)
 #define ALIGN_UP(x, a)	(((x) + (a) - 1) & ~((uint64_t)(a) - 1))
 
 /* A growable byte buffer for feature payloads. */
@@ -285,6 +293,38 @@ perfdata_compress(struct perfdata *pd, int level)
 	return 0;
 }
 
+/* The buffer, then LEN bytes of DATA, at the buffer's place in the file. */
+static int
+write_through(struct perfdata *pd, const void *data, size_t len)
+{
+	struct iovec iov[2] = { { pd->buf, pd->buflen }, { (void *)(uintptr_t)data, len } };
+	struct iovec *v = pd->buflen > 0 ? iov : iov + 1;
+	int	 nv = pd->buflen > 0 ? 2 : 1;
+	off_t	 pos = (off_t)(pd->data_offset + pd->data_size - pd->buflen);
+	ssize_t	 n;
+
+	while (nv > 0) {
+		if ((n = pwritev(pd->fd, v, nv, pos)) == -1) {
+			if (errno == EINTR)
+				continue;
+			/* the buffer is written again from its start next time */
+			pd->error = errno;
+			return -errno;
+		}
+		pos += n;
+		for (; nv > 0 && (size_t)n >= v->iov_len; v++, nv--)
+			n -= (ssize_t)v->iov_len;
+		if (nv > 0) {
+			v->iov_base = (uint8_t *)v->iov_base + n;
+			v->iov_len -= (size_t)n;
+		}
+	}
+	pd->buflen = 0;
+	pd->error = 0;
+	pd->data_size += len;
+	return 0;
+}
+
 /* Append records; it fails, and the records are not taken, only if they cannot be buffered. */
 int
 perfdata_write(struct perfdata *pd, const void *data, size_t len)
@@ -300,17 +340,10 @@ perfdata_write(struct perfdata *pd, const void *data, size_t len)
 		rc = compress_put(pd->z, data, len, pd->buf, &pd->buflen);
 		return compressed_out(pd, rc, before);
 	}
+	if (len >= PERFDATA_DIRECT)
+		return write_through(pd, data, len);
 	if (pd->buflen + len > pd->bufcap && (rc = flush_buf(pd)) < 0)
 		return rc;
-	if (len > pd->bufcap) {
-		rc = pwrite_all(pd->fd, data, len, (off_t)(pd->data_offset + pd->data_size));
-		if (rc < 0) {
-			pd->error = -rc;
-			return rc;
-		}
-		pd->data_size += len;
-		return 0;
-	}
 	memcpy(pd->buf + pd->buflen, data, len);
 	pd->buflen += len;
 	pd->data_size += len;

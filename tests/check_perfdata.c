@@ -1015,6 +1015,80 @@ START_TEST(test_big_writes)
 END_TEST
 
 /*
+ * A run of PERFDATA_DIRECT bytes or more is written from where it lies,
+ * behind the buffered records (one pwritev): the file holds every record in
+ * the order given.  A failed one takes nothing (neither the buffer nor the
+ * run are counted as written) and the next write puts both in place.
+ */
+START_TEST(test_runs_in_place)
+{
+	char	 path[128], err[256];
+	struct perfdata pd;
+	struct perfdata_attr a;
+	struct perfdata_meta meta;
+	struct perfdata_file f;
+	const size_t rec = 512, small = 3, run = 160;	/* 80 KiB runs */
+	uint8_t	*in, *want;
+	size_t	 i, off = 0, wlen = 0;
+	uint64_t size;
+	int	 fd, ro;
+
+	in = calloc(4, rec * (run + small));	/* the records, then the file read back */
+	want = calloc(4, rec * (run + small));
+	ck_assert(in != NULL && want != NULL);
+	for (i = 0; i < run; i++) {
+		struct perf_event_header h = { .type = PERF_RECORD_FINISHED_INIT + 100,
+		    .size = (uint16_t)rec };
+
+		memcpy(in + i * rec, &h, sizeof(h));
+		memset(in + i * rec + sizeof(h), (int)(i + 1), rec - sizeof(h));
+	}
+	make_attr(&a);
+	make_meta(&meta);
+	path_in(path, sizeof(path), "runs.data");
+	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
+#define PUT(p, n) do {							\
+	ck_assert_int_eq(perfdata_write(&pd, (p), (n)), 0);		\
+	memcpy(want + wlen, (p), (n));					\
+	wlen += (n);							\
+} while (0)
+	PUT(in, rec * small);			/* buffered */
+	PUT(in + rec * 7, rec * (run - 7));	/* through, behind them */
+	PUT(in + rec * 2, rec);
+	PUT(in, rec * run);			/* through */
+	ck_assert_uint_eq(pd.buflen, 0);
+	PUT(in + rec * 5, rec * small);
+
+	/* a write-through that fails: nothing of it counts, the buffer stays */
+	size = pd.data_size;
+	off = pd.buflen;
+	fd = pd.fd;
+	ck_assert_int_ge(ro = open(path, O_RDONLY), 0);
+	pd.fd = ro;
+	ck_assert_int_eq(perfdata_write(&pd, in, rec * run), -EBADF);
+	ck_assert_uint_eq(pd.data_size, size);
+	ck_assert_uint_eq(pd.buflen, off);
+	ck_assert_int_eq(pd.error, EBADF);
+	pd.fd = fd;
+	close(ro);
+	PUT(in + rec, rec * (run - 1));		/* then both land */
+	ck_assert_int_eq(pd.error, 0);
+#undef PUT
+	ck_assert_uint_eq(pd.data_size, wlen);
+	ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, NULL, 0), 0);
+
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	ck_assert_uint_eq(f.h.data.size, wlen);
+	ck_assert_int_eq(perfdata_walk(&f, NULL, NULL), (int64_t)wlen);
+	ck_assert_int_eq(pread(f.fd, in, wlen, (off_t)f.h.data.offset), (ssize_t)wlen);
+	ck_assert_mem_eq(in, want, wlen);
+	perfdata_file_close(&f);
+	free(in);
+	free(want);
+}
+END_TEST
+
+/*
  * A full filesystem: -ENOSPC from write/flush/finish while it lasts; what
  * was buffered is kept, and once space returns it all lands, the file
  * finishes and reads back whole.
@@ -1462,6 +1536,7 @@ perfdata_suite(void)
 	tcase_add_test(tc, test_features);
 	tcase_add_test(tc, test_create_errors);
 	tcase_add_test(tc, test_big_writes);
+	tcase_add_test(tc, test_runs_in_place);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("perf");
