@@ -16,6 +16,7 @@
 
 #include "check_main.h"
 
+#include "record/events.h"
 #include "record/ring.h"
 
 #define SMALL	4096u
@@ -844,6 +845,70 @@ START_TEST(test_spill_bound)
 }
 END_TEST
 
+/*
+ * The spill's two bounds over an events' rings: after the start, a
+ * side-band ring's backlog stops at its share of EVENTS_SPILL_SIDEBAND (the
+ * rest left for the kernel to drop and count); the start's spill
+ * (events_spill) holds on, up to its share of EVENTS_SPILL_MAX.
+ */
+static uint64_t
+spill_until_full(struct events *e, struct fake *f, int start, uint32_t *seq)
+{
+	uint64_t spilled = 0, full = 0;
+
+	while (full == 0) {
+		while (f->meta->data_head - f->meta->data_tail <= f->size - 4096)
+			produce(f, (*seq)++, 4096);
+		if (start)
+			events_spill(e, &spilled, &full);
+		else
+			events_spill_sideband(e, 0, &spilled, &full);
+	}
+	return spilled;
+}
+
+START_TEST(test_spill_shares)
+{
+	struct events e;
+	struct fake f[4];
+	uint64_t steady, more;
+	uint32_t seq = 1, next = 1;
+	int	 i;
+
+	memset(&e, 0, sizeof(e));
+	e.ncpus = 2;
+	e.cpus = calloc(2, sizeof(*e.cpus));
+	ck_assert_ptr_nonnull(e.cpus);
+	for (i = 0; i < 4; i++) {
+		fake_init(&f[i], 1 << 20, 0);
+		if (i < 2)
+			e.cpus[i].sb_ring = f[i].r;
+		else
+			e.cpus[i - 2].ring = f[i].r;
+	}
+	/* F[0]'s bytes are CPU 0's side-band ring (its reader: e.cpus[0].sb_ring) */
+	steady = spill_until_full(&e, &f[0], 0, &seq);
+	ck_assert_uint_le(steady, EVENTS_SPILL_SIDEBAND / 2);
+	ck_assert_uint_gt(steady, EVENTS_SPILL_SIDEBAND / 2 - 4096);
+	/* the start's share is larger: the same ring takes more */
+	more = spill_until_full(&e, &f[0], 1, &seq);
+	ck_assert_uint_gt(steady + more, EVENTS_SPILL_SIDEBAND);
+	ck_assert_uint_le(steady + more, EVENTS_SPILL_MAX / 4);
+	/* and all of it comes back, in order */
+	ck_assert_uint_eq(ring_read(&e.cpus[0].sb_ring, in_order, &next), seq - 1);
+	ck_assert_uint_eq(next, seq);
+	for (i = 0; i < 2; i++) {
+		ring_unmap(&e.cpus[i].sb_ring);
+		ring_unmap(&e.cpus[i].ring);
+		free(f[i].meta);
+		free(f[i].data);
+		free(f[i + 2].meta);
+		free(f[i + 2].data);
+	}
+	free(e.cpus);
+}
+END_TEST
+
 /* The spill grows while its records wrap in it; ring_copy's runs stay whole. */
 static void
 fill_spill(struct fake *f, uint32_t *seq, int rounds)
@@ -921,6 +986,7 @@ ring_suite(void)
 	tcase_add_test(tc, test_copy_runs);
 	tcase_add_loop_test(tc, test_spill_read_scan, 0, 2);
 	tcase_add_test(tc, test_spill_bound);
+	tcase_add_test(tc, test_spill_shares);
 	tcase_add_test(tc, test_spill_grow_copy);
 	suite_add_tcase(s, tc);
 

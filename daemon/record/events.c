@@ -338,10 +338,10 @@ events_disable(struct events *e)
 		ioctl(e->cpus[i].sb_fd, PERF_EVENT_IOC_DISABLE, 0);
 }
 
-void
-events_spill_ring(const struct events *e, struct ring *g, uint64_t *spilled, uint64_t *full)
+/* Ring G into memory, within SHARE bytes (at least its own size); counted. */
+static void
+spill_ring(struct ring *g, uint64_t share, uint64_t *spilled, uint64_t *full)
 {
-	uint64_t share = EVENTS_SPILL_MAX / (2 * (uint64_t)(e->ncpus > 0 ? e->ncpus : 1));
 	uint64_t before = g->spill_full;
 
 	*spilled += ring_spill(g, share > g->size ? share : g->size);
@@ -351,13 +351,21 @@ events_spill_ring(const struct events *e, struct ring *g, uint64_t *spilled, uin
 void
 events_spill(struct events *e, uint64_t *spilled, uint64_t *full)
 {
+	uint64_t share = EVENTS_SPILL_MAX / (2 * (uint64_t)(e->ncpus > 0 ? e->ncpus : 1));
 	int	 i;
 
 	/* The side-band first: what the model misses cannot be had again. */
 	for (i = 0; i < e->ncpus; i++)
-		events_spill_ring(e, &e->cpus[i].sb_ring, spilled, full);
+		spill_ring(&e->cpus[i].sb_ring, share, spilled, full);
 	for (i = 0; i < e->ncpus; i++)
-		events_spill_ring(e, &e->cpus[i].ring, spilled, full);
+		spill_ring(&e->cpus[i].ring, share, spilled, full);
+}
+
+void
+events_spill_sideband(const struct events *e, int cpu, uint64_t *spilled, uint64_t *full)
+{
+	spill_ring(&e->cpus[cpu].sb_ring, EVENTS_SPILL_SIDEBAND / (uint64_t)e->ncpus, spilled,
+	    full);
 }
 
 uint64_t

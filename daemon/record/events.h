@@ -72,8 +72,15 @@ void	events_close(struct events *);
  */
 #define EVENTS_SPILL_MAX	(256ULL << 20)
 void	events_spill(struct events *, uint64_t *spilled, uint64_t *full);
-/* One ring of E, within its share of EVENTS_SPILL_MAX; counted as above. */
-void	events_spill_ring(const struct events *, struct ring *, uint64_t *spilled,
+/*
+ * After the start, only the side-band rings are spilled (sideband.c), within
+ * EVENTS_SPILL_SIDEBAND bytes over all of them (each at least its own size):
+ * a backlog that outgrows it is a loop that cannot keep up, and the kernel
+ * drops (and counts) what follows, rather than the daemon's memory growing
+ * with another user's exec storm.
+ */
+#define EVENTS_SPILL_SIDEBAND	(32ULL << 20)
+void	events_spill_sideband(const struct events *, int cpu, uint64_t *spilled,
 	    uint64_t *full);
 
 /* Bytes of ring mappings locked for these events (perflimits_mlock). */

@@ -457,8 +457,7 @@ sideband_relieve(struct recorder *r)
 
 	for (i = 0; i < r->ev.ncpus; i++)
 		if (ring_fill(&r->ev.cpus[i].sb_ring) > r->ev.sb_ring_size / 2)
-			events_spill_ring(&r->ev, &r->ev.cpus[i].sb_ring, &r->st.sb_spilled,
-			    &r->st.sb_spill_full);
+			events_spill_sideband(&r->ev, i, &r->st.sb_spilled, &r->st.sb_spill_full);
 }
 
 void
