@@ -538,12 +538,16 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 	memcpy(full, hex, len);
 	full[2 * BUILD_ID_MAX] = '\0';
 	buildid_from_hex(full, hi);
-	s = cached(q, 0, "SELECT DISTINCT build_id FROM object_bids WHERE build_id >= ?1 "
-	    "AND build_id <= ?2 LIMIT 2", err, errlen);
+	/* the keys' range, then the build-ids themselves (several share a key) */
+	s = cached(q, 0, "SELECT DISTINCT o.build_id FROM object_bids b CROSS JOIN objects o "
+	    "ON o.id = b.id WHERE b.bid_key BETWEEN ?3 AND ?4 AND o.build_id >= ?1 "
+	    "AND o.build_id <= ?2 LIMIT 2", err, errlen);
 	if (s == NULL)
 		return -1;
 	sqlite3_bind_blob(s, 1, lo, (int)((len + 1) / 2), SQLITE_STATIC);
 	sqlite3_bind_blob(s, 2, hi, BUILD_ID_MAX, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, index_bid_key(lo, (len + 1) / 2));
+	sqlite3_bind_int64(s, 4, index_bid_key(hi, BUILD_ID_MAX));
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		if (n++ == 0) {
 			idlen = (size_t)sqlite3_column_bytes(s, 0);
@@ -568,10 +572,11 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 	objs = json_array();
 	segs = json_array();
 	if (prepare(q, 4, "SELECT " OBJ_COLS " FROM object_bids b CROSS JOIN objects o "
-	    "ON o.id = b.id WHERE b.build_id = ?1 "
+	    "ON o.id = b.id WHERE b.bid_key = ?2 AND o.build_id = ?1 "
 	    "ORDER BY o.first_seen, o.path", &s, err, errlen) < 0)
 		goto fail;
 	sqlite3_bind_blob(s, 1, id, (int)idlen, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, index_bid_key(id, idlen));
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (sqlite3_column_int64(s, 4) < first)
 			first = sqlite3_column_int64(s, 4);
@@ -586,10 +591,11 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 	if (prepare(q, 5, "SELECT " SEG_COLS_NC ", o.path, x.first_seen, x.last_seen, x.nr_maps "
 	    "FROM object_bids b CROSS JOIN objects o ON o.id = b.id "
 	    "JOIN object_segments x ON x.object_id = o.id "
-	    "JOIN segments s ON s.seq = x.seq WHERE b.build_id = ?1 ORDER BY s.seq, o.path",
-	    &s, err, errlen) < 0)
+	    "JOIN segments s ON s.seq = x.seq WHERE b.bid_key = ?2 AND o.build_id = ?1 "
+	    "ORDER BY s.seq, o.path", &s, err, errlen) < 0)
 		goto fail;
 	sqlite3_bind_blob(s, 1, id, (int)idlen, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, index_bid_key(id, idlen));
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		json_t	*o = seg_json(q, s, 0);
 		char	 buf[40];

@@ -14,10 +14,12 @@
  *            first_seen, last_seen, nr_maps, nr_procs,
  *            mnt_ns, ns_uid)
  *   object_keys(path, build_id, mnt_ns, id)  PK(path, build_id, mnt_ns)
- *   object_bids(build_id, id)                PK(build_id, id)
+ *   object_bids(bid_key, id)                 PK(bid_key, id)
  *            (an object's keys, each table ordered by its key: lookups by
  *            path and by build-id go through them to objects; see
- *            daemon/index/schema.c, version 4)
+ *            daemon/index/schema.c, versions 4 and 5.  bid_key is
+ *            index_bid_key() of the build-id, below: a lookup compares
+ *            objects.build_id after the key)
  *   object_segments(object_id, seq, first_seen, last_seen, nr_maps)
  *            (rows of deleted segments are removed with them)
  *   unresolved(path, reason, first_seen, last_seen, nr_maps)  PK(path, reason)
@@ -63,10 +65,29 @@
 
 #include <jansson.h>
 
-#define INDEX_SCHEMA_VERSION	4
+#define INDEX_SCHEMA_VERSION	5
 #define INDEX_FILE		"index.db"
 
 struct index_reader;
+
+/*
+ * object_bids.bid_key of the build-id ID[0..LEN): its first 8 bytes (0s
+ * after a shorter one) as a big-endian number with the top bit flipped,
+ * so that the keys' order is the build-ids' byte order and the ids of a
+ * prefix are a range of keys.  Several build-ids may share a key: it
+ * finds rows, objects.build_id decides.  schema.c computes the same in
+ * SQL for its triggers (BID_KEY_SQL).
+ */
+static inline int64_t
+index_bid_key(const uint8_t *id, size_t len)
+{
+	uint64_t k = 0;
+	size_t	 i;
+
+	for (i = 0; i < 8; i++)
+		k = k << 8 | (i < len ? id[i] : 0);
+	return (int64_t)(k ^ 0x8000000000000000ULL);
+}
 
 /* Open STATE/index.db read-only.  NULL with ERR set on failure. */
 struct index_reader *index_reader_open(const char *state_dir, char *err, size_t errlen);

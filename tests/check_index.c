@@ -6,7 +6,8 @@
  *   - a path replaced by a rebuilt binary: history, lookup at a time in
  *     each range, buildid naming its segments, per-segment lists;
  *   - repeat sightings are memory updates (counts), rows survive a reopen;
- *   - migrations from version 1; an index from a newer version refused;
+ *   - migrations from versions 1, 3 and 4; an index from a newer version
+ *     refused;
  *   - a corrupt or truncated index.db moved aside and rebuilt from the
  *     segment files (MMAP2 records, build-id tables, CLOCK_DATA), with the
  *     last-seen times the live index has (exits, forks, execs);
@@ -610,6 +611,121 @@ START_TEST(test_migration_from_v3)
 	o = query(index_reader_buildid(q, hex, &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 2);	/* both ns */
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 2);
+	json_decref(o);
+	index_reader_close(q);
+}
+END_TEST
+
+/*
+ * A file of version 4 (object_bids keyed by the build-id), as the daemon
+ * of that version wrote it, takes the integer keys of version 5: a key
+ * per object equal to index_bid_key(), whatever the build-id's length or
+ * first bit; the same answers by build-id and prefix, exact where two
+ * build-ids share the first 8 bytes (one key); the triggers still keep
+ * object_bids with objects when a row goes or takes a new id.
+ */
+static const char *const v4_bids[] = {
+	"0102030405060708090a0b0c0d0e0f1011121314",
+	"0102030405060708ff0a0b0c0d0e0f1011121314",	/* the same key */
+	"ff02030405060708090a0b0c0d0e0f1011121314",	/* top bit set */
+	"8000000000000000000000000000000000000000",
+	"7fffffffffffffffffffffffffffffffffffffff",
+	"deadbeef",					/* short */
+};
+#define NV4	(sizeof(v4_bids) / sizeof(v4_bids[0]))
+
+START_TEST(test_migration_from_v4)
+{
+	struct index_reader *q;
+	struct index *ix;
+	sqlite3	*db;
+	sqlite3_stmt *s;
+	char	 path[256], sql[1024], err[512];
+	uint8_t	 id[20];
+	json_t	*o;
+	size_t	 i;
+
+	snprintf(path, sizeof(path), "%s/index.db", state);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_msg(index_migrate(db, 4, err, sizeof(err)) == 0, "%s", err);
+	snprintf(sql, sizeof(sql), "INSERT INTO segments(seq, name, start_ns, end_ns, state) "
+	    "VALUES (1, 'perf-000001-20261118T110640Z.data', %lld, %lld, 'closed')",
+	    (long long)T0, (long long)(T0 + 9 * SEC));
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	for (i = 0; i < NV4; i++) {
+		snprintf(sql, sizeof(sql), "INSERT INTO objects VALUES (%zu, '/bin/v4-%zu', "
+		    "x'%s', 'user', 'mmap2', %lld, %lld, 1, 1, 0, NULL);"
+		    "INSERT INTO object_segments VALUES (%zu, 1, %lld, %lld, 1)", i + 1, i,
+		    v4_bids[i], (long long)T0, (long long)(T0 + SEC), i + 1, (long long)T0,
+		    (long long)(T0 + SEC));
+		ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK, "%s",
+		    sqlite3_errmsg(db));
+	}
+	/* the keys as the writer of version 4 inserts them */
+	ck_assert_int_eq(sqlite3_exec(db, "INSERT INTO object_keys SELECT path, build_id, "
+	    "mnt_ns, id FROM objects ORDER BY 1, 2, 3; INSERT INTO object_bids "
+	    "SELECT build_id, id FROM objects ORDER BY 1, 2", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	snprintf(sql, sizeof(sql), "%s/segments/perf-000001-20261118T110640Z.data", state);
+	ck_assert_int_eq(close(open(sql, O_WRONLY | O_CREAT, 0640)), 0);	/* kept */
+
+	ix = open_ix();		/* migrates */
+	index_close(ix);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT o.build_id, b.bid_key FROM objects o "
+	    "LEFT JOIN object_bids b ON b.id = o.id ORDER BY o.id", -1, &s, NULL), SQLITE_OK);
+	for (i = 0; sqlite3_step(s) == SQLITE_ROW; i++) {
+		ck_assert_int_eq(sqlite3_column_type(s, 1), SQLITE_INTEGER);
+		ck_assert_int_eq(sqlite3_column_int64(s, 1), index_bid_key(
+		    sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0)));
+	}
+	sqlite3_finalize(s);
+	ck_assert_uint_eq(i, NV4);
+	sqlite3_close(db);
+
+	q = open_q();
+	for (i = 0; i < NV4; i++) {
+		o = query(index_reader_buildid(q, v4_bids[i], &o, err, sizeof(err)), &o, err);
+		ck_assert_str_eq(jstr(o, "build_id"), v4_bids[i]);
+		ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
+		ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 1);
+		json_decref(o);
+	}
+	/* one key, two build-ids: the prefix decides, exactly */
+	ck_assert_int_eq(index_reader_buildid(q, "0102030405060708", &o, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "ambiguous") != NULL, "%s", err);
+	o = query(index_reader_buildid(q, "0102030405060708ff", &o, err, sizeof(err)), &o, err);
+	ck_assert_str_eq(jstr(o, "build_id"), v4_bids[1]);
+	json_decref(o);
+	o = query(index_reader_buildid(q, "ff0203040506", &o, err, sizeof(err)), &o, err);
+	ck_assert_str_eq(jstr(o, "build_id"), v4_bids[2]);
+	json_decref(o);
+	ck_assert_int_eq(index_reader_buildid(q, "0102030405060709", &o, err, sizeof(err)),
+	    -ENOENT);
+	index_reader_close(q);
+
+	/* the triggers, with keys computed in SQL */
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_msg(sqlite3_exec(db, "UPDATE objects SET id = 100 WHERE id = 3; "
+	    "DELETE FROM object_segments WHERE object_id IN (1, 6); "
+	    "DELETE FROM objects WHERE id IN (1, 6)", NULL, NULL, NULL) == SQLITE_OK, "%s",
+	    sqlite3_errmsg(db));
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT group_concat(id) FROM (SELECT id FROM "
+	    "object_bids ORDER BY bid_key, id)", -1, &s, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(s, 0), "2,5,4,100");
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+
+	/* an object of the old file seen again goes on in its row */
+	ix = open_ix();
+	buildid_from_hex(v4_bids[1], id);
+	index_add_mapping(ix, "/bin/v4-1", id, 20, BID_MMAP2, 5, T0 + 11 * SEC, 0);
+	index_close(ix);
+	q = open_q();
+	o = query(index_reader_buildid(q, v4_bids[1], &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
+	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "objects"), 0), "nr_maps"), 2);
 	json_decref(o);
 	index_reader_close(q);
 }
@@ -1575,6 +1691,7 @@ index_suite(void)
 	tcase_add_test(tc, test_batches_grouped);
 	tcase_add_test(tc, test_migration_from_v1);
 	tcase_add_test(tc, test_migration_from_v3);
+	tcase_add_test(tc, test_migration_from_v4);
 	tcase_add_test(tc, test_newer_refused);
 	tcase_add_test(tc, test_rebuild_from_segments);
 	tcase_add_test(tc, test_rebuild_exit_times);

@@ -15,6 +15,7 @@
 
 #include "buildid.h"
 #include "index_int.h"
+#include "index_reader.h"
 #include "log.h"
 #include "record.h"
 #include "walltime.h"
@@ -40,7 +41,8 @@ const char *const index_source_names[5] = {
  * "bulk" inserts every row of the table batch_rows (below), which shows
  * the writer's array of the moment, in its order.  A new object is three
  * of them: its key into object_keys (a key the file has already is left
- * as it is), the row into objects, its build-id into object_bids; each in
+ * as it is), the row into objects, its build-id's key into object_bids
+ * (index_bid_key); each in
  * the order of its table's key (run_new_objs), so that a burst of new
  * objects writes each page of the two key tables once per transaction,
  * and a statement per row (bind, step, reset, a seek from the root) is
@@ -59,8 +61,8 @@ static const char *const stmt_sql[ST_MAX] = {
 	    "last_seen, nr_maps, nr_procs, mnt_ns, ns_uid) "
 	    "SELECT v0, s, bid, kind, source, v1, v2, v3, v4, v5, v6 FROM batch_rows",
 	/* bulk */
-	[ST_OBJ_BID] = "INSERT OR IGNORE INTO object_bids(build_id, id) "
-	    "SELECT bid, v0 FROM batch_rows",
+	[ST_OBJ_BID] = "INSERT OR IGNORE INTO object_bids(bid_key, id) "
+	    "SELECT bk, v0 FROM batch_rows",
 	[ST_OBJ_UPD] = "UPDATE objects SET " OBJ_ADD " WHERE id = ?1",
 	[ST_OBJ_FIND] = "SELECT id FROM object_keys WHERE path = ?2 AND build_id = ?3 AND "
 	    "mnt_ns = ?10",
@@ -113,10 +115,11 @@ step_reset(struct index *ix, sqlite3_stmt *s)
 /*
  * batch_rows: an eponymous virtual table (of the writer's connection
  * only, nothing of it is in the file) over ix->rows, the array of the
- * moment: write_ops as rows (v0, s, bid, kind, source, v1 ... v6), in
- * the array's order.  v6 < 0 reads as NULL (objects.ns_uid).
+ * moment: write_ops as rows (v0, s, bid, kind, source, v1 ... v6, bk),
+ * in the array's order.  v6 < 0 reads as NULL (objects.ns_uid); bk is
+ * the build-id's key in object_bids.
  */
-enum { BR_V0, BR_S, BR_BID, BR_KIND, BR_SOURCE, BR_V1 };
+enum { BR_V0, BR_S, BR_BID, BR_KIND, BR_SOURCE, BR_V1, BR_BK = BR_V1 + 6 };
 
 struct batch_vtab {
 	sqlite3_vtab	 base;
@@ -135,7 +138,7 @@ batch_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	struct batch_vtab *b;
 
 	if (sqlite3_declare_vtab(db, "CREATE TABLE x(v0, s, bid, kind, source, v1, v2, v3, "
-	    "v4, v5, v6)") != SQLITE_OK)
+	    "v4, v5, v6, bk)") != SQLITE_OK)
 		return SQLITE_ERROR;
 	if ((b = sqlite3_malloc(sizeof(*b))) == NULL)
 		return SQLITE_NOMEM;
@@ -222,6 +225,9 @@ batch_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 		break;
 	case BR_SOURCE:
 		sqlite3_result_text(ctx, index_source_names[o->source], -1, SQLITE_STATIC);
+		break;
+	case BR_BK:
+		sqlite3_result_int64(ctx, index_bid_key(o->bid, o->bidsize));
 		break;
 	default:		/* v1 ... v6 */
 		if (col - BR_V1 + 1 == 6 && o->v[6] < 0)
@@ -382,7 +388,7 @@ cmp_op_key(const void *pa, const void *pb)
 	return cmp_int64(a->v[5], b->v[5]);
 }
 
-/* The order of object_bids' key: build-id, id. */
+/* The order of object_bids' key: the build-id's key, id. */
 static int
 cmp_op_bid(const void *pa, const void *pb)
 {
@@ -390,7 +396,8 @@ cmp_op_bid(const void *pa, const void *pb)
 	const struct write_op *b = *(const struct write_op *const *)pb;
 	int	 c;
 
-	if ((c = cmp_bid(a, b)) != 0)
+	if ((c = cmp_int64(index_bid_key(a->bid, a->bidsize),
+	    index_bid_key(b->bid, b->bidsize))) != 0)
 		return c;
 	return cmp_int64(a->v[0], b->v[0]);
 }
@@ -426,7 +433,7 @@ sort_ops(const struct write_op **v, size_t n, int (*cmp)(const void *, const voi
  * TMP: room for N): the keys in key order; if some were in the file
  * already (fewer rows added than keys), which ones: their key's id is
  * not the row's.  The others' rows in id order (at the end of objects),
- * their build-ids in build-id order; then the rows the file had take
+ * their build-ids in their keys' order; then the rows the file had take
  * their new ids, once every row they could be is in.
  */
 static int
