@@ -393,6 +393,52 @@ START_TEST(test_fork_reused_pid)
 }
 END_TEST
 
+/*
+ * A process that went is reused for the next one (model.c spares): the
+ * new one starts empty (no maps, threads, name, namespaces or JIT flag of
+ * the old), and the files the old one mapped are let go.
+ */
+START_TEST(test_spare_reused_clean)
+{
+	struct model_proc *p;
+	uint32_t i;
+
+	for (i = 0; i < 40; i++) {
+		ck_assert_int_eq(model_set_comm(&M, 700 + i, 700 + i, "old", 0), 0);
+		ck_assert_int_eq(model_fork(&M, 700 + i, 700 + i, 9700 + i, 700 + i), 0);
+		ck_assert_int_eq(add_map(700 + i, 0x1000, 0x1000, 0, "/spare/old", 1), 0);
+		ck_assert_int_eq(model_set_ns(&M, 700 + i, 11, 12), 0);
+		model_find(&M, 700 + i)->jit = 1;
+		model_exit(&M, 700 + i, 9700 + i);
+		model_exit(&M, 700 + i, 700 + i);
+	}
+	ck_assert_uint_eq(M.nprocs, 0);
+	ck_assert_uint_eq(M.nmaps, 0);
+	ck_assert_uint_eq(M.nfiles, 0);
+	for (i = 0; i < 40; i++) {
+		ck_assert_int_eq(model_fork(&M, 800 + i, 1, 800 + i, 1), 0);
+		ck_assert_ptr_nonnull(p = model_find(&M, 800 + i));
+		ck_assert_uint_eq(p->nmaps, 0);
+		ck_assert_uint_eq(p->nthreads, 1);
+		ck_assert_ptr_null(model_comm(&M, 800 + i, 9700 + i - 100));
+		ck_assert_ptr_null(model_comm(&M, 800 + i, 800 + i));
+		ck_assert_uint_eq(p->mnt_ns, 0);
+		ck_assert_uint_eq(p->user_ns, 0);
+		ck_assert_int_eq(p->jit, 0);
+		ck_assert_int_eq(p->leader_gone, 0);
+		ck_assert_int_eq(add_map(800 + i, 0x2000, 0x1000, 0, "/spare/new", 2), 0);
+		check_map(800 + i, 0, 0x2000, 0x1000, 0, "/spare/new");
+	}
+	ck_assert_uint_eq(M.nfiles, 1);
+	/* Replaced with its threads alive (its pid forked again): none stays. */
+	ck_assert_int_eq(model_set_comm(&M, 900, 950, "stale", 0), 0);
+	ck_assert_int_eq(model_fork(&M, 900, 1, 900, 1), 0);
+	ck_assert_ptr_null(model_comm(&M, 900, 950));
+	ck_assert_uint_eq(model_find(&M, 900)->nthreads, 1);
+	check_counts();
+}
+END_TEST
+
 START_TEST(test_thread_fork_shares)
 {
 	struct model_proc *p;
@@ -734,6 +780,7 @@ model_suite(void)
 	tcase_add_test(tc, test_fork_copies);
 	tcase_add_test(tc, test_fork_from_thread);
 	tcase_add_test(tc, test_fork_reused_pid);
+	tcase_add_test(tc, test_spare_reused_clean);
 	tcase_add_test(tc, test_thread_fork_shares);
 	suite_add_tcase(s, tc);
 

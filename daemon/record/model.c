@@ -23,6 +23,8 @@
  *	             doubling; one entry however many maps name it, counted
  *	             and freed with the last, so a fork copies 48 bytes and
  *	             a count per map, and 2M maps of 200 files hold 200 names
+ *	spares       a process that went is kept, arrays and all, for the
+ *	             next one (SPARE_MAX): an exec storm allocates no process
  *
  * Nothing on a record's path scans the host's processes, a process's
  * threads or its maps.
@@ -36,6 +38,15 @@
 #include "model.h"
 
 #define MODEL_BUCKETS_MIN	64
+/*
+ * Processes that went are kept for the next ones (an exec storm makes and
+ * drops a thousand a second, each with its map and thread arrays): at most
+ * SPARE_MAX, each with room for at most SPARE_MAPS maps and SPARE_THREADS
+ * threads (larger arrays go back to the allocator).
+ */
+#define SPARE_MAX		32
+#define SPARE_MAPS		64
+#define SPARE_THREADS		16
 
 static size_t
 pid_bucket(uint32_t pid, size_t nbuckets)
@@ -145,16 +156,46 @@ model_init(struct model *m)
 	return 0;
 }
 
+/* P's maps let go; P kept as a spare (SPARE_MAX) when KEEP, else freed. */
 static void
-proc_free(struct model *m, struct model_proc *p)
+proc_free(struct model *m, struct model_proc *p, int keep)
 {
 	size_t	 i;
 
 	for (i = 0; i < p->nmaps; i++)
 		file_put(m, p->maps[i].file);
+	if (keep && m->nspare < SPARE_MAX && p->cmaps <= SPARE_MAPS &&
+	    p->cthreads <= SPARE_THREADS) {
+		p->nmaps = 0;
+		p->next = m->spare;
+		m->spare = p;
+		m->nspare++;
+		return;
+	}
 	free(p->maps);
 	free(p->threads);
 	free(p);
+}
+
+/* A process entry, all zero but the arrays a spare brings (empty). */
+static struct model_proc *
+proc_new(struct model *m)
+{
+	struct model_proc *p, keep;
+
+	if ((p = m->spare) == NULL)
+		return calloc(1, sizeof(*p));
+	m->spare = p->next;
+	m->nspare--;
+	keep = *p;
+	memset(p, 0, sizeof(*p));
+	p->maps = keep.maps;
+	p->cmaps = keep.cmaps;
+	p->threads = keep.threads;
+	p->cthreads = keep.cthreads;
+	if (p->cthreads > 0)
+		memset(p->threads, 0, p->cthreads * sizeof(*p->threads));
+	return p;
 }
 
 void
@@ -166,8 +207,12 @@ model_free(struct model *m)
 	for (i = 0; i < m->nbuckets && m->buckets != NULL; i++)
 		for (p = m->buckets[i]; p != NULL; p = next) {
 			next = p->next;
-			proc_free(m, p);
+			proc_free(m, p, 0);
 		}
+	while ((p = m->spare) != NULL) {
+		m->spare = p->next;
+		proc_free(m, p, 0);
+	}
 	free(m->buckets);
 	free(m->fbuckets);	/* empty: each map's file went with it */
 	memset(m, 0, sizeof(*m));
@@ -214,7 +259,7 @@ proc_get(struct model *m, uint32_t pid)
 		return p;
 	if (m->nprocs >= m->nbuckets)
 		procs_grow(m);
-	if ((p = calloc(1, sizeof(*p))) == NULL)
+	if ((p = proc_new(m)) == NULL)
 		return NULL;
 	p->pid = pid;
 	b = pid_bucket(pid, m->nbuckets);
@@ -234,7 +279,7 @@ proc_remove(struct model *m, struct model_proc *p)
 			*pp = p->next;
 			m->nmaps -= p->nmaps;
 			m->nprocs--;
-			proc_free(m, p);
+			proc_free(m, p, 1);
 			return;
 		}
 }

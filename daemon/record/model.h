@@ -72,6 +72,8 @@ struct model {
 	struct model_file **fbuckets;
 	size_t		 nfbuckets;
 	size_t		 nfiles;
+	struct model_proc *spare;	/* gone, kept for reuse (next) */
+	size_t		 nspare;
 	int		 walking;	/* in model_foreach: no resizing */
 };
 
