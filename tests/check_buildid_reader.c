@@ -103,6 +103,29 @@ ids_equal(const struct bid_answer *a, const char *path)
 }
 
 /* Our own executable mapping: the very file, through map_files. */
+/* Which names are files whose build-id is wanted (perf's anonymous names are not). */
+START_TEST(test_is_file)
+{
+	static const struct {
+		const char *name;
+		int	 file;
+	} t[] = {
+		{ "/usr/bin/true", 1 }, { "/", 1 }, { "/dev/null", 1 }, { "/dev/zer", 1 },
+		{ "/memfd", 1 }, { "/anon", 1 }, { "/SYS", 1 }, { "/sysv", 1 }, { "/a", 1 },
+		{ "//anon", 0 }, { "//anon (deleted)", 0 }, { "//x", 1 },
+		{ "/memfd:jit (deleted)", 0 }, { "/dev/zero", 0 }, { "/dev/zero (deleted)", 0 },
+		{ "/anon_hugepage", 0 }, { "/anon_hugepage (deleted)", 0 },
+		{ "/SYSV00000000", 0 }, { "[vdso]", 0 }, { "[anon:x]", 0 }, { "", 0 },
+		{ "x/y", 0 },
+	};
+	size_t	 i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ck_assert_msg(buildid_reader_is_file(t[i].name) == t[i].file, "%s: %d",
+		    t[i].name, !t[i].file);
+}
+END_TEST
+
 START_TEST(test_map_files)
 {
 	struct buildid_reader br;
@@ -478,6 +501,7 @@ reader_suite(void)
 	TCase	*tc = tcase_create("provenance");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_is_file);
 	tcase_add_test(tc, test_map_files);
 	tcase_add_test(tc, test_by_name);
 	tcase_add_test(tc, test_fifo);

@@ -78,9 +78,17 @@ buildid_reader_free(struct buildid_reader *b)
 int
 buildid_reader_is_file(const char *f)
 {
-	return f[0] == '/' && strncmp(f, "//anon", 6) != 0 &&
-	    strncmp(f, "/memfd:", 7) != 0 && strncmp(f, "/dev/zero", 9) != 0 &&
-	    strncmp(f, "/anon_hugepage", 14) != 0 && strncmp(f, "/SYSV", 5) != 0;
+	if (f[0] != '/')
+		return 0;
+	/* Asked of every mapping twice on the loop: one compare at most, by f[1]. */
+	switch (f[1]) {
+	case '/': return strncmp(f, "//anon", 6) != 0;
+	case 'm': return strncmp(f, "/memfd:", 7) != 0;
+	case 'd': return strncmp(f, "/dev/zero", 9) != 0;
+	case 'a': return strncmp(f, "/anon_hugepage", 14) != 0;
+	case 'S': return strncmp(f, "/SYSV", 5) != 0;
+	default: return 1;
+	}
 }
 
 static int64_t
