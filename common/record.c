@@ -389,12 +389,19 @@ int
 record_decode(const void *buf, size_t len, const struct record_layout *l,
     struct record *r)
 {
+	/*
+	 * Copied, not memset: for its ~160 bytes the compiler emits rep stos,
+	 * whose start-up was ~45% of this function under an exec storm (the
+	 * side-band decodes each record once or twice); a copy is plain
+	 * vector stores.
+	 */
+	static const struct record zero;
 	const struct perf_event_header *h = buf;
 	const uint8_t	*p = buf, *end;
 	size_t		 sidsz;
 	uint32_t	 type;
 
-	memset(r, 0, sizeof(*r));
+	*r = zero;
 	if (len < sizeof(*h))
 		return -EINVAL;
 	r->type = type = h->type;
