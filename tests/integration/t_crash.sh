@@ -12,7 +12,7 @@ cp "$T/spin" "$T/pm-spin"
 "$T/pm-spin" 60 & BG_PIDS="$!"
 want=$(readelf_buildid "$T/pm-spin")
 
-i=0
+i=0 torn=0
 while [ $i -lt "$ROUNDS" ]; do
 	i=$((i + 1))
 	start_daemon "[record]
@@ -22,13 +22,22 @@ rotate_age = 1s"
 	# 0.3 .. 2.2 s: sometimes mid-segment, sometimes right around a rotation
 	sleep "$(awk -v s="$(od -An -N2 -tu2 /dev/urandom)" 'BEGIN { printf "%.2f", 0.3 + (s % 190) / 100 }')"
 	kill -9 "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=""
-	ls "$T/state/segments/" | grep -q '\.partial$' || fail "round $i: no torn segment after kill -9"
+	# killed between one segment's close and the next one's open (a
+	# rotation, longer on a loaded machine) leaves nothing torn: nothing
+	# to repair then
+	if ls "$T/state/segments/" | grep -q '\.partial$'; then
+		torn=$((torn + 1)) last=1
+	else
+		note "round $i: killed between two segments: none torn"
+		last=0
+	fi
 done
+[ "$torn" -ge $((ROUNDS / 2)) ] || fail "only $torn of $ROUNDS kills left a torn segment"
 start_daemon "[segments]
 rotate_age = 1s"
 sleep 1
 stop_daemon
-grep -c 'repaired' "$T/daemon.log" | grep -q '^1$' || { cat "$T/daemon.log"; fail "the last torn segment was not repaired"; }
+grep -c 'repaired' "$T/daemon.log" | grep -q "^$last\$" || { cat "$T/daemon.log"; fail "the last torn segment was not repaired"; }
 ls "$T/state/segments/" | grep -q '\.partial$' && fail "a .partial segment is left"
 
 repaired=0 with_samples=0
@@ -48,7 +57,7 @@ for seg in $(segments); do
 			fail "repaired $seg: perf data convert --to-json failed"
 	fi
 done
-[ "$repaired" -eq "$ROUNDS" ] || fail "$repaired repaired segments, expected $ROUNDS"
+[ "$repaired" -eq "$torn" ] || fail "$repaired repaired segments, expected $torn"
 # What was still in the rings or in the write buffer dies with the process
 # (at most one drain interval); the rest must be there.
 [ "$with_samples" -ge 1 ] || fail "no repaired segment kept pm-spin samples"
@@ -81,4 +90,4 @@ echo "$hdr" | grep -q '^# cpudesc : ' || fail "$seg: no CPU description"
 echo "$hdr" | grep -q '^# CPU 0: Core ID' && fail "$seg: a topology from another boot"
 rm -f "$T/j.json"
 perf data convert --to-json "$T/j.json" -i "$seg" >/dev/null 2>&1 || fail "$seg: perf data convert --to-json failed"
-echo "PASS: $ROUNDS crashes, $repaired segments repaired and readable, $with_samples with pm-spin samples; a segment cut by a power loss repaired at start"
+echo "PASS: $ROUNDS crashes ($torn mid-segment), $repaired segments repaired and readable, $with_samples with pm-spin samples; a segment cut by a power loss repaired at start"
