@@ -210,27 +210,47 @@ fail:
 }
 
 /*
- * A failed flush keeps what it could not write and says why (pd->error);
- * the next flush tries again from the same offset, so the file never has
- * a hole or half a record once it succeeds: the caller can make room
- * (ENOSPC) and carry on.
+ * The buffer, then LEN bytes of DATA (if any), at the buffer's place in the
+ * file.  A failed write keeps what it could not write and says why
+ * (pd->error); the next one tries again from the same offset, so the file
+ * never has a hole or half a record once it succeeds: the caller can make
+ * room (ENOSPC) and carry on.  DATA is not taken unless it all lands.
  */
 static int
-flush_buf(struct perfdata *pd)
+write_through(struct perfdata *pd, const void *data, size_t len)
 {
-	uint64_t pos;
-	int	 rc;
+	struct iovec iov[2] = { { pd->buf, pd->buflen }, { (void *)(uintptr_t)data, len } };
+	struct iovec *v = pd->buflen > 0 ? iov : iov + 1;
+	int	 nv = pd->buflen > 0 ? 2 : 1;
+	off_t	 pos = (off_t)(pd->data_offset + pd->data_size - pd->buflen);
+	ssize_t	 n;
 
-	if (pd->buflen == 0)
-		return 0;
-	pos = pd->data_offset + pd->data_size - pd->buflen;
-	if ((rc = pwrite_all(pd->fd, pd->buf, pd->buflen, (off_t)pos)) < 0) {
-		pd->error = -rc;
-		return rc;
+	while (nv > 0) {
+		if ((n = pwritev(pd->fd, v, nv, pos)) == -1) {
+			if (errno == EINTR)
+				continue;
+			/* the buffer is written again from its start next time */
+			pd->error = errno;
+			return -errno;
+		}
+		pos += n;
+		for (; nv > 0 && (size_t)n >= v->iov_len; v++, nv--)
+			n -= (ssize_t)v->iov_len;
+		if (nv > 0) {
+			v->iov_base = (uint8_t *)v->iov_base + n;
+			v->iov_len -= (size_t)n;
+		}
 	}
 	pd->buflen = 0;
 	pd->error = 0;
+	pd->data_size += len;
 	return 0;
+}
+
+static int
+flush_buf(struct perfdata *pd)
+{
+	return pd->buflen == 0 ? 0 : write_through(pd, NULL, 0);
 }
 
 /*
@@ -290,38 +310,6 @@ perfdata_compress(struct perfdata *pd, int level)
 {
 	if ((pd->z = compress_new(level)) == NULL)
 		return -ENOMEM;
-	return 0;
-}
-
-/* The buffer, then LEN bytes of DATA, at the buffer's place in the file. */
-static int
-write_through(struct perfdata *pd, const void *data, size_t len)
-{
-	struct iovec iov[2] = { { pd->buf, pd->buflen }, { (void *)(uintptr_t)data, len } };
-	struct iovec *v = pd->buflen > 0 ? iov : iov + 1;
-	int	 nv = pd->buflen > 0 ? 2 : 1;
-	off_t	 pos = (off_t)(pd->data_offset + pd->data_size - pd->buflen);
-	ssize_t	 n;
-
-	while (nv > 0) {
-		if ((n = pwritev(pd->fd, v, nv, pos)) == -1) {
-			if (errno == EINTR)
-				continue;
-			/* the buffer is written again from its start next time */
-			pd->error = errno;
-			return -errno;
-		}
-		pos += n;
-		for (; nv > 0 && (size_t)n >= v->iov_len; v++, nv--)
-			n -= (ssize_t)v->iov_len;
-		if (nv > 0) {
-			v->iov_base = (uint8_t *)v->iov_base + n;
-			v->iov_len -= (size_t)n;
-		}
-	}
-	pd->buflen = 0;
-	pd->error = 0;
-	pd->data_size += len;
 	return 0;
 }
 
