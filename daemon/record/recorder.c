@@ -398,6 +398,15 @@ complete_cut(struct recorder *r)
 	r->cut_rc = rc < 0 ? rc : orc;
 }
 
+/* Where the open segment ends by age (rotate_age), or UINT64_MAX. */
+static uint64_t
+age_end(const struct recorder *r)
+{
+	if (r->flight_on || !r->seg.open || r->conf->rotate_age_ms == 0)
+		return UINT64_MAX;
+	return r->seg.t_start + r->conf->rotate_age_ms * 1000000ULL;
+}
+
 /*
  * A pass up to LIMIT (capped at a pending cut).  FULL: the sampling rings
  * too, with the round marker; otherwise the side-band only.  Returns the
@@ -406,8 +415,18 @@ complete_cut(struct recorder *r)
 static uint64_t
 pass(struct recorder *r, uint64_t limit, int full)
 {
-	uint64_t blocked;
+	uint64_t blocked, t;
 
+	/*
+	 * An age boundary inside the window is a cut, whatever woke the pass
+	 * (a ring's wake-up can come before the rotation's timer): no record
+	 * stamped after it goes into the segment it ends.
+	 */
+	if (r->cut == 0 && (t = age_end(r)) < limit && t <= recorder_now()) {
+		r->cut = t;
+		r->cut_why = ROTATE_AGE;
+		r->cut_rc = 0;
+	}
 	if (r->cut != 0 && r->cut < limit)
 		limit = r->cut;
 	blocked = sideband_drain(r, limit);
@@ -612,8 +631,7 @@ recorder_rotate(struct recorder *r, enum rotate_reason why)
 
 	if (r->cut == 0) {
 		/* Exactly rotate_age after the start, or a little in the past. */
-		t = why == ROTATE_AGE ? r->seg.t_start + r->conf->rotate_age_ms * 1000000ULL :
-		    recorder_now() - RECORDER_MARGIN_NS;
+		t = why == ROTATE_AGE ? age_end(r) : recorder_now() - RECORDER_MARGIN_NS;
 		if (r->flight_on && t <= r->fl.from)	/* a window of at least 1 ns */
 			t = r->fl.from + 1;
 		else if (!r->flight_on && t <= r->seg.t_start)
@@ -662,8 +680,7 @@ recorder_check_rotate(struct recorder *r)
 	if (c->rotate_size != 0 &&
 	    r->seg.pd.data_size - r->seg.start_size >= c->rotate_size)
 		recorder_rotate(r, ROTATE_SIZE);
-	else if (c->rotate_age_ms != 0 && recorder_now() - RECORDER_MARGIN_NS >=
-	    r->seg.t_start + c->rotate_age_ms * 1000000ULL)
+	else if (recorder_now() - RECORDER_MARGIN_NS >= age_end(r))
 		recorder_rotate(r, ROTATE_AGE);
 }
 
@@ -677,7 +694,6 @@ recorder_check_rotate(struct recorder *r)
 static uint64_t
 due(struct recorder *r)
 {
-	const struct config *c = r->conf;
 	uint64_t d, t;
 
 	if (r->loop->sb_watched || r->blocked != 0)
@@ -687,11 +703,8 @@ due(struct recorder *r)
 
 	if (r->cut != 0 && r->blocked == 0 && r->cut + RECORDER_MARGIN_NS + 1 < d)
 		d = r->cut + RECORDER_MARGIN_NS + 1;
-	if (r->cut == 0 && r->seg.open && c->rotate_age_ms != 0) {
-		t = r->seg.t_start + c->rotate_age_ms * 1000000ULL + RECORDER_MARGIN_NS;
-		if (t < d)
-			d = t;
-	}
+	if (r->cut == 0 && (t = age_end(r)) != UINT64_MAX && t + RECORDER_MARGIN_NS < d)
+		d = t + RECORDER_MARGIN_NS;
 	return d;
 }
 
@@ -1078,21 +1091,17 @@ fail:
 void
 recorder_stop(struct recorder *r)
 {
-	const struct config *c = r->conf;
-	uint64_t age = c->rotate_age_ms * 1000000ULL;
-
 	loop_free(r);
 	events_disable(&r->ev);
 	if (r->flight_on)
 		log_info("flight recorder: %llu records of the last window not written (no "
 		    "snapshot at stop)", (unsigned long long)r->fl.records);
 	if (r->seg.open) {
-		/* A rotation by age that is due comes first: its cut stays exact. */
-		if (r->cut == 0 && age != 0 && recorder_now() >= r->seg.t_start + age) {
-			r->cut = r->seg.t_start + age;
-			r->cut_why = ROTATE_AGE;
-		}
-		/* Everything left, each read answered or given up (bounded). */
+		/*
+		 * Everything left, each read answered or given up (bounded); a
+		 * rotation by age that is due comes first (pass): its cut stays
+		 * exact.
+		 */
 		while (pass(r, LIMIT_ALL, 1) != 0 || r->cut != 0)
 			sideband_wait(r);
 		recorder_close_segment(r, recorder_now());
