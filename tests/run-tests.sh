@@ -42,7 +42,9 @@ run() {
 	77) skip=$((skip + 1)); skipped="$skipped $name"
 	    echo "SKIP $name: $(grep -m1 '^SKIP' "$logdir/$name.log" | sed 's/^SKIP:* *//')";;
 	*)  fail=$((fail + 1)); failed="$failed $name"; echo "FAIL $name (exit $rc, ${secs}s)"
-	    sed 's/^/    | /' "$logdir/$name.log" | tail -40;;
+	    sed 's/^/    | /' "$logdir/$name.log" | tail -40
+	    # the daemon's last words end a failing test's log: its reason last
+	    grep -E '^FAIL|:[0-9]+:[EF]:' "$logdir/$name.log" | head -5 | sed 's/^/    why: /';;
 	esac
 }
 
