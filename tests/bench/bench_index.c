@@ -5,7 +5,7 @@
  *            as the recorder calls it (loop thread), then index_flush until
  *            all are committed by the writer thread: the loop-thread cost
  *            per mapping, its worst single call (a batch hand-over included),
- *            and the end-to-end rate to disk.
+ *            the end-to-end rate to disk, and the writer thread's CPU time.
  *   repeat   the same mappings seen again (memory updates only).
  *   lookup   random `lookup PATH --at T` and `buildid ID` through the index reader
  *            on the read-only connection perfmapctl uses: p50/p99/max.
