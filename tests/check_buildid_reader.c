@@ -350,6 +350,125 @@ START_TEST(test_resolver_group)
 }
 END_TEST
 
+/* Three mappings of M joined, answered with PATH's build-id; by one proof if ALL. */
+static void
+join_batch(struct resolver *res, const struct record_mmap *m, uint64_t now, const char *path,
+    int all)
+{
+	struct resolve_req *q[3];
+	uint32_t idx[3];
+	int	 i;
+
+	for (i = 0; i < 3; i++) {
+		ck_assert_ptr_nonnull(q[i] = resolver_req_join(res, m, wall_ns(1000 + i), now,
+		    &idx[i]));
+		ck_assert_ptr_eq(q[i], q[0]);
+		ck_assert_uint_eq(idx[i], (uint32_t)i);
+	}
+	resolver_kick(res);
+	resolver_wait(res, q[0]);
+	ck_assert_int_eq(resolver_req_done(res, q[0], now, 0), 1);
+	ck_assert_int_eq(q[0]->all, all);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(resolver_req_answer_of(q[i], idx[i])->cause, BIDC_OK);
+		ck_assert(ids_equal(resolver_req_answer_of(q[i], idx[i]), path));
+		resolver_req_put(res, q[i]);
+	}
+}
+
+/*
+ * Mappings of one file arriving together join one request: one proof for
+ * all of them when the cache knows the file, with the earliest mapping's
+ * time; else each is read on its own and has its own answer.
+ */
+START_TEST(test_resolver_join)
+{
+	struct resolver *res;
+	struct resolve_req *q[RESOLVER_GROUP_MAX + 1], *other;
+	struct resolver_stats st;
+	struct record_mmap m;
+	struct bid_query bq;
+	struct timespec ts;
+	char	 p[PATH_MAX], p2[PATH_MAX], err[256];
+	uint32_t idx[RESOLVER_GROUP_MAX + 1], oidx;
+	uint64_t now;
+	int	 i;
+
+	copy_to("/proc/self/exe", "prog", p, sizeof(p));
+	snprintf(p2, sizeof(p2), "%s/hardlink", dir);
+	ck_assert_int_eq(link(p, p2), 0);
+	query_of(p, 0, &bq);
+	memset(&m, 0, sizeof(m));
+	m.pid = NOPID;
+	m.addr = 0x400000;
+	m.len = 0x1000;
+	m.has_inode = 1;
+	m.maj = bq.maj;
+	m.min = bq.min;
+	m.ino = bq.ino;
+	m.filename = p;
+	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+
+	/*
+	 * Three mappings joined; the file new to the cache: each answered on
+	 * its own (the file read once).
+	 */
+	join_batch(res, &m, now, p, 0);
+	/*
+	 * The file known now; the first mapped after the file's last change,
+	 * the second (the earliest) before it: no proof for both, each
+	 * answered on its own.
+	 */
+	ck_assert_ptr_nonnull(q[0] = resolver_req_join(res, &m, wall_ns(1000), now, &idx[0]));
+	ck_assert_ptr_nonnull(q[1] = resolver_req_join(res, &m, wall_ns(-1000), now, &idx[1]));
+	ck_assert_ptr_eq(q[0], q[1]);
+	ck_assert_uint_eq(idx[0], 0);
+	ck_assert_uint_eq(idx[1], 1);
+	/* Another name of the inode: a request of its own. */
+	m.filename = p2;
+	ck_assert_ptr_nonnull(other = resolver_req_join(res, &m, wall_ns(1000), now, &oidx));
+	ck_assert_ptr_ne(other, q[0]);
+	m.filename = p;
+	resolver_kick(res);
+	resolver_wait(res, q[0]);
+	resolver_wait(res, other);
+	ck_assert_int_eq(resolver_req_done(res, q[0], now, 0), 1);
+	ck_assert_int_eq(resolver_req_done(res, other, now, 0), 1);
+	ck_assert_int_eq(q[0]->all, 0);
+	ck_assert_int_eq(resolver_req_answer_of(q[0], idx[0])->cause, BIDC_OK);
+	ck_assert(ids_equal(resolver_req_answer_of(q[0], idx[0]), p));
+	ck_assert_int_eq(resolver_req_answer_of(q[0], idx[1])->cause, BIDC_CHANGED);
+	ck_assert_int_eq(resolver_req_answer_of(other, oidx)->cause, BIDC_OK);
+	resolver_req_put(res, q[0]);
+	resolver_req_put(res, q[0]);
+	resolver_req_put(res, other);
+	/* Each mapped after the file's last change: one proof answers all. */
+	join_batch(res, &m, now, p, 1);
+	resolver_stats(res, &st);
+	ck_assert_uint_eq(st.reads, 1);
+	ck_assert_uint_eq(st.requests, 9);
+
+	/* A request holds RESOLVER_GROUP_MAX mappings; the next starts another. */
+	for (i = 0; i < RESOLVER_GROUP_MAX + 1; i++)
+		ck_assert_ptr_nonnull(q[i] = resolver_req_join(res, &m, wall_ns(1000), now,
+		    &idx[i]));
+	ck_assert_ptr_eq(q[RESOLVER_GROUP_MAX - 1], q[0]);
+	ck_assert_ptr_ne(q[RESOLVER_GROUP_MAX], q[0]);
+	ck_assert_uint_eq(idx[RESOLVER_GROUP_MAX], 0);
+	resolver_kick(res);
+	for (i = 0; i < RESOLVER_GROUP_MAX + 1; i++) {
+		resolver_wait(res, q[i]);
+		ck_assert_int_eq(resolver_req_done(res, q[i], now, 0), 1);
+		ck_assert_int_eq(resolver_req_answer_of(q[i], idx[i])->cause, BIDC_OK);
+	}
+	for (i = 0; i < RESOLVER_GROUP_MAX + 1; i++)
+		resolver_req_put(res, q[i]);
+	resolver_stop(res);
+}
+END_TEST
+
 /* A FIFO at the path is not opened (that would block), only refused. */
 START_TEST(test_fifo)
 {
@@ -509,6 +628,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_resolver_deadline);
 	tcase_add_test(tc, test_known);
 	tcase_add_test(tc, test_resolver_group);
+	tcase_add_test(tc, test_resolver_join);
 	suite_add_tcase(s, tc);
 	return s;
 }

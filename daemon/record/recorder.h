@@ -69,9 +69,17 @@ enum rotate_reason {
 };
 
 /* A side-band ring's state (sideband.c). */
+/* A mapping's read: where its record is in its ring, the request, its member number. */
+struct sb_read {
+	uint64_t	 pos;
+	struct resolve_req *q;
+	uint32_t	 idx;
+};
+
 struct sb_ring {
 	uint64_t	 peeked;	/* records before this were looked at on arrival */
-	struct resolve_req *head, *tail;	/* their reads, in ring order */
+	struct sb_read	*rd;		/* their reads, in ring order: a circular array */
+	uint32_t	 cap, first, n;	/* cap a power of two */
 };
 
 struct recorder {

@@ -31,6 +31,13 @@
  */
 #define POOL_MAX	256
 #define POOL_NAME	256
+/*
+ * The requests of the batch being made, by file, for resolver_req_join:
+ * JOIN_SLOTS slots, JOIN_PROBE looked at; a slot is in use only if it was
+ * filled in this batch (no clearing at each kick).
+ */
+#define JOIN_SLOTS	64
+#define JOIN_PROBE	4
 
 struct worker {
 	pthread_t	 th;
@@ -53,6 +60,12 @@ struct resolver {
 	int		 keep_fds;		/* someone wants them (eager capture) */
 
 	/* the loop's */
+	struct resolve_req *busy;		/* answered "busy", shared by every mapping over the limit */
+	struct {
+		uint64_t batch;
+		struct resolve_req *q;
+	}		 join[JOIN_SLOTS];
+	uint64_t	 batch;			/* resolver_kick counts them */
 	struct resolve_req *pool;		/* put back, for reuse (next) */
 	size_t		 npool;
 	struct resolve_req *bhead, **btail;	/* the batch resolver_kick hands over */
@@ -82,6 +95,7 @@ req_unref(struct resolver *r, struct resolve_req *q)
 		close(q->fd);
 		atomic_fetch_sub(&r->fds, 1);
 	}
+	free(q->m);
 	free(q);
 }
 
@@ -122,19 +136,50 @@ take_group(struct resolver *r, struct resolve_req **g)
 	return n;
 }
 
-/* Answer Q alone: the reading rules of buildid_reader.h. */
+/*
+ * Answer BQ alone into A: the reading rules of buildid_reader.h.  The file
+ * read goes to *FD (NULL: closed), for a copy into the cache, within a
+ * quota of fds.
+ */
 static void
-resolve_one(struct resolver *r, struct resolve_req *q)
+resolve_one(struct resolver *r, const struct bid_query *bq, struct bid_answer *a, int *fd)
 {
-	/* The file read, for a copy into the cache, within a quota of fds. */
-	if (r->keep_fds && atomic_fetch_add(&r->fds, 1) < RESOLVER_MAX_FDS) {
-		buildid_reader_resolve(&r->reader, &q->q, &q->a, &q->fd);
-		if (q->fd < 0)
+	if (fd != NULL && r->keep_fds && atomic_fetch_add(&r->fds, 1) < RESOLVER_MAX_FDS) {
+		buildid_reader_resolve(&r->reader, bq, a, fd);
+		if (*fd < 0)
 			atomic_fetch_sub(&r->fds, 1);
 	} else {
-		if (r->keep_fds)
+		if (fd != NULL && r->keep_fds)
 			atomic_fetch_sub(&r->fds, 1);
-		buildid_reader_resolve(&r->reader, &q->q, &q->a, NULL);
+		buildid_reader_resolve(&r->reader, bq, a, NULL);
+	}
+}
+
+/* Answer Q without the proof: each of its mappings on its own. */
+static void
+resolve_each(struct resolver *r, struct resolve_req *q)
+{
+	struct resolve_member *mb;
+	struct bid_query bq = q->q;
+	uint32_t i;
+
+	if (q->nm == 0) {
+		resolve_one(r, &q->q, &q->a, &q->fd);
+		return;
+	}
+	for (i = 0; i < q->nm; i++) {
+		mb = &q->m[i];
+		/* The loop gives the whole request up at its deadline: no more reads. */
+		if (mono_now() >= q->deadline) {
+			memset(&mb->a, 0, sizeof(mb->a));
+			mb->a.cause = BIDC_TIMEOUT;
+			continue;
+		}
+		bq.pid = mb->pid;
+		bq.addr = mb->addr;
+		bq.len = mb->len;
+		bq.map_wall_ns = mb->map_wall_ns;
+		resolve_one(r, &bq, &mb->a, q->fd < 0 ? &q->fd : NULL);
 	}
 }
 
@@ -168,13 +213,14 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 		for (; i < n; i++)
 			if (g[i] != NULL) {
 				g[i]->a = a;
+				g[i]->all = 1;
 				atomic_store_explicit(&g[i]->done, 1, memory_order_release);
 			}
 		return;
 	}
 	for (; i < n; i++)
 		if (g[i] != NULL) {
-			resolve_one(r, g[i]);
+			resolve_each(r, g[i]);
 			atomic_store_explicit(&g[i]->done, 1, memory_order_release);
 		}
 }
@@ -252,6 +298,17 @@ resolver_start(struct resolver **out, int keep_fds, char *err, size_t errlen)
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
 		goto fail;
 	}
+	if ((r->busy = calloc(1, sizeof(*r->busy) + 1)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	r->busy->fd = -1;
+	r->busy->a.cause = BIDC_BUSY;
+	r->busy->q.filename = r->busy->name;
+	atomic_init(&r->busy->refs, 1);
+	atomic_init(&r->busy->done, 1);
+	atomic_init(&r->busy->taken, 0);
+	r->batch = 1;
 	if ((rc = spawn(r)) < 0) {
 		snprintf(err, errlen, "cannot start the build-id reader thread: %s",
 		    strerror(-rc));
@@ -263,6 +320,7 @@ fail:
 	if (r->efd >= 0)
 		close(r->efd);
 	buildid_reader_free(&r->reader);
+	free(r->busy);
 	free(r);
 	return -1;
 }
@@ -300,8 +358,10 @@ resolver_stop(struct resolver *r)
 	}
 	while ((q = r->pool) != NULL) {
 		r->pool = q->next;
+		free(q->m);
 		free(q);
 	}
+	free(r->busy);
 	close(r->efd);
 	buildid_reader_free(&r->reader);
 	pthread_mutex_destroy(&r->mu);
@@ -357,20 +417,26 @@ mark_slow(struct resolver *r, dev_t dev, uint64_t now)
 	r->slow[oldest].until = now + SLOW_NS;
 }
 
-struct resolve_req *
-resolver_req_new(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns,
-    uint64_t now)
+/* A request for M, from the pool or new, not counted yet; NULL when out of memory. */
+static struct resolve_req *
+req_alloc(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns, uint64_t now)
 {
 	struct resolve_req *q;
+	struct resolve_member *mem = NULL;
 	size_t	 n = strlen(m->filename) + 1, cap = n > POOL_NAME ? n : POOL_NAME;
+	uint32_t capm = 0;
 
 	if ((q = r->pool) != NULL && q->namecap >= n) {
 		r->pool = q->next;
 		r->npool--;
 		cap = q->namecap;
+		mem = q->m;
+		capm = q->capm;
 		memset(q, 0, sizeof(*q));
 	} else if ((q = calloc(1, sizeof(*q) + cap)) == NULL)
 		return NULL;
+	q->m = mem;
+	q->capm = capm;
 	q->namecap = cap;
 	memcpy(q->name, m->filename, n);
 	q->q.pid = m->pid;
@@ -385,9 +451,21 @@ resolver_req_new(struct resolver *r, const struct record_mmap *m, uint64_t map_w
 	q->q.filename = q->name;
 	q->fd = -1;
 	q->deadline = now + TIMEOUT_NS;
+	q->loop_refs = 1;
 	atomic_init(&q->refs, 1);
 	atomic_init(&q->done, 0);
 	atomic_init(&q->taken, 0);
+	return q;
+}
+
+struct resolve_req *
+resolver_req_new(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns,
+    uint64_t now)
+{
+	struct resolve_req *q;
+
+	if ((q = req_alloc(r, m, map_wall_ns, now)) == NULL)
+		return NULL;
 	r->requests++;
 	r->pending++;
 	if (m->has_inode && dev_slow(r, makedev(m->maj, m->min), now))
@@ -397,6 +475,102 @@ resolver_req_new(struct resolver *r, const struct record_mmap *m, uint64_t map_w
 	else
 		return q;
 	atomic_store(&q->done, 1);
+	return q;
+}
+
+/* May M join Q, a request of this batch? */
+static int
+joinable(const struct resolve_req *q, const struct record_mmap *m)
+{
+	return q->nm < RESOLVER_GROUP_MAX && q->q.ino == m->ino && q->q.maj == m->maj &&
+	    q->q.min == m->min && q->q.gen == m->ino_generation &&
+	    strcmp(q->name, m->filename) == 0;
+}
+
+/* Add M as a member of Q; -1 when out of memory. */
+static int
+member_add(struct resolve_req *q, const struct record_mmap *m, uint64_t map_wall_ns)
+{
+	struct resolve_member *mb;
+	uint32_t cap;
+
+	if (q->nm == q->capm) {
+		cap = q->capm == 0 ? 4 : q->capm * 2;
+		if (cap > RESOLVER_GROUP_MAX)
+			cap = RESOLVER_GROUP_MAX;
+		if ((mb = reallocarray(q->m, cap, sizeof(*mb))) == NULL)
+			return -1;
+		q->m = mb;
+		q->capm = cap;
+	}
+	mb = &q->m[q->nm++];
+	mb->pid = m->pid;
+	mb->addr = m->addr;
+	mb->len = m->len;
+	mb->map_wall_ns = map_wall_ns;
+	if (map_wall_ns < q->q.map_wall_ns)
+		q->q.map_wall_ns = map_wall_ns;
+	q->loop_refs = (int)q->nm;
+	return 0;
+}
+
+struct resolve_req *
+resolver_req_join(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns,
+    uint64_t now, uint32_t *idx)
+{
+	struct resolve_req *q = NULL;
+	size_t	 h, k, slot = JOIN_SLOTS;
+
+	*idx = 0;
+	if (r->pending >= RESOLVER_MAX_PENDING) {
+		r->requests++;
+		r->pending++;
+		return r->busy;
+	}
+	if (m->has_inode) {
+		h = (size_t)(((m->ino ^ ((uint64_t)m->maj << 40) ^ ((uint64_t)m->min << 20)) *
+		    0x9e3779b97f4a7c15ULL) >> 58);
+		for (k = 0; k < JOIN_PROBE; k++) {
+			slot = (h + k) & (JOIN_SLOTS - 1);
+			if (r->join[slot].batch != r->batch)
+				break;
+			if (joinable(r->join[slot].q, m)) {
+				q = r->join[slot].q;
+				break;
+			}
+			/* the same file, full: its next request takes the slot */
+			if (r->join[slot].q->q.ino == m->ino)
+				break;
+		}
+		if (k == JOIN_PROBE)
+			slot = JOIN_SLOTS;
+	}
+	if (q != NULL) {
+		if (member_add(q, m, map_wall_ns) < 0)
+			return NULL;
+		*idx = q->nm - 1;
+		r->requests++;
+		r->pending++;
+		return q;
+	}
+	if ((q = req_alloc(r, m, map_wall_ns, now)) == NULL)
+		return NULL;
+	if (member_add(q, m, map_wall_ns) < 0) {
+		free(q->m);
+		free(q);
+		return NULL;
+	}
+	r->requests++;
+	r->pending++;
+	if (slot < JOIN_SLOTS) {
+		r->join[slot].batch = r->batch;
+		r->join[slot].q = q;
+	}
+	if (m->has_inode && dev_slow(r, makedev(m->maj, m->min), now)) {
+		q->a.cause = BIDC_TIMEOUT;
+		atomic_store(&q->done, 1);
+	} else
+		resolver_queue(r, q);
 	return q;
 }
 
@@ -414,6 +588,7 @@ resolver_queue(struct resolver *r, struct resolve_req *q)
 void
 resolver_kick(struct resolver *r)
 {
+	r->batch++;			/* no more joins to what is handed over */
 	if (r->bhead == NULL)
 		return;
 	pthread_mutex_lock(&r->mu);
@@ -457,17 +632,27 @@ resolver_req_fd(const struct resolve_req *q)
 }
 
 const struct bid_answer *
-resolver_req_answer(const struct resolve_req *q)
+resolver_req_answer_of(const struct resolve_req *q, uint32_t idx)
 {
 	static const struct bid_answer timeout = { .cause = BIDC_TIMEOUT };
 
-	return q->timed_out ? &timeout : &q->a;
+	if (q->timed_out)
+		return &timeout;
+	return q->nm == 0 || q->all ? &q->a : &q->m[idx].a;
+}
+
+const struct bid_answer *
+resolver_req_answer(const struct resolve_req *q)
+{
+	return resolver_req_answer_of(q, 0);
 }
 
 void
 resolver_req_put(struct resolver *r, struct resolve_req *q)
 {
 	r->pending--;
+	if (q == r->busy || --q->loop_refs > 0)
+		return;
 	/*
 	 * The last reference, with a user's file open: a worker closes it.
 	 * The close may free a deleted file's blocks, which takes as long as

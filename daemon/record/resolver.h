@@ -20,6 +20,16 @@
  * slow for a while: its next mappings are answered "timeout" at once
  * instead of taking a thread each.  A request is reference counted:
  * the loop's reference and the workers'; whoever drops the last frees it.
+ *
+ * The side-band joins the mappings of one file that arrive together
+ * (resolver_req_join: same path, device, inode, generation, up to
+ * RESOLVER_GROUP_MAX of them before resolver_kick) in one request: an exec
+ * storm maps the same few files thousands of times a second.  The worker
+ * proves the file once for all of them (buildid_reader_known, with the
+ * earliest mapping's time) and writes one answer; if that proof fails,
+ * each mapping is read on its own under the rules of buildid_reader.h and
+ * gets its own answer (resolver_req_answer_of).  The loop keeps one
+ * reference per mapping joined (loop_refs).
  */
 #ifndef PERFMAPD_RESOLVER_H
 #define PERFMAPD_RESOLVER_H
@@ -34,20 +44,35 @@
 #define RESOLVER_MAX_WORKERS	4
 #define RESOLVER_MAX_PENDING	4096	/* requests made and not yet put by the loop */
 #define RESOLVER_MAX_FDS	256	/* files kept open in answers, for the capture */
+#define RESOLVER_GROUP_MAX	64	/* mappings joined in one request */
+
+/* A mapping joined to a request (resolver_req_join). */
+struct resolve_member {
+	uint32_t	 pid;
+	uint64_t	 addr, len, map_wall_ns;
+	struct bid_answer a;		/* the worker's, unless the request's answers all */
+};
 
 struct resolve_req {
-	struct bid_query q;		/* q.filename points into name[] */
+	/*
+	 * q.filename points into name[]; a joined request's q.map_wall_ns is
+	 * the earliest of its members'.
+	 */
+	struct bid_query q;
 	uint64_t	 deadline;	/* CLOCK_MONOTONIC ns */
 	struct bid_answer a;		/* the worker's, valid once done */
 	int		 fd;		/* the file it was read from, or -1 (closed with REQ) */
 	atomic_int	 done;
 	atomic_int	 taken;		/* a worker started on it */
 	atomic_int	 refs;
+	int		 all;		/* the worker's: a answers every member */
 	struct resolve_req *qnext;	/* the workers' queue */
+	struct resolve_member *m;	/* joined mappings (nm of them, room for capm), or none */
+	uint32_t	 nm, capm;
 	/* the loop's own */
+	int		 loop_refs;	/* mappings not yet put */
 	int		 timed_out;
 	struct resolve_req *next;
-	uint64_t	 pos;		/* where its record is in its ring */
 	size_t		 namecap;	/* room in name[] */
 	char		 name[];
 };
@@ -75,6 +100,15 @@ void	resolver_ack(struct resolver *);
  */
 struct resolve_req *resolver_req_new(struct resolver *, const struct record_mmap *m,
 	    uint64_t map_wall_ns, uint64_t now);
+/*
+ * The same for the side-band: M joins the request of this batch (since the
+ * last resolver_kick) for the same file if there is one with room, else a
+ * new one, queued.  *IDX: M's member number for resolver_req_answer_of.
+ * A request for a mapping beyond RESOLVER_MAX_PENDING is one answered
+ * "busy".  Put once per mapping joined.  NULL when out of memory.
+ */
+struct resolve_req *resolver_req_join(struct resolver *, const struct record_mmap *m,
+	    uint64_t map_wall_ns, uint64_t now, uint32_t *idx);
 /* Queue REQ (no-op if answered already); resolver_kick hands the queue to the workers. */
 void	resolver_queue(struct resolver *, struct resolve_req *);
 void	resolver_kick(struct resolver *);
@@ -86,8 +120,13 @@ void	resolver_kick(struct resolver *);
 int	resolver_req_done(struct resolver *, struct resolve_req *, uint64_t now, int want_wakeup);
 /* The answer of a done request (its own, or "timeout"), and the file read or -1. */
 const struct bid_answer *resolver_req_answer(const struct resolve_req *);
+/* The answer of member IDX of a done request (resolver_req_join). */
+const struct bid_answer *resolver_req_answer_of(const struct resolve_req *, uint32_t idx);
 int	resolver_req_fd(const struct resolve_req *);
-/* The loop is done with REQ (a worker closes its file; resolver_kick sends it). */
+/*
+ * The loop is done with REQ, or with one of its members (a worker closes
+ * its file; resolver_kick sends it).
+ */
 void	resolver_req_put(struct resolver *, struct resolve_req *);
 /* Block until REQ is done or its deadline passed (start-up, stop, snapshot). */
 void	resolver_wait(struct resolver *, struct resolve_req *);

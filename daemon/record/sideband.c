@@ -37,6 +37,13 @@
 #include "log.h"
 #include "recorder.h"
 
+/*
+ * Reads a ring keeps waiting for their turn, at most; a mapping beyond
+ * gets none and is answered "busy" at its turn (RESOLVER_MAX_PENDING
+ * answers most of them so before this).
+ */
+#define SB_READS_MAX	65536
+
 /* Does this decoded record wait for a userspace read? */
 static int
 needs_read(const struct recorder *r, const struct record *rec)
@@ -59,17 +66,25 @@ sideband_init(struct recorder *r, char *err, size_t errlen)
 	return resolver_start(&r->res, r->conf->capture == CAPTURE_EAGER, err, errlen);
 }
 
+/* The oldest read of S, put. */
+static void
+read_pop(struct recorder *r, struct sb_ring *s)
+{
+	resolver_req_put(r->res, s->rd[s->first].q);
+	s->first = (s->first + 1) & (s->cap - 1);
+	s->n--;
+}
+
 void
 sideband_free(struct recorder *r)
 {
-	struct resolve_req *q;
 	int	 i;
 
-	for (i = 0; r->sb != NULL && i < r->ev.ncpus; i++)
-		while ((q = r->sb[i].head) != NULL) {
-			r->sb[i].head = q->next;
-			resolver_req_put(r->res, q);
-		}
+	for (i = 0; r->sb != NULL && i < r->ev.ncpus; i++) {
+		while (r->sb[i].n > 0)
+			read_pop(r, &r->sb[i]);
+		free(r->sb[i].rd);
+	}
 	resolver_stop(r->res);
 	r->res = NULL;
 	free(r->sb);
@@ -80,29 +95,50 @@ sideband_free(struct recorder *r)
 
 /* ---- arrival --------------------------------------------------------- */
 
+/* Room for one more read in S: 0, or -1 when out of memory. */
+static int
+read_room(struct sb_ring *s)
+{
+	struct sb_read *rd;
+	uint32_t cap = s->cap == 0 ? 64 : s->cap * 2, k;
+
+	if (s->n < s->cap)
+		return 0;
+	if ((rd = calloc(cap, sizeof(*rd))) == NULL)
+		return -1;
+	for (k = 0; k < s->n; k++)
+		rd[k] = s->rd[(s->first + k) & (s->cap - 1)];
+	free(s->rd);
+	s->rd = rd;
+	s->cap = cap;
+	s->first = 0;
+	return 0;
+}
+
 static int
 arrive_cb(const struct perf_event_header *h, void *arg)
 {
 	struct recorder *r = arg;
 	struct sb_ring *s = &r->sb[r->cur];
+	struct sb_read *e;
 	struct resolve_req *q;
 	struct record rec;
+	uint32_t idx;
 
 	if (h->type != PERF_RECORD_MMAP2 && h->type != PERF_RECORD_MMAP3 &&
 	    h->type != PERF_RECORD_MMAP)
 		return 0;
 	if (record_decode(h, h->size, &r->ev.sb_layout, &rec) < 0 || !needs_read(r, &rec))
 		return 0;
-	if ((q = resolver_req_new(r->res, &rec.mmap, recorder_wall(r, &rec), r->now)) == NULL)
+	if (s->n >= SB_READS_MAX)
+		return 0;	/* no read: "busy" at its turn */
+	if (read_room(s) < 0 ||
+	    (q = resolver_req_join(r->res, &rec.mmap, recorder_wall(r, &rec), r->now, &idx)) == NULL)
 		return 1;	/* out of memory: looked at again next time */
-	q->pos = r->ev.cpus[r->cur].sb_ring.pos;
-	q->next = NULL;
-	if (s->tail != NULL)
-		s->tail->next = q;
-	else
-		s->head = q;
-	s->tail = q;
-	resolver_queue(r->res, q);
+	e = &s->rd[(s->first + s->n++) & (s->cap - 1)];
+	e->pos = r->ev.cpus[r->cur].sb_ring.pos;
+	e->q = q;
+	e->idx = idx;
 	return 0;
 }
 
@@ -298,28 +334,15 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 }
 
 /*
- * The read of the record at POS in ring S: the head of S's list, once
- * requests for records the ring no longer holds (a resync) are dropped.
+ * The read of the record at POS in ring S: the oldest of S, once reads
+ * for records the ring no longer holds (a resync) are dropped.
  */
-static struct resolve_req *
-req_of(struct recorder *r, struct sb_ring *s, uint64_t pos)
+static struct sb_read *
+read_of(struct recorder *r, struct sb_ring *s, uint64_t pos)
 {
-	struct resolve_req *q;
-
-	while ((q = s->head) != NULL && (int64_t)(q->pos - pos) < 0) {
-		if ((s->head = q->next) == NULL)
-			s->tail = NULL;
-		resolver_req_put(r->res, q);
-	}
-	return q != NULL && q->pos == pos ? q : NULL;
-}
-
-static void
-req_done(struct recorder *r, struct sb_ring *s, struct resolve_req *q)
-{
-	if ((s->head = q->next) == NULL)
-		s->tail = NULL;
-	resolver_req_put(r->res, q);
+	while (s->n > 0 && (int64_t)(s->rd[s->first].pos - pos) < 0)
+		read_pop(r, s);
+	return s->n > 0 && s->rd[s->first].pos == pos ? &s->rd[s->first] : NULL;
 }
 
 static int
@@ -328,7 +351,7 @@ sb_record_cb(const struct perf_event_header *h, void *arg)
 	static const struct bid_answer busy = { .cause = BIDC_BUSY };
 	struct recorder *r = arg;
 	struct sb_ring *s = &r->sb[r->cur];
-	struct resolve_req *q = NULL;
+	struct sb_read *e = NULL;
 	const struct bid_answer *a = NULL;
 	struct record rec;
 	uint64_t t = 0;
@@ -343,21 +366,21 @@ sb_record_cb(const struct perf_event_header *h, void *arg)
 	if (needs_read(r, &rec)) {
 		/* No request: arrival could not make one (out of memory). */
 		a = &busy;
-		if ((q = req_of(r, s, r->ev.cpus[r->cur].sb_ring.pos)) != NULL) {
-			if (!resolver_req_done(r->res, q, r->now, 1)) {
+		if ((e = read_of(r, s, r->ev.cpus[r->cur].sb_ring.pos)) != NULL) {
+			if (!resolver_req_done(r->res, e->q, r->now, 1)) {
 				r->blocked = t != 0 ? t : 1;
-				r->blocked_deadline = q->deadline;
+				r->blocked_deadline = e->q->deadline;
 				return 1;
 			}
-			a = resolver_req_answer(q);
-			fd = resolver_req_fd(q);
+			a = resolver_req_answer_of(e->q, e->idx);
+			fd = resolver_req_fd(e->q);
 			if (!a->cached || a->cause != BIDC_OK)
 				r->sb_news++;
 		}
 	}
 	process_record(r, h, &rec, a, fd);
-	if (q != NULL)
-		req_done(r, s, q);
+	if (e != NULL)
+		read_pop(r, s);
 	return 0;
 }
 
@@ -468,7 +491,7 @@ sideband_wait(struct recorder *r)
 
 	/* Every read still out is due within RESOLVE_TIMEOUT_MS. */
 	for (i = 0; i < r->ev.ncpus; i++)
-		if ((q = r->sb[i].head) != NULL &&
+		if (r->sb[i].n > 0 && (q = r->sb[i].rd[r->sb[i].first].q) != NULL &&
 		    !resolver_req_done(r->res, q, recorder_now(), 0))
 			resolver_wait(r->res, q);
 }
