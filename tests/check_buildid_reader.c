@@ -298,6 +298,30 @@ START_TEST(test_known)
 }
 END_TEST
 
+/* The record of pid NOPID mapping the file of BQ. */
+static void
+mmap_of(const struct bid_query *bq, struct record_mmap *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->pid = NOPID;
+	m->addr = 0x400000;
+	m->len = 0x1000;
+	m->has_inode = 1;
+	m->maj = bq->maj;
+	m->min = bq->min;
+	m->ino = bq->ino;
+	m->filename = bq->filename;
+}
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /* Reads of one file queued together: one proof, every request answered. */
 START_TEST(test_resolver_group)
 {
@@ -306,27 +330,14 @@ START_TEST(test_resolver_group)
 	struct record_mmap m;
 	struct bid_query bq;
 	char	 p[PATH_MAX], err[256];
-	uint64_t now = 1;
+	uint64_t now;
 	int	 i;
 
 	copy_to("/proc/self/exe", "prog", p, sizeof(p));
 	query_of(p, 0, &bq);
-	memset(&m, 0, sizeof(m));
-	m.pid = NOPID;
-	m.addr = 0x400000;
-	m.len = 0x1000;
-	m.has_inode = 1;
-	m.maj = bq.maj;
-	m.min = bq.min;
-	m.ino = bq.ino;
-	m.filename = p;
+	mmap_of(&bq, &m);
 	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
-	{
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	}
+	now = mono_ns();
 	for (i = 0; i < 8; i++) {
 		/* Every other one of another inode: answered on its own. */
 		m.ino = bq.ino + (uint64_t)(i & 1);
@@ -388,7 +399,6 @@ START_TEST(test_resolver_join)
 	struct resolver_stats st;
 	struct record_mmap m;
 	struct bid_query bq;
-	struct timespec ts;
 	char	 p[PATH_MAX], p2[PATH_MAX], err[256];
 	uint32_t idx[RESOLVER_GROUP_MAX + 1], oidx;
 	uint64_t now;
@@ -398,18 +408,9 @@ START_TEST(test_resolver_join)
 	snprintf(p2, sizeof(p2), "%s/hardlink", dir);
 	ck_assert_int_eq(link(p, p2), 0);
 	query_of(p, 0, &bq);
-	memset(&m, 0, sizeof(m));
-	m.pid = NOPID;
-	m.addr = 0x400000;
-	m.len = 0x1000;
-	m.has_inode = 1;
-	m.maj = bq.maj;
-	m.min = bq.min;
-	m.ino = bq.ino;
-	m.filename = p;
+	mmap_of(&bq, &m);
 	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	now = mono_ns();
 
 	/*
 	 * Three mappings joined; the file new to the cache: each answered on
