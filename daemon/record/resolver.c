@@ -26,10 +26,11 @@
 #define TIMEOUT_NS	((uint64_t)RESOLVE_TIMEOUT_MS * 1000000ULL)
 /*
  * Requests the loop put back are kept for the next ones (an exec storm
- * makes and drops thousands a second): at most POOL_MAX, each with room
- * for a name of POOL_NAME bytes or its own.
+ * makes and drops hundreds a second): at most POOL_MAX, each with room
+ * for a name of POOL_NAME bytes or its own, and its array of members
+ * (up to RESOLVER_GROUP_MAX: 4 KiB).
  */
-#define POOL_MAX	256
+#define POOL_MAX	64
 #define POOL_NAME	256
 /*
  * The requests of the batch being made, by file, for resolver_req_join:
