@@ -16,6 +16,7 @@
 
 #include "check_main.h"
 
+#include "record/binaries.h"
 #include "record/model.h"
 
 static struct model M;
@@ -757,6 +758,46 @@ START_TEST(test_big_host)
 }
 END_TEST
 
+/*
+ * What the recorder checks before it trusts the binary a file remembers
+ * (recorder_file_binary): binaries_match says yes exactly where
+ * binaries_get_ns would give the entry, and no to a pruned entry or to
+ * the entry its reused id names now.
+ */
+static int
+keep_none_cb(const struct binary *b, void *arg)
+{
+	return 0;
+}
+
+START_TEST(test_binary_match)
+{
+	static const uint8_t a[20] = { 1 }, b[20] = { 2 };
+	struct binaries bins;
+	struct binary *e, *e2;
+	uint32_t id;
+
+	ck_assert_int_eq(binaries_init(&bins), 0);
+	ck_assert_ptr_nonnull(e = binaries_get_ns(&bins, "/bin/x", a, 20, 7, NULL));
+	id = e->id;
+	ck_assert_int_eq(binaries_match(e, "/bin/x", a, 20, 7), 1);
+	ck_assert_int_eq(binaries_match(e, "/bin/x (deleted)", a, 20, 7), 1);
+	ck_assert_int_eq(binaries_match(e, "/bin/x", a, 20, 0), 0);
+	ck_assert_int_eq(binaries_match(e, "/bin/x", b, 20, 7), 0);
+	ck_assert_int_eq(binaries_match(e, "/bin/x", a, 19, 7), 0);
+	ck_assert_int_eq(binaries_match(e, "/bin/xy", a, 20, 7), 0);
+	ck_assert_int_eq(binaries_match(e, "/bin/", a, 20, 7), 0);
+	ck_assert_uint_eq(binaries_prune(&bins, keep_none_cb, NULL, NULL), 1);
+	ck_assert_int_eq(binaries_match(binaries_at(&bins, id), "/bin/x", a, 20, 7), 0);
+	/* the id handed out again, to another path with the same build-id */
+	ck_assert_ptr_nonnull(e2 = binaries_get_ns(&bins, "/bin/y", a, 20, 7, NULL));
+	ck_assert_uint_eq(e2->id, id);
+	ck_assert_int_eq(binaries_match(binaries_at(&bins, id), "/bin/x", a, 20, 7), 0);
+	ck_assert_int_eq(binaries_match(e2, "/bin/y", a, 20, 7), 1);
+	binaries_free(&bins);
+}
+END_TEST
+
 static Suite *
 model_suite(void)
 {
@@ -793,6 +834,7 @@ model_suite(void)
 	tcase_add_test(tc, test_many_maps_oracle);
 	tcase_add_test(tc, test_many_threads);
 	tcase_add_test(tc, test_big_host);
+	tcase_add_test(tc, test_binary_match);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -86,6 +86,22 @@ grow(struct binaries *b)
 	return rehash(b, b->cap * 2);
 }
 
+/* Is E (NAME's first LEN bytes, ID) in NS? */
+static int
+match(const struct binary *e, const char *name, size_t len, const uint8_t *id,
+    uint8_t idsize, uint64_t ns)
+{
+	return e->bidsize == idsize && e->ns == ns && memcmp(e->bid, id, idsize) == 0 &&
+	    strncmp(e->path, name, len) == 0 && e->path[len] == '\0';
+}
+
+int
+binaries_match(const struct binary *e, const char *name, const uint8_t *id, uint8_t idsize,
+    uint64_t ns)
+{
+	return idsize > 0 && match(e, name, record_name_len(name), id, idsize, ns);
+}
+
 struct binary *
 binaries_get(struct binaries *b, const char *name, const uint8_t *id, uint8_t idsize,
     int *created)
@@ -111,9 +127,7 @@ binaries_get_ns(struct binaries *b, const char *name, const uint8_t *id, uint8_t
 		return NULL;
 	for (j = h & (b->cap - 1); b->slots[j] != 0; j = (j + 1) & (b->cap - 1)) {
 		e = binaries_at(b, b->slots[j] - 1);
-		if (e->hash == h && e->bidsize == idsize && e->ns == ns &&
-		    memcmp(e->bid, id, idsize) == 0 &&
-		    strncmp(e->path, name, len) == 0 && e->path[len] == '\0')
+		if (e->hash == h && match(e, name, len, id, idsize, ns))
 			return e;
 	}
 	if (b->nfree > 0) {

@@ -95,6 +95,13 @@ struct binary *binaries_get_ns(struct binaries *, const char *name, const uint8_
 	    uint8_t idsize, uint64_t ns, int *created);
 
 /*
+ * Is E the entry binaries_get_ns would give for (NAME, ID, IDSIZE, NS)?
+ * (A free entry is no one's.)
+ */
+int	binaries_match(const struct binary *e, const char *name, const uint8_t *id,
+	    uint8_t idsize, uint64_t ns);
+
+/*
  * The host's mount namespace and the initial user namespace, for NS: PID
  * 1's mount namespace (ours where PID 1 cannot be looked at) and our user
  * namespace (a root daemon runs in the initial one).  0 and 0 when /proc

@@ -116,6 +116,7 @@ file_get(struct model *m, const char *name, const struct model_file *k)
 	f->maj = k->maj;
 	f->min = k->min;
 	f->refs = 1;
+	f->bin = UINT32_MAX;	/* BINARY_NONE: nothing cached */
 	f->build_id_size = k->build_id_size;
 	memcpy(f->build_id, k->build_id, k->build_id_size);
 	memcpy(f->name, name, len);
@@ -482,11 +483,21 @@ maps_punch(struct model *m, struct model_proc *p, uint64_t start, uint64_t end)
 int
 model_add_map(struct model *m, const struct record_mmap *r, uint8_t source, uint32_t bin)
 {
+	struct model_map *mm;
+
+	return model_add_map_at(m, r, source, bin, &mm);
+}
+
+int
+model_add_map_at(struct model *m, const struct record_mmap *r, uint8_t source, uint32_t bin,
+    struct model_map **out)
+{
 	struct model_proc *p;
 	struct model_file k, *f;
 	struct model_map *mm;
 	size_t	 i;
 
+	*out = NULL;
 	if (r->len == 0 || r->addr + r->len < r->addr)
 		return 0;
 	if ((p = proc_get(m, r->pid)) == NULL)
@@ -518,6 +529,7 @@ model_add_map(struct model *m, const struct record_mmap *r, uint8_t source, uint
 	mm->bin = bin;
 	p->nmaps++;
 	m->nmaps++;
+	*out = mm;
 	return 0;
 }
 

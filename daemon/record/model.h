@@ -16,7 +16,8 @@
 /*
  * A mapped file as the records name it: name, inode and build-id.  Each
  * is kept once however many maps name it (every process maps libc), and
- * freed with the last; read-only outside model.c.
+ * freed with the last; read-only outside model.c but for the bin_ cache,
+ * which is the recorder's (recorder_file_binary).
  */
 struct model_file {
 	struct model_file *next;	/* hash chain */
@@ -24,6 +25,9 @@ struct model_file {
 	uint64_t	 ino, ino_generation;
 	uint32_t	 maj, min;
 	uint32_t	 refs;		/* the maps naming it */
+	uint32_t	 bin;		/* the binary it was last found to be (BINARY_NONE:
+					   none yet; an id may be reused since) ... */
+	uint64_t	 bin_ns;	/* ... in this provenance (binaries.h NS) */
 	uint8_t		 build_id_size;	/* 0: not known (yet) */
 	uint8_t		 build_id[BUILD_ID_MAX];
 	char		 name[];
@@ -91,6 +95,9 @@ struct model_thread *model_thread_next(const struct model_proc *p, struct model_
  * binary (binaries.h), or BINARY_NONE.  Returns 0 or -ENOMEM.
  */
 int	model_add_map(struct model *, const struct record_mmap *, uint8_t source, uint32_t bin);
+/* The same, *OUT the map as added (valid until P's maps change). */
+int	model_add_map_at(struct model *, const struct record_mmap *, uint8_t source,
+	    uint32_t bin, struct model_map **out);
 /* The build-id of PID's map at ADDR, once read; -ENOENT if there is none. */
 int	model_set_map_buildid(struct model *, uint32_t pid, uint64_t addr, const uint8_t *id,
 	    uint8_t size, uint8_t source);

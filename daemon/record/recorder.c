@@ -174,6 +174,24 @@ recorder_binary(struct recorder *r, const struct model_proc *p, const char *name
 	return b;
 }
 
+struct binary *
+recorder_file_binary(struct recorder *r, const struct model_proc *p, struct model_file *f)
+{
+	struct binary *b;
+	uint64_t ns = proc_ns(r, p);
+
+	/* The entry F remembers, if it still is F's (an id is reused after a prune). */
+	if (f->bin != BINARY_NONE && f->bin_ns == ns &&
+	    (b = binaries_at(r->bins, f->bin)) != NULL &&
+	    binaries_match(b, f->name, f->build_id, f->build_id_size, ns))
+		return b;
+	if ((b = recorder_binary(r, p, f->name, f->build_id, f->build_id_size)) == NULL)
+		return NULL;
+	f->bin = b->id;
+	f->bin_ns = ns;
+	return b;
+}
+
 /* Wall clock of a record, from the current segment's reference pair. */
 uint64_t
 recorder_wall(struct recorder *r, const struct record *rec)
@@ -936,8 +954,8 @@ announce_model_cb(struct model_proc *p, void *arg)
 
 	for (i = 0; i < p->nmaps; i++) {
 		mm = &p->maps[i];
-		if (mm->file->build_id_size == 0 || (b = recorder_binary(r, p, mm->file->name,
-		    mm->file->build_id, mm->file->build_id_size)) == NULL)
+		if (mm->file->build_id_size == 0 ||
+		    (b = recorder_file_binary(r, p, mm->file)) == NULL)
 			continue;
 		mm->bin = b->id;
 		if (b->mapped)

@@ -184,6 +184,13 @@ uint64_t recorder_wall(struct recorder *, const struct record *);
 /* The binary of (NAME, ID) as process P maps it, with its provenance. */
 struct binary *recorder_binary(struct recorder *, const struct model_proc *, const char *name,
 	    const uint8_t *id, uint8_t idsize);
+/*
+ * The same for file F (with a build-id) as P maps it: remembered in F, so
+ * that the next map of F by a process of the same provenance costs no
+ * lookup.
+ */
+struct binary *recorder_file_binary(struct recorder *, const struct model_proc *,
+	    struct model_file *f);
 /* P mapped JIT code: watch its perf-PID.map (notify jit_mapped, once). */
 void	recorder_jit_watch(struct recorder *, struct model_proc *);
 /* Is a record stamped T left for a later pass? */

@@ -211,6 +211,7 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
     const struct bid_answer *a, int fd)
 {
 	struct record_mmap *m = &rec->mmap;
+	struct model_map *mm = NULL;
 	struct binary *b = NULL;
 	uint8_t	 source = BID_NONE;
 	uint64_t wall;
@@ -242,14 +243,22 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 		rewrite = 1;
 	}
 	wall = recorder_wall(r, rec);
+	if (model_add_map_at(&r->model, m, source, BINARY_NONE, &mm) < 0)
+		log_warnx("model: out of memory");
 	/*
-	 * The one lookup of (path, build-id) per mapping.  The binary says
+	 * The one lookup of (path, build-id) per mapping, remembered in the
+	 * model's file: the next map of the file costs none.  The binary says
 	 * whether the segment's build-id table and the listeners have heard
 	 * of it yet.
 	 */
-	if (m->build_id_size > 0 &&
-	    (b = recorder_binary(r, model_find(&r->model, m->pid), m->filename, m->build_id,
-	    m->build_id_size)) != NULL) {
+	if (m->build_id_size > 0)
+		b = mm != NULL ?
+		    recorder_file_binary(r, model_find(&r->model, m->pid), mm->file) :
+		    recorder_binary(r, model_find(&r->model, m->pid), m->filename, m->build_id,
+		    m->build_id_size);
+	if (b != NULL) {
+		if (mm != NULL)
+			mm->bin = b->id;
 		if (r->seg.open)
 			segment_note_binary(&r->seg, b, m->filename);
 		if (!b->mapped) {
@@ -262,8 +271,6 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 			b->flight_pid = m->pid;
 		}
 	}
-	if (model_add_map(&r->model, m, source, b != NULL ? b->id : BINARY_NONE) < 0)
-		log_warnx("model: out of memory");
 	if ((m->prot & PROT_EXEC) && record_name_is_anon(m->filename))
 		recorder_jit_watch(r, model_find(&r->model, m->pid));
 	if (!rewrite || strlen(m->filename) >= PATH_MAX) {
