@@ -16,6 +16,7 @@
 
 #include "check_main.h"
 
+#include "hash.h"
 #include "record/binaries.h"
 #include "record/model.h"
 
@@ -566,6 +567,47 @@ START_TEST(test_foreach_exit)
 }
 END_TEST
 
+/*
+ * Every other process exited inside a walk (their slots kept as tombs so
+ * the walk sees each slot once): each one visited once, the others all
+ * found after it, the tombs gone with the walk.
+ */
+static int
+exit_odd(struct model_proc *p, void *arg)
+{
+	uint8_t	*seen = arg;
+
+	ck_assert_uint_eq(seen[p->pid]++, 0);
+	if (p->pid & 1)
+		model_exit(&M, p->pid, p->pid);
+	return 0;
+}
+
+START_TEST(test_foreach_exit_some)
+{
+	static uint8_t seen[4001];
+	uint32_t pid;
+
+	for (pid = 1; pid <= 4000; pid++)
+		ck_assert_int_eq(add_map(pid, 0x1000, 0x1000, 0, "/x", 0), 0);
+	ck_assert_int_eq(model_foreach(&M, exit_odd, seen), 0);
+	ck_assert_uint_eq(M.nprocs, 2000);
+	ck_assert_uint_eq(M.ntombs, 0);
+	for (pid = 1; pid <= 4000; pid++) {
+		ck_assert_uint_eq(seen[pid], 1);
+		if (pid & 1)
+			ck_assert_ptr_null(model_find(&M, pid));
+		else
+			ck_assert_ptr_nonnull(model_find(&M, pid));
+	}
+	check_counts();
+	for (pid = 2; pid <= 4000; pid += 2)
+		model_exit(&M, pid, pid);
+	ck_assert_uint_eq(M.nprocs, 0);
+	check_counts();
+}
+END_TEST
+
 /* 10000 processes with threads and maps created and exited: nothing left. */
 START_TEST(test_churn)
 {
@@ -708,7 +750,7 @@ END_TEST
 
 /*
  * A big host: 50k processes forked from one with three maps.  The tables
- * grow (every process found in one probe of its chain), the three files
+ * grow (every process a few slots from its home), the three files
  * are held once, a build-id set on one map is that map's alone, and the
  * files go with the last map.
  */
@@ -717,7 +759,7 @@ START_TEST(test_big_host)
 	static const uint8_t id[20] = { 0xab, 0xcd };
 	struct model_proc *p;
 	uint32_t pid;
-	size_t	 i;
+	size_t	 i, dist, total = 0;
 
 	ck_assert_int_eq(model_set_comm(&M, 1, 1, "init", 0), 0);
 	ck_assert_int_eq(add_map(1, 0x400000, 0x10000, 0, "/sbin/init", 1), 0);
@@ -728,18 +770,24 @@ START_TEST(test_big_host)
 	ck_assert_uint_eq(M.nprocs, 50000);
 	ck_assert_uint_eq(M.nmaps, 150000);
 	ck_assert_uint_eq(M.nfiles, 3);
-	ck_assert_uint_ge(M.nbuckets, M.nprocs);
+	ck_assert_uint_ge(M.nslots, 2 * M.nprocs);
 	for (pid = 1; pid <= 50000; pid++) {
 		ck_assert_ptr_nonnull(p = model_find(&M, pid));
 		ck_assert_uint_eq(p->nmaps, 3);
 	}
-	for (i = 0; i < M.nbuckets; i++) {
-		size_t	 chain = 0;
+	/* each process a few slots from its home at most, one on average */
+	for (i = 0; i < M.nslots; i++) {
+		size_t	 home;
 
-		for (p = M.buckets[i]; p != NULL; p = p->next)
-			chain++;
-		ck_assert_uint_lt(chain, 16);
+		if ((p = M.slots[i].p) == NULL)
+			continue;
+		ck_assert_uint_eq(M.slots[i].pid, p->pid);
+		home = (size_t)hash_step(HASH_INIT, p->pid) & (M.nslots - 1);
+		dist = (i - home) & (M.nslots - 1);
+		ck_assert_uint_lt(dist, 64);
+		total += dist;
 	}
+	ck_assert_uint_lt(total, M.nprocs);
 	ck_assert_ptr_null(model_find(&M, 50001));
 	ck_assert_int_eq(model_set_map_buildid(&M, 777, 0x7f0000000000ULL, id, 20, BID_USER), 0);
 	ck_assert_uint_eq(M.nfiles, 4);
@@ -830,6 +878,7 @@ model_suite(void)
 	tcase_set_timeout(tc, 120);	/* valgrind */
 	tcase_add_test(tc, test_foreach);
 	tcase_add_test(tc, test_foreach_exit);
+	tcase_add_test(tc, test_foreach_exit_some);
 	tcase_add_test(tc, test_churn);
 	tcase_add_test(tc, test_many_maps_oracle);
 	tcase_add_test(tc, test_many_threads);

@@ -48,10 +48,13 @@
 #define SPARE_MAPS		64
 #define SPARE_THREADS		16
 
+/* What a slot of a process removed inside model_foreach holds until the walk ends. */
+static struct model_proc tomb;
+
 static size_t
-pid_bucket(uint32_t pid, size_t nbuckets)
+pid_slot(uint32_t pid, size_t nslots)
 {
-	return (size_t)hash_step(HASH_INIT, pid) & (nbuckets - 1);
+	return (size_t)hash_step(HASH_INIT, pid) & (nslots - 1);
 }
 
 /* ---- files ---------------------------------------------------------------- */
@@ -147,10 +150,11 @@ int
 model_init(struct model *m)
 {
 	memset(m, 0, sizeof(*m));
-	m->nbuckets = m->nfbuckets = MODEL_BUCKETS_MIN;
-	m->buckets = calloc(m->nbuckets, sizeof(*m->buckets));
+	m->nslots = 2 * MODEL_BUCKETS_MIN;
+	m->nfbuckets = MODEL_BUCKETS_MIN;
+	m->slots = calloc(m->nslots, sizeof(*m->slots));
 	m->fbuckets = calloc(m->nfbuckets, sizeof(*m->fbuckets));
-	if (m->buckets == NULL || m->fbuckets == NULL) {
+	if (m->slots == NULL || m->fbuckets == NULL) {
 		model_free(m);
 		return -ENOMEM;
 	}
@@ -202,87 +206,130 @@ proc_new(struct model *m)
 void
 model_free(struct model *m)
 {
-	struct model_proc *p, *next;
+	struct model_proc *p;
 	size_t	 i;
 
-	for (i = 0; i < m->nbuckets && m->buckets != NULL; i++)
-		for (p = m->buckets[i]; p != NULL; p = next) {
-			next = p->next;
+	for (i = 0; i < m->nslots && m->slots != NULL; i++)
+		if ((p = m->slots[i].p) != NULL && p != &tomb)
 			proc_free(m, p, 0);
-		}
 	while ((p = m->spare) != NULL) {
 		m->spare = p->next;
 		proc_free(m, p, 0);
 	}
-	free(m->buckets);
+	free(m->slots);
 	free(m->fbuckets);	/* empty: each map's file went with it */
 	memset(m, 0, sizeof(*m));
 }
 
-static void
-procs_grow(struct model *m)
+/* The process table again in N slots (a power of two), without tombs. */
+static int
+procs_rehash(struct model *m, size_t n)
 {
-	struct model_proc **nb, *p, *next;
-	size_t	 n = m->nbuckets * 2, i, b;
+	struct model_slot *ns;
+	struct model_proc *p;
+	size_t	 i, j;
 
-	if (m->walking || (nb = calloc(n, sizeof(*nb))) == NULL)
-		return;		/* longer chains, still right */
-	for (i = 0; i < m->nbuckets; i++)
-		for (p = m->buckets[i]; p != NULL; p = next) {
-			next = p->next;
-			b = pid_bucket(p->pid, n);
-			p->next = nb[b];
-			nb[b] = p;
-		}
-	free(m->buckets);
-	m->buckets = nb;
-	m->nbuckets = n;
+	if ((ns = calloc(n, sizeof(*ns))) == NULL)
+		return -1;
+	for (i = 0; i < m->nslots; i++) {
+		if ((p = m->slots[i].p) == NULL || p == &tomb)
+			continue;
+		for (j = pid_slot(p->pid, n); ns[j].p != NULL; j = (j + 1) & (n - 1))
+			;
+		ns[j] = m->slots[i];
+	}
+	free(m->slots);
+	m->slots = ns;
+	m->nslots = n;
+	m->ntombs = 0;
+	return 0;
+}
+
+/* The slot of PID, or the empty slot ending its probe run. */
+static struct model_slot *
+proc_slot(const struct model *m, uint32_t pid)
+{
+	struct model_slot *sl;
+	size_t	 i, mask = m->nslots - 1;
+
+	for (i = pid_slot(pid, m->nslots); (sl = &m->slots[i])->p != NULL; i = (i + 1) & mask)
+		if (sl->pid == pid && sl->p != &tomb)
+			return sl;
+	return sl;
 }
 
 struct model_proc *
 model_find(struct model *m, uint32_t pid)
 {
-	struct model_proc *p;
-
-	for (p = m->buckets[pid_bucket(pid, m->nbuckets)]; p != NULL; p = p->next)
-		if (p->pid == pid)
-			return p;
-	return NULL;
+	return proc_slot(m, pid)->p;
 }
 
 static struct model_proc *
 proc_get(struct model *m, uint32_t pid)
 {
+	struct model_slot *sl;
 	struct model_proc *p;
-	size_t	 b;
 
-	if ((p = model_find(m, pid)) != NULL)
-		return p;
-	if (m->nprocs >= m->nbuckets)
-		procs_grow(m);
+	if ((sl = proc_slot(m, pid))->p != NULL)
+		return sl->p;
+	/* at most half used, tombs counted; a walk moves no slot (a new one fills an empty) */
+	if ((m->nprocs + m->ntombs + 1) * 2 > m->nslots) {
+		if (m->walking) {
+			if ((m->nprocs + m->ntombs + 1) * 4 > m->nslots * 3)
+				return NULL;
+		} else if (procs_rehash(m, m->nprocs * 4 > m->nslots ? m->nslots * 2 :
+		    m->nslots) < 0) {
+			if ((m->nprocs + m->ntombs + 1) * 4 > m->nslots * 3)
+				return NULL;
+		} else
+			sl = proc_slot(m, pid);
+	}
 	if ((p = proc_new(m)) == NULL)
 		return NULL;
 	p->pid = pid;
-	b = pid_bucket(pid, m->nbuckets);
-	p->next = m->buckets[b];
-	m->buckets[b] = p;
+	sl->pid = pid;
+	sl->p = p;
 	m->nprocs++;
 	return p;
+}
+
+/* Empty slot I, moving up the entries of its probe run that may take it. */
+static void
+procs_del(struct model *m, size_t i)
+{
+	size_t	 mask = m->nslots - 1, j = i, k;
+
+	for (;;) {
+		m->slots[i].p = NULL;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (m->slots[j].p == NULL)
+				return;
+			k = pid_slot(m->slots[j].pid, m->nslots);
+			/* j's entry may move to i unless its home k is in (i, j] */
+			if (i <= j ? (k <= i || k > j) : (k <= i && k > j))
+				break;
+		}
+		m->slots[i] = m->slots[j];
+		i = j;
+	}
 }
 
 static void
 proc_remove(struct model *m, struct model_proc *p)
 {
-	struct model_proc **pp;
+	struct model_slot *sl = proc_slot(m, p->pid);
 
-	for (pp = &m->buckets[pid_bucket(p->pid, m->nbuckets)]; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == p) {
-			*pp = p->next;
-			m->nmaps -= p->nmaps;
-			m->nprocs--;
-			proc_free(m, p, 1);
-			return;
-		}
+	if (sl->p != p)
+		return;
+	if (m->walking) {
+		sl->p = &tomb;	/* the walk's position stays where it is */
+		m->ntombs++;
+	} else
+		procs_del(m, (size_t)(sl - m->slots));
+	m->nmaps -= p->nmaps;
+	m->nprocs--;
+	proc_free(m, p, 1);
 }
 
 /* ---- threads -------------------------------------------------------------- */
@@ -684,16 +731,16 @@ model_map_record(const struct model_proc *p, const struct model_map *mm, struct 
 int
 model_foreach(struct model *m, model_proc_fn fn, void *arg)
 {
-	struct model_proc *p, *next;
+	struct model_proc *p;
 	size_t	 i;
 	int	 rc = 0;
 
 	m->walking++;
-	for (i = 0; i < m->nbuckets && rc == 0; i++)
-		for (p = m->buckets[i]; p != NULL && rc == 0; p = next) {
-			next = p->next;
+	for (i = 0; i < m->nslots && rc == 0; i++)
+		if ((p = m->slots[i].p) != NULL && p != &tomb)
 			rc = fn(p, arg);
-		}
-	m->walking--;
+	/* the tombs go with the walk (a failed rehash leaves them: still right) */
+	if (--m->walking == 0 && m->ntombs > 0)
+		procs_rehash(m, m->nslots);
 	return rc;
 }

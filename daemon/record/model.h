@@ -50,7 +50,7 @@ struct model_thread {
 };
 
 struct model_proc {
-	struct model_proc *next;	/* hash chain */
+	struct model_proc *next;	/* the spares' list */
 	uint32_t	 pid;
 	uint64_t	 mnt_ns, user_ns;	/* its namespaces (nsfs inodes), 0 unknown */
 	int		 leader_gone;	/* EXIT of pid seen, other threads remain */
@@ -64,13 +64,20 @@ struct model_proc {
 };
 
 /*
- * Processes hashed by pid, files by what they are; both tables double
- * when they hold more entries than buckets, so lookups stay O(1) on a
- * host of any size.
+ * Processes by pid in an open-addressing table whose slots hold the pid
+ * (a lookup, found or not, reads the slots, not the processes), files by
+ * what they are in a chained hash; both grow with their number, so
+ * lookups stay O(1) on a host of any size.
  */
+struct model_slot {
+	uint32_t	 pid;
+	struct model_proc *p;		/* NULL: empty; model.c's tomb: removed in a walk */
+};
+
 struct model {
-	struct model_proc **buckets;
-	size_t		 nbuckets;
+	struct model_slot *slots;	/* a power of two, at most half used */
+	size_t		 nslots;
+	size_t		 ntombs;
 	size_t		 nprocs;
 	size_t		 nmaps;
 	struct model_file **fbuckets;
@@ -78,7 +85,7 @@ struct model {
 	size_t		 nfiles;
 	struct model_proc *spare;	/* gone, kept for reuse (next) */
 	size_t		 nspare;
-	int		 walking;	/* in model_foreach: no resizing */
+	int		 walking;	/* in model_foreach: no moving slots */
 };
 
 int	model_init(struct model *);
