@@ -80,7 +80,7 @@ file_hash(const char *name, const struct model_file *k)
 	h = hash_step(h, k->ino);
 	h = hash_step(h, k->ino_generation);
 	h = hash_step(h, (uint64_t)k->maj << 32 | k->min);
-	return hash_str(name, h);
+	return hash_str_tail(name, h);
 }
 
 static void
@@ -274,7 +274,13 @@ proc_slot(const struct model *m, uint32_t pid)
 struct model_proc *
 model_find(struct model *m, uint32_t pid)
 {
-	return proc_slot(m, pid)->p;
+	struct model_proc *p;
+
+	if (m->last != NULL && m->last->pid == pid)
+		return m->last;
+	if ((p = proc_slot(m, pid)->p) != NULL)
+		m->last = p;
+	return p;
 }
 
 static struct model_proc *
@@ -283,8 +289,10 @@ proc_get(struct model *m, uint32_t pid)
 	struct model_slot *sl;
 	struct model_proc *p;
 
+	if (m->last != NULL && m->last->pid == pid)
+		return m->last;
 	if ((sl = proc_slot(m, pid))->p != NULL)
-		return sl->p;
+		return m->last = sl->p;
 	/* at most half used, tombs counted; a walk moves no slot (a new one fills an empty) */
 	if ((m->nprocs + m->ntombs + 1) * 2 > m->nslots) {
 		if (m->walking) {
@@ -303,7 +311,7 @@ proc_get(struct model *m, uint32_t pid)
 	sl->pid = pid;
 	sl->p = p;
 	m->nprocs++;
-	return p;
+	return m->last = p;
 }
 
 /* Empty slot I, moving up the entries of its probe run that may take it. */
@@ -335,6 +343,8 @@ proc_remove(struct model *m, struct model_proc *p)
 
 	if (sl->p != p)
 		return;
+	if (m->last == p)
+		m->last = NULL;
 	if (m->walking) {
 		sl->p = &tomb;	/* the walk's position stays where it is */
 		m->ntombs++;

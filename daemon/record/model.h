@@ -78,6 +78,8 @@ struct model {
 	struct model_slot *slots;	/* a power of two, at most half used */
 	size_t		 nslots;
 	size_t		 ntombs;
+	struct model_proc *last;	/* the last one found: a process's records come
+					   in runs, and each is looked up more than once */
 	size_t		 nprocs;
 	size_t		 nmaps;
 	struct model_file **fbuckets;
