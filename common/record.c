@@ -165,8 +165,21 @@ record_name_len(const char *name)
 int
 record_name_is_anon(const char *name)
 {
-	return strncmp(name, "//anon", 6) == 0 || strncmp(name, "/dev/zero", 9) == 0 ||
-	    strncmp(name, "/anon_hugepage", 14) == 0 || strncmp(name, "[anon:", 6) == 0;
+	/* by the first bytes, then one compare at most: asked of every executable map */
+	if (name[0] == '[')
+		return strncmp(name, "[anon:", 6) == 0;
+	if (name[0] != '/')
+		return 0;
+	switch (name[1]) {
+	case '/':
+		return strncmp(name, "//anon", 6) == 0;
+	case 'd':
+		return strncmp(name, "/dev/zero", 9) == 0;
+	case 'a':
+		return strncmp(name, "/anon_hugepage", 14) == 0;
+	default:
+		return 0;
+	}
 }
 
 /* Offset of the time stamp in the record at BUF, or 0 if it carries none. */

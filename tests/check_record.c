@@ -1075,6 +1075,24 @@ START_TEST(test_record_time_agrees)
 }
 END_TEST
 
+/* Anonymous memory by name, as perf's is_anon_memory and named anonymous memory. */
+START_TEST(test_name_is_anon)
+{
+	static const char *const anon[] = { "//anon", "//anon (deleted)", "/dev/zero",
+	    "/dev/zero (deleted)", "/anon_hugepage", "/anon_hugepage (deleted)",
+	    "[anon:v8]", "[anon:]" };
+	static const char *const not[] = { "", "/", "//", "//ano", "/dev/zer", "/dev/null",
+	    "/anon_hugepag", "/usr/lib/libc.so.6", "[vdso]", "[anon", "[heap]", "anon",
+	    "/a", "/d", "x//anon", "/lib//anon" };
+	size_t	 i;
+
+	for (i = 0; i < sizeof(anon) / sizeof(anon[0]); i++)
+		ck_assert_msg(record_name_is_anon(anon[i]), "%s", anon[i]);
+	for (i = 0; i < sizeof(not) / sizeof(not[0]); i++)
+		ck_assert_msg(!record_name_is_anon(not[i]), "%s", not[i]);
+}
+END_TEST
+
 static Suite *
 record_suite(void)
 {
@@ -1096,6 +1114,7 @@ record_suite(void)
 	tcase_add_test(tc, test_lost);
 	tcase_add_test(tc, test_sample);
 	tcase_add_test(tc, test_user_types_and_unknown);
+	tcase_add_test(tc, test_name_is_anon);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("malformed");
