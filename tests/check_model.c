@@ -807,6 +807,45 @@ START_TEST(test_big_host)
 END_TEST
 
 /*
+ * A file whose last map went stays findable as one of the FILES_IDLE last
+ * to go (an exec storm's binary between two runs): the same entry, with
+ * what the recorder cached in it, comes back; FILES_IDLE others going
+ * after it free it.  Not counted in nfiles while idle.
+ */
+START_TEST(test_idle_files)
+{
+	struct model_file *f;
+	char	 name[32];
+	uint32_t pid;
+
+	ck_assert_int_eq(add_map(1, 0x1000, 0x1000, 0, "/bin/a", 7), 0);
+	f = model_find(&M, 1)->maps[0].file;
+	f->bin = 42;
+	model_exit(&M, 1, 1);
+	ck_assert_uint_eq(M.nfiles, 0);
+	ck_assert_int_eq(add_map(2, 0x1000, 0x1000, 0, "/bin/a", 7), 0);
+	ck_assert_ptr_eq(model_find(&M, 2)->maps[0].file, f);
+	ck_assert_uint_eq(f->bin, 42);
+	ck_assert_uint_eq(M.nfiles, 1);
+	check_counts();
+	model_exit(&M, 2, 2);
+	/* idle twice without being freed or listed twice */
+	ck_assert_int_eq(add_map(3, 0x1000, 0x1000, 0, "/bin/a", 7), 0);
+	model_exit(&M, 3, 3);
+	for (pid = 10; pid < 10 + 2 * FILES_IDLE; pid++) {
+		snprintf(name, sizeof(name), "/bin/other%u", pid);
+		ck_assert_int_eq(add_map(pid, 0x1000, 0x1000, 0, name, 9), 0);
+		model_exit(&M, pid, pid);
+	}
+	ck_assert_uint_eq(M.nfiles, 0);
+	ck_assert_int_eq(add_map(4, 0x1000, 0x1000, 0, "/bin/a", 7), 0);
+	ck_assert_uint_eq(model_find(&M, 4)->maps[0].file->bin, UINT32_MAX);
+	ck_assert_uint_eq(M.nfiles, 1);
+	check_counts();
+}
+END_TEST
+
+/*
  * What the recorder checks before it trusts the binary a file remembers
  * (recorder_file_binary): binaries_match says yes exactly where
  * binaries_get_ns would give the entry, and no to a pruned entry or to
@@ -884,6 +923,7 @@ model_suite(void)
 	tcase_add_test(tc, test_many_threads);
 	tcase_add_test(tc, test_big_host);
 	tcase_add_test(tc, test_binary_match);
+	tcase_add_test(tc, test_idle_files);
 	suite_add_tcase(s, tc);
 	return s;
 }

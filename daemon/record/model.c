@@ -117,10 +117,11 @@ file_get(struct model *m, const char *name, const struct model_file *k)
 		    f->build_id_size == k->build_id_size &&
 		    memcmp(f->build_id, k->build_id, k->build_id_size) == 0 &&
 		    strcmp(f->name, name) == 0) {
-			f->refs++;
+			if (f->refs++ == 0)
+				m->nfiles++;	/* an idle one back in use */
 			return f;
 		}
-	if (m->nfiles >= m->nfbuckets)
+	if (m->nfiles + FILES_IDLE >= m->nfbuckets)
 		files_grow(m);
 	len = strlen(name) + 1;
 	if ((f = malloc(sizeof(*f) + len)) == NULL)
@@ -144,17 +145,39 @@ file_get(struct model *m, const char *name, const struct model_file *k)
 }
 
 static void
-file_put(struct model *m, struct model_file *f)
+file_free(struct model *m, struct model_file *f)
 {
 	struct model_file **pp;
 
-	if (--f->refs > 0)
-		return;
 	for (pp = &m->fbuckets[f->hash & (m->nfbuckets - 1)]; *pp != f; pp = &(*pp)->next)
 		;
 	*pp = f->next;
-	m->nfiles--;
 	free(f);
+}
+
+/*
+ * F's last map went: F stays, findable, as one of the FILES_IDLE last to
+ * go (the binary an exec storm runs is mapped by no process between two
+ * of its runs); the one it takes the place of goes unless back in use.
+ */
+static void
+file_put(struct model *m, struct model_file *f)
+{
+	struct model_file *old;
+
+	if (--f->refs > 0)
+		return;
+	m->nfiles--;
+	if (f->idle)
+		return;		/* still in the ring from before */
+	if ((old = m->idle[m->idle_next]) != NULL) {
+		old->idle = 0;
+		if (old->refs == 0)
+			file_free(m, old);
+	}
+	f->idle = 1;
+	m->idle[m->idle_next] = f;
+	m->idle_next = (m->idle_next + 1) % FILES_IDLE;
 }
 
 /* ---- processes ------------------------------------------------------------ */
@@ -229,8 +252,11 @@ model_free(struct model *m)
 		m->spare = p->next;
 		proc_free(m, p, 0);
 	}
+	for (i = 0; i < FILES_IDLE; i++)
+		if (m->idle[i] != NULL && m->idle[i]->refs == 0)
+			free(m->idle[i]);
 	free(m->slots);
-	free(m->fbuckets);	/* empty: each map's file went with it */
+	free(m->fbuckets);	/* empty but for the idle: each map's file went with it */
 	memset(m, 0, sizeof(*m));
 }
 

@@ -28,6 +28,7 @@ struct model_file {
 	uint32_t	 bin;		/* the binary it was last found to be (BINARY_NONE:
 					   none yet; an id may be reused since) ... */
 	uint64_t	 bin_ns;	/* ... in this provenance (binaries.h NS) */
+	uint8_t		 idle;		/* in struct model's idle ring */
 	uint8_t		 build_id_size;	/* 0: not known (yet) */
 	uint8_t		 build_id[BUILD_ID_MAX];
 	char		 name[];
@@ -63,6 +64,8 @@ struct model_proc {
 	size_t		 nmaps, cmaps;
 };
 
+#define FILES_IDLE	16
+
 /*
  * Processes by pid in an open-addressing table whose slots hold the pid
  * (a lookup, found or not, reads the slots, not the processes), files by
@@ -84,7 +87,9 @@ struct model {
 	size_t		 nmaps;
 	struct model_file **fbuckets;
 	size_t		 nfbuckets;
-	size_t		 nfiles;
+	size_t		 nfiles;	/* in use (idle ones not counted) */
+	struct model_file *idle[FILES_IDLE];	/* the last to go out of use (model.c) */
+	size_t		 idle_next;
 	struct model_proc *spare;	/* gone, kept for reuse (next) */
 	size_t		 nspare;
 	int		 walking;	/* in model_foreach: no moving slots */
