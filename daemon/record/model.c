@@ -15,14 +15,21 @@
  *
  * Scale (a host of 10k processes with 200 maps each is 2M maps):
  *
- *	processes    chained hash by pid, doubling with their number
+ *	processes    open addressing by pid, the pid in the slot (a lookup
+ *	             reads no process but the one found), at most half
+ *	             full, doubling; the last one found kept (its records
+ *	             come in runs); one removed inside model_foreach is a
+ *	             tomb until the walk ends
  *	threads      per process, open addressing by tid, doubling at 3/4
  *	maps         per process, an array sorted by address: found, added
  *	             and punched by binary search; 48 bytes each
  *	files        what maps share (name, inode, build-id): chained hash,
- *	             doubling; one entry however many maps name it, counted
- *	             and freed with the last, so a fork copies 48 bytes and
- *	             a count per map, and 2M maps of 200 files hold 200 names
+ *	             doubling; one entry however many maps name it, counted,
+ *	             so a fork copies 48 bytes and a count per map, and 2M
+ *	             maps of 200 files hold 200 names; the last FILES_IDLE
+ *	             to go out of use stay findable (an exec storm's binary
+ *	             between two runs), each with the binary the recorder
+ *	             found for it (recorder_file_binary)
  *	spares       a process that went is kept, arrays and all, for the
  *	             next one (SPARE_MAX): an exec storm allocates no process
  *

@@ -16,8 +16,9 @@
 /*
  * A mapped file as the records name it: name, inode and build-id.  Each
  * is kept once however many maps name it (every process maps libc), and
- * freed with the last; read-only outside model.c but for the bin_ cache,
- * which is the recorder's (recorder_file_binary).
+ * freed a while after the last (once FILES_IDLE more went out of use);
+ * read-only outside model.c but for bin and bin_ns, the recorder's cache
+ * (recorder_file_binary).
  */
 struct model_file {
 	struct model_file *next;	/* hash chain */
