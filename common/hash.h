@@ -25,15 +25,6 @@ hash_step(uint64_t h, uint64_t w)
 	return h ^ (h >> 32);
 }
 
-/* fmix64 (MurmurHash3): every output bit depends on every input bit */
-static inline uint64_t
-hash_fmix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 33);
-}
-
 static inline uint64_t
 hash_bytes(const void *p, size_t n, uint64_t h)
 {
@@ -50,41 +41,16 @@ hash_bytes(const void *p, size_t n, uint64_t h)
 		memcpy(&w, b, n);
 		h = hash_step(h, w);
 	}
-	return hash_fmix(h);
+	/* fmix64 (MurmurHash3): every output bit depends on every input bit */
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 33);
 }
 
 static inline uint64_t
 hash_str(const char *s, uint64_t h)
 {
 	return hash_bytes(s, strlen(s), h);
-}
-
-/*
- * As hash_str, but a string of 8 bytes or more ends with its last 8 bytes
- * read in one load (overlapping the word before), where hash_bytes copies
- * the tail through the stack: a store-forwarding stall per string.  Other
- * values than hash_str's: for tables that hash with nothing else.
- */
-static inline uint64_t
-hash_str_tail(const char *s, uint64_t h)
-{
-	size_t	 n = strlen(s), i;
-	uint64_t w = 0;
-
-	h = hash_step(h, n);
-	for (i = 0; i + 8 <= n; i += 8) {
-		memcpy(&w, s + i, 8);
-		h = hash_step(h, w);
-	}
-	if (i < n) {
-		if (n >= 8)
-			memcpy(&w, s + n - 8, 8);
-		else
-			for (w = 0; i < n; i++)
-				w |= (uint64_t)(uint8_t)s[i] << (8 * i);
-		h = hash_step(h, w);
-	}
-	return hash_fmix(h);
 }
 
 #endif

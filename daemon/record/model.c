@@ -66,28 +66,15 @@ pid_slot(uint32_t pid, size_t nslots)
 
 /* ---- files ---------------------------------------------------------------- */
 
-/*
- * The build-id as its whole array (zero past its size: every key is made
- * so), in fixed-size loads: hash_bytes's tail of a few bytes goes through
- * the stack, a stall on every map.
- */
-_Static_assert(BUILD_ID_MAX == 20, "file_hash loads 8 + 8 + 4 bytes");
 static uint64_t
 file_hash(const char *name, const struct model_file *k)
 {
-	uint64_t w0, w1, h;
-	uint32_t w2;
+	uint64_t h = hash_bytes(k->build_id, k->build_id_size, HASH_INIT);
 
-	memcpy(&w0, k->build_id, 8);
-	memcpy(&w1, k->build_id + 8, 8);
-	memcpy(&w2, k->build_id + 16, 4);
-	h = hash_step(HASH_INIT, w0);
-	h = hash_step(h, w1);
-	h = hash_step(h, (uint64_t)w2 << 32 | k->build_id_size);
 	h = hash_step(h, k->ino);
 	h = hash_step(h, k->ino_generation);
 	h = hash_step(h, (uint64_t)k->maj << 32 | k->min);
-	return hash_str_tail(name, h);
+	return hash_str(name, h);
 }
 
 static void
