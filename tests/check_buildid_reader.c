@@ -561,6 +561,7 @@ START_TEST(test_resolver_deadline)
 	struct stat st;
 	struct timespec ts;
 	uint64_t now;
+	uint32_t idx;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
@@ -605,6 +606,28 @@ START_TEST(test_resolver_deadline)
 	ck_assert_int_eq(resolver_req_answer(q2)->cause, BIDC_TIMEOUT);
 	resolver_req_put(res, q);
 	resolver_req_put(res, q2);
+	/*
+	 * A mapping joining a request on the slow device is answered
+	 * "timeout" too, never by a member's answer that nobody wrote: here
+	 * the pooled request's array still holds a build-id of its last use
+	 * (the first joined request is put back with one written in).
+	 */
+	m.pid = getpid();
+	ck_assert_ptr_nonnull(q = resolver_req_join(res, &m, 1, now + 1000000000ULL, &idx));
+	ck_assert_int_eq(resolver_req_done(res, q, now + 1000000000ULL, 0), 1);
+	ck_assert_int_eq(resolver_req_answer_of(q, idx)->cause, BIDC_TIMEOUT);
+	q->m[idx].a.cause = BIDC_OK;
+	q->m[idx].a.size = 20;
+	memset(q->m[idx].a.id, 0xab, 20);
+	resolver_req_put(res, q);
+	resolver_kick(res);
+	ck_assert_ptr_nonnull(q = resolver_req_join(res, &m, 1, now + 1000000000ULL, &idx));
+	ck_assert_int_eq(resolver_req_done(res, q, now + 1000000000ULL, 0), 1);
+	ck_assert_int_eq(resolver_req_answer_of(q, idx)->cause, BIDC_TIMEOUT);
+	ck_assert_int_eq(resolver_req_answer_of(q, idx)->size, 0);
+	resolver_req_put(res, q);
+	resolver_kick(res);
+	m.pid = NOPID;
 	/* Another device is not slow. */
 	m.maj++;
 	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, now + 1000000000ULL));

@@ -56,7 +56,7 @@ settle(struct scan *sc)
 		if (a->cause == BIDC_OK)
 			model_set_map_buildid(sc->m, q->q.pid, q->q.addr, a->id, a->size, BID_USER);
 		else
-			sc->unknown[a->cause < BIDC_NCAUSES ? a->cause : BIDC_ERROR]++;
+			sc->unknown[(unsigned)a->cause < BIDC_NCAUSES ? a->cause : BIDC_ERROR]++;
 		resolver_req_put(sc->res, q);
 	}
 	sc->tail = &sc->head;

@@ -505,6 +505,9 @@ member_add(struct resolve_req *q, const struct record_mmap *m, uint64_t map_wall
 		q->capm = cap;
 	}
 	mb = &q->m[q->nm++];
+	/* No answer until one is written: never a pooled request's last one. */
+	memset(&mb->a, 0, sizeof(mb->a));
+	mb->a.cause = BIDC_ERROR;
 	mb->pid = m->pid;
 	mb->addr = m->addr;
 	mb->len = m->len;
@@ -568,7 +571,9 @@ resolver_req_join(struct resolver *r, const struct record_mmap *m, uint64_t map_
 		r->join[slot].q = q;
 	}
 	if (m->has_inode && dev_slow(r, makedev(m->maj, m->min), now)) {
+		/* One answer for every member, the ones that join it later too. */
 		q->a.cause = BIDC_TIMEOUT;
+		q->all = 1;
 		atomic_store(&q->done, 1);
 	} else
 		resolver_queue(r, q);

@@ -65,7 +65,7 @@ struct resolve_req {
 	atomic_int	 done;
 	atomic_int	 taken;		/* a worker started on it */
 	atomic_int	 refs;
-	int		 all;		/* the worker's: a answers every member */
+	int		 all;		/* a answers every member (the worker's, or a slow device's) */
 	struct resolve_req *qnext;	/* the workers' queue */
 	struct resolve_member *m;	/* joined mappings (nm of them, room for capm), or none */
 	uint32_t	 nm, capm;

@@ -193,7 +193,7 @@ static void
 mmap_unknown(struct recorder *r, struct record *rec, int cause)
 {
 	r->st.mmaps_no_id++;
-	r->st.unknown[cause < BIDC_NCAUSES ? cause : BIDC_ERROR]++;
+	r->st.unknown[(unsigned)cause < BIDC_NCAUSES ? cause : BIDC_ERROR]++;
 	log_debug("build-id of %s (pid %u, %llx-%llx) unknown: %s", rec->mmap.filename,
 	    rec->mmap.pid, (unsigned long long)rec->mmap.addr,
 	    (unsigned long long)(rec->mmap.addr + rec->mmap.len), buildid_cause_name(cause));
