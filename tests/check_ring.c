@@ -976,6 +976,8 @@ ring_suite(void)
 	TCase	*tc;
 
 	tc = tcase_create("basic");
+	/* the spill tests copy up to 64 MiB: seconds under ThreadSanitizer on a busy machine */
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_init_rejects_bad_size);
 	tcase_add_test(tc, test_empty);
 	tcase_add_test(tc, test_several_in_order);

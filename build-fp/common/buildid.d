@@ -1,0 +1,4 @@
+build-fp/common/buildid.o: common/buildid.c common/buildid.h \
+ common/perf_abi.h
+common/buildid.h:
+common/perf_abi.h:

@@ -1,0 +1,2 @@
+build-fp/common/config.o: common/config.c common/config.h
+common/config.h:

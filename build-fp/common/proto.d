@@ -1,0 +1,2 @@
+build-fp/common/proto.o: common/proto.c common/proto.h
+common/proto.h:

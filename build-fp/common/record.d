@@ -1,0 +1,4 @@
+build-fp/common/record.o: common/record.c common/record.h \
+ common/perf_abi.h
+common/record.h:
+common/perf_abi.h:

@@ -1,0 +1,16 @@
+build-fp/daemon/capture/maps.o: daemon/capture/maps.c common/buildid.h \
+ common/perf_abi.h daemon/capture/capture_int.h common/bidcache.h \
+ daemon/capture/capture.h common/config.h common/perf_abi.h \
+ common/record.h common/hash.h common/log.h \
+ daemon/record/buildid_reader.h
+common/buildid.h:
+common/perf_abi.h:
+daemon/capture/capture_int.h:
+common/bidcache.h:
+daemon/capture/capture.h:
+common/config.h:
+common/perf_abi.h:
+common/record.h:
+common/hash.h:
+common/log.h:
+daemon/record/buildid_reader.h:

@@ -1,0 +1,12 @@
+build-fp/daemon/index/schema.o: daemon/index/schema.c \
+ daemon/index/index_int.h common/arena.h common/config.h \
+ daemon/index/index.h common/perf_abi.h daemon/record/binaries.h \
+ common/index_reader.h common/log.h
+daemon/index/index_int.h:
+common/arena.h:
+common/config.h:
+daemon/index/index.h:
+common/perf_abi.h:
+daemon/record/binaries.h:
+common/index_reader.h:
+common/log.h:
