@@ -637,6 +637,55 @@ START_TEST(test_resolver_deadline)
 }
 END_TEST
 
+/*
+ * A request a worker reaches only after its deadline (queued behind
+ * others) is not read, and its device is not marked slow: no read of it
+ * held a worker.
+ */
+START_TEST(test_resolver_late_take)
+{
+	struct resolver *res;
+	struct resolve_req *late, *q;
+	struct record_mmap m;
+	char	 err[256], p[PATH_MAX];
+	struct stat st;
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
+	copy_to("/proc/self/exe", "prog", p, sizeof(p));
+	ck_assert_int_eq(stat(p, &st), 0);
+	memset(&m, 0, sizeof(m));
+	m.pid = NOPID;
+	m.addr = 0x400000;
+	m.len = 0x1000;
+	m.has_inode = 1;
+	m.maj = major(st.st_dev);
+	m.min = minor(st.st_dev);
+	m.ino = st.st_ino;
+	m.filename = p;
+	/* made a second ago: its deadline passed before any worker saw it */
+	ck_assert_ptr_nonnull(late = resolver_req_new(res, &m, 1, now - 1000000000ULL));
+	resolver_queue(res, late);
+	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, now));
+	resolver_queue(res, q);
+	resolver_wait(res, q);		/* the worker took both, one file */
+	ck_assert_int_eq(resolver_req_done(res, q, now, 0), 1);
+	ck_assert_int_eq(atomic_load(&late->done), 0);
+	ck_assert_int_eq(resolver_req_done(res, late, now, 0), 1);
+	ck_assert_int_eq(resolver_req_answer(late)->cause, BIDC_TIMEOUT);
+	resolver_req_put(res, late);
+	resolver_req_put(res, q);
+	/* the device is not slow: the next request waits for a read */
+	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, now));
+	ck_assert_int_eq(resolver_req_done(res, q, now, 0), 0);
+	resolver_req_put(res, q);
+	resolver_stop(res);
+}
+END_TEST
+
 static Suite *
 reader_suite(void)
 {
@@ -650,6 +699,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_fifo);
 	tcase_add_test(tc, test_cp_over_inode);
 	tcase_add_test(tc, test_resolver_deadline);
+	tcase_add_test(tc, test_resolver_late_take);
 	tcase_add_test(tc, test_known);
 	tcase_add_test(tc, test_resolver_group);
 	tcase_add_test(tc, test_resolver_join);

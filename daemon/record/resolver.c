@@ -193,15 +193,16 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 	size_t	 i, live = 0;
 
 	for (i = 0; i < n; i++) {
-		atomic_store(&g[i]->taken, 1);
 		/*
 		 * Done already: handed back to close its file (resolver_req_put).
-		 * Past its deadline: the loop has given up on it, no read.
+		 * Past its deadline: the loop has given up on it, no read, and
+		 * not taken: its device did not hold a worker (mark_slow).
 		 */
 		if (atomic_load(&g[i]->done) || now >= g[i]->deadline) {
 			g[i] = NULL;
 			continue;
 		}
+		atomic_store(&g[i]->taken, 1);
 		if (g[i]->q.map_wall_ns < wall)
 			wall = g[i]->q.map_wall_ns;
 		live++;
