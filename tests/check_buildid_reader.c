@@ -557,26 +557,15 @@ START_TEST(test_resolver_deadline)
 	struct resolver *res;
 	struct resolve_req *q, *q2;
 	struct record_mmap m;
+	struct bid_query bq;
 	char	 err[256], p[PATH_MAX];
-	struct stat st;
-	struct timespec ts;
-	uint64_t now;
+	uint64_t now = mono_ns();
 	uint32_t idx;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
 	copy_to("/proc/self/exe", "prog", p, sizeof(p));
-	ck_assert_int_eq(stat(p, &st), 0);
-	memset(&m, 0, sizeof(m));
-	m.pid = NOPID;
-	m.addr = 0x400000;
-	m.len = 0x1000;
-	m.has_inode = 1;
-	m.maj = major(st.st_dev);
-	m.min = minor(st.st_dev);
-	m.ino = st.st_ino;
-	m.filename = p;
+	query_of(p, 0, &bq);
+	mmap_of(&bq, &m);
 	/* Answered by a worker: a gone process, a path changed just now. */
 	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, now));
 	resolver_queue(res, q);
@@ -647,25 +636,14 @@ START_TEST(test_resolver_late_take)
 	struct resolver *res;
 	struct resolve_req *late, *q;
 	struct record_mmap m;
+	struct bid_query bq;
 	char	 err[256], p[PATH_MAX];
-	struct stat st;
-	struct timespec ts;
-	uint64_t now;
+	uint64_t now = mono_ns();
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
 	copy_to("/proc/self/exe", "prog", p, sizeof(p));
-	ck_assert_int_eq(stat(p, &st), 0);
-	memset(&m, 0, sizeof(m));
-	m.pid = NOPID;
-	m.addr = 0x400000;
-	m.len = 0x1000;
-	m.has_inode = 1;
-	m.maj = major(st.st_dev);
-	m.min = minor(st.st_dev);
-	m.ino = st.st_ino;
-	m.filename = p;
+	query_of(p, 0, &bq);
+	mmap_of(&bq, &m);
 	/* made a second ago: its deadline passed before any worker saw it */
 	ck_assert_ptr_nonnull(late = resolver_req_new(res, &m, 1, now - 1000000000ULL));
 	resolver_queue(res, late);

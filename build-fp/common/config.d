@@ -1,2 +1,0 @@
-build-fp/common/config.o: common/config.c common/config.h
-common/config.h:

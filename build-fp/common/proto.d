@@ -1,2 +1,0 @@
-build-fp/common/proto.o: common/proto.c common/proto.h
-common/proto.h:

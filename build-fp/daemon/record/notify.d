@@ -1,3 +1,0 @@
-build-fp/daemon/record/notify.o: daemon/record/notify.c \
- daemon/record/notify.h
-daemon/record/notify.h:
