@@ -13,8 +13,10 @@
 #                     (the last two: bench_compress.sh)
 # For each: collector CPU time (user+sys, wait4 rusage, exit included), the
 # steady-state CPU rate (ms per second of recording, start-up and exit left
-# out), peak RSS, RSS slope, bytes written, samples recorded, records lost;
-# medians of BENCH_RUNS runs; ratios perfmapd / perf.
+# out), the same per process of the storm (us: the rate divided by the
+# run's own storm rate, which moves from run to run), peak RSS, RSS slope,
+# bytes written, samples recorded, records lost; medians of BENCH_RUNS runs;
+# ratios perfmapd / perf.
 #   BENCH_SECONDS (20), BENCH_RUNS (3), BENCH_FREQ (999), BENCH_STORM (2 workers),
 #   BENCH_COLLECTORS ("perfmapd perfmapd-first perf-switch perf": a subset,
 #   for a quick look; perfmapd-first starts on an empty state directory),
@@ -105,7 +107,8 @@ compress_level = ${BENCH_ZSTD_LEVEL:-1}"
 	rss=$(awk '/^maxrss_kb/ { print $2 }' "$out/m")
 	slope=$(awk '/^rss / && $2 >= 3 { n++; x += $2; y += $3; xx += $2 * $2; xy += $2 * $3 }
 		END { d = n * xx - x * x; if (n < 3 || d == 0) print 0; else printf "%.1f", 60 * (n * xy - x * y) / d }' "$out/m")
-	echo "$cpu $rss $slope $bytes $samples $lost $steady"
+	rate=$(sed -n 's/.*, \([0-9][0-9]*\)\/s.*/\1/p' "$out/storm")
+	echo "$cpu $rss $slope $bytes $samples $lost $steady ${rate:-0}"
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -133,10 +136,14 @@ col() { awk -v c="$1" -v k="$2" '$1 == c { print $k }' "$B/results" | median; }
 # bytes per sample of each run, for its median
 awk '{ if ($6 > 0) printf "%s %.1f\n", $1, $5 / $6; else print $1, 0 }' "$B/results" > "$B/bps"
 bps() { awk -v c="$1" '$1 == c { print $2 }' "$B/bps" | median; }
-printf '\n| collector | CPU s | steady CPU ms/s | peak RSS kB | RSS slope kB/min | bytes | samples | bytes/sample | lost |\n|---|---|---|---|---|---|---|---|---|\n'
+# steady CPU per storm process (us), each run's own rate: the storm's pace
+# moves from run to run, and with it what a collector spends on it
+awk '{ if ($9 > 0) printf "%s %.2f\n", $1, 1000 * $8 / $9; else print $1, 0 }' "$B/results" > "$B/upp"
+upp() { awk -v c="$1" '$1 == c { print $2 }' "$B/upp" | median; }
+printf '\n| collector | CPU s | steady CPU ms/s | steady us per storm process | peak RSS kB | RSS slope kB/min | bytes | samples | bytes/sample | lost |\n|---|---|---|---|---|---|---|---|---|---|\n'
 for c in $COLLECTORS; do
-	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$c" "$(col $c 2)" "$(col $c 8)" \
-		"$(col $c 3)" "$(col $c 4)" "$(col $c 5)" "$(col $c 6)" "$(bps $c)" "$(col $c 7)"
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$c" "$(col $c 2)" "$(col $c 8)" \
+		"$(upp $c)" "$(col $c 3)" "$(col $c 4)" "$(col $c 5)" "$(col $c 6)" "$(bps $c)" "$(col $c 7)"
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 has() { case " $COLLECTORS " in *" $1 "*) return 0;; esac; return 1; }
@@ -154,6 +161,6 @@ for p in perfmapd perfmapd-first; do
 	for q in perf-switch perf; do
 		case " $COLLECTORS " in *" $p "*) ;; *) continue;; esac
 		case " $COLLECTORS " in *" $q "*) ;; *) continue;; esac
-		echo "$p / $q: CPU $(ratio "$(col $p 2)" "$(col $q 2)"), steady CPU $(ratio "$(col $p 8)" "$(col $q 8)"), RSS $(ratio "$(col $p 3)" "$(col $q 3)"), bytes $(ratio "$(col $p 5)" "$(col $q 5)")"
+		echo "$p / $q: CPU $(ratio "$(col $p 2)" "$(col $q 2)"), steady CPU $(ratio "$(col $p 8)" "$(col $q 8)"), per storm process $(ratio "$(upp $p)" "$(upp $q)"), RSS $(ratio "$(col $p 3)" "$(col $q 3)"), bytes $(ratio "$(col $p 5)" "$(col $q 5)")"
 	done
 done
