@@ -604,8 +604,8 @@ resolver_kick(struct resolver *r)
 	pthread_mutex_unlock(&r->mu);
 	/*
 	 * After the unlock: a worker woken inside it would find the mutex
-	 * held, sleep on it and be woken again by the unlock (both threads'
-	 * futex calls were ~11% of the daemon's samples in an exec storm).
+	 * held, sleep on it and be woken again by the unlock (__lll_lock_wait
+	 * and __lll_lock_wake in the two threads' profiles under an exec storm).
 	 */
 	pthread_cond_signal(&r->cv);
 	r->bhead = NULL;
