@@ -263,37 +263,37 @@ START_TEST(test_known)
 	copy_to("/proc/self/exe", "prog", p, sizeof(p));
 	query_of(p, wall_ns(1000), &q);
 	/* Nothing cached yet: no answer, and nothing read. */
-	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a), 0);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a, NULL), 0);
 	ck_assert_uint_eq(br.reads, 0);
 	buildid_reader_resolve(&br, &q, &a, NULL);
 	ck_assert_int_eq(a.cause, BIDC_OK);
 	memset(&a, 0, sizeof(a));
-	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a), 1);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a, NULL), 1);
 	ck_assert_int_eq(a.cause, BIDC_OK);
 	ck_assert(ids_equal(&a, p));
 	ck_assert_uint_eq(br.reads, 1);
 	/* One mapping of the group made before the file's last change. */
-	ck_assert_int_eq(buildid_reader_known(&br, &q, wall_ns(-60000), &a), 0);
-	ck_assert_int_eq(buildid_reader_known(&br, &q, 0, &a), 0);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, wall_ns(-60000), &a, NULL), 0);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, 0, &a, NULL), 0);
 	/* Another inode, or no inode to compare. */
 	q.ino++;
-	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a), 0);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a, NULL), 0);
 	query_of(p, wall_ns(1000), &q);
 	q.has_inode = 0;
-	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a), 0);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a, NULL), 0);
 	/* A final symlink is not followed. */
 	snprintf(link, sizeof(link), "%s/link", dir);
 	ck_assert_int_eq(symlink(p, link), 0);
 	query_of(p, wall_ns(1000), &q);
 	q.filename = link;
-	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a), 0);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a, NULL), 0);
 	/* Written in place since the cache read it: its state is not the cache's. */
 	ck_assert_int_ge(fd = open(p, O_WRONLY), 0);
 	ck_assert_int_eq(pwrite(fd, "x", 1, 4096), 1);
 	ck_assert_int_eq(futimens(fd, ts), 0);
 	close(fd);
 	query_of(p, wall_ns(1000), &q);
-	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a), 0);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, &a, NULL), 0);
 	buildid_reader_free(&br);
 }
 END_TEST
@@ -664,6 +664,115 @@ START_TEST(test_resolver_late_take)
 }
 END_TEST
 
+/*
+ * PATH (a new copy) proven by name for mappings joined in one batch, the
+ * file pinned if it may be: the resolver's pin count after.
+ */
+static uint64_t
+pin_of(struct resolver *res, struct record_mmap *m, struct bid_query *bq, const char *path)
+{
+	struct resolver_stats st;
+
+	usleep(30000);		/* past the margin of a coarse ctime: mappings of now are after it */
+	query_of(path, 0, bq);
+	mmap_of(bq, m);
+	join_batch(res, m, mono_ns(), path, 0);	/* read: the cache knows the file */
+	join_batch(res, m, mono_ns(), path, 1);	/* proven by name, the file brought back */
+	resolver_stats(res, &st);
+	return st.pins;
+}
+
+/*
+ * Pins: a root-owned file proven by name is kept open by the loop, which
+ * then proves its mappings by fstat of it: only while the file is as it
+ * was read, for mappings made after its last change and before the look,
+ * of its device and inode; a file another user could write, or of another
+ * device, is not pinned; an idle or deleted one is let go.
+ */
+START_TEST(test_resolver_pins)
+{
+	struct resolver *res;
+	struct resolver_stats st;
+	struct record_mmap m;
+	struct bid_query bq;
+	struct bid_answer a;
+	struct stat ds;
+	char	 p[PATH_MAX], p2[PATH_MAX], err[256];
+	uint64_t t;
+	int	 fd;
+
+	ck_assert_int_eq(stat(dir, &ds), 0);
+	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
+	resolver_pin_devices(res, &ds.st_dev, 1);
+	copy_to("/proc/self/exe", "prog", p, sizeof(p));
+	ck_assert_uint_eq(pin_of(res, &m, &bq, p), 1);
+
+	/* A mapping of it made before now, after its last change: proven, its build-id. */
+	t = mono_ns();
+	memset(&a, 0, sizeof(a));
+	ck_assert_int_eq(resolver_pinned(res, &m, t, wall_ns(0), &a), 1);
+	ck_assert_int_eq(a.cause, BIDC_OK);
+	ck_assert_int_eq(a.cached, 1);
+	ck_assert(ids_equal(&a, p));
+	/* ... one before the look, without another fstat; not one from the future */
+	ck_assert_int_eq(resolver_pinned(res, &m, t - 1, wall_ns(0), &a), 1);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns() + 1000000000ULL, wall_ns(0), &a), 0);
+	/* Mapped before the file's last change: not proven, the pin kept. */
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(-60000), &a), 0);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), 0, &a), 0);
+	/* Another inode, another device: not this pin's. */
+	m.ino++;
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(0), &a), 0);
+	m.ino--;
+	m.maj++;
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(0), &a), 0);
+	m.maj--;
+	resolver_stats(res, &st);
+	ck_assert_uint_eq(st.pinned, 2);
+	ck_assert_uint_eq(st.pins, 1);
+
+	/* Rewritten in place (cp over it): the same inode, no more proofs, the pin let go. */
+	usleep(30000);
+	ck_assert_int_ge(fd = open(p, O_WRONLY), 0);
+	ck_assert_int_eq(write(fd, "\177ELF", 4), 4);
+	close(fd);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(1000), &a), 0);
+	resolver_stats(res, &st);
+	ck_assert_uint_eq(st.pins, 0);
+	ck_assert_uint_eq(st.pins_dropped, 1);
+
+	/* Writable by others, owned by another user, or on another device: not pinned. */
+	copy_to("/proc/self/exe", "prog-gw", p2, sizeof(p2));
+	ck_assert_int_eq(chmod(p2, 0775), 0);
+	ck_assert_uint_eq(pin_of(res, &m, &bq, p2), 0);
+	copy_to("/proc/self/exe", "prog-user", p2, sizeof(p2));
+	ck_assert_int_eq(chown(p2, 65534, 65534), 0);
+	ck_assert_uint_eq(pin_of(res, &m, &bq, p2), 0);
+	copy_to("/proc/self/exe", "prog-dev", p2, sizeof(p2));
+	resolver_pin_devices(res, NULL, 0);
+	ck_assert_uint_eq(pin_of(res, &m, &bq, p2), 0);
+	resolver_pin_devices(res, &ds.st_dev, 1);
+
+	/* Idle for RESOLVER_PIN_IDLE_S, or its file deleted: let go at the next look. */
+	copy_to("/proc/self/exe", "prog-idle", p2, sizeof(p2));
+	ck_assert_uint_eq(pin_of(res, &m, &bq, p2), 1);
+	resolver_check(res, mono_ns() + 2000000000ULL);
+	resolver_stats(res, &st);
+	ck_assert_uint_eq(st.pins, 1);
+	resolver_check(res, mono_ns() + (RESOLVER_PIN_IDLE_S + 2) * 1000000000ULL);
+	resolver_stats(res, &st);
+	ck_assert_uint_eq(st.pins, 0);
+	copy_to("/proc/self/exe", "prog-gone", p2, sizeof(p2));
+	ck_assert_uint_eq(pin_of(res, &m, &bq, p2), 1);
+	ck_assert_int_eq(unlink(p2), 0);
+	resolver_check(res, mono_ns() + (RESOLVER_PIN_IDLE_S + 4) * 1000000000ULL - 1);
+	resolver_stats(res, &st);
+	ck_assert_uint_eq(st.pins, 0);
+	ck_assert_uint_eq(st.pins_dropped, 3);
+	resolver_stop(res);
+}
+END_TEST
+
 static Suite *
 reader_suite(void)
 {
@@ -681,6 +790,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_known);
 	tcase_add_test(tc, test_resolver_group);
 	tcase_add_test(tc, test_resolver_join);
+	tcase_add_test(tc, test_resolver_pins);
 	suite_add_tcase(s, tc);
 	return s;
 }

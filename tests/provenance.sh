@@ -9,6 +9,7 @@
 #   rename-long   v2 is renamed over the path while v1 runs
 #   cp-short      v1 runs 50 ms; `cp v2 PATH` rewrites the same inode; v2 runs
 #   cp-long       the same after a v1 that ran long enough to be read
+#   cp-storm      an exec storm of v1 (proven by a pin), cp v2, a storm of v2
 #   deleted       the path is unlinked while v1 runs (long and 50 ms)
 #   ns            v1 runs from a bind mount over the path in another mount
 #                 namespace (long and 50 ms) while the daemon's namespace
@@ -83,6 +84,18 @@ sleep 0.2
 since cp-long "$P"; cp "$T/v2" "$P"
 [ "$(stat -c %i "$P")" = "$ino" ] || fail "cp did not keep the inode"
 "$P" 0.3 & p=$!; wait $p; expect $p 2 cp-long 1
+
+# cp-storm: an exec storm of v1 (the daemon then proves its mappings by a
+# file it holds, a pin: status buildid_reads.pinned), `cp v2 PATH` over the
+# same inode, a storm of v2 and a v2 that runs long enough to be judged: a
+# pin that outlived the rewrite would show v2's samples as v1's.
+P=$B/pm-cst; cp "$T/v1" "$P"; ino=$(stat -c %i "$P"); sleep 0.1
+i=0; while [ $i -lt 300 ]; do "$P" 0; i=$((i + 1)); done
+"$P" 0.05 & p=$!; wait $p; expect $p 1 cp-storm 0
+since cp-storm "$P"; cp "$T/v2" "$P"
+[ "$(stat -c %i "$P")" = "$ino" ] || fail "cp did not keep the inode"
+i=0; while [ $i -lt 100 ]; do "$P" 0; i=$((i + 1)); done
+"$P" 0.3 & p=$!; wait $p; expect $p 2 cp-storm 1
 
 # deleted while running
 P=$B/pm-dl; cp "$T/v1" "$P"
@@ -159,6 +172,15 @@ note "unknown build-ids: $unk, by cause $causes"
 [ "$causes" != null ] || { echo "STATUS: no buildid_unknown counters"; bad=$((bad + 1)); }
 [ "$sum" = "$unk" ] || { echo "STATUS: causes add up to $sum, not $unk"; bad=$((bad + 1)); }
 grep -q '^build-ids' "$T/st.txt" || { echo "STATUS: no build-ids line"; bad=$((bad + 1)); }
+# The storm's mappings were proven by a pin (where pins exist: the root's
+# and /usr's file systems, which $T is on here, or the test says why not).
+pinned=$(jq '.buildid_reads.pinned' "$T/st.json")
+note "mappings proven by a pin: $pinned"
+if [ "$(stat -c %d "$B")" = "$(stat -c %d /)" ] || [ "$(stat -c %d "$B")" = "$(stat -c %d /usr)" ]; then
+	[ "$pinned" -gt 0 ] 2>/dev/null || { echo "PINS: no mapping of the storm proven by a pin ($pinned)"; bad=$((bad + 1)); }
+else
+	echo "NOTE: $B is not on the root's or /usr's file system: no pins, cp-storm judged without them"
+fi
 lost=$(jq '.counters.lost' "$T/st.json")
 [ "$lost" = 0 ] || { echo "$lost records lost"; bad=$((bad + 1)); }
 [ "$bad" = 0 ] || fail "$bad wrong or missing answers ($MODE mode)"

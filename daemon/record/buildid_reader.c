@@ -18,9 +18,11 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 
 #include "buildid.h"
@@ -450,9 +452,51 @@ out:
 	close(pfd);
 }
 
+/* File systems whose fstat of an open file does no I/O and asks no server. */
+static int
+local_fs(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) == -1)
+		return 0;
+	switch ((unsigned long)sf.f_type) {
+	case EXT4_SUPER_MAGIC:		/* ext2, ext3 and ext4 share it */
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* May the file behind PFD, in state ST, with answer A, be pinned (buildid_reader.h)? */
+static int
+pinnable(int pfd, const struct stat *st, const struct bid_answer *a)
+{
+	return a->cause == BIDC_OK && a->size > 0 && S_ISREG(st->st_mode) && st->st_uid == 0 &&
+	    (st->st_mode & (S_IWGRP | S_IWOTH)) == 0 && st->st_nlink > 0 && local_fs(pfd);
+}
+
+int
+buildid_pin_holds(const struct bid_pin *p, const struct stat *st)
+{
+	return p->fd >= 0 && st->st_dev == p->dev && st->st_ino == p->ino &&
+	    st->st_size == p->size && ts_ns(&st->st_mtim) == p->mtime_ns &&
+	    ts_ns(&st->st_ctim) == p->ctime_ns && st->st_nlink > 0 && S_ISREG(st->st_mode) &&
+	    st->st_uid == 0 && (st->st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+int
+buildid_pin_before(const struct bid_pin *p, uint64_t map_wall_ns)
+{
+	return map_wall_ns != 0 && p->ctime_ns + CTIME_SLACK_NS < (int64_t)map_wall_ns;
+}
+
 int
 buildid_reader_known(struct buildid_reader *b, const struct bid_query *q, uint64_t map_wall_ns,
-    struct bid_answer *a)
+    struct bid_answer *a, struct bid_pin *pin)
 {
 	struct bid_answer ca;
 	struct stat st;
@@ -471,6 +515,16 @@ buildid_reader_known(struct buildid_reader *b, const struct bid_query *q, uint64
 	    cache_get(b, &st, &ca)) {
 		*a = ca;
 		rc = 1;
+		if (pin != NULL && pin->fd < 0 && pinnable(pfd, &st, &ca)) {
+			pin->fd = pfd;
+			pin->dev = st.st_dev;
+			pin->ino = st.st_ino;
+			pin->size = st.st_size;
+			pin->mtime_ns = ts_ns(&st.st_mtim);
+			pin->ctime_ns = ts_ns(&st.st_ctim);
+			pin->a = ca;
+			return rc;
+		}
 	}
 	close(pfd);
 	return rc;

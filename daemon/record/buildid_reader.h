@@ -112,9 +112,40 @@ void	buildid_reader_resolve(struct buildid_reader *, const struct bid_query *q,
  * (the earliest of the mappings answered), in the state the cache read it
  * in.  Then the cache's answer is each mapping's: 1, *A filled.  0: no
  * proof, nothing filled (buildid_reader_resolve for each).  No file is read.
+ * PIN (or NULL): the file opened for the proof, kept when it may be pinned
+ * (struct bid_pin below).
  */
+struct bid_pin;
 int	buildid_reader_known(struct buildid_reader *, const struct bid_query *q,
-	    uint64_t map_wall_ns, struct bid_answer *a);
+	    uint64_t map_wall_ns, struct bid_answer *a, struct bid_pin *pin);
+
+/*
+ * A file the loop keeps open to prove its next mappings itself
+ * (resolver_pinned): what the proof of buildid_reader_known opened, kept
+ * if PIN is not NULL, the answer a build-id, and the file one whose
+ * content only root can change and whose status costs no I/O: a regular
+ * file owned by root, not writable by its group or others (an ACL that
+ * lets anyone else write shows in the group bits), on ext4, XFS, btrfs
+ * or tmpfs.  FD is an O_PATH descriptor (no open(2) of the file): fstat
+ * works on it, and it holds the inode, so the device and inode number
+ * name this file for as long as it is kept.  Else FD stays -1.
+ */
+struct bid_pin {
+	int		 fd;
+	dev_t		 dev;
+	ino_t		 ino;
+	off_t		 size;
+	int64_t		 mtime_ns, ctime_ns;	/* the state the answer was read in */
+	struct bid_answer a;
+};
+
+/* Is ST (fstat of the pin's fd now) the file P was read from, unchanged, still linked? */
+int	buildid_pin_holds(const struct bid_pin *p, const struct stat *st);
+/*
+ * Was the pinned file, unchanged since (buildid_pin_holds), in this state
+ * before MAP_WALL_NS, by the rule 2 margin for a coarse ctime?
+ */
+int	buildid_pin_before(const struct bid_pin *p, uint64_t map_wall_ns);
 
 /*
  * Is FILENAME a file whose build-id is wanted: a path, but none of the

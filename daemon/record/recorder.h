@@ -72,8 +72,9 @@ enum rotate_reason {
 /* A mapping's read: where its record is in its ring, the request, its member number. */
 struct sb_read {
 	uint64_t	 pos;
-	struct resolve_req *q;
+	struct resolve_req *q;		/* NULL: proven by a pin at arrival, answer in a */
 	uint32_t	 idx;
+	struct bid_answer a;
 };
 
 struct sb_ring {

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "log.h"
@@ -76,7 +77,20 @@ struct resolver {
 		uint64_t until;
 	}		 slow[SLOW_MAX];
 	uint64_t	 requests, timeouts;
+	/* pins (resolver.h): the files the loop proves mappings of itself */
+	dev_t		 pin_dev[4];
+	int		 npin_dev;
+	struct pin {
+		struct bid_pin p;
+		uint64_t checked;	/* CLOCK_MONOTONIC before its last fstat that held */
+		uint64_t used;		/* the same, or when it was pinned: its idle time */
+	}		 pins[RESOLVER_PINS];
+	int		 npins;
+	uint64_t	 pins_looked;		/* resolver_check's last look at them */
+	uint64_t	 pinned, pins_dropped;
 };
+
+static void pin_drop(struct resolver *, int);
 
 static uint64_t
 mono_now(void)
@@ -96,6 +110,8 @@ req_unref(struct resolver *r, struct resolve_req *q)
 		close(q->fd);
 		atomic_fetch_sub(&r->fds, 1);
 	}
+	if (q->pin.fd >= 0)
+		close(q->pin.fd);
 	free(q->m);
 	free(q);
 }
@@ -211,7 +227,8 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 		return;
 	for (i = 0; i < n && g[i] == NULL; i++)
 		;
-	if (buildid_reader_known(&r->reader, &g[i]->q, wall, &a)) {
+	if (buildid_reader_known(&r->reader, &g[i]->q, wall, &a,
+	    g[i]->want_pin ? &g[i]->pin : NULL)) {
 		for (; i < n; i++)
 			if (g[i] != NULL) {
 				g[i]->a = a;
@@ -305,6 +322,7 @@ resolver_start(struct resolver **out, int keep_fds, char *err, size_t errlen)
 		goto fail;
 	}
 	r->busy->fd = -1;
+	r->busy->pin.fd = -1;
 	r->busy->a.cause = BIDC_BUSY;
 	r->busy->q.filename = r->busy->name;
 	atomic_init(&r->busy->refs, 1);
@@ -336,6 +354,8 @@ resolver_stop(struct resolver *r)
 
 	if (r == NULL)
 		return;
+	while (r->npins > 0)
+		pin_drop(r, r->npins - 1);
 	resolver_kick(r);
 	pthread_mutex_lock(&r->mu);
 	r->stop = 1;
@@ -419,6 +439,142 @@ mark_slow(struct resolver *r, dev_t dev, uint64_t now)
 	r->slow[oldest].until = now + SLOW_NS;
 }
 
+/* ---- pins (resolver.h) ------------------------------------------------ */
+
+/* The pin of (DEV, INO), or -1. */
+static int
+pin_find(const struct resolver *r, dev_t dev, uint64_t ino)
+{
+	int	 i;
+
+	for (i = 0; i < r->npins; i++)
+		if (r->pins[i].p.ino == ino && r->pins[i].p.dev == dev)
+			return i;
+	return -1;
+}
+
+/* Would the loop pin M's file, if its proof brought it? */
+static int
+pin_wanted(const struct resolver *r, const struct record_mmap *m)
+{
+	dev_t	 dev = makedev(m->maj, m->min);
+	int	 i;
+
+	if (!m->has_inode || r->npins >= RESOLVER_PINS || pin_find(r, dev, m->ino) >= 0)
+		return 0;
+	for (i = 0; i < r->npin_dev; i++)
+		if (r->pin_dev[i] == dev)
+			return 1;
+	return 0;
+}
+
+/*
+ * FD to be closed by a worker, in the next batch: the last close of a
+ * deleted file frees its blocks, which takes as long as the file is large.
+ */
+static void
+close_later(struct resolver *r, int fd)
+{
+	struct resolve_req *q;
+
+	if ((q = calloc(1, sizeof(*q) + 1)) == NULL) {
+		close(fd);		/* out of memory: here, then */
+		return;
+	}
+	q->fd = -1;
+	q->pin.fd = fd;
+	q->q.filename = q->name;
+	atomic_init(&q->refs, 1);
+	atomic_init(&q->done, 1);
+	atomic_init(&q->taken, 0);
+	q->qnext = NULL;
+	*r->btail = q;
+	r->btail = &q->qnext;
+}
+
+static void
+pin_drop(struct resolver *r, int i)
+{
+	close_later(r, r->pins[i].p.fd);
+	r->pins[i] = r->pins[--r->npins];
+	r->pins_dropped++;
+}
+
+/* The file Q's proof brought, pinned if still wanted (Q is done); else it goes with Q. */
+static void
+pin_adopt(struct resolver *r, struct resolve_req *q)
+{
+	struct pin *pn;
+
+	if (r->npins >= RESOLVER_PINS || pin_find(r, q->pin.dev, q->pin.ino) >= 0)
+		return;
+	pn = &r->pins[r->npins++];
+	pn->p = q->pin;
+	pn->checked = 0;		/* not looked at since the worker's proof */
+	pn->used = mono_now();
+	q->pin.fd = -1;
+}
+
+void
+resolver_pin_devices(struct resolver *r, const dev_t *devs, int n)
+{
+	int	 i;
+
+	r->npin_dev = 0;
+	for (i = 0; i < n && r->npin_dev < (int)(sizeof(r->pin_dev) / sizeof(r->pin_dev[0])); i++)
+		r->pin_dev[r->npin_dev++] = devs[i];
+}
+
+int
+resolver_pinned(struct resolver *r, const struct record_mmap *m, uint64_t time,
+    uint64_t map_wall_ns, struct bid_answer *a)
+{
+	struct pin *pn;
+	struct stat st;
+	uint64_t now;
+	int	 i;
+
+	if (r->npins == 0 || !m->has_inode || time == 0 ||
+	    (i = pin_find(r, makedev(m->maj, m->min), m->ino)) < 0)
+		return 0;
+	pn = &r->pins[i];
+	if (time >= pn->checked) {
+		/*
+		 * The file's state after the mapping: the clock first, then
+		 * fstat.  (A record stamped later than now cannot be proven.)
+		 */
+		if (time >= (now = mono_now()))
+			return 0;
+		if (fstat(pn->p.fd, &st) == -1 || !buildid_pin_holds(&pn->p, &st)) {
+			pin_drop(r, i);
+			return 0;
+		}
+		pn->checked = pn->used = now;
+	}
+	if (!buildid_pin_before(&pn->p, map_wall_ns))
+		return 0;
+	*a = pn->p.a;
+	a->cached = 1;
+	r->pinned++;
+	return 1;
+}
+
+/* Once a second: drop the pins unused for RESOLVER_PIN_IDLE_S, or whose file changed or went. */
+static void
+pins_look(struct resolver *r, uint64_t now)
+{
+	struct stat st;
+	int	 i;
+
+	if (now < r->pins_looked + 1000000000ULL)
+		return;
+	r->pins_looked = now;
+	for (i = r->npins - 1; i >= 0; i--)
+		if (now > r->pins[i].used + RESOLVER_PIN_IDLE_S * 1000000000ULL ||
+		    fstat(r->pins[i].p.fd, &st) == -1 || !buildid_pin_holds(&r->pins[i].p, &st))
+			pin_drop(r, i);
+}
+
 /* A request for M, from the pool or new, not counted yet; NULL when out of memory. */
 static struct resolve_req *
 req_alloc(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns, uint64_t now)
@@ -452,6 +608,8 @@ req_alloc(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns,
 	q->q.map_wall_ns = map_wall_ns;
 	q->q.filename = q->name;
 	q->fd = -1;
+	q->pin.fd = -1;
+	q->want_pin = pin_wanted(r, m);
 	q->deadline = now + TIMEOUT_NS;
 	q->loop_refs = 1;
 	atomic_init(&q->refs, 1);
@@ -665,13 +823,17 @@ resolver_req_put(struct resolver *r, struct resolve_req *q)
 	r->pending--;
 	if (q == r->busy || --q->loop_refs > 0)
 		return;
+	/* Done (not given up on): the worker is through with its pin. */
+	if (!q->timed_out && atomic_load_explicit(&q->done, memory_order_acquire) &&
+	    q->pin.fd >= 0)
+		pin_adopt(r, q);
 	/*
 	 * The last reference, with a user's file open: a worker closes it.
 	 * The close may free a deleted file's blocks, which takes as long as
 	 * the file is large; never on the loop.  (refs == 1: no worker holds
 	 * it, and what the worker wrote is visible.)
 	 */
-	if (atomic_load(&q->refs) == 1 && q->fd >= 0) {
+	if (atomic_load(&q->refs) == 1 && (q->fd >= 0 || q->pin.fd >= 0)) {
 		q->qnext = NULL;
 		*r->btail = q;
 		r->btail = &q->qnext;
@@ -710,6 +872,7 @@ resolver_check(struct resolver *r, uint64_t now)
 	uint64_t busy;
 	int	 i, stuck = 0, waiting;
 
+	pins_look(r, now);
 	for (i = 0; i < r->nworkers; i++) {
 		busy = atomic_load(&r->w[i].busy_since);
 		if (busy != 0 && now > busy + SPARE_AFTER_NS)
@@ -737,6 +900,9 @@ resolver_stats(struct resolver *r, struct resolver_stats *s)
 		return;
 	s->requests = r->requests;
 	s->timeouts = r->timeouts;
+	s->pinned = r->pinned;
+	s->pins = (uint64_t)r->npins;
+	s->pins_dropped = r->pins_dropped;
 	s->workers = (uint64_t)r->nworkers;
 	for (i = 0; i < r->nworkers; i++) {
 		busy = atomic_load(&r->w[i].busy_since);

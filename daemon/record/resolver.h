@@ -66,6 +66,8 @@ struct resolve_req {
 	atomic_int	 taken;		/* a worker started on it */
 	atomic_int	 refs;
 	int		 all;		/* a answers every member (the worker's, or a slow device's) */
+	int		 want_pin;	/* the loop would pin the file (resolver_pinned) */
+	struct bid_pin	 pin;		/* the worker's: the file kept, or fd -1 */
 	struct resolve_req *qnext;	/* the workers' queue */
 	struct resolve_member *m;	/* joined mappings (nm of them, room for capm), or none */
 	uint32_t	 nm, capm;
@@ -130,12 +132,44 @@ int	resolver_req_fd(const struct resolve_req *);
 void	resolver_req_put(struct resolver *, struct resolve_req *);
 /* Block until REQ is done or its deadline passed (start-up, stop, snapshot). */
 void	resolver_wait(struct resolver *, struct resolve_req *);
-/* Workers that are stuck get a spare; call now and then. */
+/* Workers that are stuck get a spare, pins are looked over; call now and then. */
 void	resolver_check(struct resolver *, uint64_t now);
+
+/*
+ * Pins: the loop proves the mappings of the few files an exec storm maps
+ * over and over itself, without a request, the hand-over to a thread or
+ * the path's walk.  A request proven by name (buildid_reader_known) may
+ * bring the file back open (struct bid_pin); the loop keeps up to
+ * RESOLVER_PINS of them, of the devices resolver_pin_devices names (the
+ * root's and /usr's: a pin holds its file system busy, and nobody
+ * unmounts those).  A mapping of a pinned file (same device and inode)
+ * made at TIME (CLOCK_MONOTONIC, the records' clock) is proven when fstat
+ * of the pin, made after TIME, shows the file as it was read
+ * (buildid_pin_holds) and unchanged since before the mapping
+ * (buildid_pin_before): the rule 2 proof (buildid_reader.h), the pin
+ * standing for the path.  One fstat per pin serves every mapping made
+ * before it.  A pin that fails is dropped (a worker closes it: the last
+ * close of a deleted file frees its blocks); so is one unused for
+ * RESOLVER_PIN_IDLE_S seconds or whose file was deleted, looked at by
+ * resolver_check once a second.
+ */
+#define RESOLVER_PINS		32
+#define RESOLVER_PIN_IDLE_S	10
+
+/* The devices whose files may be pinned (at most 4; none: no pins). */
+void	resolver_pin_devices(struct resolver *, const dev_t *devs, int n);
+/*
+ * Is M, made at TIME and MAP_WALL_NS, a mapping of a pinned file, proven?
+ * 1 with *A its answer (cached set), else 0: make a request.  The loop's.
+ */
+int	resolver_pinned(struct resolver *, const struct record_mmap *m, uint64_t time,
+	    uint64_t map_wall_ns, struct bid_answer *a);
 
 struct resolver_stats {
 	uint64_t	 requests, timeouts, workers, stuck;
 	uint64_t	 reads, hits;	/* of the reader */
+	uint64_t	 pinned;	/* mappings proven by a pin */
+	uint64_t	 pins, pins_dropped;	/* files pinned now; dropped so far */
 };
 void	resolver_stats(struct resolver *, struct resolver_stats *);
 

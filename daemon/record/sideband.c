@@ -6,8 +6,9 @@
  *	arrival   sideband_arrive, when the ring wakes the loop (a few ms
  *	          after the mmap): new records are looked at where they lie
  *	          (ring_scan, nothing consumed) and a mapping whose record
- *	          has no build-id gets its read started (resolver.h), while
- *	          the process most likely still lives
+ *	          has no build-id is proven by a file the loop holds (a pin,
+ *	          resolver.h) or gets its read started, while the process
+ *	          most likely still lives
  *	turn      sideband_drain, in a pass: the rings are merged by time up
  *	          to the pass's limit (the model needs a process's records in
  *	          order, and they may be spread over several CPUs' rings); a
@@ -33,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "log.h"
 #include "recorder.h"
@@ -55,6 +57,26 @@ needs_read(const struct recorder *r, const struct record *rec)
 	    buildid_reader_is_file(rec->mmap.filename);
 }
 
+/*
+ * The files the loop may pin (resolver.h) are those of the root's and
+ * /usr's file systems: the system's binaries, which an exec storm runs,
+ * on file systems nobody unmounts while the daemon runs (a pin holds its
+ * file system busy).
+ */
+static void
+sideband_pin_devices(struct recorder *r)
+{
+	static const char *const roots[] = { "/", "/usr" };
+	struct stat st;
+	dev_t	 devs[2];
+	int	 i, n = 0;
+
+	for (i = 0; i < 2; i++)
+		if (stat(roots[i], &st) == 0 && (n == 0 || devs[0] != st.st_dev))
+			devs[n++] = st.st_dev;
+	resolver_pin_devices(r->res, devs, n);
+}
+
 int
 sideband_init(struct recorder *r, char *err, size_t errlen)
 {
@@ -63,14 +85,18 @@ sideband_init(struct recorder *r, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	return resolver_start(&r->res, r->conf->capture == CAPTURE_EAGER, err, errlen);
+	if (resolver_start(&r->res, r->conf->capture == CAPTURE_EAGER, err, errlen) < 0)
+		return -1;
+	sideband_pin_devices(r);
+	return 0;
 }
 
 /* The oldest read of S, put. */
 static void
 read_pop(struct recorder *r, struct sb_ring *s)
 {
-	resolver_req_put(r->res, s->rd[s->first].q);
+	if (s->rd[s->first].q != NULL)
+		resolver_req_put(r->res, s->rd[s->first].q);
 	s->first = (s->first + 1) & (s->cap - 1);
 	s->n--;
 }
@@ -121,9 +147,11 @@ arrive_cb(const struct perf_event_header *h, void *arg)
 	struct recorder *r = arg;
 	struct sb_ring *s = &r->sb[r->cur];
 	struct sb_read *e;
-	struct resolve_req *q;
+	struct resolve_req *q = NULL;
+	struct bid_answer pinned;
 	struct record rec;
-	uint32_t idx;
+	uint64_t wall;
+	uint32_t idx = 0;
 
 	if (h->type != PERF_RECORD_MMAP2 && h->type != PERF_RECORD_MMAP3 &&
 	    h->type != PERF_RECORD_MMAP)
@@ -132,13 +160,19 @@ arrive_cb(const struct perf_event_header *h, void *arg)
 		return 0;
 	if (s->n >= SB_READS_MAX)
 		return 0;	/* no read: "busy" at its turn */
-	if (read_room(s) < 0 ||
-	    (q = resolver_req_join(r->res, &rec.mmap, recorder_wall(r, &rec), r->now, &idx)) == NULL)
+	if (read_room(s) < 0)
 		return 1;	/* out of memory: looked at again next time */
+	wall = recorder_wall(r, &rec);
+	/* A file the loop holds (resolver.h, pins): no request. */
+	if (!(rec.has_sid && resolver_pinned(r->res, &rec.mmap, rec.sid.time, wall, &pinned)) &&
+	    (q = resolver_req_join(r->res, &rec.mmap, wall, r->now, &idx)) == NULL)
+		return 1;
 	e = &s->rd[(s->first + s->n++) & (s->cap - 1)];
 	e->pos = r->ev.cpus[r->cur].sb_ring.pos;
 	e->q = q;
 	e->idx = idx;
+	if (q == NULL)
+		e->a = pinned;
 	return 0;
 }
 
@@ -373,7 +407,9 @@ sb_record_cb(const struct perf_event_header *h, void *arg)
 	if (needs_read(r, &rec)) {
 		/* No request: arrival could not make one (out of memory). */
 		a = &busy;
-		if ((e = read_of(r, s, r->ev.cpus[r->cur].sb_ring.pos)) != NULL) {
+		if ((e = read_of(r, s, r->ev.cpus[r->cur].sb_ring.pos)) != NULL && e->q == NULL)
+			a = &e->a;	/* proven at arrival */
+		else if (e != NULL) {
 			if (!resolver_req_done(r->res, e->q, r->now, 1)) {
 				r->blocked = t != 0 ? t : 1;
 				r->blocked_deadline = e->q->deadline;
