@@ -155,7 +155,11 @@ walk(struct ring *r, const struct span *s, uint64_t *pos, uint64_t head, ring_re
 		struct perf_event_header hdr;
 		uint64_t off = tail & s->mask;
 
-		span_copy(s, tail, &hdr, sizeof(hdr));
+		/* A header never wraps (records are 8-byte multiples): a copy of constant size. */
+		if (off + sizeof(hdr) <= s->size)
+			memcpy(&hdr, s->data + off, sizeof(hdr));
+		else
+			span_copy(s, tail, &hdr, sizeof(hdr));
 		if (hdr.size < sizeof(hdr) || hdr.size > head - tail) {
 			r->torn += consuming;
 			tail = head;
