@@ -99,6 +99,34 @@ ts_ns(const struct timespec *ts)
 	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
 }
 
+/*
+ * How coarse ST's timestamps are beyond the clock's tick: a second on a
+ * file system that keeps no nanoseconds (ext3, ext4 with 128-byte
+ * inodes), where two writes in one second leave size, mtime and ctime as
+ * they were.  (Both at .000000000 by chance: a second too, harmless.)
+ */
+static int64_t
+ts_gran(const struct stat *st)
+{
+	return st->st_ctim.tv_nsec == 0 && st->st_mtim.tv_nsec == 0 ? 1000000000LL : 0;
+}
+
+/* Did the file in state ST last change before WALL_NS, however coarse its timestamps? */
+static int
+changed_before(const struct stat *st, int64_t wall_ns)
+{
+	return wall_ns > 0 && ts_ns(&st->st_ctim) + ts_gran(st) + CTIME_SLACK_NS < wall_ns;
+}
+
+static int64_t
+wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts_ns(&ts);
+}
+
 static int
 cause_of(int err)
 {
@@ -331,6 +359,7 @@ static void
 read_fd(struct buildid_reader *b, int fd, const struct stat *st, struct bid_answer *a)
 {
 	struct stat after;
+	int64_t	 at = wall_now();
 	int	 rc;
 
 	pthread_mutex_lock(&b->mu);
@@ -351,7 +380,14 @@ read_fd(struct buildid_reader *b, int fd, const struct stat *st, struct bid_answ
 		a->cause = cause_of(rc);
 		a->size = 0;
 	}
-	cache_put(b, st, a);
+	/*
+	 * Remembered only if the file's state was already old when it was
+	 * read: a write after the read then shows in the state.  (A write in
+	 * the same tick, or second, as the state's ctime would not: the cache
+	 * would answer the old content for the new.)
+	 */
+	if (changed_before(st, at))
+		cache_put(b, st, a);
 }
 
 /* The file a build-id was just read from goes to *KEEP if wanted. */
@@ -433,7 +469,7 @@ resolve_by_name(struct buildid_reader *b, const struct bid_query *q, struct bid_
 		goto out;
 	}
 	/* Its content is the mapped content only if it last changed before the mapping. */
-	if (q->map_wall_ns == 0 || ts_ns(&st.st_ctim) + CTIME_SLACK_NS >= (int64_t)q->map_wall_ns) {
+	if (!changed_before(&st, (int64_t)q->map_wall_ns)) {
 		a->cause = BIDC_CHANGED;
 		goto out;
 	}
@@ -460,11 +496,15 @@ local_fs(int fd)
 
 	if (fstatfs(fd, &sf) == -1)
 		return 0;
+	/*
+	 * Not tmpfs: its inode numbers wrap at 2^32, so two live files can
+	 * share one and a pin would answer for the other.  Not btrfs: its
+	 * records' device is not the one fstat gives (no proof by name there
+	 * either).
+	 */
 	switch ((unsigned long)sf.f_type) {
 	case EXT4_SUPER_MAGIC:		/* ext2, ext3 and ext4 share it */
 	case XFS_SUPER_MAGIC:
-	case BTRFS_SUPER_MAGIC:
-	case TMPFS_MAGIC:
 		return 1;
 	default:
 		return 0;
@@ -476,7 +516,8 @@ static int
 pinnable(int pfd, const struct stat *st, const struct bid_answer *a)
 {
 	return a->cause == BIDC_OK && a->size > 0 && S_ISREG(st->st_mode) && st->st_uid == 0 &&
-	    (st->st_mode & (S_IWGRP | S_IWOTH)) == 0 && st->st_nlink > 0 && local_fs(pfd);
+	    (st->st_mode & (S_IWGRP | S_IWOTH)) == 0 && st->st_nlink > 0 && ts_gran(st) == 0 &&
+	    local_fs(pfd);
 }
 
 int
@@ -511,7 +552,7 @@ buildid_reader_known(struct buildid_reader *b, const struct bid_query *q, uint64
 	memset(&ca, 0, sizeof(ca));
 	if (fstat(pfd, &st) == 0 && st.st_dev == makedev(q->maj, q->min) &&
 	    st.st_ino == q->ino && S_ISREG(st.st_mode) &&
-	    ts_ns(&st.st_ctim) + CTIME_SLACK_NS < (int64_t)map_wall_ns &&
+	    changed_before(&st, (int64_t)map_wall_ns) &&
 	    cache_get(b, &st, &ca)) {
 		*a = ca;
 		rc = 1;

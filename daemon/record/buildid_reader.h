@@ -26,7 +26,11 @@
  * The cache remembers answers by what fstat of the file actually read
  * says: (device, inode, size, mtime, ctime).  A hit needs the same five
  * from a fresh stat of the mapped file, so `cp v2 PATH`, which keeps the
- * inode but changes size, mtime or ctime, is a miss.  It is shared by the
+ * inode but changes size, mtime or ctime, is a miss.  Only a state older
+ * than the read by the ctime margin is remembered, a second more where
+ * the file system keeps no nanoseconds: a rewrite after the read then
+ * always shows in the state.  Rule 2's "before the mapping" takes the
+ * same second on such file systems.  It is shared by the
  * threads (a mutex) and bounded (cleared when full: a miss costs a read,
  * never a wrong answer).
  */
@@ -125,10 +129,12 @@ int	buildid_reader_known(struct buildid_reader *, const struct bid_query *q,
  * if PIN is not NULL, the answer a build-id, and the file one whose
  * content only root can change and whose status costs no I/O: a regular
  * file owned by root, not writable by its group or others (an ACL that
- * lets anyone else write shows in the group bits), on ext4, XFS, btrfs
- * or tmpfs.  FD is an O_PATH descriptor (no open(2) of the file): fstat
- * works on it, and it holds the inode, so the device and inode number
- * name this file for as long as it is kept.  Else FD stays -1.
+ * lets anyone else write shows in the group bits), on ext4 or XFS with
+ * timestamps finer than a second.  FD is an O_PATH descriptor (no
+ * open(2) of the file): fstat works on it, and it holds the inode, so the
+ * device and inode number name this file for as long as it is kept (on
+ * those file systems two live files never share a number).  Else FD
+ * stays -1.
  */
 struct bid_pin {
 	int		 fd;
