@@ -790,6 +790,50 @@ START_TEST(test_resolver_pins)
 }
 END_TEST
 
+/*
+ * All pins taken: a new file is not pinned while every pin was used in
+ * the last second; after, it takes the least recently used one's place.
+ */
+START_TEST(test_resolver_pins_full)
+{
+	struct resolver *res;
+	struct resolver_stats st;
+	struct record_mmap m, first, pinned[RESOLVER_PINS];
+	struct bid_query bq;
+	struct bid_answer a;
+	struct stat ds;
+	char	 p[PATH_MAX], name[32], err[256];
+	int	 i;
+
+	ck_assert_int_eq(stat(dir, &ds), 0);
+	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
+	resolver_pin_devices(res, &ds.st_dev, 1);
+	for (i = 0; i < RESOLVER_PINS; i++) {
+		snprintf(name, sizeof(name), "prog%d", i);
+		copy_to("/proc/self/exe", name, p, sizeof(p));
+		ck_assert_uint_eq(pin_of(res, &pinned[i], &bq, p), (uint64_t)i + 1);
+		pinned[i].filename = NULL;	/* a pin is looked up by device and inode */
+	}
+	first = pinned[0];
+	copy_to("/proc/self/exe", "one-more", p, sizeof(p));
+	/* every pin used just now */
+	for (i = 0; i < RESOLVER_PINS; i++)
+		ck_assert_int_eq(resolver_pinned(res, &pinned[i], mono_ns(), wall_ns(0), &a), 1);
+	ck_assert_uint_eq(pin_of(res, &m, &bq, p), RESOLVER_PINS);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(0), &a), 0);
+	/* A second on, the first pin used again: another takes the new file's place. */
+	usleep(1100000);
+	ck_assert_int_eq(resolver_pinned(res, &first, mono_ns(), wall_ns(0), &a), 1);
+	copy_to("/proc/self/exe", "yet-another", p, sizeof(p));
+	ck_assert_uint_eq(pin_of(res, &m, &bq, p), RESOLVER_PINS);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(0), &a), 1);
+	ck_assert_int_eq(resolver_pinned(res, &first, mono_ns(), wall_ns(0), &a), 1);
+	resolver_stats(res, &st);
+	ck_assert_uint_eq(st.pins_dropped, 1);
+	resolver_stop(res);
+}
+END_TEST
+
 static Suite *
 reader_suite(void)
 {
@@ -808,6 +852,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_resolver_group);
 	tcase_add_test(tc, test_resolver_join);
 	tcase_add_test(tc, test_resolver_pins);
+	tcase_add_test(tc, test_resolver_pins_full);
 	suite_add_tcase(s, tc);
 	return s;
 }

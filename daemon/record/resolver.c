@@ -453,14 +453,34 @@ pin_find(const struct resolver *r, dev_t dev, uint64_t ino)
 	return -1;
 }
 
+/*
+ * The pin to make room with when all are taken: the least recently used,
+ * if unused for PIN_SPARE_NS (files mapped at start, a user's few), else
+ * -1 (the hot ones stay).
+ */
+#define PIN_SPARE_NS	(1000000000ULL)
+
+static int
+pin_spare(const struct resolver *r, uint64_t now)
+{
+	int	 i, old = -1;
+
+	if (r->npins < RESOLVER_PINS)
+		return r->npins;
+	for (i = 0; i < r->npins; i++)
+		if (old < 0 || r->pins[i].used < r->pins[old].used)
+			old = i;
+	return r->pins[old].used + PIN_SPARE_NS < now ? old : -1;
+}
+
 /* Would the loop pin M's file, if its proof brought it? */
 static int
-pin_wanted(const struct resolver *r, const struct record_mmap *m)
+pin_wanted(const struct resolver *r, const struct record_mmap *m, uint64_t now)
 {
 	dev_t	 dev = makedev(m->maj, m->min);
 	int	 i;
 
-	if (!m->has_inode || r->npins >= RESOLVER_PINS || pin_find(r, dev, m->ino) >= 0)
+	if (!m->has_inode || pin_find(r, dev, m->ino) >= 0 || pin_spare(r, now) < 0)
 		return 0;
 	for (i = 0; i < r->npin_dev; i++)
 		if (r->pin_dev[i] == dev)
@@ -504,14 +524,18 @@ pin_drop(struct resolver *r, int i)
 static void
 pin_adopt(struct resolver *r, struct resolve_req *q)
 {
+	uint64_t now = mono_now();
 	struct pin *pn;
+	int	 i;
 
-	if (r->npins >= RESOLVER_PINS || pin_find(r, q->pin.dev, q->pin.ino) >= 0)
+	if (pin_find(r, q->pin.dev, q->pin.ino) >= 0 || (i = pin_spare(r, now)) < 0)
 		return;
+	if (i < r->npins)
+		pin_drop(r, i);		/* the least recently used */
 	pn = &r->pins[r->npins++];
 	pn->p = q->pin;
 	pn->checked = 0;		/* not looked at since the worker's proof */
-	pn->used = mono_now();
+	pn->used = now;
 	q->pin.fd = -1;
 }
 
@@ -609,7 +633,7 @@ req_alloc(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns,
 	q->q.filename = q->name;
 	q->fd = -1;
 	q->pin.fd = -1;
-	q->want_pin = pin_wanted(r, m);
+	q->want_pin = pin_wanted(r, m, now);
 	q->deadline = now + TIMEOUT_NS;
 	q->loop_refs = 1;
 	atomic_init(&q->refs, 1);
