@@ -175,6 +175,20 @@ readelf_buildid() {
 
 segments() { ls "$T/state/segments/"perf-*.data 2>/dev/null | sort; }
 
+# $T/v1 and $T/v2: two versions of tests/progs/capver.c (v1 runs
+# pm_capv1_hot, v2 pm_capv2_hot) whose build-ids the kernel cannot read
+# (tests/progs/hidenote.c); ID1 and ID2 their build-ids, distinct.
+build_versions() {
+	cc -O2 -o "$T/hidenote" tests/progs/hidenote.c || fail "cannot build tests/progs/hidenote.c"
+	for v in 1 2; do
+		cc -O0 -g -fno-omit-frame-pointer -Wl,--build-id -DVERSION=$v -o "$T/v$v" \
+			tests/progs/capver.c || fail "cannot build tests/progs/capver.c"
+		"$T/hidenote" "$T/v$v" || fail "hidenote v$v"
+	done
+	ID1=$(readelf_buildid "$T/v1"); ID2=$(readelf_buildid "$T/v2")
+	[ -n "$ID1" ] && [ -n "$ID2" ] && [ "$ID1" != "$ID2" ] || fail "v1 and v2 need distinct build-ids"
+}
+
 # Header values of a segment, in perf's microsecond format.
 seg_first() { perf report --header-only -i "$1" 2>/dev/null | sed -n 's/^# time of first sample : //p'; }
 seg_last()  { perf report --header-only -i "$1" 2>/dev/null | sed -n 's/^# time of last sample : //p'; }

@@ -32,14 +32,7 @@ command -v jq >/dev/null 2>&1 || skip "jq is not installed"
 command -v unshare >/dev/null 2>&1 || skip "unshare is not installed"
 unshare -m --propagation private true 2>/dev/null || skip "cannot make a mount namespace"
 
-cc -O2 -o "$T/hidenote" tests/progs/hidenote.c || fail "cannot build tests/progs/hidenote.c"
-for v in 1 2; do
-	cc -O0 -g -fno-omit-frame-pointer -Wl,--build-id -DVERSION=$v -o "$T/v$v" \
-		tests/progs/capver.c || fail "cannot build tests/progs/capver.c"
-	"$T/hidenote" "$T/v$v" || fail "hidenote v$v"
-done
-ID1=$(readelf_buildid "$T/v1"); ID2=$(readelf_buildid "$T/v2")
-[ -n "$ID1" ] && [ -n "$ID2" ] && [ "$ID1" != "$ID2" ] || fail "v1 and v2 need distinct build-ids"
+build_versions
 
 start_daemon "[record]
 buildid_mode = $MODE

@@ -14,12 +14,7 @@ need_perf
 command -v mkfs.ext4 >/dev/null 2>&1 || skip "mkfs.ext4 is not installed"
 command -v jq >/dev/null 2>&1 || skip "jq is not installed"
 
-cc -O2 -o "$T/hidenote" tests/progs/hidenote.c || fail "cannot build tests/progs/hidenote.c"
-for v in 1 2; do
-	cc -O0 -g -fno-omit-frame-pointer -Wl,--build-id -DVERSION=$v -o "$T/v$v" \
-		tests/progs/capver.c || fail "cannot build tests/progs/capver.c"
-	"$T/hidenote" "$T/v$v" || fail "hidenote v$v"
-done
+build_versions
 [ "$(stat -c %s "$T/v1")" = "$(stat -c %s "$T/v2")" ] ||
 	fail "v1 and v2 differ in size: the state of the file would tell them apart"
 

@@ -17,13 +17,9 @@ command -v fusermount3 >/dev/null 2>&1 || skip "fusermount3 is not installed (fu
 [ -c /dev/fuse ] || skip "no /dev/fuse"
 pkg-config --exists fuse3 || skip "libfuse3-dev is not installed"
 
-cc -O2 -o "$T/hidenote" tests/progs/hidenote.c &&
+build_versions
 cc -O2 -o "$T/stallfs" tests/progs/stallfs.c $(pkg-config --cflags --libs fuse3) ||
-	fail "cannot build the test programs"
-for v in 1 2; do
-	cc -O0 -g -fno-omit-frame-pointer -Wl,--build-id -DVERSION=$v -o "$T/v$v" \
-		tests/progs/capver.c && "$T/hidenote" "$T/v$v" || fail "cannot build capver v$v"
-done
+	fail "cannot build tests/progs/stallfs.c"
 mkdir "$T/mnt"
 "$T/stallfs" "$T/v1" "$T/mnt" "$T/target.pid" > "$T/fs.log" 2>&1 &
 FS=$!
