@@ -170,11 +170,13 @@ note "unknown build-ids: $unk, by cause $causes"
 grep -q '^build-ids' "$T/st.txt" || { echo "STATUS: no build-ids line"; bad=$((bad + 1)); }
 # The storm's mappings of $P were proven by a pin (where pins exist: the
 # root's and /usr's file systems, which $T is on here, or the test says
-# why not): the 300 processes of v1 made far fewer than 300 requests.
+# why not): the 300 processes of v1 made far fewer than 300 requests (18
+# here, 81-104 under ASan, where the first batches before the pin are
+# larger; unpinned, each process makes one at least).
 pinned=$(jq '.buildid_reads.pinned' "$T/st.json")
 note "mappings proven by a pin: $pinned; requests during the v1 storm: $((req1 - req0))"
 if [ "$(stat -c %d "$B")" = "$(stat -c %d /)" ] || [ "$(stat -c %d "$B")" = "$(stat -c %d /usr)" ]; then
-	[ $((req1 - req0)) -lt 150 ] || { echo "PINS: the v1 storm made $((req1 - req0)) requests: its binary was not pinned"; bad=$((bad + 1)); }
+	[ $((req1 - req0)) -lt 200 ] || { echo "PINS: the v1 storm made $((req1 - req0)) requests: its binary was not pinned"; bad=$((bad + 1)); }
 else
 	echo "NOTE: $B is not on the root's or /usr's file system: no pins, cp-storm judged without them"
 fi
