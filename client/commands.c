@@ -119,6 +119,14 @@ print_status(json_t *p, FILE *f)
 	    "unknown", client_num(c, "mmaps_kernel_buildid"), client_num(c, "mmaps_user_buildid"),
 	    client_num(c, "mmaps_no_buildid"));
 	print_unknown(f, json_object_get(c, "buildid_unknown"));
+	if (json_is_object(json_object_get(p, "buildid_reads"))) {
+		json_t *b = json_object_get(p, "buildid_reads");
+
+		client_print_kv(f, "build-id reads", "%lld requests (%lld timed out), %lld files "
+		    "read, %lld from the cache; %lld proven by %lld files held open",
+		    client_num(b, "requests"), client_num(b, "timeouts"), client_num(b, "reads"),
+		    client_num(b, "cache_hits"), client_num(b, "pinned"), client_num(b, "pins"));
+	}
 	client_print_kv(f, "lost", "%lld records, %lld samples", client_num(c, "lost"),
 	    client_num(c, "lost_samples"));
 	if (client_num(c, "write_errors") > 0 || client_num(c, "bad_records") > 0)

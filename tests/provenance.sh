@@ -168,6 +168,8 @@ note "unknown build-ids: $unk, by cause $causes"
 [ "$causes" != null ] || { echo "STATUS: no buildid_unknown counters"; bad=$((bad + 1)); }
 [ "$sum" = "$unk" ] || { echo "STATUS: causes add up to $sum, not $unk"; bad=$((bad + 1)); }
 grep -q '^build-ids' "$T/st.txt" || { echo "STATUS: no build-ids line"; bad=$((bad + 1)); }
+grep -q '^build-id reads .* [0-9]* proven by [0-9]* files held open' "$T/st.txt" ||
+	{ echo "STATUS: no build-id reads line"; bad=$((bad + 1)); }
 # The storm's mappings of $P were proven by a pin (where pins exist: the
 # root's and /usr's file systems, which $T is on here, or the test says
 # why not): the 300 processes of v1 made far fewer than 300 requests (18
