@@ -111,11 +111,18 @@ ts_gran(const struct stat *st)
 	return st->st_ctim.tv_nsec == 0 && st->st_mtim.tv_nsec == 0 ? 1000000000LL : 0;
 }
 
+/* Is a change at CTIME_NS, of timestamps GRAN coarse, before WALL_NS by the margin? */
+static int
+ctime_before(int64_t ctime_ns, int64_t gran, int64_t wall_ns)
+{
+	return wall_ns > 0 && ctime_ns + gran + CTIME_SLACK_NS < wall_ns;
+}
+
 /* Did the file in state ST last change before WALL_NS, however coarse its timestamps? */
 static int
 changed_before(const struct stat *st, int64_t wall_ns)
 {
-	return wall_ns > 0 && ts_ns(&st->st_ctim) + ts_gran(st) + CTIME_SLACK_NS < wall_ns;
+	return ctime_before(ts_ns(&st->st_ctim), ts_gran(st), wall_ns);
 }
 
 static int64_t
@@ -511,12 +518,19 @@ local_fs(int fd)
 	}
 }
 
+/* A linked regular file whose content only root can change (an ACL shows in the group bits). */
+static int
+root_only(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == 0 &&
+	    (st->st_mode & (S_IWGRP | S_IWOTH)) == 0 && st->st_nlink > 0;
+}
+
 /* May the file behind PFD, in state ST, with answer A, be pinned (buildid_reader.h)? */
 static int
 pinnable(int pfd, const struct stat *st, const struct bid_answer *a)
 {
-	return a->cause == BIDC_OK && a->size > 0 && S_ISREG(st->st_mode) && st->st_uid == 0 &&
-	    (st->st_mode & (S_IWGRP | S_IWOTH)) == 0 && st->st_nlink > 0 && ts_gran(st) == 0 &&
+	return a->cause == BIDC_OK && a->size > 0 && root_only(st) && ts_gran(st) == 0 &&
 	    local_fs(pfd);
 }
 
@@ -525,14 +539,13 @@ buildid_pin_holds(const struct bid_pin *p, const struct stat *st)
 {
 	return p->fd >= 0 && st->st_dev == p->dev && st->st_ino == p->ino &&
 	    st->st_size == p->size && ts_ns(&st->st_mtim) == p->mtime_ns &&
-	    ts_ns(&st->st_ctim) == p->ctime_ns && st->st_nlink > 0 && S_ISREG(st->st_mode) &&
-	    st->st_uid == 0 && (st->st_mode & (S_IWGRP | S_IWOTH)) == 0;
+	    ts_ns(&st->st_ctim) == p->ctime_ns && root_only(st);
 }
 
 int
 buildid_pin_before(const struct bid_pin *p, uint64_t map_wall_ns)
 {
-	return map_wall_ns != 0 && p->ctime_ns + CTIME_SLACK_NS < (int64_t)map_wall_ns;
+	return ctime_before(p->ctime_ns, 0, (int64_t)map_wall_ns);	/* pins have fine timestamps */
 }
 
 int

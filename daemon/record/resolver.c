@@ -92,6 +92,23 @@ struct resolver {
 
 static void pin_drop(struct resolver *, int);
 
+/* A request about no mapping, answered already (its answer "ok" until set); NULL: no memory. */
+static struct resolve_req *
+req_answered(void)
+{
+	struct resolve_req *q;
+
+	if ((q = calloc(1, sizeof(*q) + 1)) == NULL)
+		return NULL;
+	q->fd = -1;
+	q->pin.fd = -1;
+	q->q.filename = q->name;
+	atomic_init(&q->refs, 1);
+	atomic_init(&q->done, 1);
+	atomic_init(&q->taken, 0);
+	return q;
+}
+
 static uint64_t
 mono_now(void)
 {
@@ -317,17 +334,11 @@ resolver_start(struct resolver **out, int keep_fds, char *err, size_t errlen)
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
 		goto fail;
 	}
-	if ((r->busy = calloc(1, sizeof(*r->busy) + 1)) == NULL) {
+	if ((r->busy = req_answered()) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	r->busy->fd = -1;
-	r->busy->pin.fd = -1;
 	r->busy->a.cause = BIDC_BUSY;
-	r->busy->q.filename = r->busy->name;
-	atomic_init(&r->busy->refs, 1);
-	atomic_init(&r->busy->done, 1);
-	atomic_init(&r->busy->taken, 0);
 	r->batch = 1;
 	if ((rc = spawn(r)) < 0) {
 		snprintf(err, errlen, "cannot start the build-id reader thread: %s",
@@ -497,16 +508,11 @@ close_later(struct resolver *r, int fd)
 {
 	struct resolve_req *q;
 
-	if ((q = calloc(1, sizeof(*q) + 1)) == NULL) {
+	if ((q = req_answered()) == NULL) {
 		close(fd);		/* out of memory: here, then */
 		return;
 	}
-	q->fd = -1;
 	q->pin.fd = fd;
-	q->q.filename = q->name;
-	atomic_init(&q->refs, 1);
-	atomic_init(&q->done, 1);
-	atomic_init(&q->taken, 0);
 	q->qnext = NULL;
 	*r->btail = q;
 	r->btail = &q->qnext;
