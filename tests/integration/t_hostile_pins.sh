@@ -13,10 +13,12 @@
 #      v2, a v2 that runs 0.3 s.  Judged: perf --buildid-dir STATE/debug
 #      script shows no sample of a v2 process as pm_capv1_hot nor one of
 #      v1 as pm_capv2_hot, and the long v2 as pm_capv2_hot; at every
-#      status poll (5 a second) at most 32 pins, and the daemon's files
-#      and its O_PATH files at most 32 + 32 above their count at start
-#      (the slack: a request's file on its way to become a pin, the
-#      files the eager capture keeps for a moment; 96 under the sanitizers).
+#      status poll (5 a second) at most 32 pins, the daemon's O_PATH
+#      files at most 32 + 24 above their count at start (the slack: the
+#      requests' files on their way to become pins, 5 at most here) and
+#      all its files at most 32 + 48 above (the answers' files the eager
+#      capture keeps until the loop's turn too, 21 at most here); twice
+#      the slack under the sanitizers.
 #   2. Root copies a binary into its directory and runs it until the
 #      daemon pins it (an O_PATH file a second after the last run), then
 #      deletes it: within 3 s (6 under the sanitizers) the daemon holds no
@@ -142,7 +144,8 @@ done
 
 # The cp-storm of tests/provenance.sh, in root's directory, under the
 # churn: v1 runs until the daemon holds it (300 runs at least), then v2 is
-# copied over the same inode while the daemon holds v1's.  Held 0.3 s
+# copied over the same inode while the daemon holds v1's (300-550 runs
+# here, 775 under ASan: the churn holds the pins).  Held 0.3 s
 # after a run: a pin, not the file a request brought to be one (the loop
 # lets that go when, by the request's turn, no pin was free).
 expect() { echo "$1 $2 $3 $4" >> "$T/expect"; }
@@ -157,7 +160,7 @@ while :; do
 	[ $i -ge 300 ] || continue
 	sleep 0.3
 	[ -n "$(pinned "$P")" ] && break
-	[ $i -lt 1200 ] || fail "1,200 runs of v1 and the daemon never held it: the cp-storm proves nothing"
+	[ $i -lt 2000 ] || fail "2,000 runs of v1 and the daemon never held it: the cp-storm proves nothing"
 done
 "$P" 0.05 & p=$!; wait $p; expect $p 1 storm-v1 0
 sleep 0.3
@@ -180,15 +183,17 @@ note "after the churn: $(jq -c '.buildid_reads' "$T/st1.json")"
 # The polls: never more than 32 pins, the files held within their
 # bounds; every pin taken, and pins replaced: as many as there are pins at
 # least (else the churn tested nothing).
-slack=32; sanitized && slack=96
-awk -v fd0="$fd0" -v op0="$opath0" -v s="$slack" '
-	function over(what) { if (bad++ < 5) print what }
+slack=48 oslack=24
+sanitized && slack=96 oslack=48
+awk -v fd0="$fd0" -v op0="$opath0" -v s="$slack" -v os="$oslack" '
+	function over(what) { if (said++ < 5) print what; o = 1 }
 	$1 == "-" { next }
 	n++ == 0 { d0 = $3 }
-	{ d1 = $3 }
+	{ d1 = $3; o = 0 }
 	$1 > 32 { over("PINS: " $1 " pins held") }
 	$4 > fd0 + 32 + s { over("FILES: " $4 " files open, " fd0 " at start") }
-	$5 > op0 + 32 + s { over("FILES: " $5 " O_PATH files open, " op0 " at start") }
+	$5 > op0 + 32 + os { over("FILES: " $5 " O_PATH files open, " op0 " at start") }
+	{ bad += o }
 	$1 > maxp { maxp = $1 } $4 > maxf { maxf = $4 } $5 > maxo { maxo = $5 }
 	END { print "polls " n " pins_max " maxp " files_max " maxf " opath_max " maxo \
 	    " dropped " d1 - d0 " over " bad + 0 }
@@ -198,10 +203,9 @@ last=$(tail -n 1 "$T/poll.judged")
 figure polls "$last"
 set -- $last
 [ "$2" -ge 10 ] || fail "only $2 status polls during the churn"
-[ "${12}" = 0 ] || fail "${12} polls over the bounds (32 pins, $slack files of slack)"
+[ "${12}" = 0 ] || fail "${12} polls over the bounds (32 pins; files: a slack of $slack, O_PATH $oslack)"
 [ "$4" = 32 ] || fail "the churn never took all 32 pins (at most $4)"
 [ "${10}" -ge 32 ] || fail "the churn replaced ${10} pins, fewer than the 32 it held"
-
 
 # 2. Root's binary, held, then deleted: let go within 3 s (6 s under the
 # sanitizers).  Held a second after its last run: a pin, not a read's file.
