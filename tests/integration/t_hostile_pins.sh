@@ -144,7 +144,7 @@ done
 
 # The cp-storm of tests/provenance.sh, in root's directory, under the
 # churn: v1 runs until the daemon holds it (300 runs at least), then v2 is
-# copied over the same inode while the daemon holds v1's (300-550 runs
+# copied over the same inode while the daemon holds v1's (300-925 runs
 # here, 775 under ASan: the churn holds the pins).  Held 0.3 s
 # after a run: a pin, not the file a request brought to be one (the loop
 # lets that go when, by the request's turn, no pin was free).
