@@ -159,11 +159,12 @@ check-tsan: deps
 
 # What CI runs under ThreadSanitizer: every unit test and the integration
 # tests that drive the threads (the index writer, the capture worker, the
-# query thread) without a timing bound a 5-15x slower daemon cannot meet
-# (the rings of t_control and t_capture_storm overflow under it).  About
+# query thread, the build-id readers that close the pins) without a timing
+# bound a 5-15x slower daemon cannot meet (the rings of t_control and
+# t_capture_storm overflow under it).  About
 # 4 minutes; make check-tsan runs everything (about 5.5).
 TSAN_CI_TESTS := $(patsubst tests/%.c,%,$(TEST_SRC)) t_capture t_export t_index t_store \
-	t_retention t_hostile_cache t_hostile_ns t_hostile_exec t_hostile_control
+	t_retention t_hostile_cache t_hostile_ns t_hostile_exec t_hostile_control t_hostile_pins
 check-tsan-ci:
 	TESTS="$(TSAN_CI_TESTS)" $(MAKE) check-tsan
 
