@@ -189,6 +189,14 @@ build_versions() {
 	[ -n "$ID1" ] && [ -n "$ID2" ] && [ "$ID1" != "$ID2" ] || fail "v1 and v2 need distinct build-ids"
 }
 
+# SEG's samples as perf script shows them with the cache STATE/debug: one
+# "PID SYMBOL" line per sample (the sampled frame only), appended to OUT.
+pid_symbols() {
+	perf --buildid-dir "$T/state/debug" script -i "$1" -F pid,ip,sym --max-stack=1 2>/dev/null |
+		awk '/^ *[0-9]+ *$/ { pid = $1; next } pid != "" && NF >= 2 { print pid, $2; pid = "" }' \
+		>> "$2" || fail "perf script failed on $1"
+}
+
 # Header values of a segment, in perf's microsecond format.
 seg_first() { perf report --header-only -i "$1" 2>/dev/null | sed -n 's/^# time of first sample : //p'; }
 seg_last()  { perf report --header-only -i "$1" 2>/dev/null | sed -n 's/^# time of last sample : //p'; }

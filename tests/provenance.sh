@@ -118,10 +118,7 @@ stop_daemon
 D=$T/state/debug
 : > "$T/script"; : > "$T/report"
 for seg in $(segments); do
-	# one "PID SYMBOL" line per sample: the sampled frame only
-	perf --buildid-dir "$D" script -i "$seg" -F pid,ip,sym --max-stack=1 2>/dev/null |
-		awk '/^ *[0-9]+ *$/ { pid = $1; next } pid != "" && NF >= 2 { print pid, $2; pid = "" }' \
-		>> "$T/script" || fail "perf script failed on $seg"
+	pid_symbols "$seg" "$T/script"
 	perf --buildid-dir "$D" report -i "$seg" --stdio --no-children --sort pid,sym 2>/dev/null |
 		grep '%' >> "$T/report" || fail "perf report failed on $seg"
 done

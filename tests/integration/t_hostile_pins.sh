@@ -254,9 +254,7 @@ proven=$(jq '.buildid_reads.pinned' "$T/st.json")
 # sample (the sampled frame only).
 : > "$T/script"
 for seg in $(segments); do
-	perf --buildid-dir "$T/state/debug" script -i "$seg" -F pid,ip,sym --max-stack=1 2>/dev/null |
-		awk '/^ *[0-9]+ *$/ { pid = $1; next } pid != "" && NF >= 2 { print pid, $2; pid = "" }' \
-		>> "$T/script" || fail "perf script failed on $seg"
+	pid_symbols "$seg" "$T/script"
 done
 bad=0
 for v in 1 2; do

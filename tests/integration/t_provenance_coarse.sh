@@ -57,9 +57,7 @@ stop_daemon
 
 : > "$T/script"
 for seg in $(segments); do
-	perf --buildid-dir "$T/state/debug" script -i "$seg" -F pid,ip,sym --max-stack=1 2>/dev/null |
-		awk '/^ *[0-9]+ *$/ { pid = $1; next } pid != "" && NF >= 2 { print pid, $2; pid = "" }' \
-		>> "$T/script" || fail "perf script failed on $seg"
+	pid_symbols "$seg" "$T/script"
 done
 wrong=$(awk -v p="$p2" '$1 == p && $2 == "pm_capv1_hot"' "$T/script" | wc -l)
 right=$(awk -v p="$p2" '$1 == p && $2 == "pm_capv2_hot"' "$T/script" | wc -l)
