@@ -82,23 +82,25 @@ S=$T/control.sock
 ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
 sleep 1
 fds() { ls "/proc/$DAEMON_PID/fd" | wc -l; }
-# the daemon's O_PATH files (the bit of 010000000 in fdinfo's octal flags)
-opath_fds() {
-	for _f in /proc/$DAEMON_PID/fdinfo/*; do
-		sed -n 's/^flags:[[:space:]]*//p' "$_f" 2>/dev/null
+# how many of the daemon's files /proc/PID/fd/N... are O_PATH (the bit of
+# 010000000 in fdinfo's octal flags)
+opath_count() {
+	for _f; do
+		sed -n 's/^flags:[[:space:]]*//p' "/proc/$DAEMON_PID/fdinfo/${_f##*/}" 2>/dev/null
 	done | awk '{ d = substr($1, length($1) - 7, 1); if (d % 2) n++ } END { print n + 0 }'
 }
+opath_fds() { opath_count /proc/$DAEMON_PID/fd/*; }
 # the daemon's files that are PATH (readlink; "PATH (deleted)" included)
 held() {
 	for _f in /proc/$DAEMON_PID/fd/*; do
 		case $(readlink "$_f" 2>/dev/null) in "$1"|"$1 (deleted)") echo "$_f";; esac
 	done
 }
-# those of them that are O_PATH: pins (or a request's file about to be one)
+# how many of them are O_PATH: pins (or a request's file about to be one);
+# nothing when none
 pinned() {
-	for _f in $(held "$1"); do
-		sed -n 's/^flags:[[:space:]]*//p' "/proc/$DAEMON_PID/fdinfo/${_f##*/}" 2>/dev/null
-	done | awk '{ d = substr($1, length($1) - 7, 1); if (d % 2) n++ } END { if (n) print n }'
+	_n=$(opath_count $(held "$1"))
+	[ "$_n" = 0 ] || echo "$_n"
 }
 fd0=$(fds) opath0=$(opath_fds)
 note "the daemon holds $fd0 files, $opath0 O_PATH, before the attack"
