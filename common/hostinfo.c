@@ -411,7 +411,12 @@ cache_same(const struct hostinfo_cache *a, const struct hostinfo_cache *b)
 	    strcmp(a->size, b->size) == 0 && strcmp(a->map, b->map) == 0;
 }
 
-/* perf's build_caches: each distinct cache of CPUs 0..possible-1, by level. */
+/*
+ * perf's build_caches: each distinct cache of CPUs 0..possible-1, by
+ * level.  A machine whose sysfs has no caches (some VMs) still has the
+ * feature, with none in it, as perf writes it; a cache that cannot be
+ * read leaves it out, as perf does.
+ */
 static void
 load_caches(struct loader *l, unsigned ncpus_possible)
 {
@@ -419,8 +424,9 @@ load_caches(struct loader *l, unsigned ncpus_possible)
 	struct hostinfo_cache c;
 	uint32_t i, j, max = ncpus_possible * MAX_CACHE_LVL;
 	unsigned cpu, idx;
+	int	 bad = 0;
 
-	if ((h->caches = ld_calloc(l, max, sizeof(*h->caches))) == NULL)
+	if (ncpus_possible == 0 || (h->caches = ld_calloc(l, max, sizeof(*h->caches))) == NULL)
 		return;
 	for (cpu = 0; cpu < ncpus_possible; cpu++)
 		for (idx = 0; idx < MAX_CACHE_LVL; idx++) {
@@ -431,6 +437,7 @@ load_caches(struct loader *l, unsigned ncpus_possible)
 				break;
 			if (cache_read(h, l, &c, cpu, idx) < 0) {
 				cache_free(&c);
+				bad = 1;
 				continue;
 			}
 			for (i = 0; i < h->ncaches && !cache_same(&c, &h->caches[i]); i++)
@@ -447,7 +454,7 @@ load_caches(struct loader *l, unsigned ncpus_possible)
 			h->caches[j] = h->caches[j - 1];
 		h->caches[j] = c;
 	}
-	h->has_cache = h->ncaches > 0;
+	h->has_cache = !bad;
 }
 
 /* --- memory -------------------------------------------------------------- */

@@ -268,6 +268,29 @@ START_TEST(test_empty)
 }
 END_TEST
 
+/*
+ * CPUs but no caches in sysfs (a VM's): the feature with none in it, as
+ * perf record writes it there; a cache that cannot be read: left out.
+ */
+START_TEST(test_no_caches)
+{
+	struct hostinfo h;
+	char	 cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'/sys/devices/system/cpu/cpu*/cache", root);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(hostinfo_load(&h, root), 0);
+	ck_assert_uint_ge(h.nr_cpus_avail, 1);
+	ck_assert(h.has_cache);
+	ck_assert_uint_eq(h.ncaches, 0);
+	hostinfo_free(&h);
+	put("1\n", "sys/devices/system/cpu/cpu0/cache/index0/level");	/* and nothing else */
+	ck_assert_int_eq(hostinfo_load(&h, root), 0);
+	ck_assert(!h.has_cache);
+	hostinfo_free(&h);
+}
+END_TEST
+
 /* Lists out of bounds or malformed are not taken. */
 START_TEST(test_bad_lists)
 {
@@ -316,6 +339,7 @@ hostinfo_suite(void)
 	tcase_add_test(tc, test_hotplug);
 	tcase_add_test(tc, test_empty);
 	tcase_add_test(tc, test_bad_lists);
+	tcase_add_test(tc, test_no_caches);
 	tcase_add_test(tc, test_this_machine);
 	suite_add_tcase(s, tc);
 	return s;
