@@ -39,8 +39,9 @@ struct index_reader {
 			"o.nr_maps, o.nr_procs, o.mnt_ns, o.ns_uid"
 #define OBJ_NCOLS	10
 #define SEG_COLS	"s.seq, s.name, s.state, s.start_ns, s.end_ns, s.size, s.samples, " \
-			"s.lost, s.records, (SELECT count(*) FROM object_segments x " \
-			"WHERE x.seq = s.seq)"
+			"s.lost, s.records, (SELECT count(*) FROM objects o WHERE o.id " \
+			"BETWEEN s.id_lo AND s.id_hi AND o.seq = s.seq) + " \
+			"(SELECT count(*) FROM object_segs x WHERE x.seq = s.seq)"
 #define SEG_NCOLS	10
 /* The same without the count, which reads every row of the segment. */
 #define SEG_COLS_NC	"s.seq, s.name, s.state, s.start_ns, s.end_ns, s.size, s.samples, " \
@@ -456,8 +457,9 @@ index_reader_history_ns(struct index_reader *q, const char *path, int all_ns, js
 	int	 rc;
 
 	*out = NULL;
-	if (prepare(q, 3, "SELECT " OBJ_COLS ", (SELECT count(*) FROM object_segments x "
-	    "WHERE x.object_id = o.id) FROM object_keys k CROSS JOIN objects o "
+	if (prepare(q, 3, "SELECT " OBJ_COLS ", (SELECT count(*) FROM segments s WHERE "
+	    "s.seq = o.seq AND o.id BETWEEN s.id_lo AND s.id_hi) + (SELECT count(*) FROM "
+	    "object_segs x WHERE x.object_id = o.id) FROM object_keys k CROSS JOIN objects o "
 	    "ON o.id = k.id WHERE k.path = ?1 AND "
 	    "(?2 OR o.mnt_ns = 0) ORDER BY o.first_seen, o.id", &s, err, errlen) < 0)
 		return -1;
@@ -588,11 +590,16 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 		goto fail;
 	sqlite3_reset(s);
 	s = NULL;
-	if (prepare(q, 5, "SELECT " SEG_COLS_NC ", o.path, x.first_seen, x.last_seen, x.nr_maps "
+	/* the segment each row folds (schema.c, version 6), then those of object_segs */
+	if (prepare(q, 5, "SELECT " SEG_COLS_NC ", o.path, o.seq_first, o.seq_last, o.seq_maps "
 	    "FROM object_bids b CROSS JOIN objects o ON o.id = b.id "
-	    "JOIN object_segments x ON x.object_id = o.id "
+	    "JOIN segments s ON s.seq = o.seq AND o.id BETWEEN s.id_lo AND s.id_hi "
+	    "WHERE b.bid_key = ?2 AND o.build_id = ?1 "
+	    "UNION ALL SELECT " SEG_COLS_NC ", o.path, x.first_seen, x.last_seen, x.nr_maps "
+	    "FROM object_bids b CROSS JOIN objects o ON o.id = b.id "
+	    "JOIN object_segs x ON x.object_id = o.id "
 	    "JOIN segments s ON s.seq = x.seq WHERE b.bid_key = ?2 AND o.build_id = ?1 "
-	    "ORDER BY s.seq, o.path", &s, err, errlen) < 0)
+	    "ORDER BY 1, 11", &s, err, errlen) < 0)
 		goto fail;
 	sqlite3_bind_blob(s, 1, id, (int)idlen, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, index_bid_key(id, idlen));
@@ -704,9 +711,11 @@ index_reader_segment_buildids(struct index_reader *q, const char *seg, json_t **
 	json_object_set_new(res, "segment", segj);
 	arr = json_array();
 	json_object_set_new(res, "objects", arr);
-	if (prepare(q, 7, "SELECT " OBJ_COLS ", x.first_seen, x.last_seen, x.nr_maps FROM "
-	    "object_segments x JOIN objects o ON o.id = x.object_id WHERE x.seq = ?1 "
-	    "ORDER BY o.path, o.first_seen", &s, err, errlen) < 0)
+	if (prepare(q, 7, "SELECT " OBJ_COLS ", o.seq_first, o.seq_last, o.seq_maps FROM "
+	    "segments s JOIN objects o ON o.id BETWEEN s.id_lo AND s.id_hi AND o.seq = s.seq "
+	    "WHERE s.seq = ?1 UNION ALL SELECT " OBJ_COLS ", x.first_seen, x.last_seen, "
+	    "x.nr_maps FROM object_segs x JOIN objects o ON o.id = x.object_id "
+	    "WHERE x.seq = ?1 ORDER BY 1, 5", &s, err, errlen) < 0)
 		goto fail;
 	sqlite3_bind_int64(s, 1, seq);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {

@@ -20,8 +20,15 @@
  *            daemon/index/schema.c, versions 4 and 5.  bid_key is
  *            index_bid_key() of the build-id, below: a lookup compares
  *            objects.build_id after the key)
- *   object_segments(object_id, seq, first_seen, last_seen, nr_maps)
- *            (rows of deleted segments are removed with them)
+ *   objects.seq, seq_first, seq_last, seq_maps
+ *            (the object's sightings in the segment it was new in, or NULL)
+ *   segments.id_lo, id_hi
+ *            (the run of object ids whose row may hold this segment)
+ *   object_segs(object_id, seq, first_seen, last_seen, nr_maps)
+ *            PK(object_id, seq), indexed by seq: its sightings in other
+ *            segments.  The view object_segments(object_id, seq,
+ *            first_seen, last_seen, nr_maps) is both (schema.c, version
+ *            6); rows of deleted segments are removed with them
  *   unresolved(path, reason, first_seen, last_seen, nr_maps)  PK(path, reason)
  *   modules(id PK, name, path, build_id, addr, size, first_seen, last_seen)
  *   module_sections(module_id, name, addr)
@@ -65,7 +72,7 @@
 
 #include <jansson.h>
 
-#define INDEX_SCHEMA_VERSION	5
+#define INDEX_SCHEMA_VERSION	6
 #define INDEX_FILE		"index.db"
 
 struct index_reader;

@@ -707,7 +707,7 @@ START_TEST(test_migration_from_v4)
 	/* the triggers, with keys computed in SQL */
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
 	ck_assert_msg(sqlite3_exec(db, "UPDATE objects SET id = 100 WHERE id = 3; "
-	    "DELETE FROM object_segments WHERE object_id IN (1, 6); "
+	    "DELETE FROM object_segs WHERE object_id IN (1, 6); "
 	    "DELETE FROM objects WHERE id IN (1, 6)", NULL, NULL, NULL) == SQLITE_OK, "%s",
 	    sqlite3_errmsg(db));
 	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT group_concat(id) FROM (SELECT id FROM "
@@ -1387,6 +1387,174 @@ START_TEST(test_batches_grouped)
 }
 END_TEST
 
+/* The rows of the view object_segments, "path:seq:first:last:nr_maps" (times in s after T0) by path, seq. */
+static void
+view_rows(char *out, size_t len)
+{
+	char	 path[256];
+	sqlite3	*db;
+	sqlite3_stmt *s;
+	size_t	 n = 0;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "%s/index.db", state);
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT o.path, x.seq, (x.first_seen - ?1) / ?2, "
+	    "(x.last_seen - ?1) / ?2, x.nr_maps FROM object_segments x JOIN objects o "
+	    "ON o.id = x.object_id ORDER BY o.path, x.seq", -1, &s, NULL), SQLITE_OK);
+	sqlite3_bind_int64(s, 1, T0);
+	sqlite3_bind_int64(s, 2, SEC);
+	while (sqlite3_step(s) == SQLITE_ROW && n < len)
+		n += (size_t)snprintf(out + n, len - n, "%s%s:%lld:%lld:%lld:%lld", n ? " " : "",
+		    (const char *)sqlite3_column_text(s, 0), sqlite3_column_int64(s, 1),
+		    sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3),
+		    sqlite3_column_int64(s, 4));
+	sqlite3_finalize(s);
+	/* a sighting is in the row's fold or in object_segs, never both; a fold is in its run */
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM objects o JOIN "
+	    "object_segs x ON x.object_id = o.id AND x.seq = o.seq), (SELECT count(*) FROM "
+	    "objects o WHERE o.seq IS NOT NULL AND NOT EXISTS (SELECT 1 FROM segments s WHERE "
+	    "s.seq = o.seq AND o.id BETWEEN s.id_lo AND s.id_hi))", -1, &s, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int(s, 0), 0);
+	ck_assert_int_eq(sqlite3_column_int(s, 1), 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+}
+
+/* How many rows of objects fold a segment, and how many rows object_segs has. */
+static void
+fold_counts(int *folded, int *segs)
+{
+	char	 path[256];
+	sqlite3	*db;
+	sqlite3_stmt *s;
+
+	snprintf(path, sizeof(path), "%s/index.db", state);
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM objects WHERE "
+	    "seq IS NOT NULL), (SELECT count(*) FROM object_segs)", -1, &s, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	*folded = sqlite3_column_int(s, 0);
+	*segs = sqlite3_column_int(s, 1);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+}
+
+/* The objects of segment SEQ as "path:nr_maps_in_segment ..." (index_reader_segment_buildids). */
+static void
+segment_objects(struct index_reader *q, const char *seq, char *out, size_t len)
+{
+	json_t	*o, *obj;
+	size_t	 i, n = 0;
+	char	 err[512];
+
+	out[0] = '\0';
+	o = query(index_reader_segment_buildids(q, seq, &o, err, sizeof(err)), &o, err);
+	json_array_foreach(json_object_get(o, "objects"), i, obj)
+		n += (size_t)snprintf(out + n, len - n, "%s%s:%lld", n ? " " : "",
+		    jstr(obj, "path"), (long long)jint(obj, "nr_maps_in_segment"));
+	ck_assert_int_eq(jint(json_object_get(o, "segment"), "objects"), (int64_t)i);
+	json_decref(o);
+}
+
+/*
+ * Schema 6 (schema.c): an object's sightings in the segment it is new in
+ * are kept in its row, those in other segments in object_segs, and the
+ * answers are those of one row per (object, segment): sightings again in
+ * the same segment in a later batch, before and after a rotation; a later
+ * segment; a rotation before
+ * the hand-over (the row new in the next segment, its first segment a
+ * sighting of a past one); a binary forgotten and seen again (its row
+ * takes a new id outside its segment's run: the fold moves out); a
+ * deleted segment (its folds go with it).
+ */
+START_TEST(test_fold)
+{
+	struct binaries bins;
+	struct recorder_listener l;
+	struct index *ix;
+	struct index_reader *q;
+	uint8_t	 id[20];
+	char	 err[512], rows[1024], hex[64];
+	json_t	*o, *obj;
+	int	 folded, segs;
+
+	ck_assert_int_eq(binaries_init(&bins), 0);
+	ck_assert_msg(index_open(&ix, state, &conf, &bins, err, sizeof(err)) == 0, "%s", err);
+	index_listener(ix, &l);
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 1, T0 + 1 * SEC, 0);
+	index_add_mapping(ix, "/bin/b", (bid(id, 2), id), 20, BID_MMAP2, 2, T0 + 1 * SEC, 0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	fold_counts(&folded, &segs);
+	ck_assert_int_eq(folded, 2);		/* both new rows hold segment 1 */
+	ck_assert_int_eq(segs, 0);
+	view_rows(rows, sizeof(rows));
+	ck_assert_str_eq(rows, "/bin/a:1:1:1:1 /bin/b:1:1:1:1");
+	/* b seen again in segment 1, a batch later: into its row */
+	index_add_mapping(ix, "/bin/b", (bid(id, 2), id), 20, BID_MMAP2, 9, T0 + 3 * SEC, 0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	fold_counts(&folded, &segs);
+	ck_assert_int_eq(segs, 0);
+	/* a seen again in segment 1, handed over only after the rotation: into its row */
+	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 3, T0 + 2 * SEC, 0);
+	index_segment_open(ix, 2, "perf-000002-20261118T110650Z.data", T0 + 10 * SEC);
+	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 4, T0 + 11 * SEC, 0);
+	index_add_mapping(ix, "/bin/c", (bid(id, 3), id), 20, BID_MMAP2, 5, T0 + 12 * SEC, 0);
+	/* a rotation before the hand-over: c is new, seen in segments 2 and 3 */
+	index_segment_open(ix, 3, "perf-000003-20261118T110700Z.data", T0 + 20 * SEC);
+	index_add_mapping(ix, "/bin/c", (bid(id, 3), id), 20, BID_MMAP2, 6, T0 + 21 * SEC, 0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	/* b forgotten and seen again: its row takes a new id */
+	ck_assert_uint_eq(binaries_prune(&bins, keep_none_cb, gone_cb, &l), 3);
+	index_add_mapping(ix, "/bin/b", (bid(id, 2), id), 20, BID_MMAP2, 7, T0 + 22 * SEC, 0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_add_mapping(ix, "/bin/b", (bid(id, 2), id), 20, BID_MMAP2, 8, T0 + 23 * SEC, 0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	view_rows(rows, sizeof(rows));
+	ck_assert_str_eq(rows, "/bin/a:1:1:2:2 /bin/a:2:11:11:1 /bin/b:1:1:3:2 "
+	    "/bin/b:3:22:23:2 /bin/c:2:12:12:1 /bin/c:3:21:21:1");
+	fold_counts(&folded, &segs);
+	ck_assert_int_eq(folded, 2);		/* a's segment 1, c's 3 */
+	ck_assert_int_eq(segs, 4);
+
+	q = open_q();
+	segment_objects(q, "1", rows, sizeof(rows));
+	ck_assert_str_eq(rows, "/bin/a:2 /bin/b:2");
+	segment_objects(q, "2", rows, sizeof(rows));
+	ck_assert_str_eq(rows, "/bin/a:1 /bin/c:1");
+	segment_objects(q, "3", rows, sizeof(rows));
+	ck_assert_str_eq(rows, "/bin/b:2 /bin/c:1");
+	o = query(index_reader_history(q, "/bin/a", &o, err, sizeof(err)), &o, err);
+	obj = json_array_get(json_object_get(o, "objects"), 0);
+	ck_assert_int_eq(jint(obj, "segments"), 2);
+	ck_assert_int_eq(jint(obj, "nr_maps"), 3);
+	json_decref(o);
+	bidhex(hex, 2);
+	o = query(index_reader_buildid(q, hex, &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 2);
+	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "segments"), 0), "seq"), 1);
+	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "segments"), 1), "nr_maps"), 2);
+	json_decref(o);
+	index_reader_close(q);
+
+	/* segment 1 deleted: a's fold and b's row of it go */
+	index_segment_deleted(ix, "perf-000001-20261118T110640Z.data");
+	ck_assert_int_eq(index_flush(ix), 0);
+	view_rows(rows, sizeof(rows));
+	ck_assert_str_eq(rows, "/bin/a:2:11:11:1 /bin/b:3:22:23:2 /bin/c:2:12:12:1 "
+	    "/bin/c:3:21:21:1");
+	q = open_q();
+	o = query(index_reader_history(q, "/bin/a", &o, err, sizeof(err)), &o, err);
+	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "objects"), 0), "segments"), 1);
+	json_decref(o);
+	index_reader_close(q);
+	index_close(ix);
+	binaries_free(&bins);
+}
+END_TEST
+
 static int64_t
 db_used_bytes(void)
 {
@@ -1689,6 +1857,7 @@ index_suite(void)
 	tcase_add_test(tc, test_reopen);
 	tcase_add_test(tc, test_commit_rows);
 	tcase_add_test(tc, test_batches_grouped);
+	tcase_add_test(tc, test_fold);
 	tcase_add_test(tc, test_migration_from_v1);
 	tcase_add_test(tc, test_migration_from_v3);
 	tcase_add_test(tc, test_migration_from_v4);

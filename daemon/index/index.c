@@ -10,9 +10,9 @@
  *
  *	segment events (open, close, deleted, modules) in arrival order
  *	objects                     what changed, added to the row of
- *	                            (path, build-id, namespace) (writer.c)
- *	object_segments left behind by a rotation
- *	object_segments of the current segment
+ *	                            (path, build-id, namespace) (writer.c),
+ *	                            with the sightings in the current segment
+ *	sightings in segments left behind by a rotation
  *	unresolved mappings
  *
  * The writer thread (writer.c) takes every batch queued when it gets to
@@ -72,10 +72,10 @@ void
 op_from_objseg(struct write_op *o, const struct obj_row *e)
 {
 	o->v[0] = e->id;
-	o->v[1] = (int64_t)e->seg_seq;
-	o->v[2] = (int64_t)e->seg_first;
-	o->v[3] = (int64_t)e->seg_last;
-	o->v[4] = (int64_t)e->seg_maps;
+	o->sv[0] = (int64_t)e->seg_seq;
+	o->sv[1] = (int64_t)e->seg_first;
+	o->sv[2] = (int64_t)e->seg_last;
+	o->sv[3] = (int64_t)e->seg_maps;
 }
 
 static uint64_t
@@ -102,9 +102,19 @@ index_commit(struct index *ix)
 	for (i = 0; i < ix->ndirty; i++) {
 		struct obj_row *e = OBJ(ix, ix->dirty[i]);
 
-		if ((e->flags & OBJ_DIRTY) && (o = batch_add(b, OP_OBJ)) != NULL &&
-		    op_from_obj(o, e, BIN(ix, ix->dirty[i])) < 0)
+		if (!(e->flags & OBJ_DIRTY) || (o = batch_add(b, OP_OBJ)) == NULL)
+			continue;
+		if (op_from_obj(o, e, BIN(ix, ix->dirty[i])) < 0) {
 			b->n--;		/* out of memory: this sighting is lost */
+			continue;
+		}
+		if (e->flags & OBJ_SEG_DIRTY) {	/* the current segment's, with the row */
+			op_from_objseg(o, e);
+			o->fold = !o->is_new && (e->flags & OBJ_FOLD);
+			if (o->is_new)
+				e->flags |= OBJ_FOLD;	/* until seg_seq changes (table.c) */
+		}
+		e->flags &= OBJ_WRITTEN | OBJ_FOLD;
 	}
 	if (batch_move(b, &ix->late) < 0)
 		goto oom;
@@ -112,8 +122,8 @@ index_commit(struct index *ix)
 		struct obj_row *e = OBJ(ix, ix->dirty[i]);
 
 		if ((e->flags & OBJ_SEG_DIRTY) && (o = batch_add(b, OP_OBJSEG)) != NULL)
-			op_from_objseg(o, e);
-		e->flags &= OBJ_WRITTEN;
+			op_from_objseg(o, e);	/* a row not handed over (out of memory) */
+		e->flags &= OBJ_WRITTEN | OBJ_FOLD;
 	}
 	ix->ndirty = 0;
 	if (ix->unres_dirty) {

@@ -29,6 +29,7 @@
 #define OBJ_DIRTY	0x02	/* object row changed */
 #define OBJ_SEG_DIRTY	0x04	/* object_segments row of seg_seq changed */
 #define OBJ_WRITTEN	0x08	/* handed to the writer once (or loaded): a row exists */
+#define OBJ_FOLD	0x10	/* handed over new with seg_seq's sightings: its row holds them */
 
 /*
  * The row of a binary (record/binaries.h), kept at the binary's id while
@@ -67,8 +68,9 @@ enum write_op_type {
 	OP_SEG_FULL,		/* v: seq, start, end, size, samples, lost, records; s: name, reason: state */
 	OP_SEG_CLOSE,		/* v: seq, end, size, samples, lost, records */
 	OP_SEG_DELETED,		/* v: seq, when */
-	OP_OBJ,			/* v: id, first, last, +nr_maps, +nr_procs, mnt_ns, ns_uid; owned: path */
-	OP_OBJSEG,		/* v: id, seq, first, last, nr_maps */
+	OP_OBJ,			/* v: id, first, last, +nr_maps, +nr_procs, mnt_ns, ns_uid; owned: path;
+				   sv: its sightings in the current segment (seq 0: none) */
+	OP_OBJSEG,		/* v: id; sv: a segment it was seen in before the current one */
 	OP_UNRES,		/* v: first, last, +n; owned: path */
 	OP_MODULE,		/* v: addr, size, first, last; owned: name */
 	OP_RETENTION,		/* v: cutoff */
@@ -76,8 +78,10 @@ enum write_op_type {
 
 struct write_op {
 	uint8_t		 type, bidsize, kind, source, is_new;
+	uint8_t		 fold;		/* OP_OBJ: the row was handed over new with sv's segment */
 	uint32_t	 pos;		/* writer: place in its transaction */
 	int64_t		 v[7];
+	int64_t		 sv[4];		/* a segment's sightings: seq, first, last, nr_maps */
 	const char	*s;		/* arena or static */
 	const char	*reason;	/* static */
 	char		*owned;		/* freed with the batch */
@@ -87,10 +91,10 @@ struct write_op {
 };
 
 /*
- * A batch is its ops in this order: segment events (early), objects,
- * object_segments of past segments (late), of the current one,
- * unresolved mappings.  PLAIN: nothing but objects, object_segments of
- * the current segment and unresolved mappings, and no binary forgotten
+ * A batch is its ops in this order: segment events (early), objects
+ * (with their sightings in the current segment), sightings in past
+ * segments (late), unresolved mappings.  PLAIN: nothing but objects and
+ * unresolved mappings, and no binary forgotten
  * since the batch before (whose row could be the same key under another
  * id): the writer may run its rows together with the batch before's.
  */
@@ -102,7 +106,8 @@ struct write_batch {
 	int		 plain;
 };
 
-enum { ST_OBJ_KEY, ST_OBJ_NEW, ST_OBJ_BID, ST_OBJ_UPD, ST_OBJ_FIND, ST_OBJ_MOVE, ST_OBJSEG_MOVE, ST_OBJSEG,
+enum { ST_OBJ_KEY, ST_OBJ_NEW, ST_OBJ_BID, ST_OBJ_UPD, ST_OBJ_UPD_FOLD, ST_OBJ_FIND, ST_OBJ_MOVE, ST_OBJSEG_MOVE,
+	ST_OBJ_UNFOLD, ST_OBJ_SEEN, ST_OBJSEG, ST_SEG_RANGE, ST_SEG_UNFOLD, ST_SEG_CLEAR,
 	ST_SEG_OPEN, ST_SEG_FULL, ST_SEG_CLOSE, ST_SEG_DELETED, ST_SEG_FORGET, ST_UNRES,
 	ST_MODULE, ST_MODSECT, ST_MAX };
 
@@ -116,6 +121,7 @@ struct index {
 	sqlite3_stmt	*st[ST_MAX];
 	const struct write_op **rows;	/* writer: what the table batch_rows shows */
 	size_t		 nrows;
+	int		 rows_unfolded;	/* writer: batch_rows shows no segment (sq ... sm NULL) */
 
 	/* loop thread */
 	struct binaries	*bins;		/* shared with the recorder, or own_bins */

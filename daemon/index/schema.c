@@ -150,6 +150,32 @@ static const char *const migrations[] = {
 	"  UPDATE object_bids SET id = new.id WHERE bid_key = " BID_KEY_SQL("old.build_id")
 	"    AND id = old.id;"
 	" END;",
+
+	/*
+	 * 6: an object's sightings in the segment its id was given in kept in
+	 * its own row (objects.seq and seq_first, seq_last, seq_maps), not in
+	 * a row of object_segments: a new object was two B-tree inserts more
+	 * (the row and its seq index), a fifth of the writer's time in a burst
+	 * (tests/bench/RESULTS.md).  The table, renamed object_segs, holds the
+	 * other segments an object is seen in.  Ids are given in time order,
+	 * so the objects whose row holds segment S are a run of ids:
+	 * segments.id_lo .. id_hi, kept by the writer, through which the
+	 * readers find them without an index on objects.seq.  object_segments
+	 * is now a view of the two (for people's queries: the daemon's own
+	 * queries read the tables).  Rows of version 5 keep their segments in
+	 * object_segs (seq NULL).
+	 */
+	"ALTER TABLE object_segments RENAME TO object_segs;"
+	"ALTER TABLE objects ADD COLUMN seq INTEGER;"
+	"ALTER TABLE objects ADD COLUMN seq_first INTEGER;"
+	"ALTER TABLE objects ADD COLUMN seq_last INTEGER;"
+	"ALTER TABLE objects ADD COLUMN seq_maps INTEGER;"
+	"ALTER TABLE segments ADD COLUMN id_lo INTEGER;"
+	"ALTER TABLE segments ADD COLUMN id_hi INTEGER;"
+	"CREATE VIEW object_segments(object_id, seq, first_seen, last_seen, nr_maps) AS"
+	"  SELECT o.id, s.seq, o.seq_first, o.seq_last, o.seq_maps FROM segments s"
+	"    JOIN objects o ON o.id BETWEEN s.id_lo AND s.id_hi AND o.seq = s.seq"
+	"  UNION ALL SELECT object_id, seq, first_seen, last_seen, nr_maps FROM object_segs;",
 };
 
 #define NMIGRATIONS	((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -197,7 +197,7 @@ table_sight(struct index *ix, const struct binary *b, uint8_t source, uint32_t p
 			/* Left behind by a rotation before a commit: queue it. */
 			if ((e->flags & OBJ_SEG_DIRTY) && (o = batch_add(&ix->late, OP_OBJSEG)))
 				op_from_objseg(o, e);
-			e->flags &= (uint8_t)~OBJ_SEG_DIRTY;
+			e->flags &= (uint8_t)~(OBJ_SEG_DIRTY | OBJ_FOLD);
 			e->seg_seq = ix->cur_seq;
 			e->seg_first = e->seg_last = wall;
 			e->seg_maps = 0;

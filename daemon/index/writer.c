@@ -37,7 +37,7 @@ const char *const index_source_names[5] = {
  * added up.  ?5 'unknown' (a sighting that is not a new map) keeps the
  * source the row has.
  *
- * New rows and object_segments rows go in bulk: each statement marked
+ * New rows and rows of object_segs go in bulk: each statement marked
  * "bulk" inserts every row of the table batch_rows (below), which shows
  * the writer's array of the moment, in its order.  A new object is three
  * of them: its key into object_keys (a key the file has already is left
@@ -47,10 +47,27 @@ const char *const index_source_names[5] = {
  * objects writes each page of the two key tables once per transaction,
  * and a statement per row (bind, step, reset, a seek from the root) is
  * not paid for each.
+ *
+ * Segments (schema.c, version 6): a new row holds its sightings in the
+ * segment it is new in (objects.seq, seq_first, seq_last, seq_maps, the
+ * "fold"), and the writer widens that segment's run of ids (segments.id_lo,
+ * id_hi) to take it in; a row's sightings in any other segment go to
+ * object_segs.  A row that takes another id (run_obj_known), or comes back
+ * after retention, moves its fold to object_segs and folds nothing: its id
+ * would widen a segment's run far past the segment's own ids.  The loop
+ * marks the updates of a row it handed over new in the same segment
+ * (write_op.fold): they go into the row if it holds that segment, the
+ * others straight to object_segs; a row the writer did not fold after all
+ * takes one statement more.
  */
 #define OBJ_ADD	"source = CASE WHEN ?5 = 'unknown' THEN source ELSE ?5 END, " \
 	"first_seen = min(first_seen, ?6), last_seen = max(last_seen, ?7), " \
 	"nr_maps = nr_maps + ?8, nr_procs = nr_procs + ?9"
+#define SEQ_NONE "seq = NULL, seq_first = NULL, seq_last = NULL, seq_maps = NULL"
+/* The upsert of an object_segs row (nr_maps: the loop's total for the segment). */
+#define OBJSEG_UPSERT "ON CONFLICT(object_id, seq) DO UPDATE " \
+	"SET first_seen = min(first_seen, excluded.first_seen), " \
+	"last_seen = max(last_seen, excluded.last_seen), nr_maps = excluded.nr_maps"
 
 static const char *const stmt_sql[ST_MAX] = {
 	/* bulk ("WHERE true": the ON of the upsert is not a join's) */
@@ -58,34 +75,58 @@ static const char *const stmt_sql[ST_MAX] = {
 	    "SELECT s, bid, v5, v0 FROM batch_rows WHERE true ON CONFLICT DO NOTHING",
 	/* bulk */
 	[ST_OBJ_NEW] = "INSERT INTO objects(id, path, build_id, kind, source, first_seen, "
-	    "last_seen, nr_maps, nr_procs, mnt_ns, ns_uid) "
-	    "SELECT v0, s, bid, kind, source, v1, v2, v3, v4, v5, v6 FROM batch_rows",
+	    "last_seen, nr_maps, nr_procs, mnt_ns, ns_uid, seq, seq_first, seq_last, seq_maps) "
+	    "SELECT v0, s, bid, kind, source, v1, v2, v3, v4, v5, v6, sq, sf, sl, sm "
+	    "FROM batch_rows",
 	/* bulk */
 	[ST_OBJ_BID] = "INSERT OR IGNORE INTO object_bids(bid_key, id) "
 	    "SELECT bk, v0 FROM batch_rows",
 	[ST_OBJ_UPD] = "UPDATE objects SET " OBJ_ADD " WHERE id = ?1",
+	/* the same, with sightings in segment ?13 if the row holds it (nr_maps: the loop's total) */
+	[ST_OBJ_UPD_FOLD] = "UPDATE objects SET " OBJ_ADD ", seq_first = min(seq_first, ?14), "
+	    "seq_last = max(seq_last, ?15), seq_maps = ?16 WHERE id = ?1 AND seq = ?13",
 	[ST_OBJ_FIND] = "SELECT id FROM object_keys WHERE path = ?2 AND build_id = ?3 AND "
 	    "mnt_ns = ?10",
-	[ST_OBJ_MOVE] = "UPDATE objects SET id = ?1, " OBJ_ADD " WHERE id = ?12",
-	[ST_OBJSEG_MOVE] = "UPDATE object_segments SET object_id = ?1 WHERE object_id = ?2",
+	[ST_OBJ_MOVE] = "UPDATE objects SET id = ?1, " OBJ_ADD ", " SEQ_NONE " WHERE id = ?12",
+	[ST_OBJSEG_MOVE] = "UPDATE object_segs SET object_id = ?1 WHERE object_id = ?2",
+	/* the fold of row ?1 (its id still in its segment's run) into object_segs */
+	[ST_OBJ_UNFOLD] = "INSERT INTO object_segs(object_id, seq, first_seen, last_seen, nr_maps) "
+	    "SELECT id, seq, seq_first, seq_last, seq_maps FROM objects "
+	    "WHERE id = ?1 AND seq IS NOT NULL " OBJSEG_UPSERT,
+	/* sightings in segment ?2, into the fold of row ?1 if it is of ?2 */
+	[ST_OBJ_SEEN] = "UPDATE objects SET seq_first = min(seq_first, ?3), "
+	    "seq_last = max(seq_last, ?4), seq_maps = ?5 WHERE id = ?1 AND seq = ?2",
 	/* bulk */
-	[ST_OBJSEG] = "INSERT INTO object_segments(object_id, seq, first_seen, last_seen, "
-	    "nr_maps) SELECT v0, v1, v2, v3, v4 FROM batch_rows WHERE true "
-	    "ON CONFLICT(object_id, seq) DO UPDATE "
-	    "SET first_seen = min(first_seen, excluded.first_seen), "
-	    "last_seen = max(last_seen, excluded.last_seen), nr_maps = excluded.nr_maps",
+	[ST_OBJSEG] = "INSERT INTO object_segs(object_id, seq, first_seen, last_seen, nr_maps) "
+	    "SELECT v0, sq, sf, sl, sm FROM batch_rows WHERE true " OBJSEG_UPSERT,
+	/* ids ?2 .. ?3 folded into segment ?1: its run takes them in */
+	[ST_SEG_RANGE] = "UPDATE segments SET id_lo = min(coalesce(id_lo, ?2), ?2), "
+	    "id_hi = max(coalesce(id_hi, ?3), ?3) WHERE seq = ?1",
+	/* the folds of segment ?1 among ids ?2 .. ?3 (the segment's run if NULL) ... */
+	[ST_SEG_UNFOLD] = "INSERT INTO object_segs(object_id, seq, first_seen, last_seen, "
+	    "nr_maps) SELECT id, seq, seq_first, seq_last, seq_maps FROM objects "
+	    "WHERE id BETWEEN ?2 AND ?3 AND seq = ?1 " OBJSEG_UPSERT,
+	/* ... and out of the rows */
+	[ST_SEG_CLEAR] = "UPDATE objects SET " SEQ_NONE " WHERE id BETWEEN "
+	    "coalesce(?2, (SELECT id_lo FROM segments WHERE seq = ?1)) AND "
+	    "coalesce(?3, (SELECT id_hi FROM segments WHERE seq = ?1)) AND seq = ?1",
 	[ST_SEG_OPEN] = "INSERT INTO segments(seq, name, start_ns, state) "
 	    "VALUES (?1, ?2, ?3, 'open') ON CONFLICT(seq) DO UPDATE SET "
 	    "name = excluded.name, start_ns = excluded.start_ns, state = 'open', "
 	    "end_ns = NULL, deleted_ns = NULL",
-	[ST_SEG_FULL] = "INSERT OR REPLACE INTO segments(seq, name, start_ns, end_ns, "
-	    "size, samples, lost, records, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	/* an upsert, not a replace: the row's run of ids stays */
+	[ST_SEG_FULL] = "INSERT INTO segments(seq, name, start_ns, end_ns, "
+	    "size, samples, lost, records, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+	    "ON CONFLICT(seq) DO UPDATE SET name = excluded.name, start_ns = excluded.start_ns, "
+	    "end_ns = excluded.end_ns, size = excluded.size, samples = excluded.samples, "
+	    "lost = excluded.lost, records = excluded.records, state = excluded.state, "
+	    "deleted_ns = NULL",
 	[ST_SEG_CLOSE] = "UPDATE segments SET end_ns = ?2, size = ?3, samples = ?4, "
 	    "lost = ?5, records = ?6, state = 'closed' WHERE seq = ?1",
 	[ST_SEG_DELETED] = "UPDATE segments SET state = 'deleted', deleted_ns = ?2 "
 	    "WHERE seq = ?1",
 	/* The segment row stays as history; which objects it held goes with it. */
-	[ST_SEG_FORGET] = "DELETE FROM object_segments WHERE seq = ?1",
+	[ST_SEG_FORGET] = "DELETE FROM object_segs WHERE seq = ?1",
 	[ST_UNRES] = "INSERT INTO unresolved(path, reason, first_seen, last_seen, nr_maps) "
 	    "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(path, reason) DO UPDATE SET "
 	    "first_seen = min(first_seen, excluded.first_seen), "
@@ -115,11 +156,13 @@ step_reset(struct index *ix, sqlite3_stmt *s)
 /*
  * batch_rows: an eponymous virtual table (of the writer's connection
  * only, nothing of it is in the file) over ix->rows, the array of the
- * moment: write_ops as rows (v0, s, bid, kind, source, v1 ... v6, bk),
- * in the array's order.  v6 < 0 reads as NULL (objects.ns_uid); bk is
- * the build-id's key in object_bids.
+ * moment: write_ops as rows (v0, s, bid, kind, source, v1 ... v6, bk,
+ * sq, sf, sl, sm), in the array's order.  v6 < 0 reads as NULL
+ * (objects.ns_uid); bk is the build-id's key in object_bids; sq ... sm
+ * are the op's sightings in a segment (sv), NULL if it has none or while
+ * ix->rows_unfolded.
  */
-enum { BR_V0, BR_S, BR_BID, BR_KIND, BR_SOURCE, BR_V1, BR_BK = BR_V1 + 6 };
+enum { BR_V0, BR_S, BR_BID, BR_KIND, BR_SOURCE, BR_V1, BR_BK = BR_V1 + 6, BR_SQ };
 
 struct batch_vtab {
 	sqlite3_vtab	 base;
@@ -138,7 +181,7 @@ batch_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	struct batch_vtab *b;
 
 	if (sqlite3_declare_vtab(db, "CREATE TABLE x(v0, s, bid, kind, source, v1, v2, v3, "
-	    "v4, v5, v6, bk)") != SQLITE_OK)
+	    "v4, v5, v6, bk, sq, sf, sl, sm)") != SQLITE_OK)
 		return SQLITE_ERROR;
 	if ((b = sqlite3_malloc(sizeof(*b))) == NULL)
 		return SQLITE_NOMEM;
@@ -247,6 +290,15 @@ batch_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 	case BR_BK:
 		sqlite3_result_int64(ctx, index_bid_key(o->bid, o->bidsize));
 		break;
+	case BR_SQ:
+	case BR_SQ + 1:
+	case BR_SQ + 2:
+	case BR_SQ + 3:
+		if (o->sv[0] == 0 || b->ix->rows_unfolded)
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_int64(ctx, o->sv[col - BR_SQ]);
+		break;
 	default:		/* v1 ... v6 */
 		if (col - BR_V1 + 1 == 6 && o->v[6] < 0)
 			sqlite3_result_null(ctx);
@@ -299,11 +351,14 @@ static int
 run_retention(struct index *ix, int64_t cutoff)
 {
 	static const char *const sql[] = {
-		"DELETE FROM object_segments WHERE seq IN (SELECT seq FROM segments "
+		"DELETE FROM object_segs WHERE seq IN (SELECT seq FROM segments "
 		"  WHERE state = 'deleted' AND coalesce(end_ns, start_ns) < ?1)",
+		"UPDATE objects SET " SEQ_NONE " WHERE id IN (SELECT o.id FROM segments s "
+		"  CROSS JOIN objects o ON o.id BETWEEN s.id_lo AND s.id_hi AND +o.seq = s.seq "
+		"  WHERE s.state = 'deleted' AND coalesce(s.end_ns, s.start_ns) < ?1)",
 		"DELETE FROM segments WHERE state = 'deleted' AND coalesce(end_ns, start_ns) < ?1",
-		"DELETE FROM objects WHERE last_seen < ?1 AND NOT EXISTS (SELECT 1 FROM "
-		"  object_segments os WHERE os.object_id = objects.id)",
+		"DELETE FROM objects WHERE last_seen < ?1 AND seq IS NULL AND NOT EXISTS "
+		"  (SELECT 1 FROM object_segs os WHERE os.object_id = objects.id)",
 		"DELETE FROM module_sections WHERE module_id IN (SELECT id FROM modules "
 		"  WHERE last_seen < ?1)",
 		"DELETE FROM modules WHERE last_seen < ?1",
@@ -338,18 +393,21 @@ bind_obj(sqlite3_stmt *s, const struct write_op *o)
 	sqlite3_bind_text(s, 5, index_source_names[o->source], -1, SQLITE_STATIC);
 	for (i = 1; i <= 4; i++)
 		sqlite3_bind_int64(s, i + 5, o->v[i]);
-	if (n < 10)
-		return;		/* ST_OBJ_UPD */
-	sqlite3_bind_int64(s, 10, o->v[5]);
-	if (n < 11)
-		return;		/* ST_OBJ_FIND */
-	if (o->v[6] < 0)
-		sqlite3_bind_null(s, 11);
-	else
+	if (n >= 10)
+		sqlite3_bind_int64(s, 10, o->v[5]);
+	if (n >= 11 && o->v[6] >= 0)
 		sqlite3_bind_int64(s, 11, o->v[6]);
+	else if (n >= 11)
+		sqlite3_bind_null(s, 11);
+	for (i = 0; n >= 16 && i < 4; i++)	/* ST_OBJ_UPD_FOLD */
+		sqlite3_bind_int64(s, 13 + i, o->sv[i]);
 }
 
-/* An object row the file has under another id (the key's): it takes O's. */
+/*
+ * An object row the file has under another id (the key's): it takes O's,
+ * its fold going to object_segs with its other segments (writer.c's
+ * head); O's sightings go there too, later (the caller's).
+ */
 static int
 run_obj_known(struct index *ix, const struct write_op *o)
 {
@@ -365,6 +423,10 @@ run_obj_known(struct index *ix, const struct write_op *o)
 		log_warnx("index: object %s: %s", o->s, sqlite3_errmsg(ix->db));
 		return -1;
 	}
+	s = ix->st[ST_OBJ_UNFOLD];
+	sqlite3_bind_int64(s, 1, old);
+	if (step_reset(ix, s) < 0)
+		return -1;
 	s = ix->st[ST_OBJSEG_MOVE];
 	sqlite3_bind_int64(s, 1, o->v[0]);
 	sqlite3_bind_int64(s, 2, old);
@@ -476,7 +538,7 @@ cmp_op_id(const void *pa, const void *pb)
 
 /*
  * V[0..N) in CMP's order.  The rows come in the order they were seen,
- * often the order of a table's key already (ids, object_segments): a
+ * often the order of a table's key already (ids, object_segs): a
  * pass over them is cheaper than sorting.
  */
 static void
@@ -492,17 +554,87 @@ sort_ops(const struct write_op **v, size_t n, int (*cmp)(const void *, const voi
 }
 
 /*
+ * The rows of a transaction gathered until the next segment event (or
+ * its end), each kind in the transaction's order: objects, then
+ * sightings in past segments, then unresolved mappings, as each batch
+ * has them.  SEGS also takes, as the objects are written, the ops whose
+ * sightings go to object_segs (writer.c's head); NEWV, TMP and BR are
+ * room to sort in.
+ */
+struct rows {
+	const struct write_op **objs, **segs, **unres, **newv, **tmp;
+	struct bid_ref *br;		/* room for 2 * cap */
+	size_t	 nobjs, nsegs, nunres, cap;
+};
+
+/* Segment SEQ's run of ids widened to LO .. HI; its folds there undone if it has no row. */
+static int
+run_seg_range(struct index *ix, int64_t seq, int64_t lo, int64_t hi)
+{
+	static const int st[] = { ST_SEG_RANGE, ST_SEG_UNFOLD, ST_SEG_CLEAR };
+	sqlite3_stmt *s;
+	size_t	 i;
+
+	for (i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
+		s = ix->st[st[i]];
+		sqlite3_bind_int64(s, 1, seq);
+		sqlite3_bind_int64(s, 2, lo);
+		sqlite3_bind_int64(s, 3, hi);
+		if (step_reset(ix, s) < 0)
+			return -1;
+		if (i == 0 && sqlite3_changes(ix->db) > 0)
+			return 0;
+		if (i == 0)	/* a rebuild's scan hands objects over before the segment's row */
+			log_debug("index: objects of segment %lld, which has no row yet",
+			    (long long)seq);
+	}
+	return 0;
+}
+
+/* The runs of ids the rows V[0..N) (in id order) folded into their segments. */
+static int
+run_seg_ranges(struct index *ix, const struct write_op **v, size_t n)
+{
+	struct { int64_t seq, lo, hi; } g[8];
+	size_t	 i, j, ng = 0;
+
+	for (i = 0; i < n; i++) {
+		if (v[i]->sv[0] == 0)
+			continue;
+		for (j = 0; j < ng && g[j].seq != v[i]->sv[0]; j++)
+			;
+		if (j == ng && ng == sizeof(g) / sizeof(g[0])) {
+			for (j = 0; j < ng; j++)
+				if (run_seg_range(ix, g[j].seq, g[j].lo, g[j].hi) < 0)
+					return -1;
+			j = ng = 0;
+		}
+		if (j == ng) {
+			g[ng].seq = v[i]->sv[0];
+			g[ng++].lo = v[i]->v[0];
+		}
+		g[j].hi = v[i]->v[0];
+	}
+	for (j = 0; j < ng; j++)
+		if (run_seg_range(ix, g[j].seq, g[j].lo, g[j].hi) < 0)
+			return -1;
+	return 0;
+}
+
+/*
  * The new object rows of a group (see stmt_sql), V[0..N) (reordered;
- * TMP: room for N): the keys in key order; if some were in the file
- * already (fewer rows added than keys), which ones: their key's id is
- * not the row's.  The others' rows in id order (at the end of objects),
- * their build-ids in their keys' order; then the rows the file had take
- * their new ids, once every row they could be is in.
+ * R's TMP and BR: room to sort): the keys in key order; if some were in
+ * the file already (fewer rows added than keys), which ones: their key's
+ * id is not the row's.  The others' rows in id order (at the end of
+ * objects), folding their segment if FOLD (writer.c's head), their
+ * build-ids in their keys' order; then the rows the file had take their
+ * new ids, once every row they could be is in.  The sightings not folded
+ * are added to R's SEGS.
  */
 static int
-run_new_objs(struct index *ix, const struct write_op **v, size_t n, const struct write_op **tmp,
-    struct bid_ref *br)
+run_new_objs(struct index *ix, struct rows *r, const struct write_op **v, size_t n, int fold)
 {
+	const struct write_op **tmp = r->tmp;
 	sqlite3_stmt *s;
 	int64_t	 added, id;
 	size_t	 i, nnew = n;
@@ -534,14 +666,23 @@ run_new_objs(struct index *ix, const struct write_op **v, size_t n, const struct
 	if (nnew < n)
 		memcpy(tmp, v, nnew * sizeof(*v));
 	sort_ops(tmp, nnew, cmp_op_id);
-	if (run_bulk(ix, ST_OBJ_NEW, tmp, nnew) < 0)
+	ix->rows_unfolded = !fold;
+	added = run_bulk(ix, ST_OBJ_NEW, tmp, nnew);
+	ix->rows_unfolded = 0;
+	if (added < 0 || (fold && run_seg_ranges(ix, tmp, nnew) < 0))
 		return -1;
-	sort_bids(v, nnew, br);
+	sort_bids(v, nnew, r->br);
 	if (run_bulk(ix, ST_OBJ_BID, v, nnew) < 0)
 		return -1;
-	for (i = nnew; i < n; i++)
+	for (i = 0; !fold && i < nnew; i++)
+		if (v[i]->sv[0] != 0)
+			r->segs[r->nsegs++] = v[i];
+	for (i = nnew; i < n; i++) {
 		if (run_obj_known(ix, v[i]) < 0)
 			return -1;
+		if (v[i]->sv[0] != 0)
+			r->segs[r->nsegs++] = v[i];
+	}
 	return 0;
 }
 
@@ -567,34 +708,60 @@ cmp_op_id_pos(const void *pa, const void *pb)
 }
 
 /*
- * The object rows of a group of batches, V[0..N) in the group's order
+ * An update of row O; *GONE when the file no longer has it.  Its
+ * sightings go into the row if the loop handed it over new with their
+ * segment (O's fold) and the writer folded it then, else to R's SEGS.
+ */
+static int
+run_obj_upd(struct index *ix, struct rows *r, const struct write_op *o, int *gone)
+{
+	sqlite3_stmt *s;
+
+	*gone = 0;
+	if (o->fold && o->sv[0] != 0) {
+		bind_obj(s = ix->st[ST_OBJ_UPD_FOLD], o);
+		if (step_reset(ix, s) < 0)
+			return -1;
+		if (sqlite3_changes(ix->db) > 0)
+			return 0;
+	}
+	bind_obj(s = ix->st[ST_OBJ_UPD], o);
+	if (step_reset(ix, s) < 0)
+		return -1;
+	if (sqlite3_changes(ix->db) == 0)
+		*gone = 1;
+	else if (o->sv[0] != 0)
+		r->segs[r->nsegs++] = o;
+	return 0;
+}
+
+/*
+ * The object rows of a group of batches, R's OBJS in the group's order
  * (reordered): the new rows first (one of them may be updated by a later
  * batch of the group), then the others updated in place.  A row the file
  * no longer has (retention, pruning) goes in as new again, its first
  * update in the group as the row, the later ones as updates of it.
- * NEWV, TMP: room for N rows.
  */
 static int
-run_objs(struct index *ix, const struct write_op **v, size_t n, const struct write_op **newv,
-    const struct write_op **tmp, struct bid_ref *br)
+run_objs(struct index *ix, struct rows *r)
 {
-	sqlite3_stmt *s;
-	size_t	 i, j, nnew = 0, ngone = 0;
+	const struct write_op **v = r->objs, **newv = r->newv;
+	size_t	 i, j, n = r->nobjs, nnew = 0, ngone = 0;
+	int	 gone;
 
 	for (i = 0; i < n; i++)
 		if (v[i]->is_new)
 			newv[nnew++] = v[i];
-	if (run_new_objs(ix, newv, nnew, tmp, br) < 0)
+	if (run_new_objs(ix, r, newv, nnew, 1) < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
 		const struct write_op *o = v[i];
 
 		if (o->is_new)
 			continue;
-		bind_obj(s = ix->st[ST_OBJ_UPD], o);
-		if (step_reset(ix, s) < 0)
+		if (run_obj_upd(ix, r, o, &gone) < 0)
 			return -1;
-		if (sqlite3_changes(ix->db) == 0)
+		if (gone)
 			v[ngone++] = o;		/* i >= ngone */
 	}
 	if (ngone == 0)
@@ -605,19 +772,18 @@ run_objs(struct index *ix, const struct write_op **v, size_t n, const struct wri
 		for (j = i + 1; j < ngone && v[j]->v[0] == v[i]->v[0]; j++)
 			;
 	}
-	if (run_new_objs(ix, newv, nnew, tmp, br) < 0)
+	if (run_new_objs(ix, r, newv, nnew, 0) < 0)
 		return -1;
 	for (i = 1; i < ngone; i++) {
 		if (v[i]->v[0] != v[i - 1]->v[0])
 			continue;
-		bind_obj(s = ix->st[ST_OBJ_UPD], v[i]);
-		if (step_reset(ix, s) < 0)
+		if (run_obj_upd(ix, r, v[i], &gone) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-/* The order of object_segments' key: object, segment; then the transaction's. */
+/* The order of object_segs' key: object, segment; then the transaction's. */
 static int
 cmp_op_objseg(const void *pa, const void *pb)
 {
@@ -625,7 +791,7 @@ cmp_op_objseg(const void *pa, const void *pb)
 	const struct write_op *b = *(const struct write_op *const *)pb;
 	int	 c;
 
-	if ((c = cmp_int64(a->v[0], b->v[0])) != 0 || (c = cmp_int64(a->v[1], b->v[1])) != 0)
+	if ((c = cmp_int64(a->v[0], b->v[0])) != 0 || (c = cmp_int64(a->sv[0], b->sv[0])) != 0)
 		return c;
 	return cmp_op_pos(pa, pb);
 }
@@ -670,6 +836,12 @@ run_op(struct index *ix, const struct write_op *o)
 			return -1;
 		s = ix->st[ST_SEG_FORGET];
 		sqlite3_bind_int64(s, 1, o->v[0]);
+		if (step_reset(ix, s) < 0)
+			return -1;
+		s = ix->st[ST_SEG_CLEAR];	/* ?2, ?3 NULL: the segment's run */
+		sqlite3_bind_int64(s, 1, o->v[0]);
+		sqlite3_bind_null(s, 2);
+		sqlite3_bind_null(s, 3);
 		return step_reset(ix, s);
 	case OP_MODULE:
 		s = ix->st[ST_MODULE];
@@ -698,17 +870,6 @@ run_op(struct index *ix, const struct write_op *o)
 	}
 	return -1;
 }
-
-/*
- * The rows of a transaction gathered until the next segment event (or
- * its end), each kind in the transaction's order: objects, then
- * object_segments, then unresolved mappings, as each batch has them.
- */
-struct rows {
-	const struct write_op **objs, **segs, **unres, **newv, **tmp;
-	struct bid_ref *br;		/* room for 2 * cap */
-	size_t	 nobjs, nsegs, nunres, cap;
-};
 
 static int
 rows_grow(struct rows *r, size_t n)
@@ -744,7 +905,32 @@ rows_free(struct rows *r)
 	free(r->br);
 }
 
-/* The rows gathered: objects, object_segments (in bulk), unresolved mappings. */
+/*
+ * The sightings in past segments gathered, R's SEGS: those of a row's
+ * fold into it, the others kept in SEGS for object_segs.
+ */
+static int
+run_late(struct index *ix, struct rows *r)
+{
+	sqlite3_stmt *s = ix->st[ST_OBJ_SEEN];
+	size_t	 i, j, n = 0;
+
+	for (i = 0; i < r->nsegs; i++) {
+		const struct write_op *o = r->segs[i];
+
+		sqlite3_bind_int64(s, 1, o->v[0]);
+		for (j = 0; j < 4; j++)
+			sqlite3_bind_int64(s, (int)j + 2, o->sv[j]);
+		if (step_reset(ix, s) < 0)
+			return -1;
+		if (sqlite3_changes(ix->db) == 0)
+			r->segs[n++] = o;
+	}
+	r->nsegs = n;
+	return 0;
+}
+
+/* The rows gathered: objects, sightings (object_segs in bulk), unresolved mappings. */
 static int
 run_rows(struct index *ix, struct rows *r)
 {
@@ -752,8 +938,10 @@ run_rows(struct index *ix, struct rows *r)
 	size_t	 i;
 	int	 rc = 0;
 
-	if (r->nobjs > 0)
-		rc = run_objs(ix, r->objs, r->nobjs, r->newv, r->tmp, r->br);
+	if (r->nsegs > 0)
+		rc = run_late(ix, r);
+	if (rc == 0 && r->nobjs > 0)
+		rc = run_objs(ix, r);
 	if (rc == 0 && r->nsegs > 0) {
 		sort_ops(r->segs, r->nsegs, cmp_op_objseg);
 		rc = run_bulk(ix, ST_OBJSEG, r->segs, r->nsegs) < 0 ? -1 : 0;
@@ -931,7 +1119,7 @@ writer_prune(struct index *ix)
 {
 	static const char *const sql[] = {
 		"DELETE FROM objects WHERE id IN (SELECT o.id FROM objects o WHERE "
-		"  o.kind = 'user' AND NOT EXISTS (SELECT 1 FROM object_segments x "
+		"  o.kind = 'user' AND o.seq IS NULL AND NOT EXISTS (SELECT 1 FROM object_segs x "
 		"  WHERE x.object_id = o.id) ORDER BY o.last_seen LIMIT 1000)",
 		"DELETE FROM unresolved WHERE (path, reason) IN (SELECT path, reason FROM "
 		"  unresolved ORDER BY last_seen LIMIT 1000)",

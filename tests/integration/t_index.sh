@@ -232,7 +232,15 @@ Q segment "$last" | jq -e '[.objects[] | select(.kind == "kernel")] | length == 
 # Cross-check with sqlite3: no dangling references.
 [ "$(SQL 'SELECT count(*) FROM object_segments WHERE seq NOT IN (SELECT seq FROM segments) OR object_id NOT IN (SELECT id FROM objects)')" = 0 ] ||
 	fail "object_segments rows reference missing segments or objects"
-note "index: $(SQL 'SELECT count(*) FROM objects') objects, $(SQL 'SELECT count(*) FROM segments') segments"
+# Schema 6: most objects hold their first segment in their row; a sighting
+# is in a row or in object_segs, never both; a row holding segment S is in S's run of ids.
+[ "$(SQL 'SELECT count(*) FROM objects WHERE seq IS NOT NULL')" -ge 1 ] ||
+	fail "no object holds the segment it was new in"
+[ "$(SQL 'SELECT count(*) FROM objects o JOIN object_segs x ON x.object_id = o.id AND x.seq = o.seq')" = 0 ] ||
+	fail "sightings in both an objects row and object_segs"
+[ "$(SQL 'SELECT count(*) FROM objects o WHERE o.seq IS NOT NULL AND NOT EXISTS (SELECT 1 FROM segments s WHERE s.seq = o.seq AND o.id BETWEEN s.id_lo AND s.id_hi)')" = 0 ] ||
+	fail "an objects row holds a segment outside the segment's run of ids"
+note "index: $(SQL 'SELECT count(*) FROM objects') objects ($(SQL 'SELECT count(*) FROM objects WHERE seq IS NOT NULL') holding their first segment, $(SQL 'SELECT count(*) FROM object_segs') rows of other segments), $(SQL 'SELECT count(*) FROM segments') segments"
 
 # A copy of the state directory, no daemon: the same answers.
 cp -a "$T/state" "$T/copy"
@@ -303,6 +311,8 @@ done
 [ "$(SQL "SELECT count(*) FROM segments WHERE state = 'repaired'")" -ge 1 ] || fail "no segment marked repaired"
 [ "$(SQL 'SELECT count(*) FROM object_segments WHERE seq NOT IN (SELECT seq FROM segments) OR object_id NOT IN (SELECT id FROM objects)')" = 0 ] ||
 	fail "after kill -9: dangling object_segments rows"
+[ "$(SQL 'SELECT count(*) FROM objects o JOIN object_segs x ON x.object_id = o.id AND x.seq = o.seq')" = 0 ] ||
+	fail "after kill -9: sightings in both an objects row and object_segs"
 # What ran before the crash, uncommitted then, is in the index now (from the segments).
 Q history "$T/bin/pm-crash" | jq -e --arg id "$ID5" '.objects[0].build_id == $id' >/dev/null ||
 	fail "after kill -9: pm-crash's build-id is not in the index"
