@@ -192,9 +192,10 @@ build_versions() {
 # SEG's samples as perf script shows them with the cache STATE/debug: one
 # "PID SYMBOL" line per sample (the sampled frame only), appended to OUT.
 pid_symbols() {
-	perf --buildid-dir "$T/state/debug" script -i "$1" -F pid,ip,sym --max-stack=1 2>/dev/null |
-		awk '/^ *[0-9]+ *$/ { pid = $1; next } pid != "" && NF >= 2 { print pid, $2; pid = "" }' \
-		>> "$2" || fail "perf script failed on $1"
+	perf --buildid-dir "$T/state/debug" script -i "$1" -F pid,ip,sym --max-stack=1 \
+		> "$T/pid_symbols.out" 2>/dev/null || fail "perf script failed on $1"
+	awk '/^ *[0-9]+ *$/ { pid = $1; next } pid != "" && NF >= 2 { print pid, $2; pid = "" }' \
+		"$T/pid_symbols.out" >> "$2"
 }
 
 # Header values of a segment, in perf's microsecond format.
