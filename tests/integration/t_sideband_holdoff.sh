@@ -45,7 +45,14 @@ st
 w1=$(jq .sideband.wakeups "$T/st.json")
 note "storm: $(cat "$T/storm"); hold-off up to $max ms; wake-ups $((w1 - w0)) in 4 s; news $((n1 - n0))"
 [ "$max" -eq 80 ] || fail "the hold-off never grew to 80 ms in the storm (at most $max)"
-[ $((w1 - w0)) -le 120 ] || fail "$((w1 - w0)) side-band wake-ups in a 4 s storm: the hold-off did not grow"
+# 67 here; a hold-off fixed at 5 ms: 505.  Under a sanitizer the daemon
+# takes the CPUs the storm needs (ASan: 174-212 processes/s instead of
+# 1,350): with gaps in the storm the hold-off starts over more often,
+# 142-149 wake-ups, against 593 with the hold-off fixed at 5 ms.
+wmax=120
+sanitized && wmax=250
+[ $((w1 - w0)) -le $wmax ] ||
+	fail "$((w1 - w0)) side-band wake-ups in a 4 s storm ($(cat "$T/storm")): the hold-off did not grow"
 [ $((w1 - w0)) -ge 20 ] || fail "only $((w1 - w0)) side-band wake-ups in a 4 s storm"
 [ "$n1" -gt "$n0" ] || fail "a binary read for the first time did not bring the hold-off back"
 [ "$(jq .counters.lost "$T/st.json")" = 0 ] || fail "records lost: $(jq -c .counters "$T/st.json")"
