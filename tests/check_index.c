@@ -1622,6 +1622,311 @@ START_TEST(test_db_max_size)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- review6: schema 6 folds */
+
+/* An empty file for segment NAME: reconciliation at open leaves a closed segment alone. */
+static void
+touch_segment(const char *name)
+{
+	char	 p[512];
+	FILE	*f;
+
+	snprintf(p, sizeof(p), "%s/segments/%s", state, name);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	fclose(f);
+}
+
+/* How many rows of objects fold a segment whose state is 'deleted' (or that has no row). */
+static int
+folds_of_deleted(void)
+{
+	char	 path[256];
+	sqlite3	*db;
+	sqlite3_stmt *s;
+	int	 n;
+
+	snprintf(path, sizeof(path), "%s/index.db", state);
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM objects o WHERE "
+	    "o.seq IS NOT NULL AND NOT EXISTS (SELECT 1 FROM segments s WHERE s.seq = o.seq AND "
+	    "s.state != 'deleted')) + (SELECT count(*) FROM object_segs x WHERE NOT EXISTS "
+	    "(SELECT 1 FROM segments s WHERE s.seq = x.seq AND s.state != 'deleted'))",
+	    -1, &s, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	n = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return n;
+}
+
+/*
+ * A binary forgotten and seen again in the segment its row folds: one
+ * row per (object, segment) has all its maps of the segment (3), as the
+ * row's nr_maps has them.
+ */
+START_TEST(test_fold_merge_same_segment)
+{
+	struct binaries bins;
+	struct recorder_listener l;
+	struct index *ix;
+	uint8_t	 a[20];
+	char	 err[512], rows[1024];
+
+	ck_assert_int_eq(binaries_init(&bins), 0);
+	ck_assert_msg(index_open(&ix, state, &conf, &bins, err, sizeof(err)) == 0, "%s", err);
+	index_listener(ix, &l);
+	bid(a, 3);
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 10, T0 + 1 * SEC, 0);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 11, T0 + 2 * SEC, 0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	ck_assert_uint_eq(binaries_prune(&bins, keep_none_cb, gone_cb, &l), 1);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 12, T0 + 3 * SEC, 0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+	binaries_free(&bins);
+	view_rows(rows, sizeof(rows));
+	ck_assert_str_eq(rows, "/usr/bin/app:1:1:3:3");
+}
+END_TEST
+
+/*
+ * Restart on an existing file: ids go on from max(id); a known object
+ * seen again takes a new id (its fold moves out), a new one folds the
+ * new segment.
+ */
+START_TEST(test_fold_restart)
+{
+	struct index *ix;
+	struct index_reader *q;
+	uint8_t	 id[20];
+	char	 rows[1024];
+
+	ix = open_ix();
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 1, T0 + 1 * SEC, 0);
+	index_add_mapping(ix, "/bin/b", (bid(id, 2), id), 20, BID_MMAP2, 2, T0 + 2 * SEC, 0);
+	index_segment_close(ix, 1, T0 + 5 * SEC, 1, 1, 0, 1);
+	index_segment_open(ix, 2, "perf-000002-20261118T110650Z.data", T0 + 10 * SEC);
+	index_add_mapping(ix, "/bin/b", (bid(id, 2), id), 20, BID_MMAP2, 3, T0 + 11 * SEC, 0);
+	index_add_mapping(ix, "/bin/c", (bid(id, 3), id), 20, BID_MMAP2, 4, T0 + 12 * SEC, 0);
+	index_segment_close(ix, 2, T0 + 15 * SEC, 1, 1, 0, 1);
+	index_close(ix);
+	touch_segment("perf-000001-20261118T110640Z.data");
+	touch_segment("perf-000002-20261118T110650Z.data");
+	ix = open_ix();
+	index_segment_open(ix, 3, "perf-000003-20261118T110700Z.data", T0 + 20 * SEC);
+	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 5, T0 + 21 * SEC, 0);
+	index_add_mapping(ix, "/bin/d", (bid(id, 4), id), 20, BID_MMAP2, 6, T0 + 22 * SEC, 0);
+	index_add_mapping(ix, "/bin/c", (bid(id, 3), id), 20, BID_MMAP2, 7, T0 + 23 * SEC, 0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 8, T0 + 24 * SEC, 0);
+	index_add_mapping(ix, "/bin/d", (bid(id, 4), id), 20, BID_MMAP2, 9, T0 + 25 * SEC, 0);
+	index_close(ix);
+	touch_segment("perf-000003-20261118T110700Z.data");
+	index_close(open_ix());
+	view_rows(rows, sizeof(rows));
+	ck_assert_str_eq(rows, "/bin/a:1:1:1:1 /bin/a:3:21:24:2 /bin/b:1:2:2:1 /bin/b:2:11:11:1 "
+	    "/bin/c:2:12:12:1 /bin/c:3:23:23:1 /bin/d:3:22:25:2");
+	q = open_q();
+	segment_objects(q, "1", rows, sizeof(rows));
+	ck_assert_str_eq(rows, "/bin/a:1 /bin/b:1");
+	segment_objects(q, "3", rows, sizeof(rows));
+	ck_assert_str_eq(rows, "/bin/a:2 /bin/c:1 /bin/d:2");
+	index_reader_close(q);
+}
+END_TEST
+
+/*
+ * Batches grouped in one transaction (the writer held up): an object
+ * new, seen again, a rotation, seen in the next segment, forgotten and
+ * seen again (renumbered in the same transaction as its insert), then
+ * a second rotation.
+ */
+START_TEST(test_fold_grouped)
+{
+	struct binaries bins;
+	struct recorder_listener l;
+	struct index *ix;
+	struct index_reader *q;
+	sqlite3	*lk;
+	uint8_t	 id[20];
+	char	 err[512], path[256], rows[1024];
+
+	ck_assert_int_eq(binaries_init(&bins), 0);
+	ck_assert_msg(index_open(&ix, state, &conf, &bins, err, sizeof(err)) == 0, "%s", err);
+	index_listener(ix, &l);
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	snprintf(path, sizeof(path), "%s/index.db", state);
+	ck_assert_int_eq(sqlite3_open(path, &lk), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(lk, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 1, T0 + 1 * SEC, 0);
+	index_handoff(ix);
+	usleep(50000);
+	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 2, T0 + 2 * SEC, 0);
+	index_add_mapping(ix, "/bin/b", (bid(id, 2), id), 20, BID_MMAP2, 3, T0 + 2 * SEC, 0);
+	index_handoff(ix);
+	index_add_mapping(ix, "/bin/b", (bid(id, 2), id), 20, BID_MMAP2, 4, T0 + 3 * SEC, 0);
+	index_segment_open(ix, 2, "perf-000002-20261118T110650Z.data", T0 + 10 * SEC);
+	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 5, T0 + 11 * SEC, 0);
+	index_handoff(ix);
+	ck_assert_uint_eq(binaries_prune(&bins, keep_none_cb, gone_cb, &l), 2);
+	index_add_mapping(ix, "/bin/b", (bid(id, 2), id), 20, BID_MMAP2, 6, T0 + 12 * SEC, 0);
+	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 7, T0 + 12 * SEC, 0);
+	index_handoff(ix);
+	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 8, T0 + 13 * SEC, 0);
+	index_segment_open(ix, 3, "perf-000003-20261118T110700Z.data", T0 + 20 * SEC);
+	index_add_mapping(ix, "/bin/b", (bid(id, 2), id), 20, BID_MMAP2, 9, T0 + 21 * SEC, 0);
+	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 10, T0 + 22 * SEC, 0);
+	index_handoff(ix);
+	ck_assert_int_eq(sqlite3_exec(lk, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(lk);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+	binaries_free(&bins);
+	view_rows(rows, sizeof(rows));
+	ck_assert_str_eq(rows, "/bin/a:1:1:2:2 /bin/a:2:11:13:3 /bin/a:3:22:22:1 "
+	    "/bin/b:1:2:3:2 /bin/b:2:12:12:1 /bin/b:3:21:21:1");
+	q = open_q();
+	segment_objects(q, "2", rows, sizeof(rows));
+	ck_assert_str_eq(rows, "/bin/a:3 /bin/b:1");
+	index_reader_close(q);
+}
+END_TEST
+
+/*
+ * The current segment deleted (its file removed) while a new object's
+ * sightings in it wait for the hand-over: no row may hold it after.
+ */
+START_TEST(test_fold_current_deleted)
+{
+	struct index *ix = open_ix();
+	uint8_t	 id[20];
+	char	 rows[1024];
+
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 1, T0 + 1 * SEC, 0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_add_mapping(ix, "/bin/b", (bid(id, 2), id), 20, BID_MMAP2, 2, T0 + 2 * SEC, 0);
+	index_segment_deleted(ix, "perf-000001-20261118T110640Z.data");
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+	view_rows(rows, sizeof(rows));
+	ck_assert_int_eq(folds_of_deleted(), 0);
+	ck_assert_str_eq(rows, "");
+}
+END_TEST
+
+/*
+ * Rows pruned (db_max_size) after their segment was deleted, seen again
+ * in a later segment and again in the same one within a grouped
+ * transaction: they go in again, one row per (object, segment).
+ */
+START_TEST(test_fold_pruned_seen_again)
+{
+	struct index *ix;
+	sqlite3	*lk;
+	char	 path[2048], name[64], rows[4096];
+	uint8_t	 a[20];
+	int	 i;
+
+	conf.index_max_size = 1U << 20;
+	ix = open_ix();
+	bid(a, 4);
+	memset(path, 'x', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	snprintf(name, sizeof(name), "perf-000001-20261118T110640Z.data");
+	index_segment_open(ix, 1, name, T0);
+	for (i = 0; i < 1500; i++) {
+		snprintf(path + 1500, 32, "/%d", i);
+		index_add_mapping(ix, path, a, 20, BID_MMAP2, (uint32_t)i, T0 + 1 * SEC, 0);
+	}
+	index_segment_close(ix, 1, T0 + 5 * SEC, 1, 1, 0, 1);
+	index_segment_deleted(ix, name);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_segment_open(ix, 2, "perf-000002-20261118T110650Z.data", T0 + 10 * SEC);
+	ck_assert_int_eq(index_flush(ix), 0);
+	snprintf(name, sizeof(name), "%s/index.db", state);
+	ck_assert_int_eq(sqlite3_open(name, &lk), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(lk, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	snprintf(path + 1500, 32, "/%d", 0);
+	index_add_mapping(ix, path, a, 20, BID_MMAP2, 1, T0 + 11 * SEC, 0);
+	index_handoff(ix);
+	usleep(50000);
+	index_add_mapping(ix, path, a, 20, BID_MMAP2, 2, T0 + 12 * SEC, 0);
+	index_handoff(ix);
+	ck_assert_int_eq(sqlite3_exec(lk, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(lk);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+	snprintf(path + 1500, 32, "/%d", 0);
+	view_rows(rows, sizeof(rows));
+	snprintf(name, sizeof(name), ":2:11:12:2");
+	ck_assert_int_eq(strlen(rows), strlen(path) + strlen(name));
+	ck_assert_str_eq(rows + strlen(path), name);
+}
+END_TEST
+
+/*
+ * A rebuild from the segment files hands objects over before their
+ * segment's row exists when a batch goes out mid-scan (commit_rows): the
+ * answers are those of a rebuild in one batch a segment.
+ */
+START_TEST(test_fold_rebuild_small_batches)
+{
+	struct index_reader *q;
+	char	 want[2048], got[2048], w1[512], w2[512], g1[512], g2[512], p[256];
+
+	two_segments();
+	index_close(open_ix());
+	view_rows(want, sizeof(want));
+	q = open_q();
+	segment_objects(q, "1", w1, sizeof(w1));
+	segment_objects(q, "2", w2, sizeof(w2));
+	index_reader_close(q);
+	snprintf(p, sizeof(p), "%s/index.db", state);
+	ck_assert_int_eq(unlink(p), 0);
+	conf.index_commit_rows = 1;
+	index_close(open_ix());
+	view_rows(got, sizeof(got));
+	ck_assert_str_eq(got, want);
+	q = open_q();
+	segment_objects(q, "1", g1, sizeof(g1));
+	segment_objects(q, "2", g2, sizeof(g2));
+	index_reader_close(q);
+	ck_assert_str_eq(g1, w1);
+	ck_assert_str_eq(g2, w2);
+	check_rebuilt();
+}
+END_TEST
+
+/*
+ * A segment open at a crash, finished by repair and scanned at the next
+ * open (its mappings not counted again): the map counted in it before the
+ * crash stays counted in the segment, as in the object's row.
+ */
+START_TEST(test_fold_repaired_counts)
+{
+	struct index *ix = open_ix();
+	struct index_reader *q;
+	uint8_t	 a[20];
+	char	 rows[1024];
+
+	bid(a, 1);
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 100, T0 + 1 * SEC, 0);
+	index_close(ix);	/* as the last commit before the crash */
+	write_segment(1, T0, SEG1, 4, 1);
+	index_close(open_ix());
+	q = open_q();
+	segment_objects(q, "1", rows, sizeof(rows));
+	ck_assert_str_eq(rows, "/usr/bin/app:1 /usr/lib/libc.so.6:0 [kernel.kallsyms]:0");
+	index_reader_close(q);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- kernel, unresolved */
 
 static void
@@ -1858,6 +2163,13 @@ index_suite(void)
 	tcase_add_test(tc, test_commit_rows);
 	tcase_add_test(tc, test_batches_grouped);
 	tcase_add_test(tc, test_fold);
+	tcase_add_test(tc, test_fold_merge_same_segment);
+	tcase_add_test(tc, test_fold_restart);
+	tcase_add_test(tc, test_fold_grouped);
+	tcase_add_test(tc, test_fold_current_deleted);
+	tcase_add_test(tc, test_fold_pruned_seen_again);
+	tcase_add_test(tc, test_fold_rebuild_small_batches);
+	tcase_add_test(tc, test_fold_repaired_counts);
 	tcase_add_test(tc, test_migration_from_v1);
 	tcase_add_test(tc, test_migration_from_v3);
 	tcase_add_test(tc, test_migration_from_v4);
