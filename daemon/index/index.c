@@ -69,13 +69,19 @@ op_from_obj(struct write_op *o, struct obj_row *e, const struct binary *b)
 }
 
 void
-op_from_objseg(struct write_op *o, const struct obj_row *e)
+op_from_objseg(struct write_op *o, struct obj_row *e)
 {
 	o->v[0] = e->id;
 	o->sv[0] = (int64_t)e->seg_seq;
 	o->sv[1] = (int64_t)e->seg_first;
 	o->sv[2] = (int64_t)e->seg_last;
-	o->sv[3] = (int64_t)e->seg_maps;
+	/*
+	 * The maps since the last hand-over, added by the writer: a row that
+	 * takes another id (forgotten and seen again, the daemon restarted)
+	 * counts again from 0 in a segment its old id has sightings in.
+	 */
+	o->sv[3] = (int64_t)(e->seg_maps - e->seg_sent);
+	e->seg_sent = e->seg_maps;
 }
 
 static uint64_t

@@ -43,6 +43,7 @@ struct obj_row {
 	uint64_t	 first, last, nr_maps, nr_procs;
 	uint64_t	 sent_maps, sent_procs;	/* handed to the writer already */
 	uint64_t	 seg_seq, seg_first, seg_last, seg_maps;
+	uint64_t	 seg_sent;	/* of seg_maps, handed to the writer already */
 	uint32_t	 last_pid;	/* of the last mapping counted in nr_procs */
 	uint8_t		 source, flags;
 };
@@ -81,7 +82,7 @@ struct write_op {
 	uint8_t		 fold;		/* OP_OBJ: the row was handed over new with sv's segment */
 	uint32_t	 pos;		/* writer: place in its transaction */
 	int64_t		 v[7];
-	int64_t		 sv[4];		/* a segment's sightings: seq, first, last, nr_maps */
+	int64_t		 sv[4];		/* a segment's sightings: seq, first, last, +nr_maps since the last hand-over */
 	const char	*s;		/* arena or static */
 	const char	*reason;	/* static */
 	char		*owned;		/* freed with the batch */
@@ -199,7 +200,7 @@ void	table_trim_unresolved(struct index *);
 uint64_t index_name_seq(const char *name);	/* of a segment file name, 0 if none */
 
 /* index.c */
-void	op_from_objseg(struct write_op *, const struct obj_row *);
+void	op_from_objseg(struct write_op *, struct obj_row *);
 void	index_maybe_commit(struct index *);
 
 /* rebuild.c */

@@ -200,7 +200,7 @@ table_sight(struct index *ix, const struct binary *b, uint8_t source, uint32_t p
 			e->flags &= (uint8_t)~(OBJ_SEG_DIRTY | OBJ_FOLD);
 			e->seg_seq = ix->cur_seq;
 			e->seg_first = e->seg_last = wall;
-			e->seg_maps = 0;
+			e->seg_maps = e->seg_sent = 0;
 		}
 		if (wall < e->seg_first)
 			e->seg_first = wall;

@@ -64,10 +64,10 @@ const char *const index_source_names[5] = {
 	"first_seen = min(first_seen, ?6), last_seen = max(last_seen, ?7), " \
 	"nr_maps = nr_maps + ?8, nr_procs = nr_procs + ?9"
 #define SEQ_NONE "seq = NULL, seq_first = NULL, seq_last = NULL, seq_maps = NULL"
-/* The upsert of an object_segs row (nr_maps: the loop's total for the segment). */
+/* The upsert of an object_segs row (nr_maps: the maps since the loop's last hand-over). */
 #define OBJSEG_UPSERT "ON CONFLICT(object_id, seq) DO UPDATE " \
 	"SET first_seen = min(first_seen, excluded.first_seen), " \
-	"last_seen = max(last_seen, excluded.last_seen), nr_maps = excluded.nr_maps"
+	"last_seen = max(last_seen, excluded.last_seen), nr_maps = nr_maps + excluded.nr_maps"
 
 static const char *const stmt_sql[ST_MAX] = {
 	/* bulk ("WHERE true": the ON of the upsert is not a join's) */
@@ -82,9 +82,9 @@ static const char *const stmt_sql[ST_MAX] = {
 	[ST_OBJ_BID] = "INSERT OR IGNORE INTO object_bids(bid_key, id) "
 	    "SELECT bk, v0 FROM batch_rows",
 	[ST_OBJ_UPD] = "UPDATE objects SET " OBJ_ADD " WHERE id = ?1",
-	/* the same, with sightings in segment ?13 if the row holds it (nr_maps: the loop's total) */
+	/* the same, with sightings in segment ?13 if the row holds it (+?16 maps) */
 	[ST_OBJ_UPD_FOLD] = "UPDATE objects SET " OBJ_ADD ", seq_first = min(seq_first, ?14), "
-	    "seq_last = max(seq_last, ?15), seq_maps = ?16 WHERE id = ?1 AND seq = ?13",
+	    "seq_last = max(seq_last, ?15), seq_maps = seq_maps + ?16 WHERE id = ?1 AND seq = ?13",
 	[ST_OBJ_FIND] = "SELECT id FROM object_keys WHERE path = ?2 AND build_id = ?3 AND "
 	    "mnt_ns = ?10",
 	[ST_OBJ_MOVE] = "UPDATE objects SET id = ?1, " OBJ_ADD ", " SEQ_NONE " WHERE id = ?12",
@@ -95,7 +95,7 @@ static const char *const stmt_sql[ST_MAX] = {
 	    "WHERE id = ?1 AND seq IS NOT NULL " OBJSEG_UPSERT,
 	/* sightings in segment ?2, into the fold of row ?1 if it is of ?2 */
 	[ST_OBJ_SEEN] = "UPDATE objects SET seq_first = min(seq_first, ?3), "
-	    "seq_last = max(seq_last, ?4), seq_maps = ?5 WHERE id = ?1 AND seq = ?2",
+	    "seq_last = max(seq_last, ?4), seq_maps = seq_maps + ?5 WHERE id = ?1 AND seq = ?2",
 	/* bulk */
 	[ST_OBJSEG] = "INSERT INTO object_segs(object_id, seq, first_seen, last_seen, nr_maps) "
 	    "SELECT v0, sq, sf, sl, sm FROM batch_rows WHERE true " OBJSEG_UPSERT,
