@@ -96,16 +96,21 @@ static const char *const stmt_sql[ST_MAX] = {
 	/* sightings in segment ?2, into the fold of row ?1 if it is of ?2 */
 	[ST_OBJ_SEEN] = "UPDATE objects SET seq_first = min(seq_first, ?3), "
 	    "seq_last = max(seq_last, ?4), seq_maps = seq_maps + ?5 WHERE id = ?1 AND seq = ?2",
-	/* bulk */
+	/* bulk; none of a deleted segment (deleted before the batch's rows ran) */
 	[ST_OBJSEG] = "INSERT INTO object_segs(object_id, seq, first_seen, last_seen, nr_maps) "
-	    "SELECT v0, sq, sf, sl, sm FROM batch_rows WHERE true " OBJSEG_UPSERT,
-	/* ids ?2 .. ?3 folded into segment ?1: its run takes them in */
+	    "SELECT v0, sq, sf, sl, sm FROM batch_rows WHERE NOT EXISTS (SELECT 1 FROM "
+	    "segments g WHERE g.seq = sq AND g.state = 'deleted') " OBJSEG_UPSERT,
+	/* ids ?2 .. ?3 folded into segment ?1: its run takes them in (not a deleted one's) */
 	[ST_SEG_RANGE] = "UPDATE segments SET id_lo = min(coalesce(id_lo, ?2), ?2), "
-	    "id_hi = max(coalesce(id_hi, ?3), ?3) WHERE seq = ?1",
-	/* the folds of segment ?1 among ids ?2 .. ?3 (the segment's run if NULL) ... */
+	    "id_hi = max(coalesce(id_hi, ?3), ?3) WHERE seq = ?1 AND state != 'deleted'",
+	/*
+	 * the folds of segment ?1 among ids ?2 .. ?3 (the segment's run if NULL)
+	 * to object_segs if it has no row yet, ...
+	 */
 	[ST_SEG_UNFOLD] = "INSERT INTO object_segs(object_id, seq, first_seen, last_seen, "
 	    "nr_maps) SELECT id, seq, seq_first, seq_last, seq_maps FROM objects "
-	    "WHERE id BETWEEN ?2 AND ?3 AND seq = ?1 " OBJSEG_UPSERT,
+	    "WHERE id BETWEEN ?2 AND ?3 AND seq = ?1 AND NOT EXISTS (SELECT 1 FROM segments "
+	    "WHERE seq = ?1) " OBJSEG_UPSERT,
 	/* ... and out of the rows */
 	[ST_SEG_CLEAR] = "UPDATE objects SET " SEQ_NONE " WHERE id BETWEEN "
 	    "coalesce(?2, (SELECT id_lo FROM segments WHERE seq = ?1)) AND "
@@ -567,7 +572,11 @@ struct rows {
 	size_t	 nobjs, nsegs, nunres, cap;
 };
 
-/* Segment SEQ's run of ids widened to LO .. HI; its folds there undone if it has no row. */
+/*
+ * Segment SEQ's run of ids widened to LO .. HI; its folds there undone if
+ * it has no row (to object_segs), or is deleted (gone: they were handed
+ * over in the batch that deleted it, after its deletion ran).
+ */
 static int
 run_seg_range(struct index *ix, int64_t seq, int64_t lo, int64_t hi)
 {
@@ -585,8 +594,8 @@ run_seg_range(struct index *ix, int64_t seq, int64_t lo, int64_t hi)
 		if (i == 0 && sqlite3_changes(ix->db) > 0)
 			return 0;
 		if (i == 0)	/* a rebuild's scan hands objects over before the segment's row */
-			log_debug("index: objects of segment %lld, which has no row yet",
-			    (long long)seq);
+			log_debug("index: objects of segment %lld, which has no row yet or is "
+			    "deleted", (long long)seq);
 	}
 	return 0;
 }
