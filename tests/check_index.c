@@ -1622,7 +1622,7 @@ START_TEST(test_db_max_size)
 }
 END_TEST
 
-/* ---------------------------------------------------------------- review6: schema 6 folds */
+/* ---------------------------------------------------------------- schema 6: the folds, further cases */
 
 /* An empty file for segment NAME: reconciliation at open leaves a closed segment alone. */
 static void
