@@ -1300,6 +1300,26 @@ START_TEST(test_forget_and_merge)
 }
 END_TEST
 
+/* The write lock of index.db, from a connection of the test's: the writer waits for it. */
+static sqlite3 *
+writer_hold(void)
+{
+	char	 path[256];
+	sqlite3	*lk;
+
+	snprintf(path, sizeof(path), "%s/index.db", state);
+	ck_assert_int_eq(sqlite3_open(path, &lk), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(lk, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	return lk;
+}
+
+static void
+writer_release(sqlite3 *lk)
+{
+	ck_assert_int_eq(sqlite3_exec(lk, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(lk);
+}
+
 /*
  * The writer held up (another connection holds the write lock) while
  * batches queue: it runs them in one transaction, the rows of the plain
@@ -1328,9 +1348,7 @@ START_TEST(test_batches_grouped)
 	index_listener(ix, &l);
 	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
 	ck_assert_int_eq(index_flush(ix), 0);
-	snprintf(path, sizeof(path), "%s/index.db", state);
-	ck_assert_int_eq(sqlite3_open(path, &lk), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec(lk, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	lk = writer_hold();
 	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 1, T0 + 1 * SEC, 0);
 	index_handoff(ix);
 	usleep(50000);		/* the writer takes it, and waits for the lock */
@@ -1344,8 +1362,7 @@ START_TEST(test_batches_grouped)
 	ck_assert_uint_eq(binaries_prune(&bins, keep_none_cb, gone_cb, &l), 4);
 	index_add_mapping(ix, "/bin/p", (bid(id, 2), id), 20, BID_MMAP2, 12, T0 + 4 * SEC, 0);
 	seq = index_handoff(ix);
-	ck_assert_int_eq(sqlite3_exec(lk, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(lk);
+	writer_release(lk);
 	ck_assert_int_eq(index_flush(ix), 0);
 	index_get_stats(ix, &st);
 	ck_assert_uint_eq(st.errors, 0);
@@ -1354,6 +1371,7 @@ START_TEST(test_batches_grouped)
 	index_close(ix);
 	binaries_free(&bins);
 	/* every object_segments row is an object's, under the id the loop gave it last */
+	snprintf(path, sizeof(path), "%s/index.db", state);
 	ck_assert_int_eq(sqlite3_open(path, &lk), SQLITE_OK);
 	ck_assert_int_eq(sqlite3_prepare_v2(lk, "SELECT (SELECT count(*) FROM object_segments "
 	    "WHERE object_id NOT IN (SELECT id FROM objects)), (SELECT max(id) FROM objects "
@@ -1751,16 +1769,14 @@ START_TEST(test_fold_grouped)
 	struct index_reader *q;
 	sqlite3	*lk;
 	uint8_t	 id[20];
-	char	 err[512], path[256], rows[1024];
+	char	 err[512], rows[1024];
 
 	ck_assert_int_eq(binaries_init(&bins), 0);
 	ck_assert_msg(index_open(&ix, state, &conf, &bins, err, sizeof(err)) == 0, "%s", err);
 	index_listener(ix, &l);
 	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
 	ck_assert_int_eq(index_flush(ix), 0);
-	snprintf(path, sizeof(path), "%s/index.db", state);
-	ck_assert_int_eq(sqlite3_open(path, &lk), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec(lk, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	lk = writer_hold();
 	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 1, T0 + 1 * SEC, 0);
 	index_handoff(ix);
 	usleep(50000);
@@ -1780,8 +1796,7 @@ START_TEST(test_fold_grouped)
 	index_add_mapping(ix, "/bin/b", (bid(id, 2), id), 20, BID_MMAP2, 9, T0 + 21 * SEC, 0);
 	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 10, T0 + 22 * SEC, 0);
 	index_handoff(ix);
-	ck_assert_int_eq(sqlite3_exec(lk, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(lk);
+	writer_release(lk);
 	ck_assert_int_eq(index_flush(ix), 0);
 	index_close(ix);
 	binaries_free(&bins);
@@ -1848,17 +1863,14 @@ START_TEST(test_fold_pruned_seen_again)
 	ck_assert_int_eq(index_flush(ix), 0);
 	index_segment_open(ix, 2, "perf-000002-20261118T110650Z.data", T0 + 10 * SEC);
 	ck_assert_int_eq(index_flush(ix), 0);
-	snprintf(name, sizeof(name), "%s/index.db", state);
-	ck_assert_int_eq(sqlite3_open(name, &lk), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec(lk, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	lk = writer_hold();
 	snprintf(path + 1500, 32, "/%d", 0);
 	index_add_mapping(ix, path, a, 20, BID_MMAP2, 1, T0 + 11 * SEC, 0);
 	index_handoff(ix);
 	usleep(50000);
 	index_add_mapping(ix, path, a, 20, BID_MMAP2, 2, T0 + 12 * SEC, 0);
 	index_handoff(ix);
-	ck_assert_int_eq(sqlite3_exec(lk, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(lk);
+	writer_release(lk);
 	ck_assert_int_eq(index_flush(ix), 0);
 	index_close(ix);
 	snprintf(path + 1500, 32, "/%d", 0);
