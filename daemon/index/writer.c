@@ -64,6 +64,9 @@ const char *const index_source_names[5] = {
 	"first_seen = min(first_seen, ?6), last_seen = max(last_seen, ?7), " \
 	"nr_maps = nr_maps + ?8, nr_procs = nr_procs + ?9"
 #define SEQ_NONE "seq = NULL, seq_first = NULL, seq_last = NULL, seq_maps = NULL"
+/* Sightings added to a row's fold: first, last, the maps since the loop's last hand-over. */
+#define SEQ_ADD(first, last, maps) "seq_first = min(seq_first, " first "), " \
+	"seq_last = max(seq_last, " last "), seq_maps = seq_maps + " maps
 /* The upsert of an object_segs row (nr_maps: the maps since the loop's last hand-over). */
 #define OBJSEG_UPSERT "ON CONFLICT(object_id, seq) DO UPDATE " \
 	"SET first_seen = min(first_seen, excluded.first_seen), " \
@@ -83,8 +86,8 @@ static const char *const stmt_sql[ST_MAX] = {
 	    "SELECT bk, v0 FROM batch_rows",
 	[ST_OBJ_UPD] = "UPDATE objects SET " OBJ_ADD " WHERE id = ?1",
 	/* the same, with sightings in segment ?13 if the row holds it (+?16 maps) */
-	[ST_OBJ_UPD_FOLD] = "UPDATE objects SET " OBJ_ADD ", seq_first = min(seq_first, ?14), "
-	    "seq_last = max(seq_last, ?15), seq_maps = seq_maps + ?16 WHERE id = ?1 AND seq = ?13",
+	[ST_OBJ_UPD_FOLD] = "UPDATE objects SET " OBJ_ADD ", " SEQ_ADD("?14", "?15", "?16")
+	    " WHERE id = ?1 AND seq = ?13",
 	[ST_OBJ_FIND] = "SELECT id FROM object_keys WHERE path = ?2 AND build_id = ?3 AND "
 	    "mnt_ns = ?10",
 	[ST_OBJ_MOVE] = "UPDATE objects SET id = ?1, " OBJ_ADD ", " SEQ_NONE " WHERE id = ?12",
@@ -94,8 +97,7 @@ static const char *const stmt_sql[ST_MAX] = {
 	    "SELECT id, seq, seq_first, seq_last, seq_maps FROM objects "
 	    "WHERE id = ?1 AND seq IS NOT NULL " OBJSEG_UPSERT,
 	/* sightings in segment ?2, into the fold of row ?1 if it is of ?2 */
-	[ST_OBJ_SEEN] = "UPDATE objects SET seq_first = min(seq_first, ?3), "
-	    "seq_last = max(seq_last, ?4), seq_maps = seq_maps + ?5 WHERE id = ?1 AND seq = ?2",
+	[ST_OBJ_SEEN] = "UPDATE objects SET " SEQ_ADD("?3", "?4", "?5") " WHERE id = ?1 AND seq = ?2",
 	/* bulk; none of a deleted segment (deleted before the batch's rows ran) */
 	[ST_OBJSEG] = "INSERT INTO object_segs(object_id, seq, first_seen, last_seen, nr_maps) "
 	    "SELECT v0, sq, sf, sl, sm FROM batch_rows WHERE NOT EXISTS (SELECT 1 FROM "
