@@ -1255,6 +1255,29 @@ gone_cb(const struct binary *b, void *arg)
 }
 
 /*
+ * The index as the daemon opens it, with its table of binaries: L is what
+ * the table tells of a binary it forgets (binaries_prune with gone_cb).
+ */
+static struct index *
+open_ix_bins(struct binaries *bins, struct recorder_listener *l)
+{
+	struct index *ix;
+	char	 err[512];
+
+	ck_assert_int_eq(binaries_init(bins), 0);
+	ck_assert_msg(index_open(&ix, state, &conf, bins, err, sizeof(err)) == 0, "%s", err);
+	index_listener(ix, l);
+	return ix;
+}
+
+static void
+close_ix_bins(struct index *ix, struct binaries *bins)
+{
+	index_close(ix);
+	binaries_free(bins);
+}
+
+/*
  * A binary forgotten by the table (pruned at a rotation) and seen again
  * goes on in its old row: one row per (path, build-id), the counts and
  * times added up, its segments kept.  The table holds only what is live.
@@ -1269,9 +1292,7 @@ START_TEST(test_forget_and_merge)
 	json_t	*o, *obj;
 	char	 err[512];
 
-	ck_assert_int_eq(binaries_init(&bins), 0);
-	ck_assert_msg(index_open(&ix, state, &conf, &bins, err, sizeof(err)) == 0, "%s", err);
-	index_listener(ix, &l);
+	ix = open_ix_bins(&bins, &l);
 	bid(a, 3);
 	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
 	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 10, T0 + 1 * SEC, 0);
@@ -1283,8 +1304,7 @@ START_TEST(test_forget_and_merge)
 	/* forgotten again before its first hand-over: written first, then gone */
 	ck_assert_uint_eq(binaries_prune(&bins, keep_none_cb, gone_cb, &l), 1);
 	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_USER, 13, T0 + 4 * SEC, 0);
-	index_close(ix);
-	binaries_free(&bins);
+	close_ix_bins(ix, &bins);
 	q = open_q();
 	o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
@@ -1343,9 +1363,7 @@ START_TEST(test_batches_grouped)
 	json_t	*o, *obj;
 	char	 err[512], path[256], hex[64];
 
-	ck_assert_int_eq(binaries_init(&bins), 0);
-	ck_assert_msg(index_open(&ix, state, &conf, &bins, err, sizeof(err)) == 0, "%s", err);
-	index_listener(ix, &l);
+	ix = open_ix_bins(&bins, &l);
 	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
 	ck_assert_int_eq(index_flush(ix), 0);
 	lk = writer_hold();
@@ -1368,8 +1386,7 @@ START_TEST(test_batches_grouped)
 	ck_assert_uint_eq(st.errors, 0);
 	/* at least two batches went in one transaction */
 	ck_assert_uint_lt(st.batches, seq);
-	index_close(ix);
-	binaries_free(&bins);
+	close_ix_bins(ix, &bins);
 	/* every object_segments row is an object's, under the id the loop gave it last */
 	snprintf(path, sizeof(path), "%s/index.db", state);
 	ck_assert_int_eq(sqlite3_open(path, &lk), SQLITE_OK);
@@ -1498,9 +1515,7 @@ START_TEST(test_fold)
 	json_t	*o, *obj;
 	int	 folded, segs;
 
-	ck_assert_int_eq(binaries_init(&bins), 0);
-	ck_assert_msg(index_open(&ix, state, &conf, &bins, err, sizeof(err)) == 0, "%s", err);
-	index_listener(ix, &l);
+	ix = open_ix_bins(&bins, &l);
 	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
 	index_add_mapping(ix, "/bin/a", (bid(id, 1), id), 20, BID_MMAP2, 1, T0 + 1 * SEC, 0);
 	index_add_mapping(ix, "/bin/b", (bid(id, 2), id), 20, BID_MMAP2, 2, T0 + 1 * SEC, 0);
@@ -1568,8 +1583,7 @@ START_TEST(test_fold)
 	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "objects"), 0), "segments"), 1);
 	json_decref(o);
 	index_reader_close(q);
-	index_close(ix);
-	binaries_free(&bins);
+	close_ix_bins(ix, &bins);
 }
 END_TEST
 
@@ -1688,11 +1702,9 @@ START_TEST(test_fold_merge_same_segment)
 	struct recorder_listener l;
 	struct index *ix;
 	uint8_t	 a[20];
-	char	 err[512], rows[1024];
+	char	 rows[1024];
 
-	ck_assert_int_eq(binaries_init(&bins), 0);
-	ck_assert_msg(index_open(&ix, state, &conf, &bins, err, sizeof(err)) == 0, "%s", err);
-	index_listener(ix, &l);
+	ix = open_ix_bins(&bins, &l);
 	bid(a, 3);
 	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
 	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 10, T0 + 1 * SEC, 0);
@@ -1701,8 +1713,7 @@ START_TEST(test_fold_merge_same_segment)
 	ck_assert_uint_eq(binaries_prune(&bins, keep_none_cb, gone_cb, &l), 1);
 	index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 12, T0 + 3 * SEC, 0);
 	ck_assert_int_eq(index_flush(ix), 0);
-	index_close(ix);
-	binaries_free(&bins);
+	close_ix_bins(ix, &bins);
 	view_rows(rows, sizeof(rows));
 	ck_assert_str_eq(rows, "/usr/bin/app:1:1:3:3");
 }
@@ -1769,11 +1780,9 @@ START_TEST(test_fold_grouped)
 	struct index_reader *q;
 	sqlite3	*lk;
 	uint8_t	 id[20];
-	char	 err[512], rows[1024];
+	char	 rows[1024];
 
-	ck_assert_int_eq(binaries_init(&bins), 0);
-	ck_assert_msg(index_open(&ix, state, &conf, &bins, err, sizeof(err)) == 0, "%s", err);
-	index_listener(ix, &l);
+	ix = open_ix_bins(&bins, &l);
 	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
 	ck_assert_int_eq(index_flush(ix), 0);
 	lk = writer_hold();
@@ -1798,8 +1807,7 @@ START_TEST(test_fold_grouped)
 	index_handoff(ix);
 	writer_release(lk);
 	ck_assert_int_eq(index_flush(ix), 0);
-	index_close(ix);
-	binaries_free(&bins);
+	close_ix_bins(ix, &bins);
 	view_rows(rows, sizeof(rows));
 	ck_assert_str_eq(rows, "/bin/a:1:1:2:2 /bin/a:2:11:13:3 /bin/a:3:22:22:1 "
 	    "/bin/b:1:2:3:2 /bin/b:2:12:12:1 /bin/b:3:21:21:1");
