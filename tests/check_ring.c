@@ -617,8 +617,13 @@ START_TEST(test_scan_then_read)
 		ck_assert_int_eq(c.s.intact[i], 1);
 	ck_assert_uint_eq(f.meta->data_tail, start);
 	ck_assert_uint_eq(f.r.records, 0);
+	/* Scanned to the head: nothing unseen; from the tail, all of it. */
+	ck_assert_int_eq(ring_unseen(&f.r, from), 0);
+	ck_assert_int_eq(ring_unseen(&f.r, start), 1);
+	ck_assert_int_eq(ring_unseen(&f.r, start + 80), 1);
 	/* From where it stopped, the next scan sees only what is new. */
 	produce(&f, 4, 24);
+	ck_assert_int_eq(ring_unseen(&f.r, from), 1);
 	from = ring_scan(&f.r, from, scan_cb, &c);
 	ck_assert_uint_eq(c.s.n, 4);
 	ck_assert_uint_eq(c.s.seq[3], 4);
@@ -633,8 +638,12 @@ START_TEST(test_scan_then_read)
 	ck_assert_uint_eq(ring_read(&f.r, scan_cb, &c), 4);
 	ck_assert_uint_eq(c.pos[2], start + 80);
 	ck_assert_uint_eq(ring_tail(&f.r), from);
+	/* Consumed: a position behind the tail (or the tail) has nothing unseen. */
+	ck_assert_int_eq(ring_unseen(&f.r, start), 0);
+	ck_assert_int_eq(ring_unseen(&f.r, from), 0);
 	/* A scan from behind the tail starts at the tail. */
 	produce(&f, 5, 16);
+	ck_assert_int_eq(ring_unseen(&f.r, start), 1);
 	memset(&c.s, 0, sizeof(c.s));
 	ring_scan(&f.r, start, scan_cb, &c);
 	ck_assert_uint_eq(c.s.n, 1);

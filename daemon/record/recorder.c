@@ -28,7 +28,7 @@
  *
  * When passes run (the loop, recorder_attach):
  *	a sampling ring's watermark, the drain timer     a full pass
- *	a side-band record arrives (a wake-up each)      sideband_arrive: reads
+ *	a side-band record arrives (a wake-up each)      a side-band pass: reads
  *	                                                 start; the side-band's
  *	                                                 wake-ups are then held
  *	                                                 off SB_HOLDOFF_MS while
@@ -832,7 +832,7 @@ holdoff_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct recorder *r = arg;
 
-	if (sideband_arrive(r)) {
+	if (sideband_unseen(r)) {
 		/* How full this hold-off left the fullest side-band ring. */
 		uint64_t fill = sideband_fill(r), quarter = r->ev.sb_ring_size / 4;
 

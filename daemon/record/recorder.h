@@ -107,6 +107,8 @@ struct recorder {
 	uint64_t	 blocked;	/* the side-band waits for a read at this time (0: no) */
 	uint64_t	 blocked_deadline;
 	uint64_t	 sb_news;	/* answers that were news: read, not known (recorder.c) */
+	int		 sb_unseen;	/* the turn met a mapping arrival has not looked at */
+	int		 sb_arrived;	/* this pass ran arrival for one (sideband.c) */
 	int		 sb_holdoff_ms;	/* the side-band's current hold-off (recorder.c) */
 	uint64_t	 spill_at;	/* the start scan's last events_spill (recorder.c) */
 	uint64_t	 cut;		/* a rotation cuts here once the side-band is there */
@@ -229,6 +231,8 @@ int	sideband_init(struct recorder *, char *err, size_t errlen);
 void	sideband_free(struct recorder *);
 /* Look at new side-band records, start their reads; 1 if there were any. */
 int	sideband_arrive(struct recorder *);
+/* 1 if a side-band ring holds records arrival has not looked at. */
+int	sideband_unseen(const struct recorder *);
 /* Merge the side-band rings up to LIMIT; the time it waits at, or 0. */
 uint64_t sideband_drain(struct recorder *, uint64_t limit);
 /* When a pass is next needed for the side-band (CLOCK_MONOTONIC ns), or UINT64_MAX. */

@@ -84,6 +84,16 @@ ring_fill(const struct ring *r)
 	return __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE) - r->meta->data_tail;
 }
 
+int
+ring_unseen(const struct ring *r, uint64_t from)
+{
+	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE), tail = ring_tail(r);
+
+	if (from - tail > head - tail)
+		from = tail;
+	return from != head;
+}
+
 uint64_t
 ring_pending(const struct ring *r)
 {

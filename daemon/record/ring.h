@@ -79,6 +79,8 @@ uint64_t ring_copy(struct ring *, ring_record_fn pick, ring_run_fn run, void *ar
  * Returns the bytes taken.
  */
 uint64_t ring_spill(struct ring *, uint64_t max);
+/* 1 if the ring holds records from position FROM (or the tail, if FROM is behind it) on. */
+int	ring_unseen(const struct ring *, uint64_t from);
 /* Position of the next record to consume (data_tail, or the spill's start). */
 uint64_t ring_tail(const struct ring *);
 /* Bytes waiting (head - tail), the spill's included. */

@@ -3,11 +3,11 @@
  * and their LOST, in time order, into the model, the segment and the
  * listeners.  Each record has two moments:
  *
- *	arrival   sideband_arrive, when the ring wakes the loop (a few ms
- *	          after the mmap): new records are looked at where they lie
- *	          (ring_scan, nothing consumed) and a mapping whose record
- *	          has no build-id is proven by a file the loop holds (a pin,
- *	          resolver.h) or gets its read started, while the process
+ *	arrival   sideband_arrive, at the end of each pass (a few ms after
+ *	          the mmap): the records the pass left are looked at where
+ *	          they lie (ring_scan, nothing consumed) and a mapping whose
+ *	          record has no build-id is proven by a file the loop holds (a
+ *	          pin, resolver.h) or gets its read started, while the process
  *	          most likely still lives
  *	turn      sideband_drain, in a pass: the rings are merged by time up
  *	          to the pass's limit (the model needs a process's records in
@@ -16,6 +16,13 @@
  *	          the side-band after it waits, the samples do not (their
  *	          round marker does, recorder.c), until the answer or the
  *	          read's deadline
+ *
+ * A record old enough for its turn when the pass first meets it gets one
+ * look, not two: the turn proves its mapping by a pin itself, and only a
+ * mapping no pin proves sends the pass to arrival first (its read, and
+ * those of the records after it, start before the turn waits for it).
+ * Under an exec storm, whose records wait out a hold-off of up to 80 ms
+ * (recorder.c), that is most of them.
  *
  * What a mapping of a file becomes:
  *	the record has a build-id (MMAP2 of an attr.build_id event, MMAP3):
@@ -191,6 +198,17 @@ sideband_arrive(struct recorder *r)
 	}
 	resolver_kick(r->res);
 	return seen;
+}
+
+int
+sideband_unseen(const struct recorder *r)
+{
+	int	 i;
+
+	for (i = 0; i < r->ev.ncpus; i++)
+		if (ring_unseen(&r->ev.cpus[i].sb_ring, r->sb[i].peeked))
+			return 1;
+	return 0;
 }
 
 /* ---- turn -------------------------------------------------------------- */
@@ -394,6 +412,7 @@ sb_record_cb(const struct perf_event_header *h, void *arg)
 	struct sb_ring *s = &r->sb[r->cur];
 	struct sb_read *e = NULL;
 	const struct bid_answer *a = NULL;
+	struct bid_answer pinned;
 	struct record rec;
 	uint64_t t = 0;
 	int	 fd = -1;
@@ -407,7 +426,17 @@ sb_record_cb(const struct perf_event_header *h, void *arg)
 	if (needs_read(r, &rec)) {
 		/* No request: arrival could not make one (out of memory). */
 		a = &busy;
-		if ((e = read_of(r, s, r->ev.cpus[r->cur].sb_ring.pos)) != NULL && e->q == NULL)
+		if ((int64_t)(r->ev.cpus[r->cur].sb_ring.pos - s->peeked) >= 0) {
+			/* Not looked at on arrival: one look, a pin's, or arrival's first. */
+			if (rec.has_sid && resolver_pinned(r->res, &rec.mmap, rec.sid.time,
+			    recorder_wall(r, &rec), &pinned))
+				a = &pinned;
+			else if (!r->sb_arrived) {
+				r->sb_unseen = 1;
+				return 1;
+			}
+		} else if ((e = read_of(r, s, r->ev.cpus[r->cur].sb_ring.pos)) != NULL &&
+		    e->q == NULL)
 			a = &e->a;	/* proven at arrival */
 		else if (e != NULL) {
 			if (!resolver_req_done(r->res, e->q, r->now, 1)) {
@@ -453,10 +482,10 @@ sideband_drain(struct recorder *r, uint64_t limit)
 	uint64_t got, *next = r->next;
 	int	 i, min, ncpus = r->ev.ncpus;
 
-	/* Whatever is in the rings and unseen gets its read started first. */
-	sideband_arrive(r);
+	r->now = recorder_now();
 	r->limit = limit;
 	r->blocked = 0;
+	r->sb_arrived = 0;
 	for (i = 0; i < ncpus; i++)
 		next[i] = ring_peek(r, i);
 	/*
@@ -481,11 +510,18 @@ sideband_drain(struct recorder *r, uint64_t limit)
 		if (min < 0)
 			break;
 		r->cur = min;
+		r->sb_unseen = 0;
 		got = ring_read(&r->ev.cpus[min].sb_ring, sb_record_cb, r);
-		if (r->blocked != 0 || got == 0)
+		if (r->sb_unseen) {
+			/* A mapping no pin proves: every read starts, then its turn. */
+			sideband_arrive(r);
+			r->sb_arrived = 1;
+		} else if (r->blocked != 0 || got == 0)
 			break;
 		next[min] = ring_peek(r, min);
 	}
+	/* What the pass leaves (too young, or after a wait): reads start now. */
+	sideband_arrive(r);
 	return r->blocked;
 }
 
