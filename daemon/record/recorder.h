@@ -78,7 +78,8 @@ struct sb_read {
 };
 
 struct sb_ring {
-	uint64_t	 peeked;	/* records before this were looked at on arrival */
+	uint64_t	 peeked;	/* records before this were looked at on arrival
+					   (or, behind the tail, consumed by their turn) */
 	struct sb_read	*rd;		/* their reads, in ring order: a circular array */
 	uint32_t	 cap, first, n;	/* cap a power of two */
 };
@@ -229,8 +230,8 @@ int	flightrec_snapshot(struct recorder *, uint64_t t_end);
 /* sideband.c */
 int	sideband_init(struct recorder *, char *err, size_t errlen);
 void	sideband_free(struct recorder *);
-/* Look at new side-band records, start their reads; 1 if there were any. */
-int	sideband_arrive(struct recorder *);
+/* Look at new side-band records, start their reads. */
+void	sideband_arrive(struct recorder *);
 /* 1 if a side-band ring holds records arrival has not looked at. */
 int	sideband_unseen(const struct recorder *);
 /* Merge the side-band rings up to LIMIT; the time it waits at, or 0. */

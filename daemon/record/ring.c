@@ -89,6 +89,8 @@ ring_unseen(const struct ring *r, uint64_t from)
 {
 	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE), tail = ring_tail(r);
 
+	if (head - r->meta->data_tail > r->size)
+		return 0;		/* overrun: nothing a scan would see (ring_read resyncs it) */
 	if (from - tail > head - tail)
 		from = tail;
 	return from != head;

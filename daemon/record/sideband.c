@@ -183,21 +183,17 @@ arrive_cb(const struct perf_event_header *h, void *arg)
 	return 0;
 }
 
-int
+void
 sideband_arrive(struct recorder *r)
 {
-	uint64_t before;
-	int	 i, seen = 0;
+	int	 i;
 
 	r->now = recorder_now();
 	for (i = 0; i < r->ev.ncpus; i++) {
-		before = r->sb[i].peeked;
 		r->cur = i;
-		r->sb[i].peeked = ring_scan(&r->ev.cpus[i].sb_ring, before, arrive_cb, r);
-		seen |= r->sb[i].peeked != before;
+		r->sb[i].peeked = ring_scan(&r->ev.cpus[i].sb_ring, r->sb[i].peeked, arrive_cb, r);
 	}
 	resolver_kick(r->res);
-	return seen;
 }
 
 int
@@ -424,21 +420,22 @@ sb_record_cb(const struct perf_event_header *h, void *arg)
 		return 0;
 	}
 	if (needs_read(r, &rec)) {
-		/* No request: arrival could not make one (out of memory). */
+		uint64_t pos = r->ev.cpus[r->cur].sb_ring.pos;
+
+		/* No read: arrival could not start one (out of memory, SB_READS_MAX). */
 		a = &busy;
-		if ((int64_t)(r->ev.cpus[r->cur].sb_ring.pos - s->peeked) >= 0) {
-			/* Not looked at on arrival: one look, a pin's, or arrival's first. */
+		if ((e = read_of(r, s, pos)) == NULL) {
+			/* Not looked at on arrival (or no read then): a pin, or arrival first. */
 			if (rec.has_sid && resolver_pinned(r->res, &rec.mmap, rec.sid.time,
 			    recorder_wall(r, &rec), &pinned))
 				a = &pinned;
-			else if (!r->sb_arrived) {
+			else if ((int64_t)(pos - s->peeked) >= 0 && !r->sb_arrived) {
 				r->sb_unseen = 1;
 				return 1;
 			}
-		} else if ((e = read_of(r, s, r->ev.cpus[r->cur].sb_ring.pos)) != NULL &&
-		    e->q == NULL)
+		} else if (e->q == NULL)
 			a = &e->a;	/* proven at arrival */
-		else if (e != NULL) {
+		else {
 			if (!resolver_req_done(r->res, e->q, r->now, 1)) {
 				r->blocked = t != 0 ? t : 1;
 				r->blocked_deadline = e->q->deadline;

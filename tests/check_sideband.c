@@ -1,0 +1,325 @@
+/*
+ * check_sideband.c - the side-band's two looks (sideband.c) over fake
+ * rings: a recorder built by hand around them (no segment open: what is
+ * written is counted, not kept), the resolver's real workers reading a
+ * copy of a system binary by name (rule 2: the mapping's pid is gone),
+ * and the pins that copy brings (root-owned, on the root's file system).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <check.h>
+
+#include "check_main.h"
+
+#include "config.h"
+#include "record/recorder.h"
+
+#define RINGSZ	65536u
+#define DEADPID	0x3ffffff0u		/* no such process: rule 2 (by name) */
+
+struct harness {
+	struct recorder *r;
+	struct config	 conf;
+	struct perf_event_attr attr;
+	char		 dir[64], path[128], path2[128];
+	struct stat	 st, st2;
+};
+
+/* A root-owned copy of /usr/bin/true on the root's file system (pinnable), fine ctime. */
+static void
+make_file(struct harness *h)
+{
+	char	 cmd[512];
+
+	snprintf(h->dir, sizeof(h->dir), "/tmp/check_sideband.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(h->dir));
+	chmod(h->dir, 0755);
+	snprintf(h->path, sizeof(h->path), "%s/true", h->dir);
+	snprintf(cmd, sizeof(cmd), "cp /usr/bin/true %s && chmod 755 %s", h->path, h->path);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(stat(h->path, &h->st), 0);
+	/* Another file: never pinned before its own read. */
+	snprintf(h->path2, sizeof(h->path2), "%s/true2", h->dir);
+	snprintf(cmd, sizeof(cmd), "cp /usr/bin/true %s && chmod 755 %s", h->path2, h->path2);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(stat(h->path2, &h->st2), 0);
+	usleep(50 * 1000);	/* changed before the mappings, by the ctime margin */
+}
+
+static void
+setup(struct harness *h, int ncpus)
+{
+	struct recorder *r;
+	char	 err[256];
+	int	 i;
+
+	memset(h, 0, sizeof(*h));
+	make_file(h);
+	r = h->r = calloc(1, sizeof(*r));
+	ck_assert_ptr_nonnull(r);
+	r->conf = &h->conf;
+	h->attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	h->attr.sample_id_all = 1;
+	record_layout_init(&r->ev.sb_layout, &h->attr);
+	r->ev.ncpus = ncpus;
+	r->ev.sb_ring_size = RINGSZ;
+	r->ev.cpus = calloc((size_t)ncpus, sizeof(*r->ev.cpus));
+	ck_assert_ptr_nonnull(r->ev.cpus);
+	for (i = 0; i < ncpus; i++) {
+		struct perf_event_mmap_page *meta = calloc(1, sizeof(*meta));
+		void	*data = calloc(1, RINGSZ);
+
+		ck_assert_int_eq(ring_init(&r->ev.cpus[i].sb_ring, meta, data, RINGSZ), 0);
+	}
+	ck_assert_int_eq(model_init(&r->model), 0);
+	r->bins = calloc(1, sizeof(*r->bins));
+	ck_assert_int_eq(binaries_init(r->bins), 0);
+	ck_assert_int_eq(sideband_init(r, err, sizeof(err)), 0);
+}
+
+/* An MMAP2 of the file by DEADPID at ADDR, stamped T, at the head of ring CPU (published). */
+static uint64_t
+put_file(struct harness *h, int cpu, int file, uint64_t addr, uint64_t t)
+{
+	const struct stat *st = file == 0 ? &h->st : &h->st2;
+	struct ring *g = &h->r->ev.cpus[cpu].sb_ring;
+	struct record_mmap m;
+	struct record_sample_id sid;
+	uint8_t	 buf[PATH_MAX + 512];
+	uint64_t head = g->meta->data_head, pos = head;
+	size_t	 n, i;
+
+	memset(&m, 0, sizeof(m));
+	m.pid = m.tid = DEADPID;
+	m.addr = addr;
+	m.len = 4096;
+	m.has_inode = 1;
+	m.maj = major(st->st_dev);
+	m.min = minor(st->st_dev);
+	m.ino = st->st_ino;
+	m.prot = PROT_READ | PROT_EXEC;
+	m.flags = MAP_PRIVATE;
+	m.filename = file == 0 ? h->path : h->path2;
+	memset(&sid, 0, sizeof(sid));
+	sid.pid = sid.tid = DEADPID;
+	sid.time = t;
+	n = record_build_mmap2_plain(buf, &m, 0, &h->r->ev.sb_layout, &sid);
+	ck_assert_uint_le(head + n - g->meta->data_tail, RINGSZ);
+	for (i = 0; i < n; i++)
+		g->data[(head + i) & (RINGSZ - 1)] = buf[i];
+	__atomic_store_n(&g->meta->data_head, head + n, __ATOMIC_RELEASE);
+	return pos;
+}
+
+static uint64_t
+put_mmap(struct harness *h, int cpu, uint64_t addr, uint64_t t)
+{
+	return put_file(h, cpu, 0, addr, t);
+}
+
+/* Drain until nothing waits (a read answered or given up each time). */
+static void
+drain_all(struct recorder *r, uint64_t limit)
+{
+	int	 i;
+
+	for (i = 0; i < 100 && sideband_drain(r, limit) != 0; i++)
+		sideband_wait(r);
+	ck_assert_int_lt(i, 100);
+}
+
+static void
+teardown(struct harness *h)
+{
+	struct recorder *r = h->r;
+	char	 cmd[128];
+	int	 i;
+
+	sideband_free(r);		/* the resolver's workers stopped, the pins closed */
+	model_free(&r->model);
+	binaries_free(r->bins);
+	free(r->bins);
+	for (i = 0; i < r->ev.ncpus; i++) {
+		struct ring *g = &r->ev.cpus[i].sb_ring;
+		void	*meta = g->meta, *data = g->data;
+
+		ring_unmap(g);		/* a fake ring: its scratch and spill */
+		free(meta);
+		free(data);
+	}
+	free(r->ev.cpus);
+	free(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", h->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", h->dir);
+}
+
+/* Read once by name: the file is then cached, and its next proof brings a pin. */
+static void
+warm_pin(struct harness *h)
+{
+	struct recorder *r = h->r;
+	struct resolver_stats rs;
+	uint64_t t = recorder_now();
+
+	put_mmap(h, 0, 0x10000, t);
+	drain_all(r, recorder_now() + 1);
+	ck_assert_uint_eq(r->st.mmaps_user_id, 1);
+	/* Proven by name from the cache: the request brings the pin, put adopts it. */
+	put_mmap(h, 0, 0x20000, recorder_now());
+	drain_all(r, recorder_now() + 1);
+	ck_assert_uint_eq(r->st.mmaps_user_id, 2);
+	resolver_stats(r->res, &rs);
+	ck_assert_uint_eq(rs.pins, 1);
+}
+
+START_TEST(test_unseen_read_then_pin)
+{
+	struct harness h;
+	struct recorder *r;
+	struct resolver_stats rs;
+	uint64_t t;
+
+	setup(&h, 1);
+	r = h.r;
+	warm_pin(&h);
+	/* A record old enough on first meeting, pinned: one look, no read kept. */
+	t = recorder_now();
+	put_mmap(&h, 0, 0x30000, t);
+	ck_assert_int_eq(sideband_unseen(r), 1);
+	ck_assert_uint_eq(sideband_drain(r, recorder_now() + 1), 0);
+	ck_assert_uint_eq(r->st.mmaps_user_id, 3);
+	ck_assert_uint_eq(r->sb[0].n, 0);
+	ck_assert_int_eq(sideband_unseen(r), 0);
+	resolver_stats(r->res, &rs);
+	ck_assert_uint_ge(rs.pinned, 1);
+	teardown(&h);
+}
+END_TEST
+
+/* Two rings: pinned records taken at the turn, peeked left behind the tail, then more. */
+START_TEST(test_two_rings_mixed)
+{
+	struct harness h;
+	struct recorder *r;
+	uint64_t t;
+	int	 k;
+
+	setup(&h, 2);
+	r = h.r;
+	warm_pin(&h);
+	t = recorder_now();
+	for (k = 0; k < 20; k++)
+		put_mmap(&h, k & 1, 0x100000 + (uint64_t)k * 0x10000, t + (uint64_t)k);
+	drain_all(r, recorder_now() + 1);
+	ck_assert_uint_eq(r->st.mmaps_user_id, 22);
+	ck_assert_uint_eq(r->st.mmaps_no_id, 0);
+	ck_assert_uint_eq(r->sb[0].n + r->sb[1].n, 0);
+	teardown(&h);
+}
+END_TEST
+
+/* Pinned and unpinned mixed over two rings, some of it spilled: every one proven. */
+static void
+mixed(int spill, int more)
+{
+	struct harness h;
+	struct recorder *r;
+	uint64_t t, blocked;
+	int	 k, n = 0;
+
+	setup(&h, 2);
+	r = h.r;
+	warm_pin(&h);
+	t = recorder_now();
+	for (k = 0; k < 24; k++, n++)
+		put_file(&h, k & 1, (k / 2) % 3 == 1, 0x100000 + (uint64_t)k * 0x10000, t + (uint64_t)k);
+	if (spill) {
+		ring_spill(&r->ev.cpus[0].sb_ring, 1 << 20);
+		ring_spill(&r->ev.cpus[1].sb_ring, 1 << 20);
+	}
+	for (k = 0; k < more; k++, n++)
+		put_file(&h, k & 1, k % 3 == 2, 0x900000 + (uint64_t)k * 0x10000, t + 100 + (uint64_t)k);
+	blocked = sideband_drain(r, recorder_now() + 1);
+	(void)blocked;
+	drain_all(r, recorder_now() + 1);
+	ck_assert_uint_eq(r->st.mmaps_no_id, 0);
+	ck_assert_uint_eq(r->st.mmaps_user_id, 2 + (uint64_t)n);
+	ck_assert_uint_eq(r->sb[0].n + r->sb[1].n, 0);
+	ck_assert_int_eq(sideband_unseen(r), 0);
+	teardown(&h);
+}
+
+START_TEST(test_mixed)
+{
+	mixed(0, 0);
+}
+END_TEST
+
+START_TEST(test_mixed_spilled)
+{
+	mixed(1, 0);
+}
+END_TEST
+
+START_TEST(test_mixed_spilled_more)
+{
+	mixed(1, 10);
+}
+END_TEST
+
+/* Young when first met (arrival at the pass's end), old at the next: read, proven. */
+START_TEST(test_young_then_old)
+{
+	struct harness h;
+	struct recorder *r;
+	uint64_t t;
+	int	 k;
+
+	setup(&h, 2);
+	r = h.r;
+	warm_pin(&h);
+	t = recorder_now();
+	for (k = 0; k < 8; k++)
+		put_file(&h, k & 1, k % 3 == 0, 0x100000 + (uint64_t)k * 0x10000, t + (uint64_t)k * 1000);
+	/* Only the first two old enough. */
+	sideband_drain(r, t + 1500);
+	ck_assert_int_eq(sideband_unseen(r), 0);
+	drain_all(r, t + 1500);
+	ck_assert_uint_eq(r->st.mmaps_user_id, 4);
+	drain_all(r, recorder_now() + 1);
+	ck_assert_uint_eq(r->st.mmaps_no_id, 0);
+	ck_assert_uint_eq(r->st.mmaps_user_id, 10);
+	ck_assert_uint_eq(r->sb[0].n + r->sb[1].n, 0);
+	teardown(&h);
+}
+END_TEST
+
+static Suite *
+sideband_suite(void)
+{
+	Suite	*s = suite_create("sideband");
+	TCase	*tc = tcase_create("looks");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_unseen_read_then_pin);
+	tcase_add_test(tc, test_two_rings_mixed);
+	tcase_add_test(tc, test_mixed);
+	tcase_add_test(tc, test_mixed_spilled);
+	tcase_add_test(tc, test_mixed_spilled_more);
+	tcase_add_test(tc, test_young_then_old);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+CHECK_MAIN(sideband_suite)
