@@ -54,6 +54,8 @@ struct recorder_stats {
 	uint64_t	 flight_states_short;	/* ... not kept: the image lived too short */
 	uint64_t	 sb_wakeups;		/* side-band passes of a burst (hold-off timer) */
 	uint64_t	 sb_holdoff_news;	/* hold-offs brought back to the shortest by news */
+	uint64_t	 sb_records;		/* side-band records taken at their turn ... */
+	uint64_t	 sb_arrival_looks;	/* ... and looked at on arrival (sideband.c) */
 	uint64_t	 start_spilled;		/* bytes held in memory during the start's scan */
 	uint64_t	 start_spill_full;	/* ... times a ring's share of it was full */
 	uint64_t	 sb_spilled;		/* side-band bytes held in memory later (relieve) */

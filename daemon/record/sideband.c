@@ -160,6 +160,7 @@ arrive_cb(const struct perf_event_header *h, void *arg)
 	uint64_t wall;
 	uint32_t idx = 0;
 
+	r->st.sb_arrival_looks++;
 	if (h->type != PERF_RECORD_MMAP2 && h->type != PERF_RECORD_MMAP3 &&
 	    h->type != PERF_RECORD_MMAP)
 		return 0;
@@ -447,6 +448,7 @@ sb_record_cb(const struct perf_event_header *h, void *arg)
 				r->sb_news++;
 		}
 	}
+	r->st.sb_records++;
 	process_record(r, h, &rec, a, fd);
 	if (e != NULL)
 		read_pop(r, s);
