@@ -143,6 +143,12 @@ const struct config_key config_keys[] = {
 	  KEY_FIELD(drain_interval_ms), .defval = "1s",
 	  .min = 10, .max = MSEC_HOUR,
 	  .help = "Read the sampling rings at least this often." },
+	{ .section = "record", .name = "sideband_holdoff",
+	  .type = CONFIG_DURATION,
+	  KEY_FIELD(sb_holdoff_max_ms), .defval = "80ms",
+	  .min = 5, .max = 1000,
+	  .help = "The longest the side-band's wake-ups are held off in a burst "
+	    "of mappings (longer: fewer wake-ups, later build-id reads)." },
 
 	{ .section = "segments", .name = "rotate_size", .type = CONFIG_SIZE,
 	  KEY_FIELD(rotate_size), .defval = "64M",

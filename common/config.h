@@ -41,6 +41,7 @@ struct config {
 	uint64_t	 ring_size;		/* ring_size = 1M (per CPU, power of 2 >= 8K) */
 	uint64_t	 wakeup_size;		/* wakeup_size = 0 (0 = ring_size / 4) */
 	uint64_t	 drain_interval_ms;	/* drain_interval = 1s */
+	uint64_t	 sb_holdoff_max_ms;	/* sideband_holdoff = 80ms */
 
 	/* [segments] */
 	uint64_t	 rotate_size;		/* rotate_size = 64M (0 = never by size) */

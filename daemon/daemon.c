@@ -51,6 +51,7 @@ daemon_reload(struct perfmapd *d, char *err, size_t errlen)
 	d->conf.readonly_public = nc.readonly_public;
 	memcpy(d->conf.control_group, nc.control_group, sizeof(nc.control_group));
 	d->conf.drain_interval_ms = nc.drain_interval_ms;
+	d->conf.sb_holdoff_max_ms = nc.sb_holdoff_max_ms;
 	d->conf.index_commit_ms = nc.index_commit_ms;
 	d->conf.index_commit_rows = nc.index_commit_rows;
 	d->conf.index_retention_ms = nc.index_retention_ms;

@@ -124,6 +124,7 @@ START_TEST(test_defaults_values)
 	ck_assert_uint_eq(c.ring_size, 1024 * 1024);
 	ck_assert_uint_eq(c.wakeup_size, 0);
 	ck_assert_uint_eq(c.drain_interval_ms, 1000);
+	ck_assert_uint_eq(c.sb_holdoff_max_ms, 80);
 	ck_assert_uint_eq(c.rotate_size, 64ULL << 20);
 	ck_assert_uint_eq(c.rotate_age_ms, 10 * 60 * 1000);
 	ck_assert_uint_eq(c.keep_size, 1ULL << 30);
@@ -176,6 +177,7 @@ START_TEST(test_load_good)
 	    "ring_size = 256KiB\n"
 	    "wakeup_size = 64k\n"
 	    "drain_interval = 250ms\n"
+	    "sideband_holdoff = 320ms\n"
 	    "[segments]\n"
 	    "rotate_size = 1.5G\n"
 	    "rotate_age = 2h\n"
@@ -201,6 +203,7 @@ START_TEST(test_load_good)
 	ck_assert_uint_eq(c.ring_size, 256 * 1024);
 	ck_assert_uint_eq(c.wakeup_size, 64 * 1024);
 	ck_assert_uint_eq(c.drain_interval_ms, 250);
+	ck_assert_uint_eq(c.sb_holdoff_max_ms, 320);
 	ck_assert_uint_eq(c.rotate_size, 3ULL << 29);
 	ck_assert_uint_eq(c.rotate_age_ms, 2 * 3600 * 1000);
 	ck_assert_uint_eq(c.keep_size, 10ULL << 30);
@@ -297,6 +300,8 @@ static const struct bad_case bad_cases[] = {
 	{ "[record]\nring_size = 3M\n", -1, 2, "3M is not a power of two" },
 	{ "[record]\nring_size = 4K\n", -1, 2, "4K is out of range (8K..1G)" },
 	{ "[record]\nring_size = 2G\n", -1, 2, "out of range" },
+	{ "[record]\nsideband_holdoff = 4ms\n", -1, 2, "out of range" },
+	{ "[record]\nsideband_holdoff = 2s\n", -1, 2, "out of range" },
 	{ "[record]\nring_size = 18446744073709551616\n", -1, 2, "too large" },
 	{ "[segments]\nkeep_size = 18446744073709551615K\n", -1, 2,
 	    "too large" },

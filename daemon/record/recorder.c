@@ -70,7 +70,9 @@
  * for a file that changes soon after: a read started late is proven by
  * name while the file is unchanged.  So while a burst brings no news (every
  * answer a cached build-id proven again by name, none failed) the hold-off
- * doubles, up to SB_HOLDOFF_MAX_MS; an answer that is news (a file read for
+ * doubles, up to [record] sideband_holdoff (80 ms by default: longer
+ * costs fewer wake-ups, and a later read for a new file in a storm, whose
+ * process may be gone by then); an answer that is news (a file read for
  * the first time, or one whose build-id could not be proven) brings it
  * back to SB_HOLDOFF_MS.  And the hold-off follows how full it left the
  * side-band rings: it doubles only while they were at most a quarter
@@ -80,7 +82,6 @@
  */
 #define SB_HOLDOFF_MIN_MS	1
 #define SB_HOLDOFF_MS		5
-#define SB_HOLDOFF_MAX_MS	80
 /* Flight mode: binaries no process maps are forgotten this often (no rotation does it). */
 #define FLIGHT_PRUNE_NS		(60ULL * 1000 * 1000 * 1000)
 
@@ -844,8 +845,10 @@ holdoff_cb(evutil_socket_t fd, short what, void *arg)
 				r->st.sb_holdoff_news++;
 			}
 		} else if (fill <= quarter) {
-			if (r->sb_holdoff_ms < SB_HOLDOFF_MAX_MS)
+			if ((uint64_t)r->sb_holdoff_ms * 2 <= r->conf->sb_holdoff_max_ms)
 				r->sb_holdoff_ms *= 2;
+			else
+				r->sb_holdoff_ms = (int)r->conf->sb_holdoff_max_ms;
 		} else if (fill > 2 * quarter && r->sb_holdoff_ms > SB_HOLDOFF_MIN_MS)
 			r->sb_holdoff_ms /= 2;
 		r->sb_news = 0;

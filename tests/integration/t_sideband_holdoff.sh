@@ -10,6 +10,7 @@
 # rings) and a storm twice as fast: the hold-off follows how full it left
 # the rings (shorter, a ring half full spilled into memory) and nothing is
 # lost (a hold-off that grew to 80 ms regardless lost 44k records here).
+# Last, a shorter longest hold-off set in the configuration is kept to.
 . tests/lib.sh
 need_events
 command -v jq >/dev/null 2>&1 || skip "jq is not installed"
@@ -88,5 +89,25 @@ else
 	[ "$lost" = 0 ] || fail "$lost records lost with 64K side-band rings: the hold-off overflowed them"
 fi
 stop_daemon
-echo "PASS: the hold-off grows in a storm, news and full rings shorten it, nothing lost"
+
+# The longest hold-off is the operator's ([record] sideband_holdoff): 20 ms
+# here, not the 80 of the default, nor 40 (the next doubling from 5).
+start_daemon "[record]
+frequency = 99
+sideband_holdoff = 20ms
+buildid_mode = userspace"
+"$T/execstorm" 3 1 /bin/true > "$T/storm" &
+storm=$!
+max=0
+for _ in $(seq 1 20); do
+	sleep 0.1
+	st
+	h=$(jq .sideband.holdoff_ms "$T/st.json")
+	[ "$h" -gt "$max" ] && max=$h
+done
+wait $storm
+note "sideband_holdoff = 20ms, storm: $(cat "$T/storm"); hold-off up to $max ms"
+[ "$max" -eq 20 ] || fail "with sideband_holdoff = 20ms the hold-off went up to $max ms"
+stop_daemon
+echo "PASS: the hold-off grows in a storm up to sideband_holdoff, news and full rings shorten it, nothing lost"
 
