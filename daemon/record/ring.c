@@ -84,16 +84,30 @@ ring_fill(const struct ring *r)
 	return __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE) - r->meta->data_tail;
 }
 
+/*
+ * Where a scan from FROM starts and the head it runs to: -1 in an overrun
+ * ring, which a scan does not look at (ring_read resyncs it); a FROM behind
+ * the tail (or garbage) starts at the tail.
+ */
+static int
+scan_start(const struct ring *r, uint64_t *from, uint64_t *head)
+{
+	uint64_t tail = ring_tail(r);
+
+	*head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	if (*head - r->meta->data_tail > r->size)
+		return -1;
+	if (*from - tail > *head - tail)
+		*from = tail;
+	return 0;
+}
+
 int
 ring_unseen(const struct ring *r, uint64_t from)
 {
-	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE), tail = ring_tail(r);
+	uint64_t head;
 
-	if (head - r->meta->data_tail > r->size)
-		return 0;		/* overrun: nothing a scan would see (ring_read resyncs it) */
-	if (from - tail > head - tail)
-		from = tail;
-	return from != head;
+	return scan_start(r, &from, &head) == 0 && from != head;
 }
 
 uint64_t
@@ -317,13 +331,10 @@ uint64_t
 ring_scan(struct ring *r, uint64_t from, ring_record_fn fn, void *arg)
 {
 	struct span s;
-	uint64_t head, tail = ring_tail(r), bytes;
+	uint64_t head, bytes, given = from;
 
-	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	if (head - r->meta->data_tail > r->size)
-		return from;		/* ring_read resyncs it */
-	if (from - tail > head - tail)
-		from = tail;		/* behind the tail (or garbage): from the tail */
+	if (scan_start(r, &from, &head) < 0)
+		return given;
 	if (spill_held(r) && from - r->spill.start < r->spill.end - r->spill.start) {
 		s = spill_span(r);
 		walk(r, &s, &from, r->spill.end, fn, arg, 0, &bytes);

@@ -22,7 +22,7 @@
  * mapping no pin proves sends the pass to arrival first (its read, and
  * those of the records after it, start before the turn waits for it).
  * Under an exec storm, whose records wait out a hold-off of up to 80 ms
- * (recorder.c), that is most of them.
+ * ([record] sideband_holdoff, recorder.c), that is most of them.
  *
  * What a mapping of a file becomes:
  *	the record has a build-id (MMAP2 of an attr.build_id event, MMAP3):

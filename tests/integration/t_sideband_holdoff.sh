@@ -20,6 +20,17 @@ start_daemon "[record]
 frequency = 99
 buildid_mode = userspace"
 st() { "$PERFMAPCTL" -s "$T/control.sock" --json status > "$T/st.json" || fail "status --json"; }
+# The longest hold-off seen in N looks 0.1 s apart.
+holdoff_max() {
+	m=0
+	for _ in $(seq 1 "$1"); do
+		sleep 0.1
+		st
+		h=$(jq .sideband.holdoff_ms "$T/st.json")
+		[ "$h" -gt "$m" ] && m=$h
+	done
+	echo "$m"
+}
 
 st
 w0=$(jq .sideband.wakeups "$T/st.json") n0=$(jq .sideband.holdoff_news "$T/st.json")
@@ -28,13 +39,7 @@ r0=$(jq .sideband.records "$T/st.json") l0=$(jq .sideband.arrival_looks "$T/st.j
 "$T/execstorm" 4 1 /bin/true > "$T/storm" &
 storm=$!
 # the hold-off at its longest, seen while the storm goes on
-max=0
-for _ in $(seq 1 30); do
-	sleep 0.1
-	st
-	h=$(jq .sideband.holdoff_ms "$T/st.json")
-	[ "$h" -gt "$max" ] && max=$h
-done
+max=$(holdoff_max 30)
 # news: a binary no one ran before (its own inode: the cache has not seen it)
 cp "$T/spin" "$T/fresh"
 "$T/fresh" 0.2
@@ -98,13 +103,7 @@ sideband_holdoff = 20ms
 buildid_mode = userspace"
 "$T/execstorm" 3 1 /bin/true > "$T/storm" &
 storm=$!
-max=0
-for _ in $(seq 1 20); do
-	sleep 0.1
-	st
-	h=$(jq .sideband.holdoff_ms "$T/st.json")
-	[ "$h" -gt "$max" ] && max=$h
-done
+max=$(holdoff_max 20)
 wait $storm
 note "sideband_holdoff = 20ms, storm: $(cat "$T/storm"); hold-off up to $max ms"
 [ "$max" -eq 20 ] || fail "with sideband_holdoff = 20ms the hold-off went up to $max ms"
