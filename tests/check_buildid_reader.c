@@ -10,11 +10,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -791,6 +793,72 @@ START_TEST(test_resolver_pins)
 END_TEST
 
 /*
+ * Pins of a file whose timestamps are whole seconds (ext4 with 128-byte
+ * inodes; and every system file of an image built by a tool that writes
+ * the inodes itself): pinned once its state is older than the margin and
+ * a second, since a change in the same second as its ctime would not
+ * show; its mappings proven only from a second and the margin after that
+ * ctime; a rewrite in place after the proof, the same size, shows.  (Such
+ * files were never pinned: under an exec storm on such a host every
+ * mapping went to a worker.)
+ */
+START_TEST(test_resolver_pins_coarse)
+{
+	struct resolver *res;
+	struct resolver_stats st;
+	struct record_mmap m;
+	struct bid_query bq;
+	struct bid_answer a;
+	struct stat ds, fs;
+	char	 cmd[4 * PATH_MAX], p[PATH_MAX], err[256];
+	uint64_t changed;
+	int	 fd;
+
+	/* The image is mounted in this test's own mount namespace: it goes with it, pass or fail. */
+	if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		ck_abort_msg("cannot unshare the mount namespace: %s", strerror(errno));
+	snprintf(cmd, sizeof(cmd), "truncate -s 16M '%s/img' && "
+	    "mkfs.ext4 -q -I 128 -F '%s/img' >/dev/null 2>&1 && mkdir '%s/mnt' && "
+	    "mount -o loop '%s/img' '%s/mnt'", dir, dir, dir, dir, dir);
+	if (system(cmd) != 0)
+		ck_abort_msg("cannot make and mount an ext4 image with 128-byte inodes "
+		    "(root, mkfs.ext4 and a loop device)");
+	copy_to("/proc/self/exe", "mnt/prog", p, sizeof(p));
+	ck_assert_int_eq(stat(p, &fs), 0);
+	ck_assert_int_eq(fs.st_ctim.tv_nsec, 0);	/* the case under test */
+	ck_assert_int_eq(fs.st_mtim.tv_nsec, 0);
+	changed = (uint64_t)fs.st_ctim.tv_sec * 1000000000ULL;
+	ck_assert_int_eq(stat(p, &ds), 0);
+	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
+	resolver_pin_devices(res, &ds.st_dev, 1);
+	usleep(1100000);	/* the state a second and the margin old: remembered */
+	ck_assert_uint_eq(pin_of(res, &m, &bq, p), 1);
+
+	/* Mapped in the second of the last change, or in the margin after it: not proven. */
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), changed + 500000000ULL, &a), 0);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), changed + 1010000000ULL, &a), 0);
+	/* Mapped after: proven, its build-id. */
+	memset(&a, 0, sizeof(a));
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(0), &a), 1);
+	ck_assert_int_eq(a.cause, BIDC_OK);
+	ck_assert(ids_equal(&a, p));
+	resolver_stats(res, &st);
+	ck_assert_uint_eq(st.pins, 1);
+
+	/* Rewritten in place, the same bytes: a later second's ctime, the pin let go. */
+	ck_assert_int_ge(fd = open(p, O_WRONLY), 0);
+	ck_assert_int_eq(write(fd, "\177ELF", 4), 4);
+	close(fd);
+	ck_assert_int_eq(stat(p, &fs), 0);
+	ck_assert_uint_eq(fs.st_size, ds.st_size);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(1000), &a), 0);
+	resolver_stats(res, &st);
+	ck_assert_uint_eq(st.pins, 0);
+	resolver_stop(res);
+}
+END_TEST
+
+/*
  * All pins taken: a new file is not pinned while every pin was used in
  * the last second; after, it takes the least recently used one's place.
  */
@@ -853,6 +921,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_resolver_join);
 	tcase_add_test(tc, test_resolver_pins);
 	tcase_add_test(tc, test_resolver_pins_full);
+	tcase_add_test(tc, test_resolver_pins_coarse);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -526,12 +526,20 @@ root_only(const struct stat *st)
 	    (st->st_mode & (S_IWGRP | S_IWOTH)) == 0 && st->st_nlink > 0;
 }
 
-/* May the file behind PFD, in state ST, with answer A, be pinned (buildid_reader.h)? */
+/*
+ * May the file behind PFD, in state ST, with answer A, be pinned
+ * (buildid_reader.h)?  Its state must be older than now by the margin, a
+ * second more for whole-second timestamps (as every state the cache
+ * remembers is): any change after this proof then shows in the state, the
+ * same second included.  Whole seconds are common: images built by tools
+ * that write inodes themselves give every system file a ctime of
+ * .000000000, and refusing them refused every pin on such hosts.
+ */
 static int
 pinnable(int pfd, const struct stat *st, const struct bid_answer *a)
 {
-	return a->cause == BIDC_OK && a->size > 0 && root_only(st) && ts_gran(st) == 0 &&
-	    local_fs(pfd);
+	return a->cause == BIDC_OK && a->size > 0 && root_only(st) &&
+	    changed_before(st, wall_now()) && local_fs(pfd);
 }
 
 int
@@ -545,7 +553,7 @@ buildid_pin_holds(const struct bid_pin *p, const struct stat *st)
 int
 buildid_pin_before(const struct bid_pin *p, uint64_t map_wall_ns)
 {
-	return ctime_before(p->ctime_ns, 0, (int64_t)map_wall_ns);	/* pins have fine timestamps */
+	return ctime_before(p->ctime_ns, p->gran, (int64_t)map_wall_ns);
 }
 
 int
@@ -576,6 +584,7 @@ buildid_reader_known(struct buildid_reader *b, const struct bid_query *q, uint64
 			pin->size = st.st_size;
 			pin->mtime_ns = ts_ns(&st.st_mtim);
 			pin->ctime_ns = ts_ns(&st.st_ctim);
+			pin->gran = ts_gran(&st);
 			pin->a = ca;
 			return rc;
 		}

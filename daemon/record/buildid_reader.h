@@ -129,8 +129,10 @@ int	buildid_reader_known(struct buildid_reader *, const struct bid_query *q,
  * if PIN is not NULL, the answer a build-id, and the file one whose
  * content only root can change and whose status costs no I/O: a regular
  * file owned by root, not writable by its group or others (an ACL that
- * lets anyone else write shows in the group bits), on ext4 or XFS with
- * timestamps finer than a second.  FD is an O_PATH descriptor (no
+ * lets anyone else write shows in the group bits), on ext4 or XFS, in a
+ * state older than the proof by the ctime margin (a second more where the
+ * timestamps are whole seconds, so a change in the same second as the
+ * state's ctime cannot follow the proof).  FD is an O_PATH descriptor (no
  * open(2) of the file): fstat works on it, and it holds the inode, so the
  * device and inode number name this file for as long as it is kept (on
  * those file systems two live files never share a number).  Else FD
@@ -142,6 +144,7 @@ struct bid_pin {
 	ino_t		 ino;
 	off_t		 size;
 	int64_t		 mtime_ns, ctime_ns;	/* the state the answer was read in */
+	int64_t		 gran;		/* of its timestamps: 0, or a second (whole seconds) */
 	struct bid_answer a;
 };
 
