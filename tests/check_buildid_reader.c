@@ -60,6 +60,8 @@ teardown(void)
 {
 	char	 cmd[PATH_MAX + 16];
 
+	snprintf(cmd, sizeof(cmd), "%s/mnt", dir);
+	umount2(cmd, MNT_DETACH);	/* test_resolver_pins_coarse's image, if it failed */
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		return;
@@ -795,12 +797,12 @@ END_TEST
 /*
  * Pins of a file whose timestamps are whole seconds (ext4 with 128-byte
  * inodes; and every system file of an image built by a tool that writes
- * the inodes itself): pinned once its state is older than the margin and
- * a second, since a change in the same second as its ctime would not
- * show; its mappings proven only from a second and the margin after that
- * ctime; a rewrite in place after the proof, the same size, shows.  (Such
- * files were never pinned: under an exec storm on such a host every
- * mapping went to a worker.)
+ * the inodes itself): pinned once the cache knows it (which it does only
+ * of a state older than the margin and a second: a change in the same
+ * second as its ctime would not show); its mappings proven only from a
+ * second and the margin after that ctime; a rewrite in place after the
+ * proof, the same size, shows.  (Such files were never pinned: under an
+ * exec storm on such a host every mapping went to a worker.)
  */
 START_TEST(test_resolver_pins_coarse)
 {
@@ -814,7 +816,13 @@ START_TEST(test_resolver_pins_coarse)
 	uint64_t changed;
 	int	 fd;
 
-	/* The image is mounted in this test's own mount namespace: it goes with it, pass or fail. */
+	/*
+	 * The image is mounted in this test's own mount namespace: it goes
+	 * with the test's process, pass or fail (CK_FORK=no would make it
+	 * the whole run's).
+	 */
+	if (getenv("CK_FORK") != NULL && strcmp(getenv("CK_FORK"), "no") == 0)
+		ck_abort_msg("needs CK_FORK: it unshares its mount namespace");
 	if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
 		ck_abort_msg("cannot unshare the mount namespace: %s", strerror(errno));
 	snprintf(cmd, sizeof(cmd), "truncate -s 16M '%s/img' && "
@@ -855,6 +863,8 @@ START_TEST(test_resolver_pins_coarse)
 	resolver_stats(res, &st);
 	ck_assert_uint_eq(st.pins, 0);
 	resolver_stop(res);
+	snprintf(cmd, sizeof(cmd), "%s/mnt", dir);
+	ck_assert_int_eq(umount2(cmd, MNT_DETACH), 0);
 }
 END_TEST
 
