@@ -466,10 +466,13 @@ pin_find(const struct resolver *r, dev_t dev, uint64_t ino)
 
 /*
  * The pin to make room with when all are taken: the least recently used,
- * if unused for PIN_SPARE_NS (files mapped at start, a user's few), else
- * -1 (the hot ones stay).
+ * if unused for PIN_SPARE_NS, else -1 (the hot ones stay).  A storm's file
+ * is used every few milliseconds; the files unused for 100 ms are those of
+ * a program that ran once (a client's thirty libraries, the processes
+ * scanned at start) or a user's churn.  (A second let such a program keep
+ * every pin from a new storm for its first second.)
  */
-#define PIN_SPARE_NS	(1000000000ULL)
+#define PIN_SPARE_NS	(100ULL * 1000 * 1000)
 
 static int
 pin_spare(const struct resolver *r, uint64_t now)

@@ -152,7 +152,7 @@ void	resolver_check(struct resolver *, uint64_t now);
  * close of a deleted file frees its blocks); so is one unused for
  * RESOLVER_PIN_IDLE_S seconds or whose file was deleted, looked at by
  * resolver_check once a second.  With all pins taken, a new file takes the
- * place of the least recently used one if that was unused for a second
+ * place of the least recently used one if that was unused for 100 ms
  * (the files of the processes scanned at start, a user's few): the hot
  * ones stay.
  */
