@@ -615,7 +615,6 @@ listen_path(struct control *ctrl, const char *path, char *err, size_t errlen)
 	struct sockaddr_un sun;
 	struct stat	 st;
 	char		 dir[108], *slash;
-	mode_t		 old;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -644,17 +643,24 @@ listen_path(struct control *ctrl, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
-	old = umask(0117);		/* srw-rw---- */
+	/*
+	 * Bound with the daemon's umask (027: srwxr-x---, which nobody but
+	 * root can connect to), then given its mode by chmod before listen.
+	 * Not by changing the umask around bind: the umask is the process's,
+	 * and a thread creating a directory meanwhile (the capture's
+	 * .build-id/xx) got 0640, which root without CAP_DAC_OVERRIDE (the
+	 * unit's) cannot create anything in.
+	 */
 	if (bind(ctrl->fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		umask(old);
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	umask(old);
 	if (ctrl->have_group && chown(path, 0, ctrl->group) == -1)
 		log_warn("%s: chown to the control group", path);
-	if (ctrl->d->conf.readonly_public && chmod(path, 0666) == -1)
-		log_warn("%s: chmod", path);
+	if (chmod(path, ctrl->d->conf.readonly_public ? 0666 : 0660) == -1) {
+		snprintf(err, errlen, "%s: chmod: %s", path, strerror(errno));
+		return -1;
+	}
 	if (listen(ctrl->fd, 64) == -1) {
 		snprintf(err, errlen, "listen on %s: %s", path, strerror(errno));
 		return -1;
