@@ -331,10 +331,10 @@ uint64_t
 ring_scan(struct ring *r, uint64_t from, ring_record_fn fn, void *arg)
 {
 	struct span s;
-	uint64_t head, bytes, given = from;
+	uint64_t head, bytes;
 
 	if (scan_start(r, &from, &head) < 0)
-		return given;
+		return from;		/* untouched: ring_read resyncs it */
 	if (spill_held(r) && from - r->spill.start < r->spill.end - r->spill.start) {
 		s = spill_span(r);
 		walk(r, &s, &from, r->spill.end, fn, arg, 0, &bytes);
