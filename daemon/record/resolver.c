@@ -571,19 +571,26 @@ resolver_pinned(struct resolver *r, const struct record_mmap *m, uint64_t time,
 	    (i = pin_find(r, makedev(m->maj, m->min), m->ino)) < 0)
 		return 0;
 	pn = &r->pins[i];
+	now = mono_now();
 	if (time >= pn->checked) {
 		/*
 		 * The file's state after the mapping: the clock first, then
 		 * fstat.  (A record stamped later than now cannot be proven.)
 		 */
-		if (time >= (now = mono_now()))
+		if (time >= now)
 			return 0;
 		if (fstat(pn->p.fd, &st) == -1 || !buildid_pin_holds(&pn->p, &st)) {
 			pin_drop(r, i);
 			return 0;
 		}
-		pn->checked = pn->used = now;
+		pn->checked = now;
 	}
+	/*
+	 * Used now, looked at or not: a mapping reaches the loop after the
+	 * side-band holdoff, mostly stamped before the last look, and a file
+	 * mapped every few milliseconds must not look unused for 100 ms.
+	 */
+	pn->used = now;
 	if (!buildid_pin_before(&pn->p, map_wall_ns))
 		return 0;
 	*a = pn->p.a;

@@ -154,7 +154,8 @@ void	resolver_check(struct resolver *, uint64_t now);
  * resolver_check once a second.  With all pins taken, a new file takes the
  * place of the least recently used one if that was unused for 100 ms
  * (the files of the processes scanned at start, a user's few): the hot
- * ones stay.
+ * ones stay.  Used: a mapping of it arrived, proven by a new fstat or by
+ * the last (the side-band holdoff brings most mappings after a look).
  */
 #define RESOLVER_PINS		32
 #define RESOLVER_PIN_IDLE_S	10
