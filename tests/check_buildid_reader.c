@@ -971,6 +971,56 @@ START_TEST(test_resolver_pins_hot)
 }
 END_TEST
 
+/*
+ * A burst of requests asks its worker for no more files than there are
+ * pins to take: the rest are proven without bringing theirs back open.
+ * Once put, a request no longer counts.
+ */
+START_TEST(test_resolver_pins_asks)
+{
+	struct resolver *res;
+	struct resolve_req *q[RESOLVER_PINS + 2];
+	struct record_mmap m[RESOLVER_PINS + 2];
+	struct bid_query bq[RESOLVER_PINS + 2];
+	struct stat ds;
+	char	 p[RESOLVER_PINS + 2][PATH_MAX], name[32], err[256];
+	uint32_t idx;
+	int	 i, asked = 0, n = RESOLVER_PINS + 2;
+
+	ck_assert_int_eq(stat(dir, &ds), 0);
+	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
+	resolver_pin_devices(res, &ds.st_dev, 1);
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "ask%d", i);
+		copy_to("/proc/self/exe", name, p[i], sizeof(p[i]));
+		query_of(p[i], 0, &bq[i]);
+		mmap_of(&bq[i], &m[i]);
+	}
+	for (i = 0; i < n; i++) {
+		ck_assert_ptr_nonnull(q[i] = resolver_req_join(res, &m[i], wall_ns(1000), mono_ns(),
+		    &idx));
+		asked += q[i]->want_pin;
+	}
+	ck_assert_int_eq(asked, RESOLVER_PINS);
+	ck_assert_int_eq(q[n - 1]->want_pin, 0);
+	resolver_kick(res);
+	for (i = 0; i < n; i++) {
+		resolver_wait(res, q[i]);
+		ck_assert_int_eq(resolver_req_done(res, q[i], mono_ns(), 0), 1);
+		resolver_req_put(res, q[i]);
+	}
+	/* all put: room again */
+	ck_assert_ptr_nonnull(q[0] = resolver_req_join(res, &m[n - 1], wall_ns(1000), mono_ns(),
+	    &idx));
+	ck_assert_int_eq(q[0]->want_pin, 1);
+	resolver_kick(res);
+	resolver_wait(res, q[0]);
+	ck_assert_int_eq(resolver_req_done(res, q[0], mono_ns(), 0), 1);
+	resolver_req_put(res, q[0]);
+	resolver_stop(res);
+}
+END_TEST
+
 static Suite *
 reader_suite(void)
 {
@@ -991,6 +1041,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_resolver_pins);
 	tcase_add_test(tc, test_resolver_pins_full);
 	tcase_add_test(tc, test_resolver_pins_hot);
+	tcase_add_test(tc, test_resolver_pins_asks);
 	tcase_add_test(tc, test_resolver_pins_coarse);
 	suite_add_tcase(s, tc);
 	return s;

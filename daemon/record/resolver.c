@@ -83,9 +83,10 @@ struct resolver {
 	struct pin {
 		struct bid_pin p;
 		uint64_t checked;	/* CLOCK_MONOTONIC before its last fstat that held */
-		uint64_t used;		/* the same, or when it was pinned: its idle time */
+		uint64_t used;		/* its last mapping, or when it was pinned: its idle time */
 	}		 pins[RESOLVER_PINS];
 	int		 npins;
+	int		 pin_asks;		/* requests out asking for their file (want_pin) */
 	uint64_t	 pins_looked;		/* resolver_check's last look at them */
 	uint64_t	 pinned, pins_dropped;
 };
@@ -487,14 +488,32 @@ pin_spare(const struct resolver *r, uint64_t now)
 	return r->pins[old].used + PIN_SPARE_NS < now ? old : -1;
 }
 
-/* Would the loop pin M's file, if its proof brought it? */
+/* How many pins a new file could take now: those free, and those unused for PIN_SPARE_NS. */
+static int
+pin_room(const struct resolver *r, uint64_t now)
+{
+	int	 i, n = RESOLVER_PINS - r->npins;
+
+	for (i = 0; i < r->npins; i++)
+		if (r->pins[i].used + PIN_SPARE_NS < now)
+			n++;
+	return n;
+}
+
+/*
+ * Would the loop pin M's file, if its proof brought it?  Not while as many
+ * requests are out asking as there is room: under a user's churn every
+ * request of a burst would bring its file back open, most of them only to
+ * be closed by a worker, and a slow worker's backlog of them grew with
+ * the burst (t_hostile_pins under ASan: 51 such files over the pins).
+ */
 static int
 pin_wanted(const struct resolver *r, const struct record_mmap *m, uint64_t now)
 {
 	dev_t	 dev = makedev(m->maj, m->min);
 	int	 i;
 
-	if (!m->has_inode || pin_find(r, dev, m->ino) >= 0 || pin_spare(r, now) < 0)
+	if (!m->has_inode || pin_find(r, dev, m->ino) >= 0 || r->pin_asks >= pin_room(r, now))
 		return 0;
 	for (i = 0; i < r->npin_dev; i++)
 		if (r->pin_dev[i] == dev)
@@ -649,7 +668,10 @@ req_alloc(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns,
 	q->q.filename = q->name;
 	q->fd = -1;
 	q->pin.fd = -1;
-	q->want_pin = pin_wanted(r, m, now);
+	if ((q->want_pin = pin_wanted(r, m, now)) != 0) {
+		q->pin_asked = 1;
+		r->pin_asks++;
+	}
 	q->deadline = now + TIMEOUT_NS;
 	q->loop_refs = 1;
 	atomic_init(&q->refs, 1);
@@ -863,6 +885,10 @@ resolver_req_put(struct resolver *r, struct resolve_req *q)
 	r->pending--;
 	if (q == r->busy || --q->loop_refs > 0)
 		return;
+	if (q->pin_asked) {
+		q->pin_asked = 0;
+		r->pin_asks--;
+	}
 	/* Done (not given up on): the worker is through with its pin. */
 	if (!q->timed_out && atomic_load_explicit(&q->done, memory_order_acquire) &&
 	    q->pin.fd >= 0)

@@ -74,6 +74,7 @@ struct resolve_req {
 	/* the loop's own */
 	int		 loop_refs;	/* mappings not yet put */
 	int		 timed_out;
+	int		 pin_asked;	/* want_pin counted in the resolver's asks (pin_wanted) */
 	struct resolve_req *next;
 	size_t		 namecap;	/* room in name[] */
 	char		 name[];
@@ -155,7 +156,10 @@ void	resolver_check(struct resolver *, uint64_t now);
  * place of the least recently used one if that was unused for 100 ms
  * (the files of the processes scanned at start, a user's few): the hot
  * ones stay.  Used: a mapping of it arrived, proven by a new fstat or by
- * the last (the side-band holdoff brings most mappings after a look).
+ * the last (the side-band holdoff brings most mappings after a look).  A
+ * request asks its worker for the file only while fewer requests are out
+ * asking than there are pins to take: the files a burst's requests bring
+ * back are bounded by the room for them, not by the burst.
  */
 #define RESOLVER_PINS		32
 #define RESOLVER_PIN_IDLE_S	10
