@@ -869,16 +869,14 @@ START_TEST(test_resolver_pins_coarse)
 END_TEST
 
 /*
- * All pins taken: a new file is not pinned while every pin was used in
- * the last 100 ms; after, it takes the least recently used one's place.
+ * A resolver with every pin taken, by files prog0... of the test's
+ * directory (PINNED: their mappings, looked up by device and inode).
  */
-START_TEST(test_resolver_pins_full)
+static struct resolver *
+pins_filled(struct record_mmap pinned[RESOLVER_PINS])
 {
 	struct resolver *res;
-	struct resolver_stats st;
-	struct record_mmap m, first, pinned[RESOLVER_PINS];
 	struct bid_query bq;
-	struct bid_answer a;
 	struct stat ds;
 	char	 p[PATH_MAX], name[32], err[256];
 	int	 i;
@@ -892,6 +890,24 @@ START_TEST(test_resolver_pins_full)
 		ck_assert_uint_eq(pin_of(res, &pinned[i], &bq, p), (uint64_t)i + 1);
 		pinned[i].filename = NULL;	/* a pin is looked up by device and inode */
 	}
+	return res;
+}
+
+/*
+ * All pins taken: a new file is not pinned while every pin was used in
+ * the last 100 ms; after, it takes the least recently used one's place.
+ */
+START_TEST(test_resolver_pins_full)
+{
+	struct resolver *res;
+	struct resolver_stats st;
+	struct record_mmap m, first, pinned[RESOLVER_PINS];
+	struct bid_query bq;
+	struct bid_answer a;
+	char	 p[PATH_MAX];
+	int	 i;
+
+	res = pins_filled(pinned);
 	first = pinned[0];
 	copy_to("/proc/self/exe", "one-more", p, sizeof(p));
 	/* read first (the cache knows it), then every pin used just now, then its proof */
@@ -933,20 +949,11 @@ START_TEST(test_resolver_pins_hot)
 	struct record_mmap m, hot, pinned[RESOLVER_PINS];
 	struct bid_query bq;
 	struct bid_answer a;
-	struct stat ds;
-	char	 p[PATH_MAX], name[32], err[256];
+	char	 p[PATH_MAX];
 	uint64_t t0;
 	int	 i, k;
 
-	ck_assert_int_eq(stat(dir, &ds), 0);
-	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
-	resolver_pin_devices(res, &ds.st_dev, 1);
-	for (i = 0; i < RESOLVER_PINS; i++) {
-		snprintf(name, sizeof(name), "prog%d", i);
-		copy_to("/proc/self/exe", name, p, sizeof(p));
-		ck_assert_uint_eq(pin_of(res, &pinned[i], &bq, p), (uint64_t)i + 1);
-		pinned[i].filename = NULL;
-	}
+	res = pins_filled(pinned);
 	hot = pinned[0];
 	/* The hot file looked at now; 30 ms on, every other pin used. */
 	t0 = mono_ns();
