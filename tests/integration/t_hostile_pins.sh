@@ -16,10 +16,11 @@
 #      v1 as pm_capv2_hot, and the long v2 as pm_capv2_hot; at every
 #      status poll (5 a second) at most 32 pins, the daemon's O_PATH
 #      files at most 32 + 24 above their count at start (the slack: the
-#      requests' files on their way to become pins, 5 at most here) and
-#      all its files at most 32 + 48 above (the answers' files the eager
-#      capture keeps until the loop's turn too, 21 at most here); twice
-#      the slack under the sanitizers.
+#      requests' files on their way to become pins, no more than the
+#      pins have room for, and the dropped pins a worker has yet to
+#      close: 6 at most here, under ASan too) and all its files at most
+#      32 + 48 above (the answers' files the eager capture keeps until the
+#      loop's turn too); twice the slack under the sanitizers.
 #   2. Root copies a binary into its directory and runs it until the
 #      daemon pins it (an O_PATH file a second after the last run), then
 #      deletes it: within 3 s (6 under the sanitizers) the daemon holds no
