@@ -475,6 +475,13 @@ pin_find(const struct resolver *r, dev_t dev, uint64_t ino)
  */
 #define PIN_SPARE_NS	(100ULL * 1000 * 1000)
 
+/* May a new file take PN's place? */
+static int
+pin_replaceable(const struct pin *pn, uint64_t now)
+{
+	return pn->used + PIN_SPARE_NS < now;
+}
+
 static int
 pin_spare(const struct resolver *r, uint64_t now)
 {
@@ -485,18 +492,17 @@ pin_spare(const struct resolver *r, uint64_t now)
 	for (i = 0; i < r->npins; i++)
 		if (old < 0 || r->pins[i].used < r->pins[old].used)
 			old = i;
-	return r->pins[old].used + PIN_SPARE_NS < now ? old : -1;
+	return pin_replaceable(&r->pins[old], now) ? old : -1;
 }
 
-/* How many pins a new file could take now: those free, and those unused for PIN_SPARE_NS. */
+/* How many pins a new file could take now: those free, and the replaceable ones. */
 static int
 pin_room(const struct resolver *r, uint64_t now)
 {
 	int	 i, n = RESOLVER_PINS - r->npins;
 
 	for (i = 0; i < r->npins; i++)
-		if (r->pins[i].used + PIN_SPARE_NS < now)
-			n++;
+		n += pin_replaceable(&r->pins[i], now);
 	return n;
 }
 
@@ -668,10 +674,8 @@ req_alloc(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns,
 	q->q.filename = q->name;
 	q->fd = -1;
 	q->pin.fd = -1;
-	if ((q->want_pin = pin_wanted(r, m, now)) != 0) {
-		q->pin_asked = 1;
+	if ((q->want_pin = pin_wanted(r, m, now)) != 0)
 		r->pin_asks++;
-	}
 	q->deadline = now + TIMEOUT_NS;
 	q->loop_refs = 1;
 	atomic_init(&q->refs, 1);
@@ -885,10 +889,8 @@ resolver_req_put(struct resolver *r, struct resolve_req *q)
 	r->pending--;
 	if (q == r->busy || --q->loop_refs > 0)
 		return;
-	if (q->pin_asked) {
-		q->pin_asked = 0;
-		r->pin_asks--;
-	}
+	if (q->want_pin)
+		r->pin_asks--;		/* the loop's last put: no longer out asking */
 	/* Done (not given up on): the worker is through with its pin. */
 	if (!q->timed_out && atomic_load_explicit(&q->done, memory_order_acquire) &&
 	    q->pin.fd >= 0)

@@ -66,7 +66,7 @@ struct resolve_req {
 	atomic_int	 taken;		/* a worker started on it */
 	atomic_int	 refs;
 	int		 all;		/* a answers every member (the worker's, or a slow device's) */
-	int		 want_pin;	/* the loop would pin the file (resolver_pinned) */
+	int		 want_pin;	/* the loop would pin the file (resolver_pinned); out asking until put */
 	struct bid_pin	 pin;		/* the worker's: the file kept, or fd -1 */
 	struct resolve_req *qnext;	/* the workers' queue */
 	struct resolve_member *m;	/* joined mappings (nm of them, room for capm), or none */
@@ -74,7 +74,6 @@ struct resolve_req {
 	/* the loop's own */
 	int		 loop_refs;	/* mappings not yet put */
 	int		 timed_out;
-	int		 pin_asked;	/* want_pin counted in the resolver's asks (pin_wanted) */
 	struct resolve_req *next;
 	size_t		 namecap;	/* room in name[] */
 	char		 name[];
