@@ -29,6 +29,8 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno
 	    -Icommon -Icommon/profile -Idaemon -Iclient -MMD -MP \
 	    $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDFLAGS  += -pie -Wl,-z,relro,-z,now
+# The builds that run, check and bench make use every CPU (JOBS=1: one at a time).
+JOBS     ?= $(shell nproc 2>/dev/null || echo 1)
 
 # Everything that is built goes to $(BUILD): objects mirror the source tree,
 # the programs and the unit tests sit at its top (build/perfmapd,
@@ -123,18 +125,18 @@ deps:
 
 # deps first, then a fresh make: pkg-config flags are read when make starts.
 run: deps
-	$(MAKE) all
+	$(MAKE) -j$(JOBS) all
 	mkdir -p state
 	$(BUILD)/perfmapd -f --state-dir ./state --socket ./state/control.sock -c conf/perfmapd.conf
 
 # The test runner takes the build directory from BUILD (tests/lib.sh).
 check: deps
-	$(MAKE) all
+	$(MAKE) -j$(JOBS) all
 	BUILD=$(BUILD) tests/run-tests.sh
 
 # The whole suite under ASan + UBSan, built in build-asan/.
 check-asan: deps
-	$(MAKE) SAN=1 all
+	$(MAKE) -j$(JOBS) SAN=1 all
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 BUILD=build-asan tests/run-tests.sh
 
@@ -153,7 +155,7 @@ check-asan-ci:
 # The whole suite under ThreadSanitizer, built in build-tsan/: a data race
 # fails the test that provoked it (the daemon exits 66 at the first report).
 check-tsan: deps
-	$(MAKE) SAN=tsan all
+	$(MAKE) -j$(JOBS) SAN=tsan all
 	TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1 \
 	BUILD=build-tsan tests/run-tests.sh
 
@@ -169,7 +171,7 @@ check-tsan-ci:
 	TESTS="$(TSAN_CI_TESTS)" $(MAKE) check-tsan
 
 bench: deps
-	$(MAKE) all $(BUILD)/tests/bench/bench_index $(BUILD)/tests/bench/bench_stretch \
+	$(MAKE) -j$(JOBS) all $(BUILD)/tests/bench/bench_index $(BUILD)/tests/bench/bench_stretch \
 		$(BUILD)/tests/bench/bench_model
 	BUILD=$(BUILD) tests/bench/run.sh
 
@@ -250,6 +252,6 @@ fuzz: deps
 
 # make soak: SOAK_SECONDS (600) under an exec storm; see tests/soak.sh.
 soak: deps
-	$(MAKE) all
+	$(MAKE) -j$(JOBS) all
 	tests/soak.sh
 .PHONY: soak
