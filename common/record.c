@@ -221,6 +221,23 @@ record_time(const void *buf, size_t len, const struct record_layout *l, uint64_t
 	return 0;
 }
 
+void
+record_clock_init(struct record_clock *c, const struct record_layout *l)
+{
+	uint64_t t = l->sample_type;
+
+	c->sample_off = c->sid_size = c->sid_back = 0;
+	if (!(t & PERF_SAMPLE_TIME))
+		return;
+	/* time_offset's rules, once */
+	c->sample_off = sizeof(struct perf_event_header) + 8 * (((t & PERF_SAMPLE_IDENTIFIER) != 0) +
+	    ((t & PERF_SAMPLE_IP) != 0) + ((t & PERF_SAMPLE_TID) != 0));
+	if (!l->sample_id_all)
+		return;
+	c->sid_size = record_sample_id_size(l);
+	c->sid_back = c->sid_size - 8 * ((t & PERF_SAMPLE_TID) != 0);
+}
+
 int
 record_set_time(void *buf, size_t len, const struct record_layout *l, uint64_t time)
 {

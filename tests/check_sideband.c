@@ -98,6 +98,7 @@ setup(struct harness *h, int ncpus)
 	h->attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 	h->attr.sample_id_all = 1;
 	record_layout_init(&r->ev.sb_layout, &h->attr);
+	record_clock_init(&r->ev.sb_clock, &r->ev.sb_layout);
 	r->ev.ncpus = ncpus;
 	r->ev.sb_ring_size = RINGSZ;
 	r->ev.cpus = calloc((size_t)ncpus, sizeof(*r->ev.cpus));

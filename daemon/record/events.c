@@ -286,6 +286,8 @@ events_open(struct events *e, const struct config *c, char *err, size_t errlen)
 	e->sb_attr.namespaces = !nons;
 	record_layout_init(&e->layout, &e->attr);
 	record_layout_init(&e->sb_layout, &e->sb_attr);
+	record_clock_init(&e->clock, &e->layout);
+	record_clock_init(&e->sb_clock, &e->sb_layout);
 	e->sb_ring_size = sideband_ring_size(c->ring_size);
 
 	for (i = 0; i < n; i++) {

@@ -43,6 +43,7 @@ struct events {
 	struct perf_event_attr sb_attr;	/* side-band, as opened */
 	struct record_layout layout;	/* of the sampling rings */
 	struct record_layout sb_layout;	/* of the side-band rings */
+	struct record_clock clock, sb_clock;	/* where their records' times are */
 	uint64_t	 sb_ring_size;
 	int		 ncpus;
 	struct cpu_event *cpus;

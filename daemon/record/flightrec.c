@@ -325,8 +325,8 @@ rec_time(const struct recorder *r, const struct perf_event_header *h)
 {
 	uint64_t t;
 
-	if (record_time(h, h->size, h->type == PERF_RECORD_SAMPLE ? &r->ev.layout :
-	    &r->ev.sb_layout, &t) < 0)
+	if (record_clock_time(h->type == PERF_RECORD_SAMPLE ? &r->ev.clock : &r->ev.sb_clock,
+	    h, &t) < 0)
 		return 0;
 	return t;
 }

@@ -303,7 +303,7 @@ sample_pick_cb(const struct perf_event_header *h, void *arg)
 	struct record rec;
 	uint64_t t;
 
-	if (record_time(h, h->size, &r->ev.layout, &t) < 0)
+	if (record_clock_time(&r->ev.clock, h, &t) < 0)
 		t = 0;
 	else if (recorder_not_yet(r, t))
 		return RING_STOP;

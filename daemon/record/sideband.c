@@ -414,7 +414,7 @@ sb_record_cb(const struct perf_event_header *h, void *arg)
 	uint64_t t = 0;
 	int	 fd = -1;
 
-	if (record_time(h, h->size, &r->ev.sb_layout, &t) == 0 && recorder_not_yet(r, t))
+	if (record_clock_time(&r->ev.sb_clock, h, &t) == 0 && recorder_not_yet(r, t))
 		return 1;
 	if (record_decode(h, h->size, &r->ev.sb_layout, &rec) < 0) {
 		r->st.bad_records++;
@@ -463,7 +463,7 @@ ring_peek_cb(const struct perf_event_header *h, void *arg)
 	uint64_t t;
 
 	/* Undecodable or timeless: first, so sb_record_cb deals with it now. */
-	r->peek = record_time(h, h->size, &r->ev.sb_layout, &t) < 0 ? 0 : t;
+	r->peek = record_clock_time(&r->ev.sb_clock, h, &t) < 0 ? 0 : t;
 	return 1;
 }
 
