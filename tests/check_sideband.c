@@ -26,6 +26,7 @@
 
 #include "config.h"
 #include "record/recorder.h"
+#include "record/wallclock.h"
 
 #define RINGSZ	65536u
 #define DEADPID	0x3ffffff0u		/* no such process: rule 2 (by name) */
@@ -242,6 +243,79 @@ START_TEST(test_unseen_read_then_pin)
 }
 END_TEST
 
+/*
+ * A mapping's wall-clock time for its proof is taken on the wall clock's
+ * offset now, not on the segment's, which was taken at its start: the wall
+ * clock may have stepped or slewed since.  Here the segment's reads a second
+ * ahead of the wall clock (as after a step back of a second, or chrony's
+ * fastest slew over a quarter of a minute).  The file is rewritten in place
+ * (cp, same inode) 100 ms after the mapping: its ctime, a second before the
+ * segment's idea of the mapping's time, must not prove it the mapped file.
+ */
+START_TEST(test_proof_wall_not_segments)
+{
+	struct harness h;
+	struct recorder *r;
+	struct perfdata_attr pa;
+	uint64_t id = 1, t;
+	char	 cmd[512];
+
+	setup(&h, 1);
+	r = h.r;
+	memset(&pa, 0, sizeof(pa));
+	pa.attr = h.attr;
+	pa.name = "cpu-clock";
+	pa.ids = &id;
+	pa.nids = 1;
+	t = recorder_now();
+	ck_assert_int_eq(segment_open(&r->seg, h.dir, 1, t, recorder_wall_at(t) + 1000000000ULL,
+	    &pa, 1), 0);
+	usleep(100 * 1000);
+	snprintf(cmd, sizeof(cmd), "cp /usr/bin/false %s", h.path);
+	ck_assert_int_eq(system(cmd), 0);
+	put_mmap(&h, 0, 0x10000, t);
+	drain_all(r, recorder_now() + 1);
+	ck_assert_msg(r->st.mmaps_user_id == 0, "the rewritten file's build-id was given to the "
+	    "mapping made before the rewrite");
+	ck_assert_uint_eq(r->st.unknown[BIDC_CHANGED], 1);
+	segment_abandon(&r->seg);
+	teardown(&h);
+}
+END_TEST
+
+/*
+ * A step of the wall clock (wallclock.h) after a mapping of a pinned file:
+ * the pin goes, the mapping has no build-id ("clock"); the next mapping,
+ * made after the step, is proven again.
+ */
+START_TEST(test_clock_step)
+{
+	struct harness h;
+	struct recorder *r;
+	struct resolver_stats rs;
+	struct timespec w, m;
+
+	r = setup_pinned(&h, 1);
+	put_mmap(&h, 0, 0x30000, recorder_now());
+	/* A second back, then as it was: both are steps. */
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	clock_gettime(CLOCK_REALTIME, &w);
+	wallclock_look_at((int64_t)w.tv_sec * 1000000000LL + w.tv_nsec - 1000000000LL,
+	    (uint64_t)m.tv_sec * 1000000000ULL + (uint64_t)m.tv_nsec);
+	wallclock_look(NULL);
+	drain_all(r, recorder_now() + 1);
+	ck_assert_uint_eq(r->st.unknown[BIDC_CLOCK], 1);
+	ck_assert_uint_eq(r->st.mmaps_user_id, 2);
+	resolver_stats(r->res, &rs);
+	ck_assert_uint_eq(rs.pins, 0);
+	put_mmap(&h, 0, 0x40000, recorder_now());
+	drain_all(r, recorder_now() + 1);
+	ck_assert_uint_eq(r->st.mmaps_user_id, 3);
+	ck_assert_uint_eq(r->st.unknown[BIDC_CLOCK], 1);
+	teardown(&h);
+}
+END_TEST
+
 /* Two rings: pinned records taken at the turn, peeked left behind the tail, then more. */
 START_TEST(test_two_rings_mixed)
 {
@@ -340,6 +414,8 @@ sideband_suite(void)
 	TCase	*tc = tcase_create("looks");
 
 	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_proof_wall_not_segments);
+	tcase_add_test(tc, test_clock_step);
 	tcase_add_test(tc, test_unseen_read_then_pin);
 	tcase_add_test(tc, test_two_rings_mixed);
 	tcase_add_test(tc, test_mixed);

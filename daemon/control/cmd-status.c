@@ -19,6 +19,7 @@
 #include "index/index.h"
 #include "daemon.h"
 #include "record/events.h"
+#include "record/wallclock.h"
 #include "proto.h"
 #include "walltime.h"
 
@@ -68,12 +69,13 @@ resolver_json(struct resolver *res)
 	struct resolver_stats rs;
 
 	resolver_stats(res, &rs);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 	    "requests", (json_int_t)rs.requests,
 	    "timeouts", (json_int_t)rs.timeouts, "threads", (json_int_t)rs.workers,
 	    "threads_stuck", (json_int_t)rs.stuck, "reads", (json_int_t)rs.reads,
 	    "cache_hits", (json_int_t)rs.hits, "pinned", (json_int_t)rs.pinned,
-	    "pins", (json_int_t)rs.pins, "pins_dropped", (json_int_t)rs.pins_dropped);
+	    "pins", (json_int_t)rs.pins, "pins_dropped", (json_int_t)rs.pins_dropped,
+	    "clock_steps", (json_int_t)wallclock_steps());
 }
 
 /* The probes' answers and the shared perf limits (perfmapd(8), "Other perf users"). */

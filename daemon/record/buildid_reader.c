@@ -28,6 +28,7 @@
 #include "buildid.h"
 #include "buildid_reader.h"
 #include "hash.h"
+#include "wallclock.h"
 
 #define READER_MAX	65536		/* cache entries before it is cleared */
 /*
@@ -49,6 +50,7 @@ static const char *const cause_names[BIDC_NCAUSES] = {
 	[BIDC_DENIED] = "denied",
 	[BIDC_BUSY] = "busy",
 	[BIDC_ERROR] = "error",
+	[BIDC_CLOCK] = "clock",
 };
 
 const char *
@@ -125,13 +127,22 @@ changed_before(const struct stat *st, int64_t wall_ns)
 	return ctime_before(ts_ns(&st->st_ctim), ts_gran(st), wall_ns);
 }
 
+/* The wall clock now, by a look that sees its steps (wallclock.h). */
 static int64_t
 wall_now(void)
 {
-	struct timespec ts;
+	return wallclock_look(NULL);
+}
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts_ns(&ts);
+/*
+ * May a proof by time about a mapping stand (wallclock.h)?  Asked after
+ * the fstat whose state it judges: no step seen after SINCE.
+ */
+static int
+clock_held(uint64_t since)
+{
+	wallclock_look(NULL);
+	return !wallclock_stepped_after(since);
 }
 
 static int
@@ -175,13 +186,32 @@ slot(struct buildid_reader *b, const struct stat *st, uint64_t key)
 	return &b->e[j];
 }
 
+/*
+ * The entries made before a step of the wall clock go (wallclock.h): a
+ * state's timestamps may come again.  Under mu.
+ */
+static void
+cache_epoch(struct buildid_reader *b)
+{
+	uint64_t steps = wallclock_steps();
+
+	if (steps == b->epoch)
+		return;
+	memset(b->e, 0, b->cap * sizeof(*b->e));
+	b->n = 0;
+	b->epoch = steps;
+}
+
+/* The answer remembered for the file in state ST, fstat'd just before. */
 static int
 cache_get(struct buildid_reader *b, const struct stat *st, struct bid_answer *a)
 {
 	struct buildid_reader_entry *e;
 	int	 hit = 0;
 
+	wallclock_look(NULL);	/* after the fstat: a step before it is seen */
 	pthread_mutex_lock(&b->mu);
+	cache_epoch(b);
 	e = slot(b, st, key_of(st));
 	if (e->key != 0 && same_file_state(e, st)) {
 		a->cause = e->cause;
@@ -231,6 +261,7 @@ cache_put(struct buildid_reader *b, const struct stat *st, const struct bid_answ
 	if (a->cause != BIDC_OK && a->cause != BIDC_NO_NOTE && a->cause != BIDC_NOT_ELF)
 		return;
 	pthread_mutex_lock(&b->mu);
+	cache_epoch(b);
 	e = slot(b, st, key);
 	if (e->key == 0) {
 		if ((b->n + 1) * 2 > b->cap) {
@@ -480,6 +511,10 @@ resolve_by_name(struct buildid_reader *b, const struct bid_query *q, struct bid_
 		a->cause = BIDC_CHANGED;
 		goto out;
 	}
+	if (!clock_held(q->map_since_ns)) {
+		a->cause = BIDC_CLOCK;
+		goto out;
+	}
 	if (cache_get(b, &st, a))
 		goto out;
 	if ((fd = reopen_read(pfd)) < 0) {
@@ -558,7 +593,7 @@ buildid_pin_before(const struct bid_pin *p, uint64_t map_wall_ns)
 
 int
 buildid_reader_known(struct buildid_reader *b, const struct bid_query *q, uint64_t map_wall_ns,
-    struct bid_answer *a, struct bid_pin *pin)
+    uint64_t since, struct bid_answer *a, struct bid_pin *pin)
 {
 	struct bid_answer ca;
 	struct stat st;
@@ -573,7 +608,7 @@ buildid_reader_known(struct buildid_reader *b, const struct bid_query *q, uint64
 	memset(&ca, 0, sizeof(ca));
 	if (fstat(pfd, &st) == 0 && st.st_dev == makedev(q->maj, q->min) &&
 	    st.st_ino == q->ino && S_ISREG(st.st_mode) &&
-	    changed_before(&st, (int64_t)map_wall_ns) &&
+	    changed_before(&st, (int64_t)map_wall_ns) && clock_held(since) &&
 	    cache_get(b, &st, &ca)) {
 		*a = ca;
 		rc = 1;
@@ -585,6 +620,7 @@ buildid_reader_known(struct buildid_reader *b, const struct bid_query *q, uint64
 			pin->mtime_ns = ts_ns(&st.st_mtim);
 			pin->ctime_ns = ts_ns(&st.st_ctim);
 			pin->gran = ts_gran(&st);
+			pin->steps = wallclock_steps();	/* pinnable looked after the fstat */
 			pin->a = ca;
 			return rc;
 		}

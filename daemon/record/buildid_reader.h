@@ -30,7 +30,9 @@
  * than the read by the ctime margin is remembered, a second more where
  * the file system keeps no nanoseconds: a rewrite after the read then
  * always shows in the state.  Rule 2's "before the mapping" takes the
- * same second on such file systems.  It is shared by the
+ * same second on such file systems.  Both compare the wall clock's times:
+ * a step of it (wallclock.h) empties the cache, and a proof by time about
+ * a mapping made before a step is refused ("clock").  It is shared by the
  * threads (a mutex) and bounded (cleared when full: a miss costs a read,
  * never a wrong answer).
  */
@@ -56,6 +58,7 @@ enum bid_cause {
 	BIDC_DENIED,	/* "denied": permission denied */
 	BIDC_BUSY,	/* "busy": too many reads waiting */
 	BIDC_ERROR,	/* "error": another I/O error */
+	BIDC_CLOCK,	/* "clock": the wall clock stepped after the mapping (wallclock.h) */
 	BIDC_NCAUSES
 };
 
@@ -69,6 +72,7 @@ struct bid_query {
 	uint32_t	 maj, min;
 	uint64_t	 ino, gen;
 	uint64_t	 map_wall_ns;	/* when it was mapped (wall clock), 0: unknown */
+	uint64_t	 map_since_ns;	/* a proof by time needs no step seen after it (wallclock.h) */
 	const char	*filename;
 };
 
@@ -95,6 +99,7 @@ struct buildid_reader {
 	struct buildid_reader_entry *e;
 	size_t		 n, cap;
 	uint64_t	 reads, hits;	/* under mu */
+	uint64_t	 epoch;		/* wallclock_steps() the entries were made in; under mu */
 };
 
 int	buildid_reader_init(struct buildid_reader *);
@@ -113,7 +118,8 @@ void	buildid_reader_resolve(struct buildid_reader *, const struct bid_query *q,
  * The cheap proof for mappings of one file (an exec storm maps the same
  * few files thousands of times a second): Q's path, opened as rule 2
  * opens it, is the record's inode, unchanged since before MAP_WALL_NS
- * (the earliest of the mappings answered), in the state the cache read it
+ * (the earliest of the mappings answered; no step of the wall clock seen
+ * after SINCE, the earliest of theirs), in the state the cache read it
  * in.  Then the cache's answer is each mapping's: 1, *A filled.  0: no
  * proof, nothing filled (buildid_reader_resolve for each).  No file is read.
  * PIN (or NULL): the file opened for the proof, kept when it may be pinned
@@ -121,7 +127,7 @@ void	buildid_reader_resolve(struct buildid_reader *, const struct bid_query *q,
  */
 struct bid_pin;
 int	buildid_reader_known(struct buildid_reader *, const struct bid_query *q,
-	    uint64_t map_wall_ns, struct bid_answer *a, struct bid_pin *pin);
+	    uint64_t map_wall_ns, uint64_t since, struct bid_answer *a, struct bid_pin *pin);
 
 /*
  * A file the loop keeps open to prove its next mappings itself
@@ -145,6 +151,7 @@ struct bid_pin {
 	off_t		 size;
 	int64_t		 mtime_ns, ctime_ns;	/* the state the answer was read in */
 	int64_t		 gran;		/* of its timestamps: 0, or a second (whole seconds) */
+	uint64_t	 steps;		/* wallclock_steps() when pinned: a step drops it */
 	struct bid_answer a;
 };
 

@@ -56,6 +56,7 @@
 #include "procscan.h"
 #include "recorder.h"
 #include "repair.h"
+#include "wallclock.h"
 
 /* A time stamp further ahead than this is garbage, not a reason to wait. */
 #define FUTURE_NS		(1000ULL * 1000 * 1000)
@@ -116,6 +117,25 @@ recorder_wall_at(uint64_t mono)
 	wn = (uint64_t)w.tv_sec * 1000000000ULL + (uint64_t)w.tv_nsec;
 	mn = (uint64_t)m.tv_sec * 1000000000ULL + (uint64_t)m.tv_nsec;
 	return wn - (mn - mono);
+}
+
+void
+recorder_look(struct recorder *r)
+{
+	int64_t	 wall = wallclock_look(&r->now);
+
+	r->wall_look = r->now;
+	r->wall_off = wall - (int64_t)r->now;
+}
+
+uint64_t
+recorder_proof_wall(const struct recorder *r, const struct record *rec, uint64_t *since)
+{
+	*since = 0;
+	if (!rec->has_sid || rec->sid.time == 0 || r->wall_look == 0)
+		return 0;
+	*since = rec->sid.time < r->wall_look ? rec->sid.time : r->wall_look;
+	return (uint64_t)((int64_t)rec->sid.time + r->wall_off);
 }
 
 static void prune_binaries(struct recorder *);

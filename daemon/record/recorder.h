@@ -102,6 +102,8 @@ struct recorder {
 	struct segment	 seg;
 	uint64_t	 seq;
 	uint64_t	 now;		/* of this pass */
+	int64_t		 wall_off;	/* the wall clock's offset at this pass's look (recorder_look) */
+	uint64_t	 wall_look;	/* the monotonic time of that look */
 	uint64_t	 limit;		/* this pass consumes records stamped before */
 	uint64_t	 bound;		/* ... and, from the current ring, up to this */
 	uint64_t	 peek;		/* time of the record ring_peek() looked at */
@@ -185,8 +187,18 @@ void	recorder_stop(struct recorder *);
 /* For the other files of record/: */
 /* Write records to the current segment (disk-full handling); NREC of them. */
 void	recorder_write(struct recorder *, const void *, size_t, uint64_t nrec);
-/* Wall clock of a record (its time, or now). */
+/* Wall clock of a record (its time, or now), on the current segment's clock. */
 uint64_t recorder_wall(struct recorder *, const struct record *);
+/* A pass's look at the clocks (wallclock.h): now, and the wall clock's offset. */
+void	recorder_look(struct recorder *);
+/*
+ * The wall-clock time of a mapping as the proofs by time use it: its
+ * record's time on the offset of this pass's look, not the segment's
+ * (the wall clock may have stepped or slewed since the segment began);
+ * *SINCE: the earlier of the record's time and that look's, from when
+ * no step may be seen.  0: the record has no time (no proof by time).
+ */
+uint64_t recorder_proof_wall(const struct recorder *, const struct record *, uint64_t *since);
 /* The binary of (NAME, ID) as process P maps it, with its provenance. */
 struct binary *recorder_binary(struct recorder *, const struct model_proc *, const char *name,
 	    const uint8_t *id, uint8_t idsize);

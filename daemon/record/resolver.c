@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "resolver.h"
+#include "wallclock.h"
 
 #define SLOW_NS		(30ULL * 1000000000ULL)	/* a device that hung, avoided this long */
 /* Every worker in one read this long, with reads waiting: start another. */
@@ -214,6 +215,7 @@ resolve_each(struct resolver *r, struct resolve_req *q)
 		bq.addr = mb->addr;
 		bq.len = mb->len;
 		bq.map_wall_ns = mb->map_wall_ns;
+		bq.map_since_ns = mb->map_since_ns;
 		resolve_one(r, &bq, &mb->a, q->fd < 0 ? &q->fd : NULL);
 	}
 }
@@ -223,7 +225,7 @@ static void
 resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 {
 	struct bid_answer a;
-	uint64_t now = mono_now(), wall = UINT64_MAX;
+	uint64_t now = mono_now(), wall = UINT64_MAX, since = UINT64_MAX;
 	size_t	 i, live = 0;
 
 	for (i = 0; i < n; i++) {
@@ -239,13 +241,15 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 		atomic_store(&g[i]->taken, 1);
 		if (g[i]->q.map_wall_ns < wall)
 			wall = g[i]->q.map_wall_ns;
+		if (g[i]->q.map_since_ns < since)
+			since = g[i]->q.map_since_ns;
 		live++;
 	}
 	if (live == 0)
 		return;
 	for (i = 0; i < n && g[i] == NULL; i++)
 		;
-	if (buildid_reader_known(&r->reader, &g[i]->q, wall, &a,
+	if (buildid_reader_known(&r->reader, &g[i]->q, wall, since, &a,
 	    g[i]->want_pin ? &g[i]->pin : NULL)) {
 		for (; i < n; i++)
 			if (g[i] != NULL) {
@@ -585,7 +589,7 @@ resolver_pin_devices(struct resolver *r, const dev_t *devs, int n)
 
 int
 resolver_pinned(struct resolver *r, const struct record_mmap *m, uint64_t time,
-    uint64_t map_wall_ns, struct bid_answer *a)
+    uint64_t map_wall_ns, uint64_t since, struct bid_answer *a)
 {
 	struct pin *pn;
 	struct stat st;
@@ -608,7 +612,13 @@ resolver_pinned(struct resolver *r, const struct record_mmap *m, uint64_t time,
 			pin_drop(r, i);
 			return 0;
 		}
+		wallclock_look(NULL);	/* after the fstat: a step before it is seen */
 		pn->checked = now;
+	}
+	/* A step of the wall clock: the state's timestamps may come again. */
+	if (pn->p.steps != wallclock_steps()) {
+		pin_drop(r, i);
+		return 0;
 	}
 	/*
 	 * Used now, looked at or not: a mapping reaches the loop after the
@@ -616,7 +626,7 @@ resolver_pinned(struct resolver *r, const struct record_mmap *m, uint64_t time,
 	 * mapped every few milliseconds must not look unused for 100 ms.
 	 */
 	pn->used = now;
-	if (!buildid_pin_before(&pn->p, map_wall_ns))
+	if (!buildid_pin_before(&pn->p, map_wall_ns) || wallclock_stepped_after(since))
 		return 0;
 	*a = pn->p.a;
 	a->cached = 1;
@@ -636,13 +646,15 @@ pins_look(struct resolver *r, uint64_t now)
 	r->pins_looked = now;
 	for (i = r->npins - 1; i >= 0; i--)
 		if (now > r->pins[i].used + RESOLVER_PIN_IDLE_S * 1000000000ULL ||
+		    r->pins[i].p.steps != wallclock_steps() ||
 		    fstat(r->pins[i].p.fd, &st) == -1 || !buildid_pin_holds(&r->pins[i].p, &st))
 			pin_drop(r, i);
 }
 
 /* A request for M, from the pool or new, not counted yet; NULL when out of memory. */
 static struct resolve_req *
-req_alloc(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns, uint64_t now)
+req_alloc(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns, uint64_t since,
+    uint64_t now)
 {
 	struct resolve_req *q;
 	struct resolve_member *mem = NULL;
@@ -671,6 +683,7 @@ req_alloc(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns,
 	q->q.ino = m->ino;
 	q->q.gen = m->ino_generation;
 	q->q.map_wall_ns = map_wall_ns;
+	q->q.map_since_ns = since;
 	q->q.filename = q->name;
 	q->fd = -1;
 	q->pin.fd = -1;
@@ -686,11 +699,11 @@ req_alloc(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns,
 
 struct resolve_req *
 resolver_req_new(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns,
-    uint64_t now)
+    uint64_t since, uint64_t now)
 {
 	struct resolve_req *q;
 
-	if ((q = req_alloc(r, m, map_wall_ns, now)) == NULL)
+	if ((q = req_alloc(r, m, map_wall_ns, since, now)) == NULL)
 		return NULL;
 	r->requests++;
 	r->pending++;
@@ -715,7 +728,8 @@ joinable(const struct resolve_req *q, const struct record_mmap *m)
 
 /* Add M as a member of Q; -1 when out of memory. */
 static int
-member_add(struct resolve_req *q, const struct record_mmap *m, uint64_t map_wall_ns)
+member_add(struct resolve_req *q, const struct record_mmap *m, uint64_t map_wall_ns,
+    uint64_t since)
 {
 	struct resolve_member *mb;
 	uint32_t cap;
@@ -737,15 +751,18 @@ member_add(struct resolve_req *q, const struct record_mmap *m, uint64_t map_wall
 	mb->addr = m->addr;
 	mb->len = m->len;
 	mb->map_wall_ns = map_wall_ns;
+	mb->map_since_ns = since;
 	if (map_wall_ns < q->q.map_wall_ns)
 		q->q.map_wall_ns = map_wall_ns;
+	if (since < q->q.map_since_ns)
+		q->q.map_since_ns = since;
 	q->loop_refs = (int)q->nm;
 	return 0;
 }
 
 struct resolve_req *
 resolver_req_join(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns,
-    uint64_t now, uint32_t *idx)
+    uint64_t since, uint64_t now, uint32_t *idx)
 {
 	struct resolve_req *q = NULL;
 	size_t	 h, k, slot = JOIN_SLOTS;
@@ -775,16 +792,16 @@ resolver_req_join(struct resolver *r, const struct record_mmap *m, uint64_t map_
 			slot = JOIN_SLOTS;
 	}
 	if (q != NULL) {
-		if (member_add(q, m, map_wall_ns) < 0)
+		if (member_add(q, m, map_wall_ns, since) < 0)
 			return NULL;
 		*idx = q->nm - 1;
 		r->requests++;
 		r->pending++;
 		return q;
 	}
-	if ((q = req_alloc(r, m, map_wall_ns, now)) == NULL)
+	if ((q = req_alloc(r, m, map_wall_ns, since, now)) == NULL)
 		return NULL;
-	if (member_add(q, m, map_wall_ns) < 0) {
+	if (member_add(q, m, map_wall_ns, since) < 0) {
 		free(q->m);
 		free(q);
 		return NULL;

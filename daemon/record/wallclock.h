@@ -1,0 +1,49 @@
+/*
+ * wallclock.h - the wall clock as the build-id proofs use it, and its steps.
+ *
+ * A file's ctime comes from the wall clock (CLOCK_REALTIME, coarse), a
+ * mapping's time from the records' clock (CLOCK_MONOTONIC).  Rule 2 of
+ * buildid_reader.h compares the two through their offset, and the cache and
+ * the pins tell a file's states apart by their timestamps.  Both hold only
+ * while the wall clock runs on.  Set back, it gives a change made after a
+ * mapping a ctime from before it, and a rewrite the very timestamps of a
+ * state remembered before the step.  Set forward, it moves a mapping's wall
+ * time past changes that followed it.  NTP's slewing adds up to the same
+ * over time: a segment's wall clock, taken at its start, can be off by a
+ * second after ten minutes of chrony's fastest slew.
+ *
+ * So every look at the two clocks (wallclock_look) compares their offset
+ * with the offset of the last step seen (or of the first look).  A move by
+ * more than WALLCLOCK_STEP_NS, one step or slewing that added up, is a
+ * step, seen at the monotonic time of that look.
+ *
+ * A proof by time about a mapping stands only if no step was seen after
+ * SINCE (the earlier of the mapping's monotonic time and of the look that
+ * gave its wall time), by a look made after the proof's fstat.  Between
+ * SINCE and that look the offset then moved by less than twice
+ * WALLCLOCK_STEP_NS, which with a coarse clock's tick (10 ms at most) fits
+ * in the ctime margin of buildid_reader.c (20 ms).  The cache and the pins
+ * made before a step are dropped: their states' timestamps may come again.
+ *
+ * Any thread may look; the state is a few atomics.  A step seen costs the
+ * mappings in flight at that moment their build-ids (cause "clock").
+ */
+#ifndef PERFMAPD_WALLCLOCK_H
+#define PERFMAPD_WALLCLOCK_H
+
+#include <stdint.h>
+
+#define WALLCLOCK_STEP_NS	(5LL * 1000 * 1000)
+
+/* Look at both clocks: the wall clock's ns now; *MONO (if not NULL) gets the monotonic. */
+int64_t	 wallclock_look(uint64_t *mono);
+/* The same for readings made elsewhere (tests): WALL and MONO in ns. */
+void	 wallclock_look_at(int64_t wall, uint64_t mono);
+/* CLOCK_REALTIME - CLOCK_MONOTONIC at the last step seen (or the first look), ns; INT64_MIN before any. */
+int64_t	 wallclock_offset(void);
+/* Was a step seen after the monotonic time SINCE?  (No look: the last one's word.) */
+int	 wallclock_stepped_after(uint64_t since);
+/* How many steps were seen: the cache and the pins of another count are dropped. */
+uint64_t wallclock_steps(void);
+
+#endif
