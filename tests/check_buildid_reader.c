@@ -347,7 +347,7 @@ START_TEST(test_wallclock_steps)
 	wallclock_look_at(w0 + 29 * s + 6 * ms, m0 + 30 * (uint64_t)s);
 	ck_assert_uint_eq(wallclock_steps(), 2);
 	ck_assert(wallclock_stepped_after(m0 + 30 * (uint64_t)s - 1));
-	/* Slewing: a millisecond back a look; the sixth adds up past the bound. */
+	/* Small steps, a millisecond back a look: the sixth adds up past the bound. */
 	for (i = 1; i <= 5; i++)
 		wallclock_look_at(w0 + (29 + i) * s + 6 * ms - i * ms, m0 + (30 + (uint64_t)i) * (uint64_t)s);
 	ck_assert_uint_eq(wallclock_steps(), 2);

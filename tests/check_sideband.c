@@ -246,9 +246,9 @@ END_TEST
 /*
  * A mapping's wall-clock time for its proof is taken on the wall clock's
  * offset now, not on the segment's, which was taken at its start: the wall
- * clock may have stepped or slewed since.  Here the segment's reads a second
- * ahead of the wall clock (as after a step back of a second, or chrony's
- * fastest slew over a quarter of a minute).  The file is rewritten in place
+ * clock may have stepped since.  Here the segment's reads a second ahead of
+ * the wall clock (as after a leap second, or date -s a second back).  The
+ * file is rewritten in place
  * (cp, same inode) 100 ms after the mapping: its ctime, a second before the
  * segment's idea of the mapping's time, must not prove it the mapped file.
  */

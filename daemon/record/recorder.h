@@ -194,7 +194,7 @@ void	recorder_look(struct recorder *);
 /*
  * The wall-clock time of a mapping as the proofs by time use it: its
  * record's time on the offset of this pass's look, not the segment's
- * (the wall clock may have stepped or slewed since the segment began);
+ * (the wall clock may have stepped since the segment began);
  * *SINCE: the earlier of the record's time and that look's, from when
  * no step may be seen.  0: the record has no time (no proof by time).
  */

@@ -8,13 +8,16 @@
  * while the wall clock runs on.  Set back, it gives a change made after a
  * mapping a ctime from before it, and a rewrite the very timestamps of a
  * state remembered before the step.  Set forward, it moves a mapping's wall
- * time past changes that followed it.  NTP's slewing adds up to the same
- * over time: a segment's wall clock, taken at its start, can be off by a
- * second after ten minutes of chrony's fastest slew.
+ * time past changes that followed it.  Slewing (adjtime, NTP's frequency)
+ * runs both clocks alike and leaves their offset as it was; a step moves it:
+ * settimeofday or clock_settime (date -s, an NTP client's step at boot, a
+ * virtual machine's clock set after a resume), adjtimex's ADJ_SETOFFSET,
+ * a leap second (one second back).  A segment's wall clock, taken at its
+ * start, is then off by the step for the rest of the segment.
  *
  * So every look at the two clocks (wallclock_look) compares their offset
  * with the offset of the last step seen (or of the first look).  A move by
- * more than WALLCLOCK_STEP_NS, one step or slewing that added up, is a
+ * more than WALLCLOCK_STEP_NS, one step or small ones that added up, is a
  * step, seen at the monotonic time of that look.
  *
  * A proof by time about a mapping stands only if no step was seen after
