@@ -21,10 +21,8 @@ BUILDS=${BENCH_BUILDS:-./${BUILD:-build}/perfmapd}
 RUNS=${BENCH_RUNS:-1}
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
 sh tests/deps.sh valgrind || exit 1
-B=$(mktemp -d /tmp/perfmapd-bench.XXXXXX)
-trap 'rm -rf "$B"' EXIT
-cc -O2 -o "$B/execstorm" tests/bench/execstorm.c &&
-cc -O0 -fno-omit-frame-pointer -o "$B/spin" tests/progs/spin.c || exit 1
+. tests/bench/lib.sh
+bench_setup
 printf '[record]\nevent = cpu-clock\nfrequency = 999\n[segments]\nrotate_age = 10m\nkeep_count = 0\nkeep_size = 0\n' \
 	> "$B/conf"
 
@@ -52,15 +50,7 @@ run() {
 	echo "$p: $ir instructions in the loop, $procs storm processes, $((ir / procs)) per process; $records records, $samples samples, $mmaps mappings, $unknown unknown"
 }
 
-# the warm state directory: the first start (the cache filled) is not counted
 set -- $BUILDS
-"$1" -f -c "$B/conf" --state-dir "$B/state" --socket "$B/sock" > "$B/log" 2>&1 &
-w=$!; sleep 5; kill -INT $w; wait $w
+bench_warm "$1"
 echo "spin + exec storm (2 workers), cpu-clock at 999 Hz, 10 s under callgrind; the loop's instructions"
-rc=0
-for r in $(seq 1 "$RUNS"); do
-	for p in $BUILDS; do
-		run "$p" || rc=1
-	done
-done
-exit $rc
+bench_rounds run

@@ -18,10 +18,8 @@ BUILDS=${BENCH_BUILDS:-./${BUILD:-build}/perfmapd}
 RUNS=${BENCH_RUNS:-2}
 FREQ=${BENCH_FREQ:-999}
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
-B=$(mktemp -d /tmp/perfmapd-bench.XXXXXX)
-trap 'rm -rf "$B"' EXIT
-cc -O2 -o "$B/execstorm" tests/bench/execstorm.c &&
-cc -O0 -fno-omit-frame-pointer -o "$B/spin" tests/progs/spin.c || exit 1
+. tests/bench/lib.sh
+bench_setup
 printf '[record]\nevent = cpu-clock\nfrequency = %s\n%s\n[segments]\nrotate_age = %s\nkeep_count = 0\nkeep_size = 0\n' \
 	"$FREQ" "${BENCH_RECORD_CONF:-}" "${BENCH_ROTATE_AGE:-1s}" > "$B/conf"
 
@@ -58,15 +56,7 @@ run() {
 	fi
 }
 
-# the warm state directory: the first start (the cache filled) is not measured
 set -- $BUILDS
-"$1" -f -c "$B/conf" --state-dir "$B/state" --socket "$B/sock" > "$B/log" 2>&1 &
-w=$!; sleep 5; kill -INT $w; wait $w
+bench_warm "$1"
 echo "spin + exec storm (2 workers), cpu-clock at $FREQ Hz, rotation ${BENCH_ROTATE_AGE:-1s}; CPU of the daemon's threads over 8 s"
-i=0
-for r in $(seq 1 "$RUNS"); do
-	for p in $BUILDS; do
-		i=$((i + 1))
-		run "$p" "$i"
-	done
-done
+bench_rounds run
