@@ -112,7 +112,7 @@ log_stats(struct perfmapd *d, const char *what)
 	    (unsigned long long)s->segments, (unsigned long long)s->mmaps_no_id);
 	log_info("%s: heap in use %zu kB of %zu kB from the system (SQLite %lld kB); "
 	    "model %zu processes, %zu maps", what, mi.uordblks / 1024,
-	    (mi.arena + mi.hblkhd) / 1024, (long long)(index_sqlite_memory() / 1024),
+	    (mi.arena + mi.hblkhd) / 1024, (long long)(sqlite3_memory_used() / 1024),
 	    d->rec.model.nprocs, d->rec.model.nmaps);
 }
 
@@ -305,7 +305,6 @@ main(int argc, char *argv[])
 	 * threads allocate little: no contention to speak of.
 	 */
 	mallopt(M_ARENA_MAX, 1);
-	index_sqlite_setup();	/* before anything opens a database */
 	memset(&d, 0, sizeof(d));
 	d.config_file = DEFAULT_CONFIG;
 	while ((ch = getopt_long(argc, argv, "fc:ndh", longopts, NULL)) != -1) {

@@ -206,7 +206,7 @@ cmd_status_run(struct control_request *req)
 	json_object_set_new(out, "memory", json_pack("{s:I, s:I, s:I}",
 	    "heap_in_use", (json_int_t)mi.uordblks,
 	    "heap_from_system", (json_int_t)(mi.arena + mi.hblkhd),
-	    "sqlite", (json_int_t)index_sqlite_memory()));
+	    "sqlite", (json_int_t)sqlite3_memory_used()));
 	json_object_set_new(out, "index", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
 	    "objects", (json_int_t)is.objects, "sightings", (json_int_t)is.sightings,
 	    "unresolved", (json_int_t)is.unresolved, "pending", (json_int_t)is.pending,

@@ -26,8 +26,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdatomic.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,107 +40,6 @@
 #include "index_reader.h"
 #include "log.h"
 #include "walltime.h"
-
-/* ---- SQLite's memory ------------------------------------------------- */
-
-/*
- * Each block carries its size in front, 16 bytes to keep malloc's
- * alignment (SQLite asks 8).  SQLite's own allocator does the same where
- * malloc_usable_size is missing.
- */
-#define SQ_HDR	16
-
-static atomic_llong sq_bytes;
-static atomic_int sq_ours;
-
-static void *
-sq_malloc(int n)
-{
-	uint8_t	*p;
-
-	if (n <= 0 || (p = malloc((size_t)n + SQ_HDR)) == NULL)
-		return NULL;
-	memcpy(p, &n, sizeof(n));
-	atomic_fetch_add_explicit(&sq_bytes, n, memory_order_relaxed);
-	return p + SQ_HDR;
-}
-
-static int
-sq_size(void *q)
-{
-	int	 n;
-
-	if (q == NULL)
-		return 0;
-	memcpy(&n, (uint8_t *)q - SQ_HDR, sizeof(n));
-	return n;
-}
-
-static void
-sq_free(void *q)
-{
-	if (q == NULL)
-		return;
-	atomic_fetch_sub_explicit(&sq_bytes, sq_size(q), memory_order_relaxed);
-	free((uint8_t *)q - SQ_HDR);
-}
-
-static void *
-sq_realloc(void *q, int n)
-{
-	uint8_t	*p;
-	int	 old = sq_size(q);
-
-	if (n <= 0 || (p = realloc((uint8_t *)q - SQ_HDR, (size_t)n + SQ_HDR)) == NULL)
-		return NULL;
-	memcpy(p, &n, sizeof(n));
-	atomic_fetch_add_explicit(&sq_bytes, (long long)n - old, memory_order_relaxed);
-	return p + SQ_HDR;
-}
-
-static int
-sq_roundup(int n)
-{
-	return (n + 7) & ~7;
-}
-
-static int
-sq_init(void *arg)
-{
-	return SQLITE_OK;
-}
-
-static void
-sq_shutdown(void *arg)
-{
-}
-
-int
-index_sqlite_setup(void)
-{
-	static const sqlite3_mem_methods m = {
-		sq_malloc, sq_free, sq_realloc, sq_size, sq_roundup, sq_init, sq_shutdown, NULL
-	};
-	static atomic_int done;
-
-	if (atomic_exchange(&done, 1))
-		return atomic_load(&sq_ours) ? 0 : -1;
-	/* Both fail (SQLITE_MISUSE) once SQLite is initialized: its own count stays. */
-	if (sqlite3_config(SQLITE_CONFIG_MALLOC, &m) != SQLITE_OK)
-		return -1;
-	if (sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) != SQLITE_OK)
-		log_warnx("SQLite: its memory is counted twice (SQLITE_CONFIG_MEMSTATUS)");
-	atomic_store(&sq_ours, 1);
-	return 0;
-}
-
-int64_t
-index_sqlite_memory(void)
-{
-	if (atomic_load(&sq_ours))
-		return atomic_load_explicit(&sq_bytes, memory_order_relaxed);
-	return sqlite3_memory_used();
-}
 
 /* ---------------------------------------------------------------- commit */
 
@@ -501,7 +398,6 @@ index_open(struct index **out, const char *state_dir, const struct config *conf,
 	int	 rc;
 
 	*out = NULL;
-	index_sqlite_setup();
 	if ((ix = calloc(1, sizeof(*ix))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;

@@ -48,18 +48,6 @@ struct index_stats {
 };
 
 /*
- * SQLite's memory, counted by perfmapd (first, before any use of SQLite;
- * index_open calls it too): with SQLite's own count (SQLITE_CONFIG_MEMSTATUS)
- * every allocation of every thread took one global mutex, 4% of the
- * writer's CPU in an ingest; the bytes SQLite holds are counted here with
- * an atomic instead.  0, or -1 if SQLite was in use already (its own count
- * then stays).
- */
-int	index_sqlite_setup(void);
-/* The bytes SQLite holds now (status memory.sqlite). */
-int64_t	index_sqlite_memory(void);
-
-/*
  * Open (create, migrate, check, rebuild, reconcile) STATE/index.db and
  * start the writer.  BINS is the table of binaries shared with the
  * recorder (the index keeps its rows at the binaries' ids); NULL: the index
