@@ -43,6 +43,13 @@ wall_ns(int64_t plus_ms)
 	    (uint64_t)(plus_ms * 1000000LL);
 }
 
+/* A mapping made at wall-clock WALL, no step of the clock looked for. */
+static struct bid_when
+at(uint64_t wall)
+{
+	return (struct bid_when){ .wall_ns = wall, .since_ns = 0 };
+}
+
 static uint64_t
 ts_of(const struct timespec *ts)
 {
@@ -102,7 +109,7 @@ query_of(const char *path, uint64_t map_ns, struct bid_query *q)
 	q->maj = major(st.st_dev);
 	q->min = minor(st.st_dev);
 	q->ino = st.st_ino;
-	q->map_wall_ns = map_ns;
+	q->map.wall_ns = map_ns;
 	q->filename = path;
 }
 
@@ -280,37 +287,37 @@ START_TEST(test_known)
 	copy_to("/proc/self/exe", "prog", p, sizeof(p));
 	query_of(p, wall_ns(1000), &q);
 	/* Nothing cached yet: no answer, and nothing read. */
-	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, 0, &a, NULL), 0);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, at(q.map.wall_ns), &a, NULL), 0);
 	ck_assert_uint_eq(br.reads, 0);
 	buildid_reader_resolve(&br, &q, &a, NULL);
 	ck_assert_int_eq(a.cause, BIDC_OK);
 	memset(&a, 0, sizeof(a));
-	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, 0, &a, NULL), 1);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, at(q.map.wall_ns), &a, NULL), 1);
 	ck_assert_int_eq(a.cause, BIDC_OK);
 	ck_assert(ids_equal(&a, p));
 	ck_assert_uint_eq(br.reads, 1);
 	/* One mapping of the group made before the file's last change. */
-	ck_assert_int_eq(buildid_reader_known(&br, &q, wall_ns(-60000), 0, &a, NULL), 0);
-	ck_assert_int_eq(buildid_reader_known(&br, &q, 0, 0, &a, NULL), 0);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, at(wall_ns(-60000)), &a, NULL), 0);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, at(0), &a, NULL), 0);
 	/* Another inode, or no inode to compare. */
 	q.ino++;
-	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, 0, &a, NULL), 0);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, at(q.map.wall_ns), &a, NULL), 0);
 	query_of(p, wall_ns(1000), &q);
 	q.has_inode = 0;
-	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, 0, &a, NULL), 0);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, at(q.map.wall_ns), &a, NULL), 0);
 	/* A final symlink is not followed. */
 	snprintf(link, sizeof(link), "%s/link", dir);
 	ck_assert_int_eq(symlink(p, link), 0);
 	query_of(p, wall_ns(1000), &q);
 	q.filename = link;
-	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, 0, &a, NULL), 0);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, at(q.map.wall_ns), &a, NULL), 0);
 	/* Written in place since the cache read it: its state is not the cache's. */
 	ck_assert_int_ge(fd = open(p, O_WRONLY), 0);
 	ck_assert_int_eq(pwrite(fd, "x", 1, 4096), 1);
 	ck_assert_int_eq(futimens(fd, ts), 0);
 	close(fd);
 	query_of(p, wall_ns(1000), &q);
-	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, 0, &a, NULL), 0);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, at(q.map.wall_ns), &a, NULL), 0);
 	buildid_reader_free(&br);
 }
 END_TEST
@@ -397,31 +404,68 @@ START_TEST(test_clock_step)
 	wallclock_look(NULL);
 	before = mono_ns();
 	query_of(p, wall_ns(1000), &q);
-	q.map_since_ns = before;
+	q.map.since_ns = before;
 	buildid_reader_resolve(&br, &q, &a, NULL);
 	ck_assert_int_eq(a.cause, BIDC_OK);
-	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, before, &a, NULL), 1);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map, &a, NULL), 1);
 	ck_assert_uint_eq(br.reads, 1);
 
 	steps = wallclock_steps();
 	clock_step();
 	ck_assert_uint_eq(wallclock_steps(), steps + 2);
 	/* The mapping of before: no proof by time. */
-	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, before, &a, NULL), 0);
+	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map, &a, NULL), 0);
 	memset(&a, 0, sizeof(a));
 	buildid_reader_resolve(&br, &q, &a, NULL);
 	ck_assert_int_eq(a.cause, BIDC_CLOCK);
 	ck_assert_str_eq(buildid_cause_name(BIDC_CLOCK), "clock");
 	ck_assert_uint_eq(br.reads, 1);
 	/* A mapping after it: proven, read again (the cache was emptied). */
-	q.map_since_ns = mono_ns();
-	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map_wall_ns, q.map_since_ns, &a, NULL), 0);
+	q.map.since_ns = mono_ns();
+	ck_assert_int_eq(buildid_reader_known(&br, &q, q.map, &a, NULL), 0);
 	memset(&a, 0, sizeof(a));
 	buildid_reader_resolve(&br, &q, &a, NULL);
 	ck_assert_int_eq(a.cause, BIDC_OK);
 	ck_assert(!a.cached);
 	ck_assert(ids_equal(&a, p));
 	ck_assert_uint_eq(br.reads, 2);
+	buildid_reader_free(&br);
+}
+END_TEST
+
+/*
+ * A step no look has seen yet is seen by the proof's own look, made after
+ * its fstat: the reference offset is set a second ahead of the clocks (as
+ * if the wall clock had just stepped back a second), and a mapping made
+ * after that setting is then refused "clock", not proven from a state the
+ * step may have given old timestamps.  (Without that look the proof would
+ * stand: nothing else looks at the clocks here.)
+ */
+START_TEST(test_step_seen_by_the_proof)
+{
+	struct buildid_reader br;
+	struct bid_query q;
+	struct bid_answer a;
+	char	 p[PATH_MAX];
+	uint64_t steps;
+
+	ck_assert_int_eq(buildid_reader_init(&br), 0);
+	copy_to("/proc/self/exe", "prog", p, sizeof(p));
+	query_of(p, wall_ns(1000), &q);
+	/* The reference a second ahead: a step at this look, none seen since. */
+	wallclock_look_at((int64_t)wall_ns(1000), mono_ns());
+	q.map.since_ns = mono_ns();
+	steps = wallclock_steps();
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_msg(a.cause == BIDC_CLOCK, "cause %s: the proof did not look at the clocks "
+	    "after its fstat", buildid_cause_name(a.cause));
+	ck_assert_uint_eq(wallclock_steps(), steps + 1);
+	ck_assert_uint_eq(br.reads, 0);
+	/* Seen now: a mapping after it is proven. */
+	q.map.since_ns = mono_ns();
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_OK);
+	ck_assert(ids_equal(&a, p));
 	buildid_reader_free(&br);
 }
 END_TEST
@@ -469,7 +513,7 @@ START_TEST(test_resolver_group)
 	for (i = 0; i < 8; i++) {
 		/* Every other one of another inode: answered on its own. */
 		m.ino = bq.ino + (uint64_t)(i & 1);
-		ck_assert_ptr_nonnull(q[i] = resolver_req_new(res, &m, wall_ns(1000), 0, now));
+		ck_assert_ptr_nonnull(q[i] = resolver_req_new(res, &m, at(wall_ns(1000)), now));
 		resolver_queue(res, q[i]);
 	}
 	resolver_kick(res);
@@ -499,7 +543,7 @@ join_batch(struct resolver *res, const struct record_mmap *m, uint64_t now, cons
 	int	 i;
 
 	for (i = 0; i < 3; i++) {
-		ck_assert_ptr_nonnull(q[i] = resolver_req_join(res, m, wall_ns(1000 + i), 0, now,
+		ck_assert_ptr_nonnull(q[i] = resolver_req_join(res, m, at(wall_ns(1000 + i)), now,
 		    &idx[i]));
 		ck_assert_ptr_eq(q[i], q[0]);
 		ck_assert_uint_eq(idx[i], (uint32_t)i);
@@ -551,14 +595,14 @@ START_TEST(test_resolver_join)
 	 * the second (the earliest) before it: no proof for both, each
 	 * answered on its own.
 	 */
-	ck_assert_ptr_nonnull(q[0] = resolver_req_join(res, &m, wall_ns(1000), 0, now, &idx[0]));
-	ck_assert_ptr_nonnull(q[1] = resolver_req_join(res, &m, wall_ns(-1000), 0, now, &idx[1]));
+	ck_assert_ptr_nonnull(q[0] = resolver_req_join(res, &m, at(wall_ns(1000)), now, &idx[0]));
+	ck_assert_ptr_nonnull(q[1] = resolver_req_join(res, &m, at(wall_ns(-1000)), now, &idx[1]));
 	ck_assert_ptr_eq(q[0], q[1]);
 	ck_assert_uint_eq(idx[0], 0);
 	ck_assert_uint_eq(idx[1], 1);
 	/* Another name of the inode: a request of its own. */
 	m.filename = p2;
-	ck_assert_ptr_nonnull(other = resolver_req_join(res, &m, wall_ns(1000), 0, now, &oidx));
+	ck_assert_ptr_nonnull(other = resolver_req_join(res, &m, at(wall_ns(1000)), now, &oidx));
 	ck_assert_ptr_ne(other, q[0]);
 	m.filename = p;
 	resolver_kick(res);
@@ -582,7 +626,7 @@ START_TEST(test_resolver_join)
 
 	/* A request holds RESOLVER_GROUP_MAX mappings; the next starts another. */
 	for (i = 0; i < RESOLVER_GROUP_MAX + 1; i++)
-		ck_assert_ptr_nonnull(q[i] = resolver_req_join(res, &m, wall_ns(1000), 0, now,
+		ck_assert_ptr_nonnull(q[i] = resolver_req_join(res, &m, at(wall_ns(1000)), now,
 		    &idx[i]));
 	ck_assert_ptr_eq(q[RESOLVER_GROUP_MAX - 1], q[0]);
 	ck_assert_ptr_ne(q[RESOLVER_GROUP_MAX], q[0]);
@@ -696,7 +740,7 @@ START_TEST(test_resolver_deadline)
 	query_of(p, 0, &bq);
 	mmap_of(&bq, &m);
 	/* Answered by a worker: a gone process, a path changed just now. */
-	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, 0, now));
+	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, at(1), now));
 	resolver_queue(res, q);
 	resolver_kick(res);
 	resolver_wait(res, q);
@@ -704,22 +748,22 @@ START_TEST(test_resolver_deadline)
 	ck_assert_int_eq(resolver_req_answer(q)->cause, BIDC_CHANGED);
 	resolver_req_put(res, q);
 	/* Queued behind a stuck worker, its deadline passed: timeout, device not slow. */
-	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, 0, now));
+	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, at(1), now));
 	ck_assert_int_eq(resolver_req_done(res, q, now + (RESOLVE_TIMEOUT_MS + 1) * 1000000ULL,
 	    0), 1);
 	ck_assert_int_eq(resolver_req_answer(q)->cause, BIDC_TIMEOUT);
 	resolver_req_put(res, q);
-	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, 0, now));
+	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, at(1), now));
 	ck_assert_int_eq(resolver_req_done(res, q, now, 0), 0);
 	resolver_req_put(res, q);
 	/* A worker hung in it (as it would in a FUSE server): timeout, device slow. */
-	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, 0, now));
+	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, at(1), now));
 	atomic_store(&q->taken, 1);
 	ck_assert_int_eq(resolver_req_done(res, q, now, 0), 0);
 	ck_assert_int_eq(resolver_req_done(res, q, now + (RESOLVE_TIMEOUT_MS + 1) * 1000000ULL,
 	    0), 1);
 	ck_assert_int_eq(resolver_req_answer(q)->cause, BIDC_TIMEOUT);
-	ck_assert_ptr_nonnull(q2 = resolver_req_new(res, &m, 1, 0, now + 1000000000ULL));
+	ck_assert_ptr_nonnull(q2 = resolver_req_new(res, &m, at(1), now + 1000000000ULL));
 	ck_assert_int_eq(resolver_req_done(res, q2, now + 1000000000ULL, 0), 1);
 	ck_assert_int_eq(resolver_req_answer(q2)->cause, BIDC_TIMEOUT);
 	resolver_req_put(res, q);
@@ -731,7 +775,7 @@ START_TEST(test_resolver_deadline)
 	 * (the first joined request is put back with one written in).
 	 */
 	m.pid = getpid();
-	ck_assert_ptr_nonnull(q = resolver_req_join(res, &m, 1, 0, now + 1000000000ULL, &idx));
+	ck_assert_ptr_nonnull(q = resolver_req_join(res, &m, at(1), now + 1000000000ULL, &idx));
 	ck_assert_int_eq(resolver_req_done(res, q, now + 1000000000ULL, 0), 1);
 	ck_assert_int_eq(resolver_req_answer_of(q, idx)->cause, BIDC_TIMEOUT);
 	q->m[idx].a.cause = BIDC_OK;
@@ -739,7 +783,7 @@ START_TEST(test_resolver_deadline)
 	memset(q->m[idx].a.id, 0xab, 20);
 	resolver_req_put(res, q);
 	resolver_kick(res);
-	ck_assert_ptr_nonnull(q = resolver_req_join(res, &m, 1, 0, now + 1000000000ULL, &idx));
+	ck_assert_ptr_nonnull(q = resolver_req_join(res, &m, at(1), now + 1000000000ULL, &idx));
 	ck_assert_int_eq(resolver_req_done(res, q, now + 1000000000ULL, 0), 1);
 	ck_assert_int_eq(resolver_req_answer_of(q, idx)->cause, BIDC_TIMEOUT);
 	ck_assert_int_eq(resolver_req_answer_of(q, idx)->size, 0);
@@ -748,7 +792,7 @@ START_TEST(test_resolver_deadline)
 	m.pid = NOPID;
 	/* Another device is not slow. */
 	m.maj++;
-	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, 0, now + 1000000000ULL));
+	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, at(1), now + 1000000000ULL));
 	ck_assert_int_eq(resolver_req_done(res, q, now + 1000000000ULL, 0), 0);
 	resolver_req_put(res, q);
 	resolver_stop(res);
@@ -774,9 +818,9 @@ START_TEST(test_resolver_late_take)
 	query_of(p, 0, &bq);
 	mmap_of(&bq, &m);
 	/* made a second ago: its deadline passed before any worker saw it */
-	ck_assert_ptr_nonnull(late = resolver_req_new(res, &m, 1, 0, now - 1000000000ULL));
+	ck_assert_ptr_nonnull(late = resolver_req_new(res, &m, at(1), now - 1000000000ULL));
 	resolver_queue(res, late);
-	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, 0, now));
+	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, at(1), now));
 	resolver_queue(res, q);
 	resolver_wait(res, q);		/* the worker took both, one file */
 	ck_assert_int_eq(resolver_req_done(res, q, now, 0), 1);
@@ -786,7 +830,7 @@ START_TEST(test_resolver_late_take)
 	resolver_req_put(res, late);
 	resolver_req_put(res, q);
 	/* the device is not slow: the next request waits for a read */
-	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, 1, 0, now));
+	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, at(1), now));
 	ck_assert_int_eq(resolver_req_done(res, q, now, 0), 0);
 	resolver_req_put(res, q);
 	resolver_stop(res);
@@ -839,22 +883,22 @@ START_TEST(test_resolver_pins)
 	/* A mapping of it made before now, after its last change: proven, its build-id. */
 	t = mono_ns();
 	memset(&a, 0, sizeof(a));
-	ck_assert_int_eq(resolver_pinned(res, &m, t, wall_ns(0), 0, &a), 1);
+	ck_assert_int_eq(resolver_pinned(res, &m, t, at(wall_ns(0)), &a), 1);
 	ck_assert_int_eq(a.cause, BIDC_OK);
 	ck_assert_int_eq(a.cached, 1);
 	ck_assert(ids_equal(&a, p));
 	/* ... one before the look, without another fstat; not one from the future */
-	ck_assert_int_eq(resolver_pinned(res, &m, t - 1, wall_ns(0), 0, &a), 1);
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns() + 1000000000ULL, wall_ns(0), 0, &a), 0);
+	ck_assert_int_eq(resolver_pinned(res, &m, t - 1, at(wall_ns(0)), &a), 1);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns() + 1000000000ULL, at(wall_ns(0)), &a), 0);
 	/* Mapped before the file's last change: not proven, the pin kept. */
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(-60000), 0, &a), 0);
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), 0, 0, &a), 0);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(-60000)), &a), 0);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(0), &a), 0);
 	/* Another inode, another device: not this pin's. */
 	m.ino++;
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(0), 0, &a), 0);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(0)), &a), 0);
 	m.ino--;
 	m.maj++;
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(0), 0, &a), 0);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(0)), &a), 0);
 	m.maj--;
 	resolver_stats(res, &st);
 	ck_assert_uint_eq(st.pinned, 2);
@@ -865,7 +909,7 @@ START_TEST(test_resolver_pins)
 	ck_assert_int_ge(fd = open(p, O_WRONLY), 0);
 	ck_assert_int_eq(write(fd, "\177ELF", 4), 4);
 	close(fd);
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(1000), 0, &a), 0);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(1000)), &a), 0);
 	resolver_stats(res, &st);
 	ck_assert_uint_eq(st.pins, 0);
 	ck_assert_uint_eq(st.pins_dropped, 1);
@@ -955,11 +999,11 @@ START_TEST(test_resolver_pins_coarse)
 	ck_assert_uint_eq(pin_of(res, &m, &bq, p), 1);
 
 	/* Mapped in the second of the last change, or in the margin after it: not proven. */
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), changed + 500000000ULL, 0, &a), 0);
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), changed + 1010000000ULL, 0, &a), 0);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(changed + 500000000ULL), &a), 0);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(changed + 1010000000ULL), &a), 0);
 	/* Mapped after: proven, its build-id. */
 	memset(&a, 0, sizeof(a));
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(0), 0, &a), 1);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(0)), &a), 1);
 	ck_assert_int_eq(a.cause, BIDC_OK);
 	ck_assert(ids_equal(&a, p));
 	resolver_stats(res, &st);
@@ -971,7 +1015,7 @@ START_TEST(test_resolver_pins_coarse)
 	close(fd);
 	ck_assert_int_eq(stat(p, &fs), 0);
 	ck_assert_uint_eq(fs.st_size, ds.st_size);
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(1000), 0, &a), 0);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(1000)), &a), 0);
 	resolver_stats(res, &st);
 	ck_assert_uint_eq(st.pins, 0);
 	resolver_stop(res);
@@ -1028,18 +1072,18 @@ START_TEST(test_resolver_pins_full)
 	mmap_of(&bq, &m);
 	join_batch(res, &m, mono_ns(), p, 0);
 	for (i = 0; i < RESOLVER_PINS; i++)
-		ck_assert_int_eq(resolver_pinned(res, &pinned[i], mono_ns(), wall_ns(0), 0, &a), 1);
+		ck_assert_int_eq(resolver_pinned(res, &pinned[i], mono_ns(), at(wall_ns(0)), &a), 1);
 	join_batch(res, &m, mono_ns(), p, 1);
 	resolver_stats(res, &st);
 	ck_assert_uint_eq(st.pins, RESOLVER_PINS);
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(0), 0, &a), 0);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(0)), &a), 0);
 	/* A second on, the first pin used again: another takes the new file's place. */
 	usleep(1100000);
-	ck_assert_int_eq(resolver_pinned(res, &first, mono_ns(), wall_ns(0), 0, &a), 1);
+	ck_assert_int_eq(resolver_pinned(res, &first, mono_ns(), at(wall_ns(0)), &a), 1);
 	copy_to("/proc/self/exe", "yet-another", p, sizeof(p));
 	ck_assert_uint_eq(pin_of(res, &m, &bq, p), RESOLVER_PINS);
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(0), 0, &a), 1);
-	ck_assert_int_eq(resolver_pinned(res, &first, mono_ns(), wall_ns(0), 0, &a), 1);
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(0)), &a), 1);
+	ck_assert_int_eq(resolver_pinned(res, &first, mono_ns(), at(wall_ns(0)), &a), 1);
 	resolver_stats(res, &st);
 	ck_assert_uint_eq(st.pins_dropped, 1);
 	resolver_stop(res);
@@ -1069,22 +1113,22 @@ START_TEST(test_resolver_pins_hot)
 	hot = pinned[0];
 	/* The hot file looked at now; 30 ms on, every other pin used. */
 	t0 = mono_ns();
-	ck_assert_int_eq(resolver_pinned(res, &hot, t0, wall_ns(0), 0, &a), 1);
+	ck_assert_int_eq(resolver_pinned(res, &hot, t0, at(wall_ns(0)), &a), 1);
 	usleep(30000);
 	for (i = 1; i < RESOLVER_PINS; i++)
-		ck_assert_int_eq(resolver_pinned(res, &pinned[i], mono_ns(), wall_ns(0), 0, &a), 1);
+		ck_assert_int_eq(resolver_pinned(res, &pinned[i], mono_ns(), at(wall_ns(0)), &a), 1);
 	/* For 150 ms, mappings of the hot file stamped before the look arrive. */
 	for (k = 0; k < 15; k++) {
 		usleep(10000);
-		ck_assert_int_eq(resolver_pinned(res, &hot, t0, wall_ns(0), 0, &a), 1);
+		ck_assert_int_eq(resolver_pinned(res, &hot, t0, at(wall_ns(0)), &a), 1);
 	}
 	/* A new file takes the place of a pin unused for 100 ms: not the hot one. */
 	copy_to("/proc/self/exe", "new", p, sizeof(p));
 	ck_assert_uint_eq(pin_of(res, &m, &bq, p), RESOLVER_PINS);
 	resolver_stats(res, &st);
 	ck_assert_uint_eq(st.pins_dropped, 1);
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), wall_ns(0), 0, &a), 1);
-	ck_assert_msg(resolver_pinned(res, &hot, mono_ns(), wall_ns(0), 0, &a) == 1,
+	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(0)), &a), 1);
+	ck_assert_msg(resolver_pinned(res, &hot, mono_ns(), at(wall_ns(0)), &a) == 1,
 	    "the hot file's pin was taken by a new file");
 	resolver_stop(res);
 }
@@ -1116,7 +1160,7 @@ START_TEST(test_resolver_pins_asks)
 		mmap_of(&bq[i], &m[i]);
 	}
 	for (i = 0; i < n; i++) {
-		ck_assert_ptr_nonnull(q[i] = resolver_req_join(res, &m[i], wall_ns(1000), 0, mono_ns(),
+		ck_assert_ptr_nonnull(q[i] = resolver_req_join(res, &m[i], at(wall_ns(1000)), mono_ns(),
 		    &idx));
 		asked += q[i]->want_pin;
 	}
@@ -1129,7 +1173,7 @@ START_TEST(test_resolver_pins_asks)
 		resolver_req_put(res, q[i]);
 	}
 	/* all put: room again */
-	ck_assert_ptr_nonnull(q[0] = resolver_req_join(res, &m[n - 1], wall_ns(1000), 0, mono_ns(),
+	ck_assert_ptr_nonnull(q[0] = resolver_req_join(res, &m[n - 1], at(wall_ns(1000)), mono_ns(),
 	    &idx));
 	ck_assert_int_eq(q[0]->want_pin, 1);
 	resolver_kick(res);
@@ -1157,6 +1201,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_known);
 	tcase_add_test(tc, test_wallclock_steps);
 	tcase_add_test(tc, test_clock_step);
+	tcase_add_test(tc, test_step_seen_by_the_proof);
 	tcase_add_test(tc, test_resolver_group);
 	tcase_add_test(tc, test_resolver_join);
 	tcase_add_test(tc, test_resolver_pins);

@@ -136,7 +136,8 @@ wall_now(void)
 
 /*
  * May a proof by time about a mapping stand (wallclock.h)?  Asked after
- * the fstat whose state it judges: no step seen after SINCE.
+ * the fstat whose state it judges: no step seen after SINCE.  Its look
+ * at the clocks is the one cache_find needs after that fstat.
  */
 static int
 clock_held(uint64_t since)
@@ -202,14 +203,17 @@ cache_epoch(struct buildid_reader *b)
 	b->epoch = steps;
 }
 
-/* The answer remembered for the file in state ST, fstat'd just before. */
+/*
+ * The answer remembered for the file in state ST, fstat'd before a look
+ * at the clocks (a step before the fstat is seen: the cache of before it
+ * is emptied first).  clock_held makes that look.
+ */
 static int
-cache_get(struct buildid_reader *b, const struct stat *st, struct bid_answer *a)
+cache_find(struct buildid_reader *b, const struct stat *st, struct bid_answer *a)
 {
 	struct buildid_reader_entry *e;
 	int	 hit = 0;
 
-	wallclock_look(NULL);	/* after the fstat: a step before it is seen */
 	pthread_mutex_lock(&b->mu);
 	cache_epoch(b);
 	e = slot(b, st, key_of(st));
@@ -223,6 +227,14 @@ cache_get(struct buildid_reader *b, const struct stat *st, struct bid_answer *a)
 	}
 	pthread_mutex_unlock(&b->mu);
 	return hit;
+}
+
+/* The same, the look made here: the file in state ST was fstat'd just before. */
+static int
+cache_get(struct buildid_reader *b, const struct stat *st, struct bid_answer *a)
+{
+	wallclock_look(NULL);
+	return cache_find(b, st, a);
 }
 
 static int
@@ -507,15 +519,15 @@ resolve_by_name(struct buildid_reader *b, const struct bid_query *q, struct bid_
 		goto out;
 	}
 	/* Its content is the mapped content only if it last changed before the mapping. */
-	if (!changed_before(&st, (int64_t)q->map_wall_ns)) {
+	if (!changed_before(&st, (int64_t)q->map.wall_ns)) {
 		a->cause = BIDC_CHANGED;
 		goto out;
 	}
-	if (!clock_held(q->map_since_ns)) {
+	if (!clock_held(q->map.since_ns)) {
 		a->cause = BIDC_CLOCK;
 		goto out;
 	}
-	if (cache_get(b, &st, a))
+	if (cache_find(b, &st, a))
 		goto out;
 	if ((fd = reopen_read(pfd)) < 0) {
 		a->cause = cause_of(fd);
@@ -592,14 +604,14 @@ buildid_pin_before(const struct bid_pin *p, uint64_t map_wall_ns)
 }
 
 int
-buildid_reader_known(struct buildid_reader *b, const struct bid_query *q, uint64_t map_wall_ns,
-    uint64_t since, struct bid_answer *a, struct bid_pin *pin)
+buildid_reader_known(struct buildid_reader *b, const struct bid_query *q, struct bid_when when,
+    struct bid_answer *a, struct bid_pin *pin)
 {
 	struct bid_answer ca;
 	struct stat st;
 	int	 pfd, rc = 0;
 
-	if (!q->has_inode || map_wall_ns == 0 || !buildid_reader_is_file(q->filename) ||
+	if (!q->has_inode || when.wall_ns == 0 || !buildid_reader_is_file(q->filename) ||
 	    record_name_len(q->filename) != strlen(q->filename))
 		return 0;
 	if ((pfd = open_path_nofollow(q->filename)) < 0)
@@ -608,8 +620,8 @@ buildid_reader_known(struct buildid_reader *b, const struct bid_query *q, uint64
 	memset(&ca, 0, sizeof(ca));
 	if (fstat(pfd, &st) == 0 && st.st_dev == makedev(q->maj, q->min) &&
 	    st.st_ino == q->ino && S_ISREG(st.st_mode) &&
-	    changed_before(&st, (int64_t)map_wall_ns) && clock_held(since) &&
-	    cache_get(b, &st, &ca)) {
+	    changed_before(&st, (int64_t)when.wall_ns) && clock_held(when.since_ns) &&
+	    cache_find(b, &st, &ca)) {
 		*a = ca;
 		rc = 1;
 		if (pin != NULL && pin->fd < 0 && pinnable(pfd, &st, &ca)) {

@@ -64,6 +64,27 @@ enum bid_cause {
 
 const char *buildid_cause_name(int cause);
 
+/*
+ * When a mapping was made, as the proofs by time use it: WALL_NS, its
+ * wall-clock time (0: unknown, no proof by time), and SINCE_NS, from when
+ * (CLOCK_MONOTONIC) no step of the wall clock may be seen for such a proof
+ * to hold (wallclock.h).
+ */
+struct bid_when {
+	uint64_t	 wall_ns;
+	uint64_t	 since_ns;
+};
+
+/* *INTO becomes the earlier of itself and W, each field (a request's members). */
+static inline void
+bid_when_earliest(struct bid_when *into, struct bid_when w)
+{
+	if (w.wall_ns < into->wall_ns)
+		into->wall_ns = w.wall_ns;
+	if (w.since_ns < into->since_ns)
+		into->since_ns = w.since_ns;
+}
+
 /* What the record says of a mapping: the question. */
 struct bid_query {
 	uint32_t	 pid;
@@ -71,8 +92,7 @@ struct bid_query {
 	int		 has_inode;
 	uint32_t	 maj, min;
 	uint64_t	 ino, gen;
-	uint64_t	 map_wall_ns;	/* when it was mapped (wall clock), 0: unknown */
-	uint64_t	 map_since_ns;	/* a proof by time needs no step seen after it (wallclock.h) */
+	struct bid_when	 map;		/* when it was mapped */
 	const char	*filename;
 };
 
@@ -117,17 +137,16 @@ void	buildid_reader_resolve(struct buildid_reader *, const struct bid_query *q,
 /*
  * The cheap proof for mappings of one file (an exec storm maps the same
  * few files thousands of times a second): Q's path, opened as rule 2
- * opens it, is the record's inode, unchanged since before MAP_WALL_NS
- * (the earliest of the mappings answered; no step of the wall clock seen
- * after SINCE, the earliest of theirs), in the state the cache read it
- * in.  Then the cache's answer is each mapping's: 1, *A filled.  0: no
+ * opens it, is the record's inode, unchanged since before WHEN (the
+ * earliest of the mappings answered, bid_when_earliest), in the state the
+ * cache read it in.  Then the cache's answer is each mapping's: 1, *A filled.  0: no
  * proof, nothing filled (buildid_reader_resolve for each).  No file is read.
  * PIN (or NULL): the file opened for the proof, kept when it may be pinned
  * (struct bid_pin below).
  */
 struct bid_pin;
 int	buildid_reader_known(struct buildid_reader *, const struct bid_query *q,
-	    uint64_t map_wall_ns, uint64_t since, struct bid_answer *a, struct bid_pin *pin);
+	    struct bid_when when, struct bid_answer *a, struct bid_pin *pin);
 
 /*
  * A file the loop keeps open to prove its next mappings itself

@@ -161,7 +161,8 @@ scan_maps(struct scan *sc, uint32_t pid)
 		model_add_map(sc->m, &r, BID_NONE, BINARY_NONE);
 		/* When it was mapped is unknown: only map_files can answer (it is alive). */
 		if (!buildid_reader_is_file(r.filename) ||
-		    (q = resolver_req_new(sc->res, &r, 0, 0, recorder_now())) == NULL)
+		    (q = resolver_req_new(sc->res, &r, (struct bid_when){ 0, 0 },
+		    recorder_now())) == NULL)
 			continue;
 		q->next = NULL;
 		*sc->tail = q;

@@ -128,14 +128,16 @@ recorder_look(struct recorder *r)
 	r->wall_off = wall - (int64_t)r->now;
 }
 
-uint64_t
-recorder_proof_wall(const struct recorder *r, const struct record *rec, uint64_t *since)
+struct bid_when
+recorder_proof_when(const struct recorder *r, const struct record *rec)
 {
-	*since = 0;
+	struct bid_when w = { 0, 0 };
+
 	if (!rec->has_sid || rec->sid.time == 0 || r->wall_look == 0)
-		return 0;
-	*since = rec->sid.time < r->wall_look ? rec->sid.time : r->wall_look;
-	return (uint64_t)((int64_t)rec->sid.time + r->wall_off);
+		return w;
+	w.wall_ns = (uint64_t)((int64_t)rec->sid.time + r->wall_off);
+	w.since_ns = rec->sid.time < r->wall_look ? rec->sid.time : r->wall_look;
+	return w;
 }
 
 static void prune_binaries(struct recorder *);

@@ -192,13 +192,13 @@ uint64_t recorder_wall(struct recorder *, const struct record *);
 /* A pass's look at the clocks (wallclock.h): now, and the wall clock's offset. */
 void	recorder_look(struct recorder *);
 /*
- * The wall-clock time of a mapping as the proofs by time use it: its
- * record's time on the offset of this pass's look, not the segment's
- * (the wall clock may have stepped since the segment began);
- * *SINCE: the earlier of the record's time and that look's, from when
- * no step may be seen.  0: the record has no time (no proof by time).
+ * When a mapping was made, as the proofs by time use it: its record's
+ * time on the wall clock by the offset of this pass's look, not the
+ * segment's (the wall clock may have stepped since the segment began),
+ * and no step to be seen after the earlier of the record's time and that
+ * look's.  All 0: the record has no time (no proof by time).
  */
-uint64_t recorder_proof_wall(const struct recorder *, const struct record *, uint64_t *since);
+struct bid_when recorder_proof_when(const struct recorder *, const struct record *);
 /* The binary of (NAME, ID) as process P maps it, with its provenance. */
 struct binary *recorder_binary(struct recorder *, const struct model_proc *, const char *name,
 	    const uint8_t *id, uint8_t idsize);

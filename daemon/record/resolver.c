@@ -214,8 +214,7 @@ resolve_each(struct resolver *r, struct resolve_req *q)
 		bq.pid = mb->pid;
 		bq.addr = mb->addr;
 		bq.len = mb->len;
-		bq.map_wall_ns = mb->map_wall_ns;
-		bq.map_since_ns = mb->map_since_ns;
+		bq.map = mb->when;
 		resolve_one(r, &bq, &mb->a, q->fd < 0 ? &q->fd : NULL);
 	}
 }
@@ -225,7 +224,8 @@ static void
 resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 {
 	struct bid_answer a;
-	uint64_t now = mono_now(), wall = UINT64_MAX, since = UINT64_MAX;
+	struct bid_when when = { UINT64_MAX, UINT64_MAX };
+	uint64_t now = mono_now();
 	size_t	 i, live = 0;
 
 	for (i = 0; i < n; i++) {
@@ -239,17 +239,14 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 			continue;
 		}
 		atomic_store(&g[i]->taken, 1);
-		if (g[i]->q.map_wall_ns < wall)
-			wall = g[i]->q.map_wall_ns;
-		if (g[i]->q.map_since_ns < since)
-			since = g[i]->q.map_since_ns;
+		bid_when_earliest(&when, g[i]->q.map);
 		live++;
 	}
 	if (live == 0)
 		return;
 	for (i = 0; i < n && g[i] == NULL; i++)
 		;
-	if (buildid_reader_known(&r->reader, &g[i]->q, wall, since, &a,
+	if (buildid_reader_known(&r->reader, &g[i]->q, when, &a,
 	    g[i]->want_pin ? &g[i]->pin : NULL)) {
 		for (; i < n; i++)
 			if (g[i] != NULL) {
@@ -589,7 +586,7 @@ resolver_pin_devices(struct resolver *r, const dev_t *devs, int n)
 
 int
 resolver_pinned(struct resolver *r, const struct record_mmap *m, uint64_t time,
-    uint64_t map_wall_ns, uint64_t since, struct bid_answer *a)
+    struct bid_when when, struct bid_answer *a)
 {
 	struct pin *pn;
 	struct stat st;
@@ -626,7 +623,7 @@ resolver_pinned(struct resolver *r, const struct record_mmap *m, uint64_t time,
 	 * mapped every few milliseconds must not look unused for 100 ms.
 	 */
 	pn->used = now;
-	if (!buildid_pin_before(&pn->p, map_wall_ns) || wallclock_stepped_after(since))
+	if (!buildid_pin_before(&pn->p, when.wall_ns) || wallclock_stepped_after(when.since_ns))
 		return 0;
 	*a = pn->p.a;
 	a->cached = 1;
@@ -653,8 +650,7 @@ pins_look(struct resolver *r, uint64_t now)
 
 /* A request for M, from the pool or new, not counted yet; NULL when out of memory. */
 static struct resolve_req *
-req_alloc(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns, uint64_t since,
-    uint64_t now)
+req_alloc(struct resolver *r, const struct record_mmap *m, struct bid_when when, uint64_t now)
 {
 	struct resolve_req *q;
 	struct resolve_member *mem = NULL;
@@ -682,8 +678,7 @@ req_alloc(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns,
 	q->q.min = m->min;
 	q->q.ino = m->ino;
 	q->q.gen = m->ino_generation;
-	q->q.map_wall_ns = map_wall_ns;
-	q->q.map_since_ns = since;
+	q->q.map = when;
 	q->q.filename = q->name;
 	q->fd = -1;
 	q->pin.fd = -1;
@@ -698,12 +693,12 @@ req_alloc(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns,
 }
 
 struct resolve_req *
-resolver_req_new(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns,
-    uint64_t since, uint64_t now)
+resolver_req_new(struct resolver *r, const struct record_mmap *m, struct bid_when when,
+    uint64_t now)
 {
 	struct resolve_req *q;
 
-	if ((q = req_alloc(r, m, map_wall_ns, since, now)) == NULL)
+	if ((q = req_alloc(r, m, when, now)) == NULL)
 		return NULL;
 	r->requests++;
 	r->pending++;
@@ -728,8 +723,7 @@ joinable(const struct resolve_req *q, const struct record_mmap *m)
 
 /* Add M as a member of Q; -1 when out of memory. */
 static int
-member_add(struct resolve_req *q, const struct record_mmap *m, uint64_t map_wall_ns,
-    uint64_t since)
+member_add(struct resolve_req *q, const struct record_mmap *m, struct bid_when when)
 {
 	struct resolve_member *mb;
 	uint32_t cap;
@@ -750,19 +744,15 @@ member_add(struct resolve_req *q, const struct record_mmap *m, uint64_t map_wall
 	mb->pid = m->pid;
 	mb->addr = m->addr;
 	mb->len = m->len;
-	mb->map_wall_ns = map_wall_ns;
-	mb->map_since_ns = since;
-	if (map_wall_ns < q->q.map_wall_ns)
-		q->q.map_wall_ns = map_wall_ns;
-	if (since < q->q.map_since_ns)
-		q->q.map_since_ns = since;
+	mb->when = when;
+	bid_when_earliest(&q->q.map, when);
 	q->loop_refs = (int)q->nm;
 	return 0;
 }
 
 struct resolve_req *
-resolver_req_join(struct resolver *r, const struct record_mmap *m, uint64_t map_wall_ns,
-    uint64_t since, uint64_t now, uint32_t *idx)
+resolver_req_join(struct resolver *r, const struct record_mmap *m, struct bid_when when,
+    uint64_t now, uint32_t *idx)
 {
 	struct resolve_req *q = NULL;
 	size_t	 h, k, slot = JOIN_SLOTS;
@@ -792,16 +782,16 @@ resolver_req_join(struct resolver *r, const struct record_mmap *m, uint64_t map_
 			slot = JOIN_SLOTS;
 	}
 	if (q != NULL) {
-		if (member_add(q, m, map_wall_ns, since) < 0)
+		if (member_add(q, m, when) < 0)
 			return NULL;
 		*idx = q->nm - 1;
 		r->requests++;
 		r->pending++;
 		return q;
 	}
-	if ((q = req_alloc(r, m, map_wall_ns, since, now)) == NULL)
+	if ((q = req_alloc(r, m, when, now)) == NULL)
 		return NULL;
-	if (member_add(q, m, map_wall_ns, since) < 0) {
+	if (member_add(q, m, when) < 0) {
 		free(q->m);
 		free(q);
 		return NULL;

@@ -49,14 +49,15 @@
 /* A mapping joined to a request (resolver_req_join). */
 struct resolve_member {
 	uint32_t	 pid;
-	uint64_t	 addr, len, map_wall_ns, map_since_ns;
+	uint64_t	 addr, len;
+	struct bid_when	 when;
 	struct bid_answer a;		/* the worker's, unless the request's answers all */
 };
 
 struct resolve_req {
 	/*
-	 * q.filename points into name[]; a joined request's q.map_wall_ns and
-	 * q.map_since_ns are the earliest of its members'.
+	 * q.filename points into name[]; a joined request's q.map is the
+	 * earliest of its members' (bid_when_earliest).
 	 */
 	struct bid_query q;
 	uint64_t	 deadline;	/* CLOCK_MONOTONIC ns */
@@ -95,14 +96,13 @@ int	resolver_fd(struct resolver *);
 void	resolver_ack(struct resolver *);
 
 /*
- * A request for mapping M, mapped at MAP_WALL_NS (a proof by time needing
- * no step of the wall clock seen after SINCE, wallclock.h), due by NOW +
+ * A request for mapping M, made at WHEN (for a proof by time), due by NOW +
  * RESOLVE_TIMEOUT_MS.  If M's device is slow, or RESOLVER_MAX_PENDING
  * requests are out, it comes back already answered ("timeout", "busy").
  * NULL when out of memory.
  */
 struct resolve_req *resolver_req_new(struct resolver *, const struct record_mmap *m,
-	    uint64_t map_wall_ns, uint64_t since, uint64_t now);
+	    struct bid_when when, uint64_t now);
 /*
  * The same for the side-band: M joins the request of this batch (since the
  * last resolver_kick) for the same file if there is one with room, else a
@@ -111,7 +111,7 @@ struct resolve_req *resolver_req_new(struct resolver *, const struct record_mmap
  * "busy".  Put once per mapping joined.  NULL when out of memory.
  */
 struct resolve_req *resolver_req_join(struct resolver *, const struct record_mmap *m,
-	    uint64_t map_wall_ns, uint64_t since, uint64_t now, uint32_t *idx);
+	    struct bid_when when, uint64_t now, uint32_t *idx);
 /* Queue REQ (no-op if answered already); resolver_kick hands the queue to the workers. */
 void	resolver_queue(struct resolver *, struct resolve_req *);
 void	resolver_kick(struct resolver *);
@@ -167,12 +167,12 @@ void	resolver_check(struct resolver *, uint64_t now);
 /* The devices whose files may be pinned (at most 4; none: no pins). */
 void	resolver_pin_devices(struct resolver *, const dev_t *devs, int n);
 /*
- * Is M, made at TIME and MAP_WALL_NS (no step of the wall clock seen after
- * SINCE), a mapping of a pinned file, proven?  1 with *A its answer (cached
+ * Is M, made at TIME (its record's) and WHEN (for a proof by time), a
+ * mapping of a pinned file, proven?  1 with *A its answer (cached
  * set), else 0: make a request.  The loop's.  A step seen drops the pins.
  */
 int	resolver_pinned(struct resolver *, const struct record_mmap *m, uint64_t time,
-	    uint64_t map_wall_ns, uint64_t since, struct bid_answer *a);
+	    struct bid_when when, struct bid_answer *a);
 
 struct resolver_stats {
 	uint64_t	 requests, timeouts, workers, stuck;

@@ -157,7 +157,7 @@ arrive_cb(const struct perf_event_header *h, void *arg)
 	struct resolve_req *q = NULL;
 	struct bid_answer pinned;
 	struct record rec;
-	uint64_t wall, since;
+	struct bid_when when;
 	uint32_t idx = 0;
 
 	r->st.sb_arrival_looks++;
@@ -170,10 +170,10 @@ arrive_cb(const struct perf_event_header *h, void *arg)
 		return 0;	/* no read: "busy" at its turn */
 	if (read_room(s) < 0)
 		return 1;	/* out of memory: looked at again next time */
-	wall = recorder_proof_wall(r, &rec, &since);
+	when = recorder_proof_when(r, &rec);
 	/* A file the loop holds (resolver.h, pins): no request. */
-	if (!(rec.has_sid && resolver_pinned(r->res, &rec.mmap, rec.sid.time, wall, since,
-	    &pinned)) && (q = resolver_req_join(r->res, &rec.mmap, wall, since, r->now, &idx)) == NULL)
+	if (!(rec.has_sid && resolver_pinned(r->res, &rec.mmap, rec.sid.time, when, &pinned)) &&
+	    (q = resolver_req_join(r->res, &rec.mmap, when, r->now, &idx)) == NULL)
 		return 1;
 	e = &s->rd[(s->first + s->n++) & (s->cap - 1)];
 	e->pos = r->ev.cpus[r->cur].sb_ring.pos;
@@ -421,15 +421,14 @@ sb_record_cb(const struct perf_event_header *h, void *arg)
 		return 0;
 	}
 	if (needs_read(r, &rec)) {
-		uint64_t pos = r->ev.cpus[r->cur].sb_ring.pos, wall, since;
+		uint64_t pos = r->ev.cpus[r->cur].sb_ring.pos;
 
 		/* No read: arrival could not start one (out of memory, SB_READS_MAX). */
 		a = &busy;
 		if ((e = read_of(r, s, pos)) == NULL) {
 			/* Not looked at on arrival (or no read then): a pin, or arrival first. */
-			wall = recorder_proof_wall(r, &rec, &since);
-			if (rec.has_sid && resolver_pinned(r->res, &rec.mmap, rec.sid.time, wall,
-			    since, &pinned))
+			if (rec.has_sid && resolver_pinned(r->res, &rec.mmap, rec.sid.time,
+			    recorder_proof_when(r, &rec), &pinned))
 				a = &pinned;
 			else if ((int64_t)(pos - s->peeked) >= 0 && !r->sb_arrived) {
 				r->sb_unseen = 1;
