@@ -97,24 +97,51 @@ files_grow(struct model *m)
 	m->nfbuckets = n;
 }
 
+/*
+ * The slot of m->recent for inode K: an exec storm maps the same few
+ * files thousands of times a second, and hashing each mapping's name and
+ * build-id was the model's largest cost (file_hash's serial multiplies).
+ */
+static size_t
+recent_slot(const struct model_file *k)
+{
+	return (size_t)(((k->ino ^ ((uint64_t)k->maj << 40) ^ ((uint64_t)k->min << 20)) *
+	    0x9e3779b97f4a7c15ULL) >> (64 - FILES_RECENT_BITS));
+}
+
+/* Is F the file NAME with K's inode and build-id? */
+static int
+file_is(const struct model_file *f, const char *name, const struct model_file *k)
+{
+	return f->ino == k->ino && f->ino_generation == k->ino_generation &&
+	    f->maj == k->maj && f->min == k->min && f->build_id_size == k->build_id_size &&
+	    memcmp(f->build_id, k->build_id, k->build_id_size) == 0 &&
+	    strcmp(f->name, name) == 0;
+}
+
+/* F found again: counted once more. */
+static struct model_file *
+file_ref(struct model *m, struct model_file *f)
+{
+	if (f->refs++ == 0)
+		m->nfiles++;	/* an idle one back in use */
+	return f;
+}
+
 /* The file NAME with K's inode and build-id, counted once more. */
 static struct model_file *
 file_get(struct model *m, const char *name, const struct model_file *k)
 {
-	uint64_t h = file_hash(name, k);
-	struct model_file *f;
+	struct model_file *f, **rp = &m->recent[recent_slot(k)];
+	uint64_t h;
 	size_t	 len, b;
 
+	if (*rp != NULL && file_is(*rp, name, k))
+		return file_ref(m, *rp);
+	h = file_hash(name, k);
 	for (f = m->fbuckets[h & (m->nfbuckets - 1)]; f != NULL; f = f->next)
-		if (f->hash == h && f->ino == k->ino && f->ino_generation == k->ino_generation &&
-		    f->maj == k->maj && f->min == k->min &&
-		    f->build_id_size == k->build_id_size &&
-		    memcmp(f->build_id, k->build_id, k->build_id_size) == 0 &&
-		    strcmp(f->name, name) == 0) {
-			if (f->refs++ == 0)
-				m->nfiles++;	/* an idle one back in use */
-			return f;
-		}
+		if (f->hash == h && file_is(f, name, k))
+			return file_ref(m, *rp = f);
 	if (m->nfiles + FILES_IDLE >= m->nfbuckets)
 		files_grow(m);
 	len = strlen(name) + 1;
@@ -135,7 +162,7 @@ file_get(struct model *m, const char *name, const struct model_file *k)
 	f->next = m->fbuckets[b];
 	m->fbuckets[b] = f;
 	m->nfiles++;
-	return f;
+	return *rp = f;
 }
 
 static void
@@ -146,6 +173,8 @@ file_free(struct model *m, struct model_file *f)
 	for (pp = &m->fbuckets[f->hash & (m->nfbuckets - 1)]; *pp != f; pp = &(*pp)->next)
 		;
 	*pp = f->next;
+	if (m->recent[recent_slot(f)] == f)
+		m->recent[recent_slot(f)] = NULL;
 	free(f);
 }
 

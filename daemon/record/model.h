@@ -66,6 +66,8 @@ struct model_proc {
 };
 
 #define FILES_IDLE	16
+#define FILES_RECENT_BITS 6
+#define FILES_RECENT	(1 << FILES_RECENT_BITS)	/* files found by inode first */
 
 /*
  * Processes by pid in an open-addressing table whose slots hold the pid
@@ -90,6 +92,7 @@ struct model {
 	size_t		 nfbuckets;
 	size_t		 nfiles;	/* in use (idle ones not counted) */
 	struct model_file *idle[FILES_IDLE];	/* the last to go out of use (model.c) */
+	struct model_file *recent[FILES_RECENT];	/* by inode: found again unhashed (model.c) */
 	size_t		 idle_next;
 	struct model_proc *spare;	/* gone, kept for reuse (next) */
 	size_t		 nspare;
