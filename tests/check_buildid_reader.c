@@ -470,6 +470,17 @@ START_TEST(test_step_seen_by_the_proof)
 }
 END_TEST
 
+/*
+ * resolver_pinned for a mapping made at TIME (read before the call) and
+ * WHEN, the loop's look at the clock now, after TIME.
+ */
+static int
+pin_proves(struct resolver *res, const struct record_mmap *m, uint64_t time, struct bid_when when,
+    struct bid_answer *a)
+{
+	return resolver_pinned(res, m, time, when, mono_ns() + 1, a);
+}
+
 /* The record of pid NOPID mapping the file of BQ. */
 static void
 mmap_of(const struct bid_query *bq, struct record_mmap *m)
@@ -883,22 +894,22 @@ START_TEST(test_resolver_pins)
 	/* A mapping of it made before now, after its last change: proven, its build-id. */
 	t = mono_ns();
 	memset(&a, 0, sizeof(a));
-	ck_assert_int_eq(resolver_pinned(res, &m, t, at(wall_ns(0)), &a), 1);
+	ck_assert_int_eq(pin_proves(res, &m, t, at(wall_ns(0)), &a), 1);
 	ck_assert_int_eq(a.cause, BIDC_OK);
 	ck_assert_int_eq(a.cached, 1);
 	ck_assert(ids_equal(&a, p));
 	/* ... one before the look, without another fstat; not one from the future */
-	ck_assert_int_eq(resolver_pinned(res, &m, t - 1, at(wall_ns(0)), &a), 1);
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns() + 1000000000ULL, at(wall_ns(0)), &a), 0);
+	ck_assert_int_eq(pin_proves(res, &m, t - 1, at(wall_ns(0)), &a), 1);
+	ck_assert_int_eq(pin_proves(res, &m, mono_ns() + 1000000000ULL, at(wall_ns(0)), &a), 0);
 	/* Mapped before the file's last change: not proven, the pin kept. */
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(-60000)), &a), 0);
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(0), &a), 0);
+	ck_assert_int_eq(pin_proves(res, &m, mono_ns(), at(wall_ns(-60000)), &a), 0);
+	ck_assert_int_eq(pin_proves(res, &m, mono_ns(), at(0), &a), 0);
 	/* Another inode, another device: not this pin's. */
 	m.ino++;
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(0)), &a), 0);
+	ck_assert_int_eq(pin_proves(res, &m, mono_ns(), at(wall_ns(0)), &a), 0);
 	m.ino--;
 	m.maj++;
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(0)), &a), 0);
+	ck_assert_int_eq(pin_proves(res, &m, mono_ns(), at(wall_ns(0)), &a), 0);
 	m.maj--;
 	resolver_stats(res, &st);
 	ck_assert_uint_eq(st.pinned, 2);
@@ -909,7 +920,7 @@ START_TEST(test_resolver_pins)
 	ck_assert_int_ge(fd = open(p, O_WRONLY), 0);
 	ck_assert_int_eq(write(fd, "\177ELF", 4), 4);
 	close(fd);
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(1000)), &a), 0);
+	ck_assert_int_eq(pin_proves(res, &m, mono_ns(), at(wall_ns(1000)), &a), 0);
 	resolver_stats(res, &st);
 	ck_assert_uint_eq(st.pins, 0);
 	ck_assert_uint_eq(st.pins_dropped, 1);
@@ -999,11 +1010,11 @@ START_TEST(test_resolver_pins_coarse)
 	ck_assert_uint_eq(pin_of(res, &m, &bq, p), 1);
 
 	/* Mapped in the second of the last change, or in the margin after it: not proven. */
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(changed + 500000000ULL), &a), 0);
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(changed + 1010000000ULL), &a), 0);
+	ck_assert_int_eq(pin_proves(res, &m, mono_ns(), at(changed + 500000000ULL), &a), 0);
+	ck_assert_int_eq(pin_proves(res, &m, mono_ns(), at(changed + 1010000000ULL), &a), 0);
 	/* Mapped after: proven, its build-id. */
 	memset(&a, 0, sizeof(a));
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(0)), &a), 1);
+	ck_assert_int_eq(pin_proves(res, &m, mono_ns(), at(wall_ns(0)), &a), 1);
 	ck_assert_int_eq(a.cause, BIDC_OK);
 	ck_assert(ids_equal(&a, p));
 	resolver_stats(res, &st);
@@ -1015,7 +1026,7 @@ START_TEST(test_resolver_pins_coarse)
 	close(fd);
 	ck_assert_int_eq(stat(p, &fs), 0);
 	ck_assert_uint_eq(fs.st_size, ds.st_size);
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(1000)), &a), 0);
+	ck_assert_int_eq(pin_proves(res, &m, mono_ns(), at(wall_ns(1000)), &a), 0);
 	resolver_stats(res, &st);
 	ck_assert_uint_eq(st.pins, 0);
 	resolver_stop(res);
@@ -1072,18 +1083,18 @@ START_TEST(test_resolver_pins_full)
 	mmap_of(&bq, &m);
 	join_batch(res, &m, mono_ns(), p, 0);
 	for (i = 0; i < RESOLVER_PINS; i++)
-		ck_assert_int_eq(resolver_pinned(res, &pinned[i], mono_ns(), at(wall_ns(0)), &a), 1);
+		ck_assert_int_eq(pin_proves(res, &pinned[i], mono_ns(), at(wall_ns(0)), &a), 1);
 	join_batch(res, &m, mono_ns(), p, 1);
 	resolver_stats(res, &st);
 	ck_assert_uint_eq(st.pins, RESOLVER_PINS);
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(0)), &a), 0);
+	ck_assert_int_eq(pin_proves(res, &m, mono_ns(), at(wall_ns(0)), &a), 0);
 	/* A second on, the first pin used again: another takes the new file's place. */
 	usleep(1100000);
-	ck_assert_int_eq(resolver_pinned(res, &first, mono_ns(), at(wall_ns(0)), &a), 1);
+	ck_assert_int_eq(pin_proves(res, &first, mono_ns(), at(wall_ns(0)), &a), 1);
 	copy_to("/proc/self/exe", "yet-another", p, sizeof(p));
 	ck_assert_uint_eq(pin_of(res, &m, &bq, p), RESOLVER_PINS);
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(0)), &a), 1);
-	ck_assert_int_eq(resolver_pinned(res, &first, mono_ns(), at(wall_ns(0)), &a), 1);
+	ck_assert_int_eq(pin_proves(res, &m, mono_ns(), at(wall_ns(0)), &a), 1);
+	ck_assert_int_eq(pin_proves(res, &first, mono_ns(), at(wall_ns(0)), &a), 1);
 	resolver_stats(res, &st);
 	ck_assert_uint_eq(st.pins_dropped, 1);
 	resolver_stop(res);
@@ -1113,22 +1124,22 @@ START_TEST(test_resolver_pins_hot)
 	hot = pinned[0];
 	/* The hot file looked at now; 30 ms on, every other pin used. */
 	t0 = mono_ns();
-	ck_assert_int_eq(resolver_pinned(res, &hot, t0, at(wall_ns(0)), &a), 1);
+	ck_assert_int_eq(pin_proves(res, &hot, t0, at(wall_ns(0)), &a), 1);
 	usleep(30000);
 	for (i = 1; i < RESOLVER_PINS; i++)
-		ck_assert_int_eq(resolver_pinned(res, &pinned[i], mono_ns(), at(wall_ns(0)), &a), 1);
+		ck_assert_int_eq(pin_proves(res, &pinned[i], mono_ns(), at(wall_ns(0)), &a), 1);
 	/* For 150 ms, mappings of the hot file stamped before the look arrive. */
 	for (k = 0; k < 15; k++) {
 		usleep(10000);
-		ck_assert_int_eq(resolver_pinned(res, &hot, t0, at(wall_ns(0)), &a), 1);
+		ck_assert_int_eq(pin_proves(res, &hot, t0, at(wall_ns(0)), &a), 1);
 	}
 	/* A new file takes the place of a pin unused for 100 ms: not the hot one. */
 	copy_to("/proc/self/exe", "new", p, sizeof(p));
 	ck_assert_uint_eq(pin_of(res, &m, &bq, p), RESOLVER_PINS);
 	resolver_stats(res, &st);
 	ck_assert_uint_eq(st.pins_dropped, 1);
-	ck_assert_int_eq(resolver_pinned(res, &m, mono_ns(), at(wall_ns(0)), &a), 1);
-	ck_assert_msg(resolver_pinned(res, &hot, mono_ns(), at(wall_ns(0)), &a) == 1,
+	ck_assert_int_eq(pin_proves(res, &m, mono_ns(), at(wall_ns(0)), &a), 1);
+	ck_assert_msg(pin_proves(res, &hot, mono_ns(), at(wall_ns(0)), &a) == 1,
 	    "the hot file's pin was taken by a new file");
 	resolver_stop(res);
 }

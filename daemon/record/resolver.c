@@ -586,22 +586,22 @@ resolver_pin_devices(struct resolver *r, const dev_t *devs, int n)
 
 int
 resolver_pinned(struct resolver *r, const struct record_mmap *m, uint64_t time,
-    struct bid_when when, struct bid_answer *a)
+    struct bid_when when, uint64_t now, struct bid_answer *a)
 {
 	struct pin *pn;
 	struct stat st;
-	uint64_t now;
 	int	 i;
 
 	if (r->npins == 0 || !m->has_inode || time == 0 ||
 	    (i = pin_find(r, makedev(m->maj, m->min), m->ino)) < 0)
 		return 0;
 	pn = &r->pins[i];
-	now = mono_now();
 	if (time >= pn->checked) {
 		/*
-		 * The file's state after the mapping: the clock first, then
-		 * fstat.  (A record stamped later than now cannot be proven.)
+		 * The file's state after the mapping: the clock first (NOW, read
+		 * before this call), then fstat.  (A record stamped later than
+		 * now cannot be proven.)  The state holds for the mappings before
+		 * NOW, not up to the fstat: the next look is at the next pass.
 		 */
 		if (time >= now)
 			return 0;

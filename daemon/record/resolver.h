@@ -170,9 +170,11 @@ void	resolver_pin_devices(struct resolver *, const dev_t *devs, int n);
  * Is M, made at TIME (its record's) and WHEN (for a proof by time), a
  * mapping of a pinned file, proven?  1 with *A its answer (cached
  * set), else 0: make a request.  The loop's.  A step seen drops the pins.
+ * NOW: CLOCK_MONOTONIC read before this call (the pass's look at the
+ * clocks); a mapping made after it is not proven.
  */
 int	resolver_pinned(struct resolver *, const struct record_mmap *m, uint64_t time,
-	    struct bid_when when, struct bid_answer *a);
+	    struct bid_when when, uint64_t now, struct bid_answer *a);
 
 struct resolver_stats {
 	uint64_t	 requests, timeouts, workers, stuck;

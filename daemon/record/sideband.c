@@ -172,7 +172,8 @@ arrive_cb(const struct perf_event_header *h, void *arg)
 		return 1;	/* out of memory: looked at again next time */
 	when = recorder_proof_when(r, &rec);
 	/* A file the loop holds (resolver.h, pins): no request. */
-	if (!(rec.has_sid && resolver_pinned(r->res, &rec.mmap, rec.sid.time, when, &pinned)) &&
+	if (!(rec.has_sid &&
+	    resolver_pinned(r->res, &rec.mmap, rec.sid.time, when, r->now, &pinned)) &&
 	    (q = resolver_req_join(r->res, &rec.mmap, when, r->now, &idx)) == NULL)
 		return 1;
 	e = &s->rd[(s->first + s->n++) & (s->cap - 1)];
@@ -428,7 +429,7 @@ sb_record_cb(const struct perf_event_header *h, void *arg)
 		if ((e = read_of(r, s, pos)) == NULL) {
 			/* Not looked at on arrival (or no read then): a pin, or arrival first. */
 			if (rec.has_sid && resolver_pinned(r->res, &rec.mmap, rec.sid.time,
-			    recorder_proof_when(r, &rec), &pinned))
+			    recorder_proof_when(r, &rec), r->now, &pinned))
 				a = &pinned;
 			else if ((int64_t)(pos - s->peeked) >= 0 && !r->sb_arrived) {
 				r->sb_unseen = 1;
