@@ -397,6 +397,99 @@ START_TEST(test_pprof_roundtrip)
 }
 END_TEST
 
+/* --- segments cut or garbled ------------------------------------------------ */
+
+/* Write N bytes of BUF to PATH (replacing it). */
+static void
+put_file(const char *path, const uint8_t *buf, size_t n)
+{
+	int	 fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0640);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, buf, n), (ssize_t)n);
+	close(fd);
+}
+
+/*
+ * Every format over the window of segment 1, as it is on disk now: a
+ * profile or one line of error, never a crash (the daemon runs this on a
+ * thread of its own).  Counts the runs that failed in *FAILED.
+ */
+static void
+profile_every_format(const char *what, unsigned *failed)
+{
+	static const enum profile_format fmts[] = { PROFILE_FOLDED, PROFILE_PPROF, PROFILE_SVG,
+	    PROFILE_PERF };
+	struct profile_req r;
+	struct profile_stats st;
+	char	 err[256];
+	size_t	 i;
+
+	for (i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		r = window(T0, T0 + 10 * SEC, fmts[i]);
+		err[0] = '\0';
+		if (run(&r, &st, err, sizeof(err), "corrupt.out") != 0) {
+			ck_assert_msg(err[0] != '\0' && strchr(err, '\n') == NULL,
+			    "%s, %s: no error line", what, profile_format_name(fmts[i]));
+			(*failed)++;
+		} else
+			ck_assert_uint_le(st.samples, 10);
+	}
+}
+
+/*
+ * A closed segment cut at every 16 bytes, and with single bytes replaced
+ * (at every 3rd offset, 0x00, 0xff or 0x80 in turn): header, attributes,
+ * records, feature sections.  Every run ends in a profile or an error; none
+ * crashes (CI runs this under ASan and UBSan), and the intact segment
+ * still gives its ten samples after all.
+ */
+START_TEST(test_corrupt_segments)
+{
+	static const uint8_t vals[] = { 0x00, 0xff, 0x80 };
+	struct profile_req r = window(T0, T0 + 10 * SEC, PROFILE_FOLDED);
+	struct profile_stats st;
+	struct stat sb;
+	uint8_t	*orig, *buf;
+	char	 p[256], what[64], err[256];
+	unsigned failed = 0, runs = 0;
+	size_t	 n, off, v;
+	int	 fd;
+
+	make_state();
+	segpath(1, p, sizeof(p));
+	ck_assert_int_eq(stat(p, &sb), 0);
+	n = (size_t)sb.st_size;
+	ck_assert_ptr_nonnull(orig = malloc(n));
+	ck_assert_ptr_nonnull(buf = malloc(n));
+	ck_assert_int_ge(fd = open(p, O_RDONLY), 0);
+	ck_assert_int_eq(read(fd, orig, n), (ssize_t)n);
+	close(fd);
+	for (off = 0; off < n; off += 16, runs++) {
+		put_file(p, orig, off);
+		snprintf(what, sizeof(what), "cut at %zu of %zu", off, n);
+		profile_every_format(what, &failed);
+	}
+	for (off = 0; off < n; off += 3, runs++) {
+		v = off / 3 % sizeof(vals);
+		memcpy(buf, orig, n);
+		buf[off] = orig[off] != vals[v] ? vals[v] : (uint8_t)~vals[v];
+		put_file(p, buf, n);
+		snprintf(what, sizeof(what), "byte %zu = %#x", off, buf[off]);
+		profile_every_format(what, &failed);
+	}
+	/* Most cuts leave nothing to read: errors, not crashes. */
+	ck_assert_uint_gt(failed, 0);
+	put_file(p, orig, n);
+	ck_assert_msg(run(&r, &st, err, sizeof(err), "w.folded") == 0, "%s", err);
+	ck_assert_uint_eq(st.samples, 10);
+	fprintf(stderr, "test_corrupt_segments: %u variants of a %zu-byte segment, %u runs "
+	    "failed with an error\n", runs, n, failed);
+	free(orig);
+	free(buf);
+}
+END_TEST
+
 /* --- names that are not text ---------------------------------------------- */
 
 START_TEST(test_hostile_names)
@@ -504,6 +597,11 @@ profile_suite(void)
 	tcase_add_test(tc, test_pprof_roundtrip);
 	tcase_add_test(tc, test_hostile_names);
 	tcase_add_test(tc, test_procs);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("corrupt");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);		/* some 3,000 profiles; ASan */
+	tcase_add_test(tc, test_corrupt_segments);
 	suite_add_tcase(s, tc);
 	return s;
 }
