@@ -263,6 +263,87 @@ replace_scenario(struct index *ix)
 	ck_assert_int_eq(index_flush(ix), 0);
 }
 
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Rows pending in the loop thread (not handed to the writer). */
+static uint64_t
+pending(struct index *ix)
+{
+	struct index_stats s;
+
+	index_get_stats(ix, &s);
+	return s.pending;
+}
+
+/*
+ * index_tick: news (a new object, an object's first sighting in a segment,
+ * segment events) is handed over at commit_interval; sightings of objects
+ * the file has (counts, last seen) wait for INDEX_COUNTS_LAG intervals, unless
+ * news comes.  (Where the machine stalled longer than that between a
+ * commit and a tick, the wait cannot be told and is not asserted.)
+ */
+START_TEST(test_commit_news)
+{
+	const uint64_t ms = 50;		/* commit_interval */
+	struct index *ix;
+	uint8_t	 a[20], b[20];
+	uint64_t committed;
+
+	conf.index_commit_ms = ms;
+	ix = open_ix();
+	bid(a, 1);
+	bid(b, 2);
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	index_add_mapping(ix, "/usr/bin/a", a, 20, BID_MMAP2, 100, T0 + SEC, 0);
+	ck_assert_uint_gt(pending(ix), 0);
+	usleep((useconds_t)(ms + 10) * 1000);
+	committed = mono_ms();
+	index_tick(ix);
+	ck_assert_uint_eq(pending(ix), 0);	/* a segment and a new object */
+
+	/* Counts alone: kept. */
+	index_add_mapping(ix, "/usr/bin/a", a, 20, BID_MMAP2, 100, T0 + 2 * SEC, 0);
+	usleep((useconds_t)(2 * ms) * 1000);
+	index_tick(ix);
+	if (mono_ms() - committed < INDEX_COUNTS_LAG * ms)
+		ck_assert_uint_eq(pending(ix), 1);
+	/* A new object: handed over, the counts with it. */
+	index_add_mapping(ix, "/usr/bin/b", b, 20, BID_MMAP2, 100, T0 + 3 * SEC, 0);
+	committed = mono_ms();
+	index_tick(ix);
+	ck_assert_uint_eq(pending(ix), 0);
+
+	/* Counts alone, until INDEX_COUNTS_LAG intervals have passed. */
+	index_add_mapping(ix, "/usr/bin/b", b, 20, BID_MMAP2, 100, T0 + 4 * SEC, 0);
+	usleep((useconds_t)(ms + 10) * 1000);
+	index_tick(ix);
+	if (mono_ms() - committed < INDEX_COUNTS_LAG * ms)
+		ck_assert_uint_eq(pending(ix), 1);
+	usleep((useconds_t)(INDEX_COUNTS_LAG * ms) * 1000);
+	index_tick(ix);
+	ck_assert_uint_eq(pending(ix), 0);
+
+	/* The first sighting of a known object in a new segment is news. */
+	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 10, 0, 12);
+	index_segment_open(ix, 2, "perf-000002-20261118T110650Z.data", T0 + 10 * SEC);
+	committed = mono_ms();
+	index_commit(ix);
+	index_add_mapping(ix, "/usr/bin/a", a, 20, BID_MMAP2, 100, T0 + 11 * SEC, 0);
+	usleep((useconds_t)(ms + 10) * 1000);
+	index_tick(ix);
+	ck_assert_uint_eq(pending(ix), 0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+}
+END_TEST
+
 START_TEST(test_replace)
 {
 	struct index *ix = open_ix();
@@ -2177,6 +2258,7 @@ index_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_replace);
+	tcase_add_test(tc, test_commit_news);
 	tcase_add_test(tc, test_two_namespaces);
 	tcase_add_test(tc, test_deleted_suffix);
 	tcase_add_test(tc, test_reopen);

@@ -98,6 +98,7 @@ index_commit(struct index *ix)
 	size_t	 i;
 
 	ix->last_commit_ns = index_clock_ns();
+	ix->news = 0;
 	if (pending_rows(ix) == 0 && !ix->unres_dirty)
 		return;
 	if ((b = calloc(1, sizeof(*b))) == NULL)
@@ -226,7 +227,7 @@ index_wait(struct index *ix, uint64_t seq)
 void
 index_tick(struct index *ix)
 {
-	uint64_t now;
+	uint64_t now, lag;
 
 	if (ix == NULL)
 		return;
@@ -239,7 +240,17 @@ index_tick(struct index *ix)
 		if (o != NULL)
 			o->v[0] = walltime_now() - (int64_t)(ix->conf->index_retention_ms * 1000000ULL);
 	}
-	if (now - ix->last_commit_ns >= ix->conf->index_commit_ms * 1000000ULL)
+	/*
+	 * News (new objects, unresolved paths, an object's first sighting in a
+	 * segment, segment and module events) every commit_interval; counts
+	 * of sightings alone every INDEX_COUNTS_LAG of them.  A query hands over
+	 * what is pending first (index_handoff): the daemon's answers are
+	 * current either way.
+	 */
+	lag = now - ix->last_commit_ns;
+	if (lag >= ix->conf->index_commit_ms * 1000000ULL &&
+	    (ix->news || ix->early.n > 0 || ix->late.n > 0 ||
+	    lag >= INDEX_COUNTS_LAG * ix->conf->index_commit_ms * 1000000ULL))
 		index_commit(ix);
 }
 

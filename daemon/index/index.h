@@ -6,8 +6,11 @@
  * updates an in-memory row (a hash of (path, build-id) -> row state), and
  * the rows that changed are handed in one batch to a writer thread, which
  * commits them in one transaction.  A batch is handed over when
- * commit_interval has passed (index_tick, from the drain timer), when
- * commit_rows rows are pending, and when a segment closes.
+ * commit_interval has passed and something in it is news (index_tick: a
+ * row the file does not have yet, a segment or module event), when
+ * INDEX_COUNTS_LAG intervals have passed (rows that only count sightings
+ * of objects the file has), when commit_rows rows are pending, when a
+ * query asks (index_handoff), and when a segment closes.
  *
  *	loop thread                          writer thread
  *	index_add_mapping ─► row dirty
@@ -24,6 +27,15 @@
  */
 #ifndef PERFMAPD_INDEX_H
 #define PERFMAPD_INDEX_H
+
+/*
+ * Rows that only count sightings of objects the file has (last seen, maps,
+ * processes) wait up to this many commit_intervals: on a host that keeps
+ * running the same binaries every batch is such, and a writer woken for a
+ * transaction costs a few hundred microseconds of CPU however little it
+ * writes (tests/bench/RESULTS.md).  News goes at commit_interval.
+ */
+#define INDEX_COUNTS_LAG	10
 
 #include <stddef.h>
 #include <stdint.h>

@@ -22,6 +22,7 @@
 
 #define OBJ_CHUNK	65536		/* objects per chunk of ix->objs */
 #define RETENTION_EVERY_NS (3600ULL * 1000000000ULL)
+
 #define WAL_IDLE_FRAMES	1024		/* checkpoint when idle past this (16 MiB of WAL) */
 #define WAL_MAX_FRAMES	8192		/* ... and even when busy past this (128 MiB) */
 
@@ -139,6 +140,7 @@ struct index {
 	uint32_t	*dirty;
 	size_t		 ndirty, cdirty;
 	int		 unres_dirty;
+	int		 news;		/* a row the file does not have yet is pending (index_tick) */
 	int		 forgot;	/* a binary forgotten since the last hand-over */
 	struct write_batch	 early, late;	/* segment events; object_segments of past segments */
 	struct mod_row	*mods;

@@ -199,6 +199,7 @@ table_sight(struct index *ix, const struct binary *b, uint8_t source, uint32_t p
 				op_from_objseg(o, e);
 			e->flags &= (uint8_t)~(OBJ_SEG_DIRTY | OBJ_FOLD);
 			e->seg_seq = ix->cur_seq;
+			ix->news = 1;	/* its first sighting in this segment: a row of it */
 			e->seg_first = e->seg_last = wall;
 			e->seg_maps = e->seg_sent = 0;
 		}
@@ -211,6 +212,8 @@ table_sight(struct index *ix, const struct binary *b, uint8_t source, uint32_t p
 		mark_dirty(ix, b->id, OBJ_DIRTY | OBJ_SEG_DIRTY);
 	} else
 		mark_dirty(ix, b->id, OBJ_DIRTY);
+	if (!(e->flags & OBJ_WRITTEN))
+		ix->news = 1;	/* a new object */
 	index_maybe_commit(ix);
 }
 
@@ -288,6 +291,7 @@ index_add_unresolved(struct index *ix, const char *path, int cause, uint64_t wal
 	u->reason = reason;
 	u->first = wall_ns;
 	ix->uhash[j] = (uint32_t)++ix->nunres;
+	ix->news = 1;
 found:
 	if (wall_ns < u->first || u->first == 0)
 		u->first = wall_ns;
