@@ -247,7 +247,8 @@ index_tick(struct index *ix)
 	 * what is pending first (index_handoff): the daemon's answers are
 	 * current either way.
 	 */
-	lag = now - ix->last_commit_ns;
+	/* An eighth of an interval early counts: the ticks come every interval. */
+	lag = now - ix->last_commit_ns + ix->conf->index_commit_ms * 1000000ULL / 8;
 	if (lag >= ix->conf->index_commit_ms * 1000000ULL &&
 	    (ix->news || ix->early.n > 0 || ix->late.n > 0 ||
 	    lag >= INDEX_COUNTS_LAG * ix->conf->index_commit_ms * 1000000ULL))

@@ -69,7 +69,11 @@ int	index_open(struct index **, const char *state_dir, const struct config *,
 	    struct binaries *bins, char *err, size_t errlen);
 /* The listener the recorder publishes to (record/notify.h). */
 void	index_listener(struct index *, struct recorder_listener *);
-/* Commit on a timer of BASE every commit_interval (instead of index_tick calls). */
+/*
+ * Tick on a timer of BASE every commit_interval if that is shorter than
+ * drain_interval; else the recorder's drain timer ticks the index through
+ * the listener (index_listener), and no timer of its own wakes the loop.
+ */
 int	index_attach(struct index *, struct event_base *);
 /* Commit everything, stop the writer, close. */
 void	index_close(struct index *);
@@ -108,7 +112,11 @@ void	index_add_unresolved(struct index *, const char *path, int cause, uint64_t 
 int	index_scan_kernel(struct index *, const uint8_t *id, uint8_t idsize,
 	    const char *proc_modules, const char *sys_module, uint64_t wall_ns);
 
-/* From the drain timer: commit if commit_interval has passed. */
+/*
+ * Commit what is due (commit_interval for news, INDEX_COUNTS_LAG of them
+ * for counts; a tick an eighth of an interval early counts), and queue the
+ * retention when an hour has passed.
+ */
 void	index_tick(struct index *);
 /* Hand the pending rows to the writer now. */
 void	index_commit(struct index *);

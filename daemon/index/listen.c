@@ -60,6 +60,12 @@ unresolved_cb(void *arg, const char *path, int cause, uint64_t wall_ns)
 	index_add_unresolved(arg, path, cause, wall_ns);
 }
 
+static void
+tick_cb(void *arg)
+{
+	index_tick(arg);
+}
+
 void
 index_listener(struct index *ix, struct recorder_listener *l)
 {
@@ -71,6 +77,7 @@ index_listener(struct index *ix, struct recorder_listener *l)
 		.mapped = mapped_cb,
 		.seen = seen_cb,
 		.unresolved = unresolved_cb,
+		.tick = tick_cb,
 		.arg = ix,
 	};
 }
@@ -87,8 +94,12 @@ index_attach(struct index *ix, struct event_base *base)
 	struct timeval tv;
 	uint64_t ms = ix->conf->index_commit_ms;
 
-	if (ms == 0 || ms > 1000)
-		ms = 1000;	/* retention is checked on the same tick */
+	/*
+	 * The recorder's drain timer ticks the index (index_listener): a
+	 * timer of its own only for a commit_interval shorter than that.
+	 */
+	if (ms >= ix->conf->drain_interval_ms)
+		return 0;
 	tv.tv_sec = (time_t)(ms / 1000);
 	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
 	if ((ix->tick_ev = event_new(base, -1, EV_PERSIST, index_tick_cb, ix)) == NULL ||

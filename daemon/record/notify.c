@@ -80,3 +80,13 @@ notify_jit_keep(const struct notify *n, uint32_t pid, const struct segment *s, i
 {
 	EACH(n, jit_keep, pid, s, exited);
 }
+
+void
+notify_tick(const struct notify *n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n->n; i++)
+		if (n->l[i].tick != NULL)
+			n->l[i].tick(n->l[i].arg);
+}

@@ -52,6 +52,12 @@ struct recorder_listener {
 	void	(*unresolved)(void *, const char *path, int cause, uint64_t wall_ns);
 	void	(*jit_mapped)(void *, uint32_t pid);
 	void	(*jit_keep)(void *, uint32_t pid, const struct segment *, int exited);
+	/*
+	 * Every drain_interval, on the recorder's drain timer: periodic work
+	 * of a listener rides on that wake-up of the loop instead of a timer
+	 * of its own (on a virtual machine a wake-up costs more than the work).
+	 */
+	void	(*tick)(void *);
 	void	*arg;
 };
 
@@ -81,5 +87,6 @@ void	notify_unresolved(const struct notify *, const char *path, int cause,
 
 void	notify_jit_mapped(const struct notify *, uint32_t pid);
 void	notify_jit_keep(const struct notify *, uint32_t pid, const struct segment *, int exited);
+void	notify_tick(const struct notify *);
 
 #endif

@@ -782,8 +782,11 @@ sample_ready_cb(evutil_socket_t fd, short what, void *arg)
 static void
 drain_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
-	recorder_drain(arg);
-	after(arg);
+	struct recorder *r = arg;
+
+	recorder_drain(r);
+	notify_tick(&r->notify);
+	after(r);
 }
 
 static void
