@@ -828,16 +828,6 @@ START_TEST(test_zero_tail)
 END_TEST
 
 static void
-write_raw(const char *path, const void *p, size_t len)
-{
-	int	 fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, p, len), (ssize_t)len);
-	close(fd);
-}
-
-static void
 expect_open_fails(const char *path, const char *what)
 {
 	struct perfdata_file f;
@@ -877,18 +867,18 @@ START_TEST(test_open_bad)
 		    "padding padding padding padding padding padding padding padding\n";
 
 		ck_assert_uint_gt(strlen(text), 104);
-		write_raw(path, text, strlen(text));
+		check_write_file(path, text, strlen(text));
 	}
 	expect_open_fails(path, "text");
 	/* Empty file, truncated header. */
-	write_raw(path, raw, 0);
+	check_write_file(path, raw, 0);
 	expect_open_fails(path, "empty");
-	write_raw(path, raw, 50);
+	check_write_file(path, raw, 50);
 	expect_open_fails(path, "50 bytes");
-	write_raw(path, raw, 103);
+	check_write_file(path, raw, 103);
 	expect_open_fails(path, "103 bytes");
 	/* Header only: the attrs it points to are missing. */
-	write_raw(path, raw, 104);
+	check_write_file(path, raw, 104);
 	expect_open_fails(path, "header only");
 
 	/* Absurd attr_size / attrs.size / offsets. */
@@ -896,7 +886,7 @@ START_TEST(test_open_bad)
 		memcpy(&h, raw, sizeof(h));				\
 		h.field = (value);					\
 		memcpy(raw, &h, sizeof(h));				\
-		write_raw(path, raw, (size_t)n);			\
+		check_write_file(path, raw, (size_t)n);			\
 		expect_open_fails(path, what);				\
 		memcpy(&h, raw, sizeof(h));				\
 	} while (0)
@@ -941,11 +931,11 @@ START_TEST(test_open_bad)
 			h.data.offset = 104 + 8192;
 			h.data.size = 0;
 			memcpy(big, &h, sizeof(h));
-			write_raw(path, big, sizeof(big));
+			check_write_file(path, big, sizeof(big));
 			expect_open_fails(path, "attr_size 8192");
 		}
 		/* The untouched prefix still opens. */
-		write_raw(path, raw, (size_t)n);
+		check_write_file(path, raw, (size_t)n);
 		{
 			struct perfdata_file f;
 			char	 err[256];

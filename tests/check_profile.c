@@ -399,17 +399,6 @@ END_TEST
 
 /* --- segments cut or garbled ------------------------------------------------ */
 
-/* Write N bytes of BUF to PATH (replacing it). */
-static void
-put_file(const char *path, const uint8_t *buf, size_t n)
-{
-	int	 fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0640);
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, buf, n), (ssize_t)n);
-	close(fd);
-}
-
 /*
  * Every format over the window of segment 1, as it is on disk now: a
  * profile or one line of error, never a crash (the daemon runs this on a
@@ -466,7 +455,7 @@ START_TEST(test_corrupt_segments)
 	ck_assert_int_eq(read(fd, orig, n), (ssize_t)n);
 	close(fd);
 	for (off = 0; off < n; off += 16, runs++) {
-		put_file(p, orig, off);
+		check_write_file(p, orig, off);
 		snprintf(what, sizeof(what), "cut at %zu of %zu", off, n);
 		profile_every_format(what, &failed);
 	}
@@ -474,13 +463,13 @@ START_TEST(test_corrupt_segments)
 		v = off / 3 % sizeof(vals);
 		memcpy(buf, orig, n);
 		buf[off] = orig[off] != vals[v] ? vals[v] : (uint8_t)~vals[v];
-		put_file(p, buf, n);
+		check_write_file(p, buf, n);
 		snprintf(what, sizeof(what), "byte %zu = %#x", off, buf[off]);
 		profile_every_format(what, &failed);
 	}
 	/* Most cuts leave nothing to read: errors, not crashes. */
 	ck_assert_uint_gt(failed, 0);
-	put_file(p, orig, n);
+	check_write_file(p, orig, n);
 	ck_assert_msg(run(&r, &st, err, sizeof(err), "w.folded") == 0, "%s", err);
 	ck_assert_uint_eq(st.samples, 10);
 	fprintf(stderr, "test_corrupt_segments: %u variants of a %zu-byte segment, %u runs "
