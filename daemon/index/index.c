@@ -245,9 +245,9 @@ index_tick(struct index *ix)
 	 * segment, segment and module events) every commit_interval; counts
 	 * of sightings alone every INDEX_COUNTS_LAG of them.  A query hands over
 	 * what is pending first (index_handoff): the daemon's answers are
-	 * current either way.
+	 * current either way.  A tick an eighth of an interval early counts:
+	 * the ticks come every interval.
 	 */
-	/* An eighth of an interval early counts: the ticks come every interval. */
 	lag = now - ix->last_commit_ns + ix->conf->index_commit_ms * 1000000ULL / 8;
 	if (lag >= ix->conf->index_commit_ms * 1000000ULL &&
 	    (ix->news || ix->early.n > 0 || ix->late.n > 0 ||
