@@ -16,7 +16,7 @@ notify_listen(struct notify *n, const struct recorder_listener *l)
 	size_t i_;							\
 	for (i_ = 0; i_ < (n)->n; i_++)					\
 		if ((n)->l[i_].fn != NULL)				\
-			(n)->l[i_].fn((n)->l[i_].arg, __VA_ARGS__);	\
+			(n)->l[i_].fn((n)->l[i_].arg, ##__VA_ARGS__);	\
 } while (0)
 
 void
@@ -84,9 +84,5 @@ notify_jit_keep(const struct notify *n, uint32_t pid, const struct segment *s, i
 void
 notify_tick(const struct notify *n)
 {
-	size_t	 i;
-
-	for (i = 0; i < n->n; i++)
-		if (n->l[i].tick != NULL)
-			n->l[i].tick(n->l[i].arg);
+	EACH(n, tick);
 }
