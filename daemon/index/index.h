@@ -28,6 +28,12 @@
 #ifndef PERFMAPD_INDEX_H
 #define PERFMAPD_INDEX_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "perf_abi.h"
+
 /*
  * Rows that only count sightings of objects the file has (last seen, maps,
  * processes) wait up to this many commit_intervals: on a host that keeps
@@ -36,12 +42,6 @@
  * writes (tests/bench/RESULTS.md).  News goes at commit_interval.
  */
 #define INDEX_COUNTS_LAG	10
-
-#include <stddef.h>
-#include <stdint.h>
-
-#include "config.h"
-#include "perf_abi.h"
 
 struct index;
 struct binaries;

@@ -22,7 +22,6 @@
 
 #define OBJ_CHUNK	65536		/* objects per chunk of ix->objs */
 #define RETENTION_EVERY_NS (3600ULL * 1000000000ULL)
-
 #define WAL_IDLE_FRAMES	1024		/* checkpoint when idle past this (16 MiB of WAL) */
 #define WAL_MAX_FRAMES	8192		/* ... and even when busy past this (128 MiB) */
 

@@ -139,8 +139,9 @@ void	buildid_reader_resolve(struct buildid_reader *, const struct bid_query *q,
  * few files thousands of times a second): Q's path, opened as rule 2
  * opens it, is the record's inode, unchanged since before WHEN (the
  * earliest of the mappings answered, bid_when_earliest), in the state the
- * cache read it in.  Then the cache's answer is each mapping's: 1, *A filled.  0: no
- * proof, nothing filled (buildid_reader_resolve for each).  No file is read.
+ * cache read it in.  Then the cache's answer is each mapping's: 1, *A
+ * filled.  0: no proof, nothing filled (buildid_reader_resolve for each).
+ * No file is read.
  * PIN (or NULL): the file opened for the proof, kept when it may be pinned
  * (struct bid_pin below).
  */
