@@ -11,13 +11,61 @@
 #include "config.h"
 #include "control/control.h"
 #include "daemon.h"
+#include "index/index.h"
 #include "log.h"
 
-/* Apply a new configuration; what needs the events reopened waits for a restart. */
+/*
+ * The keys a reload does not apply (perfmapd.conf(5), DESCRIPTION) that NC
+ * changes, named in BUF ("" if none): they set up the events, the state
+ * directory and socket, the segments' mode, the index's connection and the
+ * build-id cache's worker, or are read by other threads.
+ */
+static void
+restart_keys(const struct perfmapd *d, const struct config *nc, char *buf, size_t len)
+{
+	const struct config *c = &d->conf;
+	const struct { int changed; const char *name; } k[] = {
+		{ d->state_override[0] == '\0' && strcmp(nc->state_dir, d->state_dir_conf) != 0,
+		    "[daemon] state_dir" },
+		{ d->socket_override[0] == '\0' && strcmp(nc->socket_path, c->socket_path) != 0,
+		    "[daemon] socket" },
+		{ nc->event != c->event, "[record] event" },
+		{ nc->frequency != c->frequency, "[record] frequency" },
+		{ nc->callchain != c->callchain, "[record] callchain" },
+		{ nc->buildid_mode != c->buildid_mode, "[record] buildid_mode" },
+		{ nc->mmap2_on_leaky_kernel != c->mmap2_on_leaky_kernel,
+		    "[record] mmap2_on_leaky_kernel" },
+		{ nc->ring_size != c->ring_size, "[record] ring_size" },
+		{ nc->wakeup_size != c->wakeup_size, "[record] wakeup_size" },
+		{ nc->segment_mode != c->segment_mode, "[segments] mode" },
+		{ nc->flight_size != c->flight_size, "[segments] flight_size" },
+		{ nc->index_cache_size != c->index_cache_size, "[index] cache_size" },
+		{ nc->index_max_size != c->index_max_size, "[index] db_max_size" },
+		{ strcmp(nc->cache_dir, c->cache_dir) != 0, "[cache] dir" },
+		{ nc->capture != c->capture, "[cache] capture" },
+		{ nc->cache_max_size != c->cache_max_size, "[cache] max_size" },
+		{ nc->capture_queue != c->capture_queue, "[cache] queue" },
+		{ nc->debuginfod != c->debuginfod, "[cache] debuginfod" },
+		{ nc->cache_user_bytes != c->cache_user_bytes, "[cache] user_bytes" },
+		{ nc->cache_user_files != c->cache_user_files, "[cache] user_files" },
+		{ nc->cache_user_interval_ms != c->cache_user_interval_ms,
+		    "[cache] user_interval" },
+	};
+	size_t	 i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (k[i].changed && n < len)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n > 0 ? ", " : "",
+			    k[i].name);
+}
+
+/* Apply a new configuration; the keys restart_keys names wait for a restart. */
 int
 daemon_reload(struct perfmapd *d, char *err, size_t errlen)
 {
 	struct config nc;
+	char	 keys[512];
 
 	sd_notify(0, "RELOADING=1");
 	config_defaults(&nc);
@@ -28,21 +76,14 @@ daemon_reload(struct perfmapd *d, char *err, size_t errlen)
 		sd_notify(0, "READY=1");
 		return -1;
 	}
-	if (nc.frequency != d->conf.frequency || nc.event != d->conf.event ||
-	    nc.callchain != d->conf.callchain || nc.buildid_mode != d->conf.buildid_mode ||
-	    nc.mmap2_on_leaky_kernel != d->conf.mmap2_on_leaky_kernel ||
-	    nc.ring_size != d->conf.ring_size || nc.wakeup_size != d->conf.wakeup_size ||
-	    (d->state_override[0] == '\0' && strcmp(nc.state_dir, d->state_dir_conf) != 0) ||
-	    (d->socket_override[0] == '\0' && strcmp(nc.socket_path, d->conf.socket_path) != 0))
-		log_warnx("reload: changes to [record], state_dir and socket take effect "
-		    "at restart");
-	if (nc.segment_mode != d->conf.segment_mode || nc.flight_size != d->conf.flight_size)
-		log_warnx("reload: changes to [segments] mode and flight_size take effect "
-		    "at restart");
+	restart_keys(d, &nc, keys, sizeof(keys));
+	if (keys[0] != '\0')
+		log_warnx("reload: %s take effect at restart; the running values stay", keys);
 	d->conf.flight_age_ms = nc.flight_age_ms;
 	d->conf.rotate_size = nc.rotate_size;
 	d->conf.rotate_age_ms = nc.rotate_age_ms;
 	d->conf.segment_sync = nc.segment_sync;
+	d->conf.snapshot_pprof = nc.snapshot_pprof;
 	d->conf.compress = nc.compress;			/* from the next segment on */
 	d->conf.compress_level = nc.compress_level;
 	d->conf.keep_size = nc.keep_size;
@@ -55,6 +96,8 @@ daemon_reload(struct perfmapd *d, char *err, size_t errlen)
 	d->conf.index_commit_ms = nc.index_commit_ms;
 	d->conf.index_commit_rows = nc.index_commit_rows;
 	d->conf.index_retention_ms = nc.index_retention_ms;
+	if (recorder_retime(&d->rec) < 0 || index_retime(d->index) < 0)
+		log_warnx("reload: cannot set the drain or commit timer to the new interval");
 	control_reload(d->control);
 	log_info("configuration reloaded from %s", d->config_file);
 	sd_notify(0, "READY=1");

@@ -75,6 +75,8 @@ void	index_listener(struct index *, struct recorder_listener *);
  * the listener (index_listener), and no timer of its own wakes the loop.
  */
 int	index_attach(struct index *, struct event_base *);
+/* The same again for the intervals the configuration has now (a reload). */
+int	index_retime(struct index *);
 /* Commit everything, stop the writer, close. */
 void	index_close(struct index *);
 

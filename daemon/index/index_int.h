@@ -113,6 +113,7 @@ enum { ST_OBJ_KEY, ST_OBJ_NEW, ST_OBJ_BID, ST_OBJ_UPD, ST_OBJ_UPD_FOLD, ST_OBJ_F
 	ST_MODULE, ST_MODSECT, ST_MAX };
 
 struct event;
+struct event_base;
 
 struct index {
 	char		 path[PATH_MAX];
@@ -146,7 +147,9 @@ struct index {
 	size_t		 nmods;
 	uint64_t	 cur_seq;
 	uint64_t	 last_commit_ns, last_retention_ns;
-	struct event	*tick_ev;	/* index_attach */
+	struct event_base *base;	/* index_attach */
+	struct event	*tick_ev;	/* every tick_ms: index_retime */
+	uint64_t	 tick_ms;
 	struct index_stats stats;
 
 	/* shared with the writer, under mu */

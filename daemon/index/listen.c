@@ -91,6 +91,13 @@ index_tick_cb(evutil_socket_t fd, short what, void *arg)
 int
 index_attach(struct index *ix, struct event_base *base)
 {
+	ix->base = base;
+	return index_retime(ix);
+}
+
+int
+index_retime(struct index *ix)
+{
 	struct timeval tv;
 	uint64_t ms = ix->conf->index_commit_ms;
 
@@ -98,12 +105,21 @@ index_attach(struct index *ix, struct event_base *base)
 	 * The recorder's drain timer ticks the index (index_listener): a
 	 * timer of its own only for a commit_interval shorter than that.
 	 */
-	if (ms >= ix->conf->drain_interval_ms)
+	if (ms >= ix->conf->drain_interval_ms) {
+		if (ix->tick_ev != NULL)
+			event_free(ix->tick_ev);
+		ix->tick_ev = NULL;
+		return 0;
+	}
+	if (ix->tick_ev != NULL && ix->tick_ms == ms)
 		return 0;
 	tv.tv_sec = (time_t)(ms / 1000);
 	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-	if ((ix->tick_ev = event_new(base, -1, EV_PERSIST, index_tick_cb, ix)) == NULL ||
-	    event_add(ix->tick_ev, &tv) == -1)
+	if (ix->tick_ev == NULL &&
+	    (ix->tick_ev = event_new(ix->base, -1, EV_PERSIST, index_tick_cb, ix)) == NULL)
 		return -1;
+	if (event_add(ix->tick_ev, &tv) == -1)
+		return -1;
+	ix->tick_ms = ms;
 	return 0;
 }

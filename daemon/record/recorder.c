@@ -92,6 +92,7 @@ struct recorder_loop {
 	struct event	**sb_evs;	/* per CPU: a side-band record */
 	struct event	*answer_ev;	/* the resolver's eventfd */
 	struct event	*drain_ev;	/* drain_interval */
+	uint64_t	 drain_ms;	/* the period drain_ev is armed with */
 	struct event	*holdoff_ev;
 	struct event	*tick_ev;	/* the next thing due */
 	int		 sb_watched;
@@ -917,7 +918,6 @@ int
 recorder_attach(struct recorder *r, struct event_base *base)
 {
 	struct recorder_loop *l;
-	struct timeval tv;
 	int	 i, n = r->ev.ncpus;
 
 	if ((l = r->loop = calloc(1, sizeof(*l))) == NULL ||
@@ -939,17 +939,30 @@ recorder_attach(struct recorder *r, struct event_base *base)
 	l->drain_ev = event_new(base, -1, EV_PERSIST, drain_timer_cb, r);
 	l->holdoff_ev = evtimer_new(base, holdoff_cb, r);
 	l->tick_ev = evtimer_new(base, tick_cb, r);
-	tv.tv_sec = (time_t)(r->conf->drain_interval_ms / 1000);
-	tv.tv_usec = (suseconds_t)(r->conf->drain_interval_ms % 1000) * 1000;
 	if (l->answer_ev == NULL || l->drain_ev == NULL || l->holdoff_ev == NULL ||
 	    l->tick_ev == NULL || event_add(l->answer_ev, NULL) == -1 ||
-	    event_add(l->drain_ev, &tv) == -1)
+	    recorder_retime(r) < 0)
 		goto fail;
 	after(r);
 	return 0;
 fail:
 	loop_free(r);
 	return -1;
+}
+
+int
+recorder_retime(struct recorder *r)
+{
+	struct recorder_loop *l = r->loop;
+	uint64_t ms = r->conf->drain_interval_ms;
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
+
+	if (l == NULL || l->drain_ms == ms)
+		return 0;
+	if (event_add(l->drain_ev, &tv) == -1)
+		return -1;
+	l->drain_ms = ms;
+	return 0;
 }
 
 static int

@@ -168,6 +168,12 @@ int	recorder_start(struct recorder *, char *err, size_t errlen);
  * (after recorder_start); recorder_stop unwatches them.
  */
 int	recorder_attach(struct recorder *, struct event_base *base);
+/*
+ * The drain timer set to [record] drain_interval as the configuration has
+ * it now (a reload): rearmed if that changed, the first drain one new
+ * interval from now.
+ */
+int	recorder_retime(struct recorder *);
 /* Read every ring (a full pass, with its round marker). */
 void	recorder_drain(struct recorder *);
 /*

@@ -3,7 +3,7 @@
 # segment it closed, a pprof of the period since the previous snapshot, for
 # shippers (perfmapd-snapshot.timer runs snapshot).  Period 1 runs one
 # program, period 2 another: each file has its own period's functions only.
-# Off by default.
+# Off by default, and taken on reload.
 . tests/lib.sh
 need_events
 need_pprof
@@ -44,5 +44,10 @@ for _ in $(seq 1 50); do ctl ping > /dev/null 2>&1 && break; sleep 0.1; done
 s3=$(ctl snapshot) || fail "snapshot 3"
 sleep 1
 [ -e "$s3.pb.gz" ] && fail "a pprof was written without snapshot_pprof"
+# taken on reload
+printf '[record]\ndrain_interval = 50ms\n[segments]\nsnapshot_pprof = yes\n' > "$T/perfmapd.conf"
+ctl reload > /dev/null || fail "reload"
+s4=$(ctl snapshot) || fail "snapshot 4"
+wait_file "$s4.pb.gz"
 stop_daemon
-echo "PASS: one pprof per snapshot period, beside its segment"
+echo "PASS: one pprof per snapshot period, beside its segment, also after a reload turns it on"
