@@ -166,7 +166,8 @@ check-tsan: deps
 # t_capture_storm overflow under it).  About
 # 4 minutes; make check-tsan runs everything (about 5.5).
 TSAN_CI_TESTS := $(patsubst tests/%.c,%,$(TEST_SRC)) t_capture t_export t_index t_store \
-	t_retention t_hostile_cache t_hostile_ns t_hostile_exec t_hostile_control t_hostile_pins
+	t_retention t_reload t_hostile_cache t_hostile_ns t_hostile_exec t_hostile_control \
+	t_hostile_pins
 check-tsan-ci:
 	TESTS="$(TSAN_CI_TESTS)" $(MAKE) check-tsan
 
