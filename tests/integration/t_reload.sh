@@ -21,14 +21,21 @@ conf() {
 		"$1" "$2" "$3"
 }
 ctl() { "$PERFMAPCTL" -s "$T/control.sock" "$@"; }
-samples() { ctl --json status | jq .counters.samples; }
+read_some() { [ "$(ctl --json status | jq .counters.samples)" -gt 0 ]; }
 direct() { "$PERFMAPCTL" --state-dir "$T/state" lookup "$1" > /dev/null 2>&1; }
+# Look up to 30 times, 0.1 s apart, until CMD... holds; LOOKS: how many it took.
+within_3s() {
+	for LOOKS in $(seq 1 30); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
 command -v jq >/dev/null 2>&1 || skip "jq is not installed"
 
 start_daemon "$(conf 1h 1h 2M)"
 sleep 1.5
-s0=$(samples)
-[ "$s0" = 0 ] || fail "$s0 samples read with drain_interval 1h: the test's premise does not hold"
+read_some && fail "samples read with drain_interval 1h: the test's premise does not hold"
 cp "$T/spin" "$T/fresh"
 "$T/fresh" 0.1
 sleep 1.5
@@ -36,14 +43,8 @@ direct "$T/fresh" && fail "the index committed news with commit_interval 1h: the
 
 conf 100ms 1h 2M > "$T/perfmapd.conf"
 ctl reload > /dev/null || fail "reload"
-n=0
-for i in $(seq 1 30); do
-	n=$(samples)
-	[ "$n" -gt 0 ] && break
-	sleep 0.1
-done
-[ "$n" -gt 0 ] || fail "no sample read 3 s after a reload to drain_interval 100ms"
-note "$n samples read at the look $i, 0.1 s apart, after the reload to drain_interval 100ms"
+within_3s read_some || fail "no sample read 3 s after a reload to drain_interval 100ms"
+note "samples read at the look $LOOKS after the reload to drain_interval 100ms"
 
 # The drain now ticks the index every 100 ms, at a 1h commit_interval: news
 # stays pending.  Back to 1h for the drain; commit_interval 200ms: a timer
@@ -54,13 +55,9 @@ sleep 0.5
 direct "$T/fresh" && fail "the index committed news with commit_interval 1h after the reload"
 conf 1h 200ms 2M > "$T/perfmapd.conf"
 ctl reload > /dev/null || fail "reload"
-ok=0
-for i in $(seq 1 30); do
-	direct "$T/fresh" && { ok=1; break; }
-	sleep 0.1
-done
-[ $ok = 1 ] || fail "$T/fresh not in index.db 3 s after a reload to commit_interval 200ms"
-note "in index.db at the look $i, 0.1 s apart, after the reload to commit_interval 200ms"
+within_3s direct "$T/fresh" ||
+	fail "$T/fresh not in index.db 3 s after a reload to commit_interval 200ms"
+note "in index.db at the look $LOOKS after the reload to commit_interval 200ms"
 
 grep "take effect at restart" "$T/daemon.log" &&
 	fail "a reload that changed only intervals named keys that wait for a restart"
