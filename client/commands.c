@@ -207,7 +207,16 @@ finish_snapshot(json_t *p, int rc)
 static void
 print_reload(json_t *p, FILE *f)
 {
+	json_t	*v, *later = json_object_get(p, "restart");
+	size_t	 i;
+
 	fprintf(f, "configuration reloaded from %s\n", client_str(p, "config"));
+	if (json_array_size(later) == 0)
+		return;
+	fprintf(f, "at the next start (the running values stay until then):");
+	json_array_foreach(later, i, v)
+		fprintf(f, "%s %s", i > 0 ? "," : "", json_is_string(v) ? json_string_value(v) : "?");
+	fprintf(f, "\n");
 }
 
 static void

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <jansson.h>
 #include <systemd/sd-daemon.h>
 
 #include "config.h"
@@ -16,12 +17,13 @@
 
 /*
  * The keys a reload does not apply (perfmapd.conf(5), DESCRIPTION) that NC
- * changes, named in BUF ("" if none): they set up the events, the state
- * directory and socket, the segments' mode, the index's connection and the
- * build-id cache's worker, or are read by other threads.
+ * changes, appended to OUT as "[section] key": they set up the events, the
+ * state directory, its group and the socket, the segments' mode, the
+ * index's connection and the build-id cache's worker, or are read by other
+ * threads.
  */
 static void
-restart_keys(const struct perfmapd *d, const struct config *nc, char *buf, size_t len)
+restart_keys(const struct perfmapd *d, const struct config *nc, json_t *out)
 {
 	const struct config *c = &d->conf;
 	const struct { int changed; const char *name; } k[] = {
@@ -29,6 +31,7 @@ restart_keys(const struct perfmapd *d, const struct config *nc, char *buf, size_
 		    "[daemon] state_dir" },
 		{ d->socket_override[0] == '\0' && strcmp(nc->socket_path, c->socket_path) != 0,
 		    "[daemon] socket" },
+		{ strcmp(nc->control_group, c->control_group) != 0, "[daemon] control_group" },
 		{ nc->event != c->event, "[record] event" },
 		{ nc->frequency != c->frequency, "[record] frequency" },
 		{ nc->callchain != c->callchain, "[record] callchain" },
@@ -51,21 +54,21 @@ restart_keys(const struct perfmapd *d, const struct config *nc, char *buf, size_
 		{ nc->cache_user_interval_ms != c->cache_user_interval_ms,
 		    "[cache] user_interval" },
 	};
-	size_t	 i, n = 0;
+	size_t	 i;
 
-	buf[0] = '\0';
 	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++)
-		if (k[i].changed && n < len)
-			n += (size_t)snprintf(buf + n, len - n, "%s%s", n > 0 ? ", " : "",
-			    k[i].name);
+		if (k[i].changed)
+			json_array_append_new(out, json_string(k[i].name));
 }
 
 /* Apply a new configuration; the keys restart_keys names wait for a restart. */
 int
-daemon_reload(struct perfmapd *d, char *err, size_t errlen)
+daemon_reload(struct perfmapd *d, json_t **restart, char *err, size_t errlen)
 {
 	struct config nc;
+	json_t	*later, *v;
 	char	 keys[512];
+	size_t	 i, n = 0;
 
 	sd_notify(0, "RELOADING=1");
 	config_defaults(&nc);
@@ -76,9 +79,18 @@ daemon_reload(struct perfmapd *d, char *err, size_t errlen)
 		sd_notify(0, "READY=1");
 		return -1;
 	}
-	restart_keys(d, &nc, keys, sizeof(keys));
-	if (keys[0] != '\0')
+	restart_keys(d, &nc, later = json_array());
+	keys[0] = '\0';
+	json_array_foreach(later, i, v)
+		if (n < sizeof(keys))
+			n += (size_t)snprintf(keys + n, sizeof(keys) - n, "%s%s", i > 0 ? ", " : "",
+			    json_string_value(v));
+	if (n > 0)
 		log_warnx("reload: %s take effect at restart; the running values stay", keys);
+	if (restart != NULL)
+		*restart = later;
+	else
+		json_decref(later);
 	d->conf.flight_age_ms = nc.flight_age_ms;
 	d->conf.rotate_size = nc.rotate_size;
 	d->conf.rotate_age_ms = nc.rotate_age_ms;
@@ -90,7 +102,6 @@ daemon_reload(struct perfmapd *d, char *err, size_t errlen)
 	d->conf.keep_count = nc.keep_count;
 	d->conf.keep_age_ms = nc.keep_age_ms;
 	d->conf.readonly_public = nc.readonly_public;
-	memcpy(d->conf.control_group, nc.control_group, sizeof(nc.control_group));
 	d->conf.drain_interval_ms = nc.drain_interval_ms;
 	d->conf.sb_holdoff_max_ms = nc.sb_holdoff_max_ms;
 	d->conf.index_commit_ms = nc.index_commit_ms;

@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "config.h"
 #include "record/binaries.h"
 #include "record/perflimits.h"
@@ -56,8 +58,12 @@ struct perfmapd {
 	uint64_t	 snapshot_wall_ns;	/* the last snapshot (snapshot_pprof's period) */
 };
 
-/* Re-read the configuration; 0 or -1 with ERR set (old one kept). */
-int	daemon_reload(struct perfmapd *, char *err, size_t errlen);
+/*
+ * Re-read the configuration; 0 or -1 with ERR set (old one kept).  With
+ * RESTART, *RESTART is a new JSON array of the keys the file changes that
+ * take effect only at the next start ("[record] frequency", ...).
+ */
+int	daemon_reload(struct perfmapd *, json_t **restart, char *err, size_t errlen);
 /* Leave the event loop: the segment is finished and the process exits. */
 void	daemon_stop(struct perfmapd *);
 

@@ -182,7 +182,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 			log_debug("rotated on SIGUSR2");
 		break;
 	case SIGHUP:
-		daemon_reload(d, err, sizeof(err));
+		daemon_reload(d, NULL, err, sizeof(err));
 		break;
 	case SIGUSR1:
 		log_stats(d, "statistics");

@@ -128,22 +128,35 @@ control_client_find(struct control *ctrl, uint64_t id)
 }
 
 /*
- * control_group's gid, looked up here (at open and at reload) and not per
- * connection: getgrnam may ask a directory service, and a loop that waits
- * for one answers nobody.
+ * control_group's gid, looked up at open and not per connection: getgrnam
+ * may ask a directory service, and a loop that waits for one answers
+ * nobody.  The group is the state directory's too (statedir.c): a reload
+ * does not change it (daemon.c, restart_keys).
  */
-void
-control_reload(struct control *ctrl)
+static void
+control_group_lookup(struct control *ctrl)
 {
 	struct group *gr;
 
-	if (ctrl == NULL)
-		return;
 	ctrl->have_group = 0;
 	if ((gr = getgrnam(ctrl->d->conf.control_group)) != NULL) {
 		ctrl->group = gr->gr_gid;
 		ctrl->have_group = 1;
 	}
+}
+
+/* The socket's mode (0666 with public_queries, else 0660), of a socket we bound. */
+static int
+socket_mode(const struct control *ctrl)
+{
+	return chmod(ctrl->path, ctrl->d->conf.readonly_public ? 0666 : 0660);
+}
+
+void
+control_reload(struct control *ctrl)
+{
+	if (ctrl != NULL && !ctrl->activated && ctrl->path[0] != '\0' && socket_mode(ctrl) == -1)
+		log_warn("%s: chmod", ctrl->path);
 }
 
 uid_t
@@ -657,7 +670,8 @@ listen_path(struct control *ctrl, const char *path, char *err, size_t errlen)
 	}
 	if (ctrl->have_group && chown(path, 0, ctrl->group) == -1)
 		log_warn("%s: chown to the control group", path);
-	if (chmod(path, ctrl->d->conf.readonly_public ? 0666 : 0660) == -1) {
+	snprintf(ctrl->path, sizeof(ctrl->path), "%s", path);
+	if (socket_mode(ctrl) == -1) {
 		snprintf(err, errlen, "%s: chmod: %s", path, strerror(errno));
 		return -1;
 	}
@@ -665,7 +679,6 @@ listen_path(struct control *ctrl, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "listen on %s: %s", path, strerror(errno));
 		return -1;
 	}
-	snprintf(ctrl->path, sizeof(ctrl->path), "%s", path);
 	return 0;
 }
 
@@ -682,7 +695,7 @@ control_open(struct perfmapd *d, const char *path, char *err, size_t errlen)
 	ctrl->d = d;
 	ctrl->fd = -1;
 	TAILQ_INIT(&ctrl->clients);
-	control_reload(ctrl);
+	control_group_lookup(ctrl);
 	n = sd_listen_fds(1);
 	if (n >= 1 && sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) > 0) {
 		ctrl->fd = SD_LISTEN_FDS_START;

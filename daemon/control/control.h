@@ -56,7 +56,7 @@ void	control_keep_alive(struct control_client *, int on);
  */
 uint64_t control_client_id(const struct control_client *);
 struct control_client *control_client_find(struct control *, uint64_t id);
-/* The configuration was reloaded: control_group's gid again. */
+/* The configuration was reloaded: the socket's mode follows public_queries (one we bound). */
 void	control_reload(struct control *);
 
 uid_t	control_client_uid(const struct control_client *);

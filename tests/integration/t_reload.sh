@@ -11,15 +11,37 @@
 #    news the index holds in memory (nothing ticks it); after a reload of
 #    commit_interval to 200ms, a reader of index.db itself (perfmapctl
 #    --state-dir) sees it within a second or two.
-# A key a reload cannot apply is named in the log.
+# [daemon] public_queries is taken too, the socket's mode with it: a user
+# outside the control group (a real one, made for the test) can connect
+# after a reload turns it on, and not after one turns it off.  Before, the
+# socket kept its start mode.
+# A key a reload cannot apply is named in the log and in the reply, and
+# its running value stays: [daemon] control_group, the state directory's
+# group as well.  Before, a reload naming another group gave that group
+# the privileged commands through the socket, while the state directory
+# and the socket stayed the old group's.
 . tests/lib.sh
 need_events
 build_prog spin "$(unique_buildid)"
+test_group PMC pmc
+test_group PMO pmo
+test_user PMU pmu "$PMO"
+pmo=$(getent group "$PMO" | cut -d: -f3)
+chmod 755 "$T"
 
+# conf DRAIN COMMIT CACHE_SIZE PUBLIC_QUERIES CONTROL_GROUP
 conf() {
-	printf '[record]\nfrequency = 99\nring_size = 8M\ndrain_interval = %s\n[index]\ncommit_interval = %s\ncache_size = %s\n' \
-		"$1" "$2" "$3"
+	printf '[daemon]\npublic_queries = %s\ncontrol_group = %s\n' "$4" "$5"
+	printf '[record]\nfrequency = 99\nring_size = 8M\ndrain_interval = %s\n' "$1"
+	printf '[index]\ncommit_interval = %s\ncache_size = %s\n' "$2" "$3"
 }
+# reload DRAIN ...: the file, then perfmapctl reload; its reply in $T/reload
+reload() {
+	conf "$@" > "$T/perfmapd.conf"
+	ctl reload > "$T/reload" || fail "reload"
+}
+# perfmapctl CMD as PMU, in its group PMO only
+asuser() { setpriv --reuid="$PMU" --regid="$pmo" --clear-groups "$PERFMAPCTL" -s "$T/control.sock" "$@"; }
 ctl() { "$PERFMAPCTL" -s "$T/control.sock" "$@"; }
 read_some() { [ "$(ctl --json status | jq .counters.samples)" -gt 0 ]; }
 direct() { "$PERFMAPCTL" --state-dir "$T/state" lookup "$1" > /dev/null 2>&1; }
@@ -33,7 +55,7 @@ within_3s() {
 }
 command -v jq >/dev/null 2>&1 || skip "jq is not installed"
 
-start_daemon "$(conf 1h 1h 2M)"
+start_daemon "$(conf 1h 1h 2M no "$PMC")"
 sleep 1.5
 read_some && fail "samples read with drain_interval 1h: the test's premise does not hold"
 cp "$T/spin" "$T/fresh"
@@ -41,29 +63,43 @@ cp "$T/spin" "$T/fresh"
 sleep 1.5
 direct "$T/fresh" && fail "the index committed news with commit_interval 1h: the test's premise does not hold"
 
-conf 100ms 1h 2M > "$T/perfmapd.conf"
-ctl reload > /dev/null || fail "reload"
+reload 100ms 1h 2M no "$PMC"
 within_3s read_some || fail "no sample read 3 s after a reload to drain_interval 100ms"
 note "samples read at the look $LOOKS after the reload to drain_interval 100ms"
 
 # The drain now ticks the index every 100 ms, at a 1h commit_interval: news
 # stays pending.  Back to 1h for the drain; commit_interval 200ms: a timer
 # of the index's own.
-conf 1h 1h 2M > "$T/perfmapd.conf"
-ctl reload > /dev/null || fail "reload"
+reload 1h 1h 2M no "$PMC"
 sleep 0.5
 direct "$T/fresh" && fail "the index committed news with commit_interval 1h after the reload"
-conf 1h 200ms 2M > "$T/perfmapd.conf"
-ctl reload > /dev/null || fail "reload"
+reload 1h 200ms 2M no "$PMC"
 within_3s direct "$T/fresh" ||
 	fail "$T/fresh not in index.db 3 s after a reload to commit_interval 200ms"
 note "in index.db at the look $LOOKS after the reload to commit_interval 200ms"
 
 grep "take effect at restart" "$T/daemon.log" &&
 	fail "a reload that changed only intervals named keys that wait for a restart"
-conf 1h 200ms 4M > "$T/perfmapd.conf"
-ctl reload > /dev/null || fail "reload"
-grep -q "reload: \[index\] cache_size take effect at restart" "$T/daemon.log" ||
-	fail "a reload changing [index] cache_size did not say it waits for a restart"
+grep -q "next start" "$T/reload" && { cat "$T/reload"; fail "the reply named keys that wait for a restart"; }
+
+# public_queries, and the socket's mode with it
+asuser status > /dev/null 2>&1 && fail "$PMU, not in $PMC, could connect without public_queries"
+reload 1h 200ms 2M yes "$PMC"
+asuser status > /dev/null || fail "$PMU was refused status after a reload turned public_queries on"
+asuser snapshot 2> /dev/null && fail "$PMU, not in $PMC, could take a snapshot"
+
+# control_group waits for a restart, and the reply says so
+reload 1h 200ms 4M yes "$PMO"
+grep -q "^at the next start.*\[daemon\] control_group" "$T/reload" &&
+	grep -q "\[index\] cache_size" "$T/reload" ||
+	{ cat "$T/reload"; fail "the reply did not name control_group and cache_size as waiting for a restart"; }
+grep -q "reload: \[daemon\] control_group, \[index\] cache_size take effect at restart" \
+	"$T/daemon.log" || fail "the log did not name the keys that wait for a restart"
+asuser snapshot 2> /dev/null &&
+	fail "$PMU could take a snapshot once a reload named its group: the state directory is still $PMC's"
+[ "$(stat -c %G "$T/state")" = "$PMC" ] || fail "the state directory's group changed on a reload"
+
+reload 1h 200ms 4M no "$PMO"
+asuser status > /dev/null 2>&1 && fail "$PMU could still connect after a reload turned public_queries off"
 stop_daemon
-echo "PASS: a reload rearms the drain and commit timers"
+echo "PASS: a reload rearms the drain and commit timers, applies public_queries, names what waits for a restart"
