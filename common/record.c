@@ -33,6 +33,29 @@ get_u32(const uint8_t *p)
 	return v;
 }
 
+/* The sample_id trailer's size: 8 bytes for each of its fields T has. */
+static size_t
+sample_id_size(uint64_t t, int sample_id_all)
+{
+	size_t	 n = 0;
+
+	if (!sample_id_all)
+		return 0;
+	if (t & PERF_SAMPLE_TID)
+		n += 8;
+	if (t & PERF_SAMPLE_TIME)
+		n += 8;
+	if (t & PERF_SAMPLE_ID)
+		n += 8;
+	if (t & PERF_SAMPLE_STREAM_ID)
+		n += 8;
+	if (t & PERF_SAMPLE_CPU)
+		n += 8;
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		n += 8;
+	return n;
+}
+
 void
 record_layout_init(struct record_layout *l, const struct perf_event_attr *a)
 {
@@ -41,6 +64,10 @@ record_layout_init(struct record_layout *l, const struct perf_event_attr *a)
 	l->sample_id_all = a->sample_id_all;
 	l->build_id = perf_attr_get_flag(a, PERF_ATTR_FLAG_BUILD_ID_BIT);
 	l->mmap3 = perf_attr_get_flag(a, PERF_ATTR_FLAG_MMAP3_BIT);
+	l->sid_size = sample_id_size(l->sample_type, l->sample_id_all);
+	l->sid_type = l->sample_type;
+	l->sid_all = l->sample_id_all;
+	l->sid_known = 1;
 }
 
 int
@@ -102,24 +129,10 @@ record_layout_of(const struct record_layouts *ls, const void *buf, size_t len)
 size_t
 record_sample_id_size(const struct record_layout *l)
 {
-	uint64_t t = l->sample_type;
-	size_t	 n = 0;
-
-	if (!l->sample_id_all)
-		return 0;
-	if (t & PERF_SAMPLE_TID)
-		n += 8;
-	if (t & PERF_SAMPLE_TIME)
-		n += 8;
-	if (t & PERF_SAMPLE_ID)
-		n += 8;
-	if (t & PERF_SAMPLE_STREAM_ID)
-		n += 8;
-	if (t & PERF_SAMPLE_CPU)
-		n += 8;
-	if (t & PERF_SAMPLE_IDENTIFIER)
-		n += 8;
-	return n;
+	/* a side-band record is decoded once or twice: the bits counted once */
+	if (l->sid_known && l->sid_type == l->sample_type && l->sid_all == l->sample_id_all)
+		return l->sid_size;
+	return sample_id_size(l->sample_type, l->sample_id_all);
 }
 
 static void

@@ -32,6 +32,15 @@ struct record_layout {
 	int		sample_id_all;
 	int		mmap3;		/* PERF_RECORD_MMAP3 is MMAP3 (event opened with the mmap3 bit) */
 	int		build_id;	/* attr.build_id: MMAP2's flag may be believed */
+	/*
+	 * record_layout_init's: the sample_id trailer's size for the two
+	 * fields above as they were then (record_sample_id_size counts the
+	 * bits again if either changed since, or for a layout built by hand).
+	 */
+	uint64_t	sid_type;
+	int		sid_all;
+	int		sid_known;
+	size_t		sid_size;
 };
 
 /* The layout of records produced by an event opened with A. */

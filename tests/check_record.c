@@ -151,6 +151,27 @@ START_TEST(test_sample_id_size)
 }
 END_TEST
 
+/* The size record_layout_init keeps, and a layout changed after it. */
+START_TEST(test_sample_id_size_kept)
+{
+	struct perf_event_attr a = { .sample_type = ST_ALL, .sample_id_all = 1 };
+	struct record_layout l;
+
+	record_layout_init(&l, &a);
+	ck_assert_uint_eq(record_sample_id_size(&l), 32);
+	l.sample_type |= PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID;
+	ck_assert_uint_eq(record_sample_id_size(&l), 48);
+	l.sample_type = ST_ALL;
+	ck_assert_uint_eq(record_sample_id_size(&l), 32);
+	l.sample_id_all = 0;
+	ck_assert_uint_eq(record_sample_id_size(&l), 0);
+	a.sample_id_all = 0;
+	record_layout_init(&l, &a);
+	l.sample_id_all = 1;
+	ck_assert_uint_eq(record_sample_id_size(&l), 32);
+}
+END_TEST
+
 START_TEST(test_mmap)
 {
 	struct rb r;
@@ -1024,7 +1045,7 @@ START_TEST(test_record_time_agrees)
 	size_t	 i, j;
 
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-		struct record_layout l = { types[i], 1, 0, 0 };
+		struct record_layout l = { .sample_type = types[i], .sample_id_all = 1 };
 		struct record_sample_id sid = { 11, 12, 0x1122334455667788ULL, 99, 0, 1 };
 		struct record_mmap m;
 		struct record r;
@@ -1100,7 +1121,7 @@ START_TEST(test_record_clock_agrees)
 		buf[i] = (uint8_t)(i * 37 + 11);
 	for (mask = 0; mask < 1u << 8; mask++)
 		for (all = 0; all <= 1; all++) {
-			struct record_layout l = { 0, all, 0, 0 };
+			struct record_layout l = { .sample_id_all = all };
 			struct record_clock c;
 
 			for (k = 0; k < 8; k++)
@@ -1158,6 +1179,7 @@ record_suite(void)
 
 	tc = tcase_create("decode");
 	tcase_add_test(tc, test_sample_id_size);
+	tcase_add_test(tc, test_sample_id_size_kept);
 	tcase_add_test(tc, test_record_time_agrees);
 	tcase_add_test(tc, test_record_clock_agrees);
 	tcase_add_test(tc, test_mmap);
