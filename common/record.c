@@ -67,7 +67,6 @@ record_layout_init(struct record_layout *l, const struct perf_event_attr *a)
 	l->sid_size = sample_id_size(l->sample_type, l->sample_id_all);
 	l->sid_type = l->sample_type;
 	l->sid_all = l->sample_id_all;
-	l->sid_known = 1;
 }
 
 int
@@ -130,7 +129,7 @@ size_t
 record_sample_id_size(const struct record_layout *l)
 {
 	/* a side-band record is decoded once or twice: the bits counted once */
-	if (l->sid_known && l->sid_type == l->sample_type && l->sid_all == l->sample_id_all)
+	if (l->sid_type == l->sample_type && l->sid_all == l->sample_id_all)
 		return l->sid_size;
 	return sample_id_size(l->sample_type, l->sample_id_all);
 }

@@ -33,13 +33,13 @@ struct record_layout {
 	int		mmap3;		/* PERF_RECORD_MMAP3 is MMAP3 (event opened with the mmap3 bit) */
 	int		build_id;	/* attr.build_id: MMAP2's flag may be believed */
 	/*
-	 * record_layout_init's: the sample_id trailer's size for the two
-	 * fields above as they were then (record_sample_id_size counts the
-	 * bits again if either changed since, or for a layout built by hand).
+	 * The sample_id trailer's size for sample_type and sample_id_all as
+	 * record_layout_init found them (record_sample_id_size counts the bits
+	 * again if either changed since).  A layout built by hand has zeros
+	 * here: the right size for zeros, and counted for anything else.
 	 */
 	uint64_t	sid_type;
 	int		sid_all;
-	int		sid_known;
 	size_t		sid_size;
 };
 
