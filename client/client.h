@@ -64,8 +64,15 @@ int	client_call(const struct client_opts *, const struct client_cmd *, json_t *p
 
 /* Fields of a reply: a string ("-" if absent), an integer (0 if absent). */
 const char *client_str(json_t *, const char *key);
+/* The same, control characters escaped (\xHH); valid until the fourth call after. */
+const char *client_text(json_t *, const char *key);
 long long client_num(json_t *, const char *key);
 
+/*
+ * A new file beside DEST (".DEST.XXXXXX", its path in TMP), mode 0600, to
+ * be renamed over DEST once whole; -1 with errno.
+ */
+int	client_open_temp(const char *dest, char *tmp, size_t len);
 /* Copy IN to OUT (from their offsets); -1 with errno. */
 int	client_copy_fd(int in, int out);
 

@@ -331,10 +331,10 @@ print_store(json_t *p, FILE *f)
 	const char *status = json_string_value(json_object_get(p, "status"));
 
 	if (status != NULL && strcmp(status, "OK") == 0)
-		fprintf(f, "OK %s %s\n", client_str(p, "buildid"), client_str(p, "path"));
+		fprintf(f, "OK %s %s\n", client_text(p, "buildid"), client_text(p, "path"));
 	else if (status != NULL)
-		fprintf(f, "FAIL %s %s: %s\n", client_str(p, "buildid"), client_str(p, "path"),
-		    client_str(p, "reason"));
+		fprintf(f, "FAIL %s %s: %s\n", client_text(p, "buildid"), client_text(p, "path"),
+		    client_text(p, "reason"));
 	else
 		fprintf(f, "%lld build-ids in %lld segments: %lld stored (%lld new), "
 		    "%lld failed; cache %s\n", client_num(p, "buildids"), client_num(p, "segments"),
@@ -358,8 +358,8 @@ print_export(json_t *p, FILE *f)
 	const char *status = json_string_value(json_object_get(p, "status"));
 
 	if (status != NULL)		/* a build-id that could not be packed */
-		fprintf(f, "FAIL %s %s: %s\n", client_str(p, "buildid"), client_str(p, "path"),
-		    client_str(p, "reason"));
+		fprintf(f, "FAIL %s %s: %s\n", client_text(p, "buildid"), client_text(p, "path"),
+		    client_text(p, "reason"));
 	else {
 		fprintf(f, "%s: %lld segments, %lld binaries (%lld missing), ",
 		    export_out, client_num(p, "segments"), client_num(p, "buildids"), client_num(p, "missing"));
@@ -376,6 +376,7 @@ static int
 finish_export(json_t *p, int rc)
 {
 	const char *src = json_string_value(json_object_get(p, "path"));
+	char	 tmp[PATH_MAX];
 	int	 in, out;
 
 	if (rc != EXIT_OK || src == NULL)
@@ -385,16 +386,17 @@ finish_export(json_t *p, int rc)
 		    strerror(errno));
 		return EXIT_FAILED;
 	}
-	/* the owner's only: the bundle may hold the kernel's symbol addresses */
-	if ((out = open(export_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1) {
+	/* the owner's only (the bundle may hold the kernel's symbol addresses), whole or not at all */
+	if ((out = client_open_temp(export_out, tmp, sizeof(tmp))) == -1) {
 		fprintf(stderr, "perfmapctl: export: %s: %s (the export is at %s)\n",
 		    export_out, strerror(errno), src);
 		close(in);
 		return EXIT_FAILED;
 	}
-	if (client_copy_fd(in, out) < 0 || close(out) == -1) {
-		fprintf(stderr, "perfmapctl: export: writing %s: %s\n", export_out,
-		    strerror(errno));
+	if (client_copy_fd(in, out) < 0 || close(out) == -1 || rename(tmp, export_out) == -1) {
+		fprintf(stderr, "perfmapctl: export: writing %s: %s (the export is at %s)\n",
+		    export_out, strerror(errno), src);
+		unlink(tmp);
 		close(in);
 		return EXIT_FAILED;
 	}

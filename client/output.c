@@ -7,11 +7,13 @@
  * terminal.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "client.h"
 
@@ -22,6 +24,26 @@ client_str(json_t *o, const char *k)
 	const char *s = json_string_value(json_object_get(o, k));
 
 	return s ? s : "-";
+}
+
+static char *escape(const char *);
+
+/*
+ * client_str with control characters escaped as tables show them: for a
+ * field that comes from a path.  Valid until the fourth call after.
+ */
+const char *
+client_text(json_t *o, const char *k)
+{
+	static char *kept[4];
+	static unsigned next;
+	char	*e;
+
+	if ((e = escape(client_str(o, k))) == NULL)
+		return "?";
+	free(kept[next % 4]);
+	kept[next++ % 4] = e;
+	return e;
 }
 
 /* An integer field of a reply, 0 if absent. */
@@ -57,6 +79,20 @@ client_print_size(FILE *f, long long bytes)
 	fputs(client_fmt_size(buf, sizeof(buf), bytes), f);
 }
 
+/*
+ * Is byte I of S a control character's: C0, DEL, or either byte of a C1
+ * (U+0080 .. U+009F, which some terminals obey as ESC sequences)?
+ */
+static int
+control(const char *s, size_t i)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	return u[i] < 0x20 || u[i] == 0x7f ||
+	    (u[i] == 0xc2 && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f) ||
+	    (i > 0 && u[i - 1] == 0xc2 && u[i] >= 0x80 && u[i] <= 0x9f);
+}
+
 /* S with control characters as \xHH; malloc'd (NULL: out of memory). */
 static char *
 escape(const char *s)
@@ -65,11 +101,11 @@ escape(const char *s)
 	char	*out, *p;
 
 	for (i = 0; s[i] != '\0'; i++)
-		n += (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? 4 : 1;
+		n += control(s, i) ? 4 : 1;
 	if ((out = p = malloc(n + 1)) == NULL)
 		return NULL;
 	for (i = 0; s[i] != '\0'; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+		if (control(s, i))
 			p += sprintf(p, "\\x%02x", (unsigned char)s[i]);
 		else
 			*p++ = s[i];
@@ -193,6 +229,38 @@ client_print_table(FILE *f, const char *indent, const struct column *cols, size_
 				table_add(&t, "-");
 		}
 	table_print(&t, f, indent);
+}
+
+
+/*
+ * A new file beside DEST, ".DEST.XXXXXX", its path in TMP: mode 0600
+ * (a profile or an export may hold the kernel's addresses), hidden until
+ * it is whole, then renamed over DEST.  Never through a symlink at DEST,
+ * and never an old file's mode.  -1 with errno.
+ */
+int
+client_open_temp(const char *dest, char *tmp, size_t len)
+{
+	const char *slash = strrchr(dest, '/');
+	int	 fd, n;
+
+	if (slash != NULL)
+		n = snprintf(tmp, len, "%.*s.%s.XXXXXX", (int)(slash - dest + 1), dest,
+		    slash + 1);
+	else
+		n = snprintf(tmp, len, ".%s.XXXXXX", dest);
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1)
+		return -1;
+	if (fchmod(fd, 0600) == -1) {
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	return fd;
 }
 
 /* Copy IN to OUT from their current offsets; -1 with errno on error. */

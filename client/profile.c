@@ -162,33 +162,6 @@ profile_print(json_t *p, FILE *f)
 		    client_num(p, "lost"));
 }
 
-/* A temporary file beside profile_out; its path in TMP. */
-static int
-open_temp(char *tmp, size_t len)
-{
-	const char *slash = strrchr(profile_out, '/');
-	int	 fd, n;
-
-	/* ".FILE.XXXXXX": hidden until it is whole */
-	if (slash != NULL)
-		n = snprintf(tmp, len, "%.*s.%s.XXXXXX", (int)(slash - profile_out + 1),
-		    profile_out, slash + 1);
-	else
-		n = snprintf(tmp, len, ".%s.XXXXXX", profile_out);
-	if (n < 0 || (size_t)n >= len) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1)
-		return -1;
-	if (fchmod(fd, 0600) == -1) {	/* kernel addresses: its owner's, like export's */
-		close(fd);
-		unlink(tmp);
-		return -1;
-	}
-	return fd;
-}
-
 /* Copy the daemon's file (STATE/profiles/...) to -o FILE. */
 int
 profile_finish(json_t *p, int rc)
@@ -203,7 +176,7 @@ profile_finish(json_t *p, int rc)
 		fprintf(stderr, "perfmapctl: profile: %s: %s\n", src, strerror(errno));
 		return EXIT_FAILED;
 	}
-	if ((out = open_temp(tmp, sizeof(tmp))) == -1) {
+	if ((out = client_open_temp(profile_out, tmp, sizeof(tmp))) == -1) {
 		fprintf(stderr, "perfmapctl: profile: %s: %s (the profile is at %s)\n",
 		    profile_out, strerror(errno), src);
 		close(in);
@@ -238,7 +211,7 @@ profile_offline(const struct client_opts *o, json_t *params)
 		return EXIT_USAGE;
 	}
 	req.state_dir = o->state_dir;
-	if ((fd = open_temp(tmp, sizeof(tmp))) == -1) {
+	if ((fd = client_open_temp(profile_out, tmp, sizeof(tmp))) == -1) {
 		fprintf(stderr, "perfmapctl: profile: %s: %s\n", profile_out, strerror(errno));
 		return EXIT_FAILED;
 	}

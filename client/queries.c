@@ -43,6 +43,10 @@ query_parse_lookup(int argc, char **argv, char *err, size_t errlen)
 	}
 	p = at >= 0 ? json_pack("{s:s, s:I}", "path", path, "at_ns", (json_int_t)at) :
 	    json_pack("{s:s}", "path", path);
+	if (p == NULL) {
+		snprintf(err, errlen, "PATH is not UTF-8: the protocol carries text only");
+		return NULL;
+	}
 	if (all)
 		json_object_set_new(p, "all_namespaces", json_true());
 	return p;
@@ -53,11 +57,15 @@ static json_t *
 parse_one(int argc, char **argv, const char *key, const char *what, char *err,
     size_t errlen)
 {
+	json_t	*p;
+
 	if (argc != 1 || argv[0][0] == '-') {
 		snprintf(err, errlen, argc == 0 ? "a %s is needed" : "one %s, no options", what);
 		return NULL;
 	}
-	return json_pack("{s:s}", key, argv[0]);
+	if ((p = json_pack("{s:s}", key, argv[0])) == NULL)
+		snprintf(err, errlen, "the %s is not UTF-8: the protocol carries text only", what);
+	return p;
 }
 
 /* PATH [--all-namespaces] */
@@ -143,7 +151,7 @@ query_print_lookup(json_t *p, FILE *f)
 	json_t	*cur = json_object_get(p, "current"), *mapped = json_object_get(p, "mapped");
 	json_t	*one;
 
-	fprintf(f, "%s at %s\n", client_str(p, "path"), client_str(p, "at"));
+	fprintf(f, "%s at %s\n", client_text(p, "path"), client_str(p, "at"));
 	if (json_array_size(mapped) > 0)
 		print_objects(mapped, 0, f);
 	else if (json_is_object(cur)) {
@@ -158,7 +166,7 @@ query_print_lookup(json_t *p, FILE *f)
 void
 query_print_history(json_t *p, FILE *f)
 {
-	fprintf(f, "%s\n", client_str(p, "path"));
+	fprintf(f, "%s\n", client_text(p, "path"));
 	print_objects(json_object_get(p, "objects"), 1, f);
 }
 

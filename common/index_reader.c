@@ -25,6 +25,7 @@
 #include "walltime.h"
 #include "buildid.h"
 #include "perf_abi.h"
+#include "proto.h"
 
 #define Q_MAX	32		/* cached statements, one per query text */
 
@@ -233,7 +234,7 @@ set_text(json_t *o, const char *key, sqlite3_stmt *s, int col)
 {
 	const char *t = (const char *)sqlite3_column_text(s, col);
 
-	json_object_set_new(o, key, t ? json_string(t) : json_null());
+	json_object_set_new(o, key, t ? proto_string(t) : json_null());
 }
 
 /* A build-id column (BLOB) as hex; NULL or empty as null. */
@@ -326,7 +327,7 @@ seg_json(struct index_reader *q, sqlite3_stmt *s, int c)
 	set_text(o, "name", s, c + 1);
 	snprintf(path, sizeof(path), "%s/segments/%s", q->state_dir,
 	    (const char *)sqlite3_column_text(s, c + 1));
-	json_object_set_new(o, "path", json_string(path));
+	json_object_set_new(o, "path", proto_string(path));
 	set_text(o, "state", s, c + 2);
 	set_time(o, "start", s, c + 3);
 	set_time(o, "end", s, c + 4);
@@ -345,8 +346,8 @@ seg_json(struct index_reader *q, sqlite3_stmt *s, int c)
 
 		snprintf(partial, sizeof(partial), "%s.partial", path);
 		if (stat(partial, &st) == 0) {
-			json_object_set_new(o, "path", json_string(partial));
-			json_object_set_new(o, "name", json_string(strrchr(partial, '/') + 1));
+			json_object_set_new(o, "path", proto_string(partial));
+			json_object_set_new(o, "name", proto_string(strrchr(partial, '/') + 1));
 			json_object_set_new(o, "size", json_integer((json_int_t)st.st_size));
 		} else
 			json_object_set_new(o, "size", json_null());
@@ -410,7 +411,7 @@ index_reader_lookup_ns(struct index_reader *q, const char *path, int64_t at, int
 		return -ENOENT;
 	}
 	res = json_object();
-	json_object_set_new(res, "path", json_string(path));
+	json_object_set_new(res, "path", proto_string(path));
 	walltime_format(at, buf, sizeof(buf));
 	json_object_set_new(res, "at", json_string(buf));
 	json_object_set_new(res, "at_ns", json_integer(at));
@@ -466,7 +467,7 @@ index_reader_history_ns(struct index_reader *q, const char *path, int all_ns, js
 	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 2, all_ns);
 	res = json_object();
-	json_object_set_new(res, "path", json_string(path));
+	json_object_set_new(res, "path", proto_string(path));
 	arr = json_array();
 	json_object_set_new(res, "objects", arr);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -503,9 +504,9 @@ cached_path(struct index_reader *q, const char *hex)
 		return json_null();
 	if (S_ISDIR(sb.st_mode)) {
 		snprintf(elf, sizeof(elf), "%s/elf", path);
-		return stat(elf, &sb) == 0 && S_ISREG(sb.st_mode) ? json_string(elf) : json_null();
+		return stat(elf, &sb) == 0 && S_ISREG(sb.st_mode) ? proto_string(elf) : json_null();
 	}
-	return S_ISREG(sb.st_mode) ? json_string(path) : json_null();
+	return S_ISREG(sb.st_mode) ? proto_string(path) : json_null();
 }
 
 int

@@ -98,7 +98,71 @@ proto_errorf(const char *error, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return proto_error(error, json_pack("{s:s}", "message", msg));
+	return proto_error(error, json_pack("{s:o}", "message", proto_string(msg)));
+}
+
+/*
+ * The length of the valid UTF-8 sequence at P (LEFT bytes there), or 0
+ * (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF).
+ */
+static size_t
+utf8_len(const unsigned char *p, size_t left)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t	 n, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		n = 3;
+		if (p[0] == 0xe0)
+			lo = 0xa0;
+		else if (p[0] == 0xed)
+			hi = 0x9f;
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		n = 4;
+		if (p[0] == 0xf0)
+			lo = 0x90;
+		else if (p[0] == 0xf4)
+			hi = 0x8f;
+	} else
+		return 0;
+	if (left < n || p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+json_t *
+proto_string(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t	 len, i, n, o = 0;
+	json_t	*j;
+	char	*buf;
+
+	if ((j = json_string(s)) != NULL)
+		return j;
+	len = strlen(s);
+	if ((buf = malloc(3 * len + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < len; i += n)
+		if ((n = utf8_len(p + i, len - i)) > 0) {
+			memcpy(buf + o, p + i, n);
+			o += n;
+		} else {
+			memcpy(buf + o, "\xef\xbf\xbd", 3);	/* U+FFFD */
+			o += 3;
+			n = 1;
+		}
+	buf[o] = '\0';
+	j = json_string(buf);
+	free(buf);
+	return j;
 }
 
 json_t *

@@ -57,6 +57,14 @@ json_t	*proto_error(const char *error, json_t *params);
 json_t	*proto_errorf(const char *error, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));	/* parameters: {"message": ...} */
 
+/*
+ * S as a JSON string.  JSON text is UTF-8 and a path is bytes: a byte that
+ * is not part of a valid UTF-8 sequence is sent as U+FFFD (where
+ * json_string() would give NULL and the key would go missing).  NULL only
+ * when out of memory.
+ */
+json_t	*proto_string(const char *s);
+
 /* org.varlink.service.InvalidParameter for KEY. */
 json_t	*proto_invalid(const char *key);
 

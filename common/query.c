@@ -89,8 +89,8 @@ result(int rc, json_t *out, const char *err)
 	if (rc == 0)
 		return proto_reply(out, 0);
 	if (rc == -ENOENT)
-		return proto_error(PROTO_ERR_NOTFOUND, json_pack("{s:s}", "message", err));
-	return proto_error(PROTO_ERR_FAILED, json_pack("{s:s}", "message", err));
+		return proto_error(PROTO_ERR_NOTFOUND, json_pack("{s:o}", "message", proto_string(err)));
+	return proto_error(PROTO_ERR_FAILED, json_pack("{s:o}", "message", proto_string(err)));
 }
 
 json_t *

@@ -221,9 +221,10 @@ write_symbols(struct capture *c, struct job *j, struct storectx *x, struct segbi
 		char	 file[PATH_MAX], hex[BUILD_ID_HEX_MAX], rel[PATH_MAX], lname[80];
 		char	 target[PATH_MAX + 8], member[PATH_MAX];
 		json_t	*r = store_one(c, x, &bids[i]);
-		const char *base;
+		const char *base, *status = json_string_value(json_object_get(r, "status"));
 
-		if (strcmp(json_string_value(json_object_get(r, "status")), "OK") != 0 ||
+		/* No reply (out of memory): missing, like a copy that failed. */
+		if (status == NULL || strcmp(status, "OK") != 0 ||
 		    bidcache_find(&c->cache, bids[i].id, bids[i].len, file, sizeof(file)) <= 0) {
 			(*missing)++;
 			result_post(c, j->req, r, 0, 0);

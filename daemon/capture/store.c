@@ -379,16 +379,17 @@ store_one(struct capture *c, struct storectx *x, const struct segbid *b)
 		x->ok++;
 		if (rc > 0)
 			x->added++;
-		return json_pack("{s:s, s:s, s:s, s:s, s:s}", "buildid", hex, "path", b->name,
-		    "status", "OK", "file", file, "source", rc > 0 ? source : "cache");
+		return json_pack("{s:s, s:o, s:s, s:o, s:s}", "buildid", hex, "path",
+		    proto_string(b->name), "status", "OK", "file", proto_string(file), "source",
+		    rc > 0 ? source : "cache");
 	}
 	if ((f = fail_find(c, b->id, b->len)) != NULL && f->reason != NULL)
 		reason_add(why, sizeof(why), "at first sight: %s", f->reason);
 	if (cache_side(rc) && strstr(why, strerror(-rc)) == NULL)
 		reason_add(why, sizeof(why), "%s", strerror(-rc));
 	x->failed++;
-	return json_pack("{s:s, s:s, s:s, s:s}", "buildid", hex, "path", b->name,
-	    "status", "FAIL", "reason", why[0] ? why : "not found");
+	return json_pack("{s:s, s:o, s:s, s:o}", "buildid", hex, "path", proto_string(b->name),
+	    "status", "FAIL", "reason", proto_string(why[0] ? why : "not found"));
 }
 
 int
@@ -411,7 +412,7 @@ job_buildids(struct capture *c, struct job *j, char ***segs, size_t *nsegs,
 	*nbids = 0;
 	if (resolve_segments(c, j, segs, nsegs, err, sizeof(err)) < 0) {
 		result_post(c, j->req, proto_error(PROTO_ERR_NOSEGMENT,
-		    json_pack("{s:s}", "message", err)), 1, 1);
+		    json_pack("{s:o}", "message", proto_string(err))), 1, 1);
 		return -1;
 	}
 	for (i = 0; i < *nsegs; i++) {
