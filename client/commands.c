@@ -263,16 +263,23 @@ parse_segments(int argc, char **argv, int export, char *err, size_t errlen)
 		if (strcmp(a, "--since") == 0 || strncmp(a, "--since=", 8) == 0) {
 			const char *v = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
 
+			char	 at[48];
 			int64_t	 ns;
 
 			if (v == NULL || *v == '\0') {
 				snprintf(err, errlen, "--since needs a TIME");
 				goto fail;
 			}
-			/* said here: the daemon's error names the parameter only */
+			/*
+			 * Read here, in the user's time zone and clock (the daemon's
+			 * may differ), and sent as the instant it names; said here,
+			 * too: the daemon's error names the parameter only.
+			 */
 			if (walltime_parse(v, walltime_now(), &ns, err, errlen) < 0)
 				goto fail;
-			json_object_set_new(p, "since", json_string(v));
+			snprintf(at, sizeof(at), "@%lld.%09lld", (long long)(ns / 1000000000),
+			    (long long)(ns % 1000000000));
+			json_object_set_new(p, "since", json_string(at));
 		} else if (!export && strcmp(a, "--all") == 0)
 			json_object_set_new(p, "all", json_true());
 		else if (!export && strcmp(a, "--debuginfod") == 0)

@@ -240,7 +240,8 @@ zone:
 		tm.tm_isdst = -1;
 		t = mktime(&tm);
 	}
-	if (t == (time_t)-1)
+	/* nanoseconds in an int64_t: until 2262-04-11 */
+	if (t == (time_t)-1 || t < 0 || t > INT64_MAX / 1000000000LL - 1)
 		return time_error(err, errlen, s, "out of range");
 	if (have_date && tm.tm_mday != chk.tm_mday && (zone || tm.tm_hour == chk.tm_hour))
 		return time_error(err, errlen, s, "no such day");

@@ -206,6 +206,10 @@ START_TEST(test_time_parse)
 	parse_bad("@");
 	parse_bad("@12x");
 	parse_bad("-99999999999999999999d");
+	/* past int64_t nanoseconds: a date of 2300 wrapped to a negative time */
+	parse_bad("2300-01-01");
+	parse_bad("9999-12-31T23:59Z");
+	ck_assert_int_eq(parse("2262-04-10Z"), 9223200000LL * SEC);
 }
 END_TEST
 

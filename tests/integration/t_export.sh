@@ -101,6 +101,27 @@ every=$(tar -xOf "$T/every.tar" perf.symbols.tar.bz2 | tar -tjf - | grep -c '^\.
 [ "$every" -gt "$(wc -l < "$T/ours")" ] || fail "--all-binaries packed $every binaries, no more than the hits"
 note "--all-binaries: $every binaries"
 
+# --since is the user's time: read in perfmapctl's time zone, not the
+# daemon's (here 12 hours apart: the daemon read it as 12 hours ahead, a
+# time no segment reaches)
+now=$(date +%s)
+since=$(TZ=PMT-12 date -d "@$((now - 300))" '+%Y-%m-%d %H:%M:%S')
+TZ=PMT-12 ctl --json export --since "$since" -o "$T/tz.tar" > "$T/tz.json" ||
+	fail "export --since '$since' in a time zone 12 hours from the daemon's: $(cat "$T/tz.json")"
+jq -e '.segments >= 1' "$T/tz.json" > /dev/null || fail "export --since in the user's time zone: $(cat "$T/tz.json")"
+# -o over a symlink (one a user planted in a shared directory) or an old
+# file: the export takes the name, never the file it pointed to or its mode
+echo precious > "$T/victim" && chmod 0644 "$T/victim"
+ln -s "$T/victim" "$T/planted.tar"
+ctl export "$seg" -o "$T/planted.tar" > /dev/null || fail "export -o over a symlink"
+[ "$(cat "$T/victim")" = precious ] || fail "export -o wrote through a symlink"
+[ ! -L "$T/planted.tar" ] && [ "$(stat -c %a "$T/planted.tar")" = 600 ] ||
+	fail "export -o over a symlink: $(ls -l "$T/planted.tar")"
+cp "$T/victim" "$T/old.tar"
+ctl export "$seg" -o "$T/old.tar" > /dev/null || fail "export -o over an old file"
+[ "$(stat -c %a "$T/old.tar")" = 600 ] || fail "export -o kept an old file's mode $(stat -c %a "$T/old.tar")"
+tar -tf "$T/old.tar" | grep -q '^perf.symbols.tar.bz2$' || fail "export -o over an old file: not an export"
+ls -A "$T" | grep -q '^\.old\.tar\.' && fail "export -o left its temporary file"
 # --since, --json, plain tar, refusals.
 ctl --json export --since -1h -o "$T/all.tar" > "$T/export.json" || fail "export --since --json"
 jq -e '.segments >= 1 and .buildids >= 1 and (.instructions | test("perf.symbols.tar.bz2"))' \
