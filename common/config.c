@@ -50,6 +50,11 @@
 #define MSEC_MINUTE	(60 * MSEC_SECOND)
 #define MSEC_HOUR	(60 * MSEC_MINUTE)
 #define MSEC_DAY	(24 * MSEC_HOUR)
+/*
+ * A duration without a maximum of its own: 100 years.  The daemon works
+ * in nanoseconds (int64_t: 292 years) and counts back from now with them.
+ */
+#define MSEC_DURATION_MAX	(36500 * MSEC_DAY)
 
 _Static_assert(sizeof(enum event_kind) == sizeof(int), "enum is not an int");
 _Static_assert(sizeof(enum buildid_mode) == sizeof(int), "enum is not an int");
@@ -509,17 +514,18 @@ config_check_number(const struct config_key *k, uint64_t v, char *err,
     size_t errlen)
 {
 	char	 a[32], b[32];
+	uint64_t max = k->max == 0 && k->type == CONFIG_DURATION ? MSEC_DURATION_MAX : k->max;
 
-	if (v < k->min || (k->max != 0 && v > k->max)) {
+	if (v < k->min || (max != 0 && v > max)) {
 		config_format_value(k, v, a, sizeof(a));
 		config_format_value(k, k->min, b, sizeof(b));
-		if (k->max == 0) {
+		if (max == 0) {
 			config_error(err, errlen, "[%s] %s: %s is below the "
 			    "minimum %s", k->section, k->name, a, b);
 		} else {
 			char	 c[32];
 
-			config_format_value(k, k->max, c, sizeof(c));
+			config_format_value(k, max, c, sizeof(c));
 			config_error(err, errlen, "[%s] %s: %s is out of range "
 			    "(%s..%s)", k->section, k->name, a, b, c);
 		}

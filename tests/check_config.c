@@ -302,6 +302,9 @@ static const struct bad_case bad_cases[] = {
 	{ "[record]\nring_size = 2G\n", -1, 2, "out of range" },
 	{ "[record]\nsideband_holdoff = 4ms\n", -1, 2, "out of range" },
 	{ "[record]\nsideband_holdoff = 2s\n", -1, 2, "out of range" },
+	/* a duration with no maximum of its own: 100 years (nanoseconds from now) */
+	{ "[index]\nretention = 200000d\n", -1, 2, "200000d is out of range (0..36500d)" },
+	{ "[segments]\nflight_age = 36501d\n", -1, 2, "out of range" },
 	{ "[record]\nring_size = 18446744073709551616\n", -1, 2, "too large" },
 	{ "[segments]\nkeep_size = 18446744073709551615K\n", -1, 2,
 	    "too large" },
@@ -726,7 +729,7 @@ START_TEST(test_dump_round_trip)
 		{ "segments", "rotate_age", "0" },
 		{ "segments", "keep_size", "0" },
 		{ "segments", "keep_count", "18446744073709551615" },
-		{ "segments", "keep_age", "213503982334d" },
+		{ "segments", "keep_age", "36500d" },	/* the most a duration may be */
 	};
 	config_defaults(&c);
 	for (i = 0; i < sizeof(set) / sizeof(set[0]); i++)

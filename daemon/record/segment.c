@@ -271,7 +271,8 @@ segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
 	if (segfiles_list(dir, &v, &n, &total) < 0)
 		return -errno;
 	for (i = 0; i + 1 < n; i++) {		/* the newest stays */
-		int	 old = keep_age_ms != 0 &&
+		/* a file from the future (the clock went back) is not old */
+		int	 old = keep_age_ms != 0 && v[i].mtime < now &&
 		    (uint64_t)(now - v[i].mtime) * 1000 > keep_age_ms;
 
 		if (!((keep_count != 0 && n - i > keep_count) ||
