@@ -321,6 +321,7 @@ statedir_open(struct statedir *sd, const char *dir, const char *group, int with_
 	    statedir_check_file(sd, "index.db-shm", err, errlen) < 0 ||
 	    subdir(sd, "segments", err, errlen) < 0 ||
 	    subdir(sd, "exports", err, errlen) < 0 ||
+	    subdir(sd, "profiles", err, errlen) < 0 ||
 	    (with_debug && subdir(sd, "debug", err, errlen) < 0))
 		goto fail;
 	return 0;

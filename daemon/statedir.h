@@ -17,7 +17,8 @@
  *	  control_group (0750 and root's group when there is no such group),
  *	  so that what the daemon creates in it is readable by that group and
  *	  nobody else (the daemon's umask is 027);
- *	- segments/, exports/ and debug/ are the same; lock and index.db are
+ *	- segments/, exports/, profiles/ and debug/ are the same (a control
+ *	  group given later takes them over too); lock and index.db are
  *	  regular files of root's with one link, or absent.
  *
  * Anything else refuses the start with a message that says what to fix.
@@ -46,7 +47,7 @@ struct statedir {
  * Check the path of DIR (absolute), create it if missing, take it over
  * (owner root, group GROUP's gid if it exists, mode STATEDIR_MODE), open
  * it, take its lock (pid written in), and check or create the
- * subdirectories segments/ and exports/ (and debug/ with WITH_DEBUG).
+ * subdirectories segments/, exports/ and profiles/ (and debug/ with WITH_DEBUG).
  * 0, or -1 with ERR set; everything is released on failure.
  */
 int	statedir_open(struct statedir *, const char *dir, const char *group,

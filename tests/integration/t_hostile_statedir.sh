@@ -112,5 +112,21 @@ start_daemon "[record]
 frequency = 99"
 [ "$(stat -c '%a' "$S")" = 750 ] || fail "0755 state directory not taken over: $(stat -c '%a' "$S")"
 grep -q "mode 0750, group 0 (was 0755" "$T/daemon.log" || fail "the take-over is not logged"
+# A profile made now creates STATE/profiles root's, without a group ...
+"$T/spin" 0.5
+"$PERFMAPCTL" -s "$T/control.sock" snapshot > /dev/null || fail "snapshot"
+"$PERFMAPCTL" -s "$T/control.sock" profile --since -1m -o "$T/r.folded" > /dev/null ||
+	fail "root's profile"
+[ -d "$S/profiles" ] || fail "no $S/profiles after a profile"
+stop_daemon
+# ... and a control group given later takes it over with the rest: its
+# members' profiles are written there.  Before, it stayed root's 0750.
+start_daemon "$CONF"
+[ "$(stat -c '%G' "$S/profiles")" = "$G" ] ||
+	fail "$S/profiles is not taken over by $G: $(stat -c '%a %U %G' "$S/profiles")"
+"$T/spin" 0.5
+"$PERFMAPCTL" -s "$T/control.sock" snapshot > /dev/null || fail "snapshot"
+as_user "$B" "$PERFMAPCTL" -s "$T/control.sock" profile --since -1m -o "$T/open/b.folded" \
+	> "$T/b.out" 2>&1 || { cat "$T/b.out"; fail "a member of $G cannot make a profile"; }
 stop_daemon
 echo "PASS: state directory checks"
