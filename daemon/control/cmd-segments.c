@@ -22,20 +22,26 @@ fill_open(struct recorder *r, json_t *seg)
 	json_object_set_new(seg, "lost", json_integer((json_int_t)r->seg.lost));
 }
 
-static json_t *
-cmd_segments_run(struct control_request *req)
+/* The query thread's answer, on the loop: the open segment's figures in. */
+static void
+segments_fix(struct perfmapd *d, json_t *reply)
 {
-	json_t	*reply = control_query(req), *p, *v;
+	json_t	*p, *v;
 	size_t	 i;
 
 	if ((p = json_object_get(reply, "parameters")) == NULL ||
 	    json_object_get(reply, "error") != NULL)
-		return reply;
+		return;
 	json_array_foreach(json_object_get(p, "segments"), i, v)
-		fill_open(&req->d->rec, v);
+		fill_open(&d->rec, v);
 	if ((v = json_object_get(p, "segment")) != NULL)
-		fill_open(&req->d->rec, v);
-	return reply;
+		fill_open(&d->rec, v);
+}
+
+static json_t *
+cmd_segments_run(struct control_request *req)
+{
+	return control_query_then(req, segments_fix);
 }
 
 const struct control_command cmd_segments = {

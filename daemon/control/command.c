@@ -102,10 +102,16 @@ control_param_bool(struct control_request *req, const char *key, int *out, json_
 json_t *
 control_query(struct control_request *req)
 {
+	return control_query_then(req, NULL);
+}
+
+json_t *
+control_query_then(struct control_request *req, void (*fix)(struct perfmapd *, json_t *))
+{
 	json_t	*err;
 
 	if (querier_submit(req->d->querier, req->client, req->entry->method, req->params,
-	    control_client_privileged(req->client), &err) < 0)
+	    control_client_privileged(req->client), fix, &err) < 0)
 		return err;
 	return NULL;
 }

@@ -50,6 +50,12 @@ const struct control_command *control_find_method(const char *method);
 
 /* The handler of the index queries (lookup, history, buildid, segments). */
 json_t	*control_query(struct control_request *);
+/*
+ * The same; FIX(d, reply) runs on the loop when the answer is there, before
+ * it is sent (what only the daemon knows: the open segment's figures).
+ */
+json_t	*control_query_then(struct control_request *,
+	    void (*fix)(struct perfmapd *, json_t *reply));
 
 /* Parameter helpers: -1 and *ERR (a proto_error message) on a wrong type. */
 int	control_param_string(struct control_request *, const char *key, int required,

@@ -102,6 +102,13 @@ case $open in *.data.partial) ;; *) fail "the open segment is not named by its f
 ctl segments | grep -q " open  *$(basename "$open")\$" || fail "segments does not show $(basename "$open")"
 ctl --json segments | jq -e '.segments[] | select(.state == "open") | .size > 0' >/dev/null ||
 	fail "the open segment's size is not its file's"
+# the open segment's counts so far are the recorder's (the index has them
+# only once it closes): not null, and the samples of the test's spinners
+ctl --json segments | jq -e '.segments[] | select(.state == "open") |
+    (.samples > 0) and (.records > 0) and (.lost | type == "number")' >/dev/null || {
+	ctl --json segments | jq -c '.segments[] | select(.state == "open")'
+	fail "the open segment's samples, records and lost are not filled in"
+}
 ctl lookup /no/such/path 2> "$T/err"; [ $? -eq 1 ] && grep -q NotFound "$T/err" ||
 	fail "lookup of an unknown path: $(cat "$T/err")"
 ctl lookup "$T/pm-spin" --at 'not a date' 2>/dev/null; [ $? -eq 2 ] || fail "bad date not a usage error"
