@@ -167,7 +167,7 @@ check-tsan: deps
 # 4 minutes; make check-tsan runs everything (about 5.5).
 TSAN_CI_TESTS := $(patsubst tests/%.c,%,$(TEST_SRC)) t_capture t_export t_index t_store \
 	t_retention t_reload t_hostile_cache t_hostile_ns t_hostile_exec t_hostile_control \
-	t_hostile_pins
+	t_hostile_pins t_hostile_queue
 check-tsan-ci:
 	TESTS="$(TSAN_CI_TESTS)" $(MAKE) check-tsan
 

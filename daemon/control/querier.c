@@ -15,8 +15,12 @@
  *	      there (found again by its id: it may have left meanwhile)
  *
  * A connection has one call in flight at a time (control.c), so one
- * client holds at most one job; the number of clients per user is
- * bounded at accept.
+ * client holds at most one job while it stays; but a client may leave and
+ * its job stay queued.  So the queue is bounded by class (root and the
+ * control group, the others: each QUERIER_MAX_JOBS) and, among the
+ * others, by user (QUERIER_MAX_USER_JOBS): a user who connects, asks and
+ * leaves in a loop gets "busy" for the ninth, and root is never refused
+ * for what other users queued.
  */
 #include <errno.h>
 #include <limits.h>
@@ -43,6 +47,9 @@
 struct qjob {
 	TAILQ_ENTRY(qjob) entry;
 	uint64_t	 client;	/* control_client_id() */
+	uid_t		 uid;
+	int		 priv;
+	void		(*fix)(struct perfmapd *, json_t *);	/* on the loop, or NULL */
 	char		*method;
 	json_t		*params;	/* a copy: the worker's own */
 	uint64_t	 seq;		/* the index hand-over it must see */
@@ -60,7 +67,7 @@ struct querier {
 	pthread_cond_t	 cv;
 	struct qjobq	 priv, others;	/* waiting, by priority */
 	struct qjobq	 done;		/* answered, for the loop */
-	size_t		 njobs;		/* waiting */
+	size_t		 njobs[2];	/* waiting: others, privileged */
 	int		 stop;
 	int		 efd;
 	struct event	*ev;
@@ -110,7 +117,7 @@ querier_main(void *arg)
 			j = TAILQ_FIRST(&q->others);
 			TAILQ_REMOVE(&q->others, j, entry);
 		}
-		q->njobs--;
+		q->njobs[j->priv]--;
 		pthread_mutex_unlock(&q->mu);
 		index_wait(q->d->index, j->seq);
 		j->reply = run(q, j);
@@ -145,6 +152,8 @@ querier_done_cb(evutil_socket_t fd, short what, void *arg)
 	while ((j = TAILQ_FIRST(&got)) != NULL) {
 		TAILQ_REMOVE(&got, j, entry);
 		if ((c = control_client_find(q->d->control, j->client)) != NULL) {
+			if (j->fix != NULL)
+				j->fix(q->d, j->reply);
 			control_send(c, j->reply);
 			j->reply = NULL;
 		}
@@ -154,16 +163,23 @@ querier_done_cb(evutil_socket_t fd, short what, void *arg)
 
 int
 querier_submit(struct querier *q, struct control_client *c, const char *method,
-    json_t *params, int priv, json_t **err)
+    json_t *params, int priv, void (*fix)(struct perfmapd *, json_t *), json_t **err)
 {
 	struct qjob *j;
+	uid_t	 uid = control_client_uid(c);
+	size_t	 mine = 0;
 
 	*err = NULL;
+	priv = priv != 0;
 	pthread_mutex_lock(&q->mu);
-	if (q->njobs >= QUERIER_MAX_JOBS) {
+	if (!priv)
+		TAILQ_FOREACH(j, &q->others, entry)	/* at most QUERIER_MAX_JOBS */
+			mine += j->uid == uid;
+	if (q->njobs[priv] >= QUERIER_MAX_JOBS || mine >= QUERIER_MAX_USER_JOBS) {
 		pthread_mutex_unlock(&q->mu);
-		*err = proto_errorf(PROTO_ERR_BUSY, "%d queries waiting: try again",
-		    QUERIER_MAX_JOBS);
+		*err = proto_errorf(PROTO_ERR_BUSY, "%zu queries %s waiting: try again",
+		    mine >= QUERIER_MAX_USER_JOBS ? mine : q->njobs[priv],
+		    mine >= QUERIER_MAX_USER_JOBS ? "of this user" : "are");
 		return -1;
 	}
 	pthread_mutex_unlock(&q->mu);
@@ -175,10 +191,13 @@ querier_submit(struct querier *q, struct control_client *c, const char *method,
 		return -1;
 	}
 	j->client = control_client_id(c);
+	j->uid = uid;
+	j->priv = priv;
+	j->fix = fix;
 	j->seq = index_handoff(q->d->index);
 	pthread_mutex_lock(&q->mu);
 	TAILQ_INSERT_TAIL(priv ? &q->priv : &q->others, j, entry);
-	q->njobs++;
+	q->njobs[priv]++;
 	pthread_cond_signal(&q->cv);
 	pthread_mutex_unlock(&q->mu);
 	return 0;

@@ -14,7 +14,14 @@ struct perfmapd;
 struct querier;
 struct control_client;
 
-#define QUERIER_MAX_JOBS	64	/* waiting queries, all clients together */
+/*
+ * Waiting queries: root's and the control group's, and the other users'
+ * (public_queries), each class on its own, so that no other user's
+ * queries can keep root's out; and of each other user, at most
+ * QUERIER_MAX_USER_JOBS (a job outlives the client that left it).
+ */
+#define QUERIER_MAX_JOBS	64
+#define QUERIER_MAX_USER_JOBS	8
 #define QUERIER_MAX_MS		2000	/* one query's SQLite time, at most */
 
 /* Start the thread (D's index, control socket and event base must exist). */
@@ -24,10 +31,13 @@ void	querier_stop(struct querier *);
 
 /*
  * Queue METHOD(PARAMS) for client C (root and the control group, PRIV,
- * before the others).  0: the reply comes later (the connection stays busy
- * until then); -1: the queue is full, *ERR is the reply to send now.
+ * before the others); FIX, if not NULL, amends the answer on the loop
+ * before it goes.  0: the reply comes later (the connection stays busy
+ * until then); -1: its class's queue, or its user's share of it, is full:
+ * *ERR is the reply to send now.
  */
 int	querier_submit(struct querier *, struct control_client *c, const char *method,
-	    json_t *params, int priv, json_t **err);
+	    json_t *params, int priv, void (*fix)(struct perfmapd *, json_t *reply),
+	    json_t **err);
 
 #endif

@@ -8,6 +8,9 @@
  *	                                   and never read a reply (reconnecting
  *	                                   when dropped)
  *	flood SOCK idle SECONDS N          N connections held open, silent
+ *	flood SOCK leave SECONDS PATH      connects, calls History(PATH) and
+ *	                                   leaves 2 ms later without the reply,
+ *	                                   in a loop
  *
  * Prints what happened: calls sent, replies read, connections refused or
  * dropped.
@@ -137,6 +140,29 @@ idle(double end, int n)
 		usleep(100000);
 }
 
+static void
+leave(double end, const char *path)
+{
+	char	 call[512];
+	size_t	 len;
+	long	 sent = 0, refused = 0;
+	int	 fd;
+
+	len = (size_t)snprintf(call, sizeof(call),
+	    "{\"method\":\"io.perfmap.History\",\"parameters\":{\"path\":\"%s\"}}", path) + 1;
+	while (now() < end) {
+		if ((fd = dial(0)) < 0) {
+			refused++;
+			continue;
+		}
+		if (write(fd, call, len) == (ssize_t)len)
+			sent++;
+		usleep(2000);	/* long enough for the daemon to take the call */
+		close(fd);
+	}
+	printf("leave: %ld calls sent, %ld connections refused\n", sent, refused);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -144,7 +170,7 @@ main(int argc, char *argv[])
 	int	 n;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: flood SOCK pipeline|noread|idle SECONDS PATH|N\n");
+		fprintf(stderr, "usage: flood SOCK pipeline|noread|idle|leave SECONDS PATH|N\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -159,6 +185,8 @@ main(int argc, char *argv[])
 		noread(end, n);
 	else if (strcmp(argv[2], "idle") == 0)
 		idle(end, n);
+	else if (strcmp(argv[2], "leave") == 0)
+		leave(end, argv[4]);
 	else
 		return 2;
 	return 0;
