@@ -20,15 +20,22 @@
 
 #include "record/segment.h"
 
-/* A segment file SEQ in DIR whose modification time is NOW + AGO_S seconds ago. */
+/* The name of segment SEQ in DIR, in PATH (512 bytes). */
+static const char *
+seg_path(char *path, const char *dir, int seq)
+{
+	snprintf(path, 512, "%s/perf-%06d-20261129T000000Z.data", dir, seq);
+	return path;
+}
+
+/* A segment file SEQ in DIR whose modification time is AGO_S seconds ago. */
 static void
 make_segment(const char *dir, int seq, long ago_s)
 {
 	char	 path[512];
 	struct timeval tv[2];
 
-	snprintf(path, sizeof(path), "%s/perf-%06d-20261129T000000Z.data", dir, seq);
-	check_write_file(path, "x", 1);
+	check_write_file(seg_path(path, dir, seq), "x", 1);
 	gettimeofday(&tv[0], NULL);
 	tv[0].tv_sec -= ago_s;
 	tv[1] = tv[0];
@@ -40,8 +47,7 @@ remove_segment(const char *dir, int seq)
 {
 	char	 path[512];
 
-	snprintf(path, sizeof(path), "%s/perf-%06d-20261129T000000Z.data", dir, seq);
-	unlink(path);
+	unlink(seg_path(path, dir, seq));
 }
 
 static int
@@ -49,8 +55,7 @@ exists(const char *dir, int seq)
 {
 	char	 path[512];
 
-	snprintf(path, sizeof(path), "%s/perf-%06d-20261129T000000Z.data", dir, seq);
-	return access(path, F_OK) == 0;
+	return access(seg_path(path, dir, seq), F_OK) == 0;
 }
 
 START_TEST(test_retention_age)
