@@ -399,7 +399,13 @@ copy_mode(const char *name, const struct stat *src, int public)
 	return public ? 0644 : (src->st_mode & S_IROTH) ? 0644 : 0600;
 }
 
-/* Is the entry ID's link names one from a user's namespace? */
+int
+bidcache_trusted_file(const struct stat *st)
+{
+	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* Is the entry ID's link names an untrusted one (under BIDCACHE_NS_DIR)? */
 static int
 entry_untrusted(struct bidcache *c, const uint8_t *id, size_t idlen, char *rel, size_t rellen)
 {
@@ -433,23 +439,6 @@ add_fd(struct bidcache *c, const char *name, uint64_t ns, const uint8_t *id, siz
 	int	 rc, efd = -1, tfd = -1, elf = strcmp(name, BIDCACHE_KERNEL) != 0;
 
 	err[0] = '\0';
-	if ((rc = bidcache_entry_name_ns(name, ns, id, idlen, rel, sizeof(rel))) < 0) {
-		snprintf(err, errlen, "%s: not a path the cache can hold", name);
-		return rc;
-	}
-	if ((rc = bidcache_find(c, id, idlen, path, pathlen)) != 0) {
-		/*
-		 * Present: done, unless a user's namespace put it there and this
-		 * copy is the host's; that one replaces it (the first file with
-		 * a build-id must not win: anyone can write any build-id note).
-		 */
-		if (rc > 0 && (ns != 0 || !entry_untrusted(c, id, idlen, old, sizeof(old)))) {
-			bidcache_touch(c, id, idlen);
-			return 0;
-		}
-		/* a damaged link, or an untrusted entry: replaced below */
-	}
-
 	if (fstat(fd, &st) == -1) {
 		rc = -errno;
 		snprintf(err, errlen, "fstat: %s", strerror(errno));
@@ -459,6 +448,27 @@ add_fd(struct bidcache *c, const char *name, uint64_t ns, const uint8_t *id, siz
 		snprintf(err, errlen, "not a regular file");
 		return -EINVAL;
 	}
+	/* The host's, from a file a user could have written: not trusted either. */
+	if (ns == 0 && !bidcache_trusted_file(&st))
+		ns = BIDCACHE_NS_USER;
+	if ((rc = bidcache_entry_name_ns(name, ns, id, idlen, rel, sizeof(rel))) < 0) {
+		snprintf(err, errlen, "%s: not a path the cache can hold", name);
+		return rc;
+	}
+	if ((rc = bidcache_find(c, id, idlen, path, pathlen)) != 0) {
+		/*
+		 * Present: done, unless an untrusted copy put it there (a user's
+		 * namespace, or a user's file) and this one is trusted; that one
+		 * replaces it (the first file with a build-id must not win:
+		 * anyone can write any build-id note).
+		 */
+		if (rc > 0 && (ns != 0 || !entry_untrusted(c, id, idlen, old, sizeof(old)))) {
+			bidcache_touch(c, id, idlen);
+			return 0;
+		}
+		/* a damaged link, or an untrusted entry: replaced below */
+	}
+
 	if (elf && (rc = check_id(fd, id, idlen, got)) < 0) {
 		id_error(rc, got, err, errlen);
 		return rc;
@@ -555,9 +565,15 @@ bidcache_add_buf(struct bidcache *c, const char *name, const uint8_t *id, size_t
 	ssize_t	 n;
 	int	 fd, rc;
 
-	if ((fd = memfd_create("perfmapd-bidcache", MFD_CLOEXEC)) == -1) {
+	/*
+	 * The daemon's own memory: a trusted source, readable by anyone as a
+	 * memfd's 0777 was (bidcache_trusted_file, copy_mode), not writable.
+	 */
+	if ((fd = memfd_create("perfmapd-bidcache", MFD_CLOEXEC)) == -1 || fchmod(fd, 0644) == -1) {
 		rc = -errno;
 		snprintf(err, errlen, "memfd_create: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return rc;
 	}
 	while (off < len) {

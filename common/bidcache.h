@@ -37,6 +37,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "perf_abi.h"
 
@@ -46,8 +47,14 @@
  * Entries from a mount namespace a user made (NS != 0, see the daemon's
  * record/binaries.h) live under DIR/.ns/<NS>/<path>/<build-id>/: never
  * under a host path, and replaced by the first copy from a trusted one.
+ * So do the host's copies of files a user could have written (not root's,
+ * or writable by its group or others: bidcache_trusted_file), under
+ * NS BIDCACHE_NS_USER: a user who writes the build-id of a system binary
+ * into a file of theirs and maps it before the system binary runs must
+ * not make it the system binary's copy.
  */
 #define BIDCACHE_NS_DIR		".ns"
+#define BIDCACHE_NS_USER	1	/* no mount namespace has inode 1 */
 
 struct bidcache {
 	int		 dirfd;
@@ -97,7 +104,7 @@ int	bidcache_find(struct bidcache *, const uint8_t *id, size_t idlen,
  * addresses) is the owner's only, as the kernel shows it to root only; a
  * file from a debuginfod server, which hands it to any client, is readable
  * by all (bidcache_add_fd_public), as is the vDSO, mapped into every process
- * (from memory: the source's bits are all set).
+ * (from memory: readable by all, written by the daemon alone).
  */
 int	bidcache_add_fd(struct bidcache *, const char *name, const uint8_t *id,
 	    size_t idlen, int fd, char *path, size_t pathlen, char *err, size_t errlen);
@@ -117,7 +124,10 @@ int	bidcache_add_buf(struct bidcache *, const char *name, const uint8_t *id,
 	    size_t idlen, const void *buf, size_t len, char *path, size_t pathlen,
 	    char *err, size_t errlen);
 
-/* Is the entry of ID from a user's namespace (under BIDCACHE_NS_DIR)? */
+/* Could only root have written the file of ST (root's, not writable by group or others)? */
+int	bidcache_trusted_file(const struct stat *st);
+
+/* Is the entry of ID from a user's namespace or a user's file (under BIDCACHE_NS_DIR)? */
 int	bidcache_untrusted(struct bidcache *, const uint8_t *id, size_t idlen);
 
 /* Mark ID as referenced now (for eviction order). */

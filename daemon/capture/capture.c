@@ -246,10 +246,19 @@ capture_map(struct capture *c, const struct record_mmap *m, int fd, uint64_t ns)
 	struct job *j;
 	int	 missed, pinned;
 
+	struct stat st;
+
 	if (c == NULL || m->build_id_size == 0 || m->build_id_size > BUILD_ID_MAX ||
 	    c->mode != CAPTURE_EAGER || m->filename[0] != '/')
 		return;
-	if (seen_before(c, m->build_id, m->build_id_size, ns))
+	/*
+	 * A host's file a user could have written (or none to look at: the
+	 * worker decides) is copied untrusted (bidcache.h) and counted apart
+	 * from the trusted ones: a user's file with a system binary's
+	 * build-id must not keep the system binary from its turn.
+	 */
+	if (seen_before(c, m->build_id, m->build_id_size, ns != 0 ? ns :
+	    fd >= 0 && fstat(fd, &st) == 0 && bidcache_trusted_file(&st) ? 0 : BIDCACHE_NS_USER))
 		return;
 	atomic_fetch_add(&c->n_seen, 1);
 	if ((j = job_new()) == NULL || (j->name = strdup(m->filename)) == NULL) {

@@ -7,6 +7,11 @@
 # counted as refused; a third user's binary and root's are still copied;
 # the cache never goes above max_size, and a sparse copy stays sparse on
 # disk.  Root's ping is answered within 100 ms, nothing is lost.
+# Users' copies are untrusted (DIR/.ns/1/<path>): a user who writes the
+# build-id of a system binary into a file of theirs and runs it before the
+# system binary runs does not make it that binary's copy: root's run of
+# the real one replaces it.  Before, the first copy won, and perf showed
+# the system binary's samples with the user's functions.
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
@@ -47,19 +52,39 @@ sleep 2
 hostile_judge
 
 D=$T/state/debug
-na=$(ls "$D$HA" 2>/dev/null | wc -l)
-nb=$(ls "$D$HB" 2>/dev/null | wc -l)
+U=$D/.ns/1		# users' copies (BIDCACHE_NS_USER)
+na=$(ls "$U$HA" 2>/dev/null | wc -l)
+nb=$(ls "$U$HB" 2>/dev/null | wc -l)
 "$PERFMAPCTL" -s "$T/control.sock" --json status > "$T/st.json"
 note "copied: $na of user a's 40, $nb of user b's 4 big ones; refused (quota) $(jq .cache.refused_quota "$T/st.json")"
 figure cache_bytes "$(jq .cache.bytes "$T/st.json")"
 [ "$na" -eq 10 ] || fail "user a: $na binaries copied, not 10 (user_files)"
 [ "$nb" -eq 1 ] || fail "user b: $nb big binaries copied, not 1 (user_bytes 100M)"
 jq -e '.cache.refused_quota >= 33' "$T/st.json" >/dev/null || fail "refusals not counted"
-[ -f "$D$HC/mine/c00$(printf '3%.0s' $(seq 1 37))/elf" ] || fail "user c's binary was not copied"
+[ -f "$U$HC/mine/c00$(printf '3%.0s' $(seq 1 37))/elf" ] || fail "user c's binary was not copied"
 [ -f "$D$T/root-bin/d00$(printf '4%.0s' $(seq 1 37))/elf" ] || fail "root's binary was not copied"
 jq -e '.cache.bytes <= 1073741824' "$T/st.json" >/dev/null || fail "cache above max_size"
-big=$(ls "$D$HB"/*/*/elf 2>/dev/null | head -1)
+big=$(ls "$U$HB"/*/*/elf 2>/dev/null | head -1)
 [ -n "$big" ] && [ "$(du -k "$big" | cut -f1)" -lt 1024 ] || fail "the sparse binary was copied dense"
 grep -q "uid $(id -u "$A") used its share" "$T/daemon.log" || fail "the refusal is not logged"
+
+# A system binary's build-id in a user's file, run first.
+YES=$(readelf_buildid /usr/bin/yes)
+[ -n "$YES" ] || fail "/usr/bin/yes has no build-id"
+link="$D/.build-id/$(echo "$YES" | cut -c1-2)/$(echo "$YES" | cut -c3-)"
+[ -e "$link" ] && fail "/usr/bin/yes is in the cache already: the test proves nothing"
+as_user "$C" "$T/mkelf" forge "$T/spin" "$HC/yes" "$YES" || fail "mkelf yes"
+as_user "$C" "$HC/yes" 0.3 > /dev/null
+for _ in $(seq 1 50); do [ -e "$link/elf" ] && break; sleep 0.1; done
+[ -e "$link/elf" ] || fail "user c's forged yes was not copied"
+cmp -s "$link/elf" "$HC/yes" || fail "the entry of $YES is not user c's file: the test proves nothing"
+yes > /dev/null & y=$!
+sleep 0.5
+kill "$y"
+for _ in $(seq 1 50); do cmp -s "$link/elf" /usr/bin/yes && break; sleep 0.1; done
+cmp -s "$link/elf" /usr/bin/yes ||
+	fail "the cache's $YES is still user c's file after root ran /usr/bin/yes ($(readlink "$link"))"
+[ -e "$U$HC/yes" ] && fail "user c's forged copy stayed beside the real one"
+note "$YES: user c's copy replaced by /usr/bin/yes's ($(readlink "$link"))"
 stop_daemon
 echo "PASS: each user's share holds; others' binaries are still copied"
