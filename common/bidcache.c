@@ -301,8 +301,13 @@ copy_fd(int src, int dst, uint64_t size)
 	off_t	 data, hole = 0;
 	int	 rc;
 
+	/*
+	 * A reflink takes the whole file as it is now: cut to the SIZE that
+	 * was admitted, or a user growing the file meanwhile (cloning into
+	 * its tail) would get a copy beyond max_size and their share.
+	 */
 	if (ioctl(dst, FICLONE, src) == 0)
-		return 0;
+		return ftruncate(dst, (off_t)size) == -1 ? -errno : 0;
 	for (;;) {
 		if ((data = lseek(src, hole, SEEK_DATA)) == -1) {
 			if (errno == ENXIO)
