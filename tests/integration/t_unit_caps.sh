@@ -47,10 +47,11 @@ have=$(grep '^CapEff' "/proc/$DAEMON_PID/status")
 note "daemon: $have"
 
 # Deleted while it runs: only the mapped inode (map_files) is left to copy.
+# A user's file: its copy is an untrusted one, under .ns/1 (bidcache.h).
 as_user "$A" sh -c "'$T/home/priv' 1 & sleep 0.3; rm '$T/home/priv'; wait" >/dev/null
 S=$T/state
 for _ in $(seq 1 100); do
-	[ -f "$S/debug$T/home/priv/$ID/elf" ] && break
+	[ -f "$S/debug/.ns/1$T/home/priv/$ID/elf" ] && break
 	sleep 0.1
 done
 # Every directory of the state is root's to write in without
@@ -59,12 +60,12 @@ done
 # every capture after it fail (seen once in CI).
 bad=$(find "$S" -type d ! -perm -u=rwx | head -3)
 [ -z "$bad" ] || fail "directories of the state root cannot write in: $(ls -ld $bad)"
-[ -f "$S/debug$T/home/priv/$ID/elf" ] || {
+[ -f "$S/debug/.ns/1$T/home/priv/$ID/elf" ] || {
 	ls -R "$S/debug" | grep -A3 priv
 	"$PERFMAPCTL" -s "$T/control.sock" --json status | jq -c .cache
 	fail "the private binary was not copied (map_files) within 10 s of its exit"
 }
-[ "$(readelf_buildid "$S/debug$T/home/priv/$ID/elf")" = "$ID" ] || fail "the copy is not $ID"
+[ "$(readelf_buildid "$S/debug/.ns/1$T/home/priv/$ID/elf")" = "$ID" ] || fail "the copy is not $ID"
 k=$(ls "$S/debug/[kernel.kallsyms]"/*/kallsyms 2>/dev/null | head -1)
 [ -n "$k" ] || fail "no kallsyms copy"
 grep -qv '^0000000000000000 ' "$k" || fail "kallsyms copied without addresses (CAP_SYSLOG)"
