@@ -390,11 +390,54 @@ make_link(struct bidcache *c, const uint8_t *id, size_t idlen, const char *rel,
 	return rc;
 }
 
+/*
+ * Can anyone reach the file at NAME (an absolute path as the kernel names
+ * a mapping: no symlink in it) through its directories, each searchable
+ * by others?  No for a path that cannot be walked now (gone, replaced by
+ * a symlink, too long): the copy stays root's.
+ */
+static int
+reachable(const char *name)
+{
+	char	 comp[NAME_MAX + 1];
+	const char *p = name, *slash;
+	struct stat st;
+	size_t	 len = record_name_len(name), n;
+	int	 fd, next, ok = 0;
+
+	if (name[0] != '/' || (fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return 0;
+	for (;;) {
+		if (fstat(fd, &st) == -1 || !S_ISDIR(st.st_mode) || !(st.st_mode & S_IXOTH))
+			break;
+		while (p < name + len && *p == '/')
+			p++;
+		if ((slash = memchr(p, '/', (size_t)(name + len - p))) == NULL) {
+			ok = 1;		/* P is the file's own name */
+			break;
+		}
+		if ((n = (size_t)(slash - p)) > NAME_MAX)
+			break;
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if ((fd = next) == -1)
+			return 0;
+		p = slash;
+	}
+	close(fd);
+	return ok;
+}
+
 /* The copy's mode under the policy of bidcache.h; PUBLIC: anyone could fetch it. */
 static mode_t
 copy_mode(const char *name, const struct stat *src, int public)
 {
 	if (strcmp(name, BIDCACHE_KERNEL) == 0)
+		return 0600;
+	/* a file anyone could read, in a directory not everyone may enter */
+	if (!public && name[0] == '/' && (src->st_mode & S_IROTH) && !reachable(name))
 		return 0600;
 	/*
 	 * The copy's group is the cache's (the daemon's control group), not

@@ -99,7 +99,8 @@ int	bidcache_find(struct bidcache *, const uint8_t *id, size_t idlen,
  * Who may read the copy, one policy for every cache file (perfmapd.conf(5)):
  * the owner (root) always; group and others exactly when they could read
  * where it came from.  A binary copied from a mapped file or its path is
- * 0644 when anyone could read that file, else 0600 (the copy's group is
+ * 0644 when anyone could read that file (readable by others, and every
+ * directory on its path searchable by others), else 0600 (the copy's group is
  * the cache's, not the file's: its group bit says nothing here); the kernel's symbol table (kallsyms, with the kernel's
  * addresses) is the owner's only, as the kernel shows it to root only; a
  * file from a debuginfod server, which hands it to any client, is readable

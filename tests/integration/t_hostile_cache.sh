@@ -12,6 +12,9 @@
 # system binary runs does not make it that binary's copy: root's run of
 # the real one replaces it.  Before, the first copy won, and perf showed
 # the system binary's samples with the user's functions.
+# A copy is readable by the control group only when anyone could read the
+# original: a 0755 binary in a user's 0700 directory is copied 0600 (its
+# directory was not looked at, and the copy was 0644).
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
@@ -67,6 +70,21 @@ jq -e '.cache.bytes <= 1073741824' "$T/st.json" >/dev/null || fail "cache above 
 big=$(ls "$U$HB"/*/*/elf 2>/dev/null | head -1)
 [ -n "$big" ] && [ "$(du -k "$big" | cut -f1)" -lt 1024 ] || fail "the sparse binary was copied dense"
 grep -q "uid $(id -u "$A") used its share" "$T/daemon.log" || fail "the refusal is not logged"
+
+# Who may read a copy: a world-readable binary anyone can reach is 0644,
+# one in a directory only its user may enter 0600.
+mine=$U$HC/mine/c00$(printf '3%.0s' $(seq 1 37))/elf
+[ "$(stat -c %a "$mine")" = 644 ] || fail "user c's binary in a 0755 home copied $(stat -c %a "$mine")"
+as_user "$C" mkdir -m 0700 "$HC/private" || fail "mkdir private"
+PRIV=e00$(printf '5%.0s' $(seq 1 37))
+as_user "$C" "$T/mkelf" forge "$T/spin" "$HC/private/prog" "$PRIV" || fail "mkelf private"
+as_user "$C" chmod 0755 "$HC/private/prog"
+as_user "$C" "$HC/private/prog" 0.3 > /dev/null
+priv=$U$HC/private/prog/$PRIV/elf
+for _ in $(seq 1 50); do [ -f "$priv" ] && break; sleep 0.1; done
+[ -f "$priv" ] || fail "user c's private binary was not copied"
+[ "$(stat -c %a "$priv")" = 600 ] ||
+	fail "a 0755 binary in a 0700 directory copied $(stat -c %a "$priv"): the control group reads it"
 
 # A system binary's build-id in a user's file, run first.
 YES=$(readelf_buildid /usr/bin/yes)
