@@ -231,7 +231,6 @@ client_print_table(FILE *f, const char *indent, const struct column *cols, size_
 	table_print(&t, f, indent);
 }
 
-
 /*
  * A new file beside DEST, ".DEST.XXXXXX", its path in TMP: mode 0600
  * (a profile or an export may hold the kernel's addresses), hidden until

@@ -48,7 +48,6 @@ struct qjob {
 	TAILQ_ENTRY(qjob) entry;
 	uint64_t	 client;	/* control_client_id() */
 	uid_t		 uid;
-	int		 priv;
 	void		(*fix)(struct perfmapd *, json_t *);	/* on the loop, or NULL */
 	char		*method;
 	json_t		*params;	/* a copy: the worker's own */
@@ -111,13 +110,14 @@ querier_main(void *arg)
 			pthread_cond_wait(&q->cv, &q->mu);
 		if (q->stop)
 			break;
-		if ((j = TAILQ_FIRST(&q->priv)) != NULL)
+		if ((j = TAILQ_FIRST(&q->priv)) != NULL) {
 			TAILQ_REMOVE(&q->priv, j, entry);
-		else {
+			q->njobs[1]--;
+		} else {
 			j = TAILQ_FIRST(&q->others);
 			TAILQ_REMOVE(&q->others, j, entry);
+			q->njobs[0]--;
 		}
-		q->njobs[j->priv]--;
 		pthread_mutex_unlock(&q->mu);
 		index_wait(q->d->index, j->seq);
 		j->reply = run(q, j);
@@ -192,7 +192,6 @@ querier_submit(struct querier *q, struct control_client *c, const char *method,
 	}
 	j->client = control_client_id(c);
 	j->uid = uid;
-	j->priv = priv;
 	j->fix = fix;
 	j->seq = index_handoff(q->d->index);
 	pthread_mutex_lock(&q->mu);
