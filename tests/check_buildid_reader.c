@@ -10,12 +10,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -203,6 +205,72 @@ START_TEST(test_map_files)
 	buildid_reader_resolve(&br, &q, &a, NULL);
 	ck_assert_int_eq(a.cause, BIDC_GONE);
 	buildid_reader_free(&br);
+}
+END_TEST
+
+/*
+ * A memfd whose inode number is a record's, mapped where the record's
+ * file was (what a user can arrange by making memfds until one gets the
+ * number of a system library): another device, so not the record's file,
+ * neither read nor answered from the cache.
+ */
+START_TEST(test_map_files_device)
+{
+	struct buildid_reader br;
+	struct bid_query q;
+	struct bid_answer a;
+	struct stat st, ost, root;
+	char	 buf[65536], exe[PATH_MAX];
+	ssize_t	 n;
+	void	*p;
+	int	 in, mfd, fd;
+
+	ck_assert_int_gt(n = readlink("/proc/self/exe", exe, sizeof(exe) - 1), 0);
+	exe[n] = '\0';
+	ck_assert_int_ge(mfd = memfd_create("check-forged", MFD_CLOEXEC), 0);
+	ck_assert_int_ge(in = open(exe, O_RDONLY), 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ck_assert_int_eq(write(mfd, buf, (size_t)n), n);
+	close(in);
+	ck_assert_int_eq(fstat(mfd, &st), 0);
+	ck_assert_int_eq(stat("/", &root), 0);
+	ck_assert_uint_ne(st.st_dev, root.st_dev);
+	ck_assert_ptr_ne(p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, mfd, 0),
+	    MAP_FAILED);
+	usleep(30000);		/* older than the ctime margin */
+	ck_assert_int_eq(buildid_reader_init(&br), 0);
+	memset(&q, 0, sizeof(q));
+	q.pid = (uint32_t)getpid();
+	q.addr = (uint64_t)(uintptr_t)p;
+	q.len = ((uint64_t)st.st_size + 4095) & ~4095ULL;
+	q.has_inode = 1;
+	q.maj = major(root.st_dev);	/* the record: a file of / with the memfd's inode number */
+	q.min = minor(root.st_dev);
+	q.ino = st.st_ino;
+	q.filename = "/nonexistent/library.so";
+	fd = -2;
+	buildid_reader_resolve(&br, &q, &a, &fd);
+	ck_assert_int_eq(a.cause, BIDC_GONE);
+	ck_assert_int_eq(fd, -1);
+	/* The memfd's own record: read, and remembered. */
+	q.maj = major(st.st_dev);
+	q.min = minor(st.st_dev);
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_OK);
+	ck_assert(ids_equal(&a, exe));
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cached, 1);
+	/* The forged record again: not from the cache either. */
+	q.maj = major(root.st_dev);
+	q.min = minor(root.st_dev);
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_GONE);
+	/* Nor for the capture's opening of the same range. */
+	ck_assert_int_eq(buildid_reader_open_mapped(q.pid, q.addr, q.len, 1, q.maj, q.min,
+	    q.ino, 0, &ost), -ESTALE);
+	buildid_reader_free(&br);
+	munmap(p, (size_t)st.st_size);
+	close(mfd);
 }
 END_TEST
 
@@ -1204,6 +1272,7 @@ reader_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_is_file);
 	tcase_add_test(tc, test_map_files);
+	tcase_add_test(tc, test_map_files_device);
 	tcase_add_test(tc, test_by_name);
 	tcase_add_test(tc, test_fifo);
 	tcase_add_test(tc, test_cp_over_inode);

@@ -228,7 +228,7 @@ run_map(struct capture *c, struct job *j)
 		    (unsigned long long)j->addr, (unsigned long long)(j->addr + j->len));
 		if ((fd = j->fd) < 0)
 			fd = j->pin_errno != 0 ? -j->pin_errno : buildid_reader_open_mapped(j->pid,
-			    j->addr, j->len, j->has_inode, j->ino, &st);
+			    j->addr, j->len, j->has_inode, j->maj, j->min, j->ino, j->gen, &st);
 		if (fd >= 0) {
 			rc = copy_fd(c, j, fd, path, why, sizeof(why));
 			if (fd != j->fd)

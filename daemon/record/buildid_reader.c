@@ -305,9 +305,46 @@ map_files_path(char *buf, size_t len, uint32_t pid, uint64_t addr, uint64_t size
 	    (unsigned long long)(addr + size));
 }
 
+/* Is the file's generation GEN (where the record and the file system give one)? */
+static int
+same_generation(int fd, uint64_t gen)
+{
+	long	 v = 0;
+
+	if (gen == 0 || ioctl(fd, FS_IOC_GETVERSION, &v) == -1)
+		return 1;
+	return (uint32_t)v == (uint32_t)gen;
+}
+
+/*
+ * Whether ST, the state of the file FD, is the file a record names by
+ * device MAJ:MIN and inode INO (generation GEN, 0: not given).  The inode
+ * number alone is not: any user can make tmpfs files or memfds until one
+ * gets the number of a system library, and map it where the library was.
+ * btrfs and overlayfs are the file systems whose st_dev is not the super
+ * block's device that the kernel puts in the record (st_dev names the
+ * subvolume, or the overlay); there the inode and, where the file system
+ * keeps one, its generation are all there is to compare.
+ */
+static int
+is_record_file(int fd, const struct stat *st, uint32_t maj, uint32_t min, uint64_t ino,
+    uint64_t gen)
+{
+	struct statfs sf;
+
+	if (st->st_ino != ino)
+		return 0;
+	if (st->st_dev == makedev(maj, min))
+		return 1;
+	if (fstatfs(fd, &sf) == -1)
+		return 0;
+	return ((unsigned long)sf.f_type == BTRFS_SUPER_MAGIC ||
+	    (unsigned long)sf.f_type == OVERLAYFS_SUPER_MAGIC) && same_generation(fd, gen);
+}
+
 int
 buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int has_inode,
-    uint64_t ino, struct stat *st)
+    uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen, struct stat *st)
 {
 	char	 path[96];
 	int	 fd;
@@ -322,7 +359,7 @@ buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int has_in
 		close(fd);
 		return -e;
 	}
-	if (!S_ISREG(st->st_mode) || (has_inode && st->st_ino != ino)) {
+	if (!S_ISREG(st->st_mode) || (has_inode && !is_record_file(fd, st, maj, min, ino, gen))) {
 		close(fd);
 		return S_ISREG(st->st_mode) ? -ESTALE : -EISDIR;
 	}
@@ -353,17 +390,6 @@ reopen_read(int pathfd)
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
 	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	return fd == -1 ? -errno : fd;
-}
-
-/* Is the file's generation GEN (where the record and the file system give one)? */
-static int
-same_generation(int fd, uint64_t gen)
-{
-	long	 v = 0;
-
-	if (gen == 0 || ioctl(fd, FS_IOC_GETVERSION, &v) == -1)
-		return 1;
-	return (uint32_t)v == (uint32_t)gen;
 }
 
 int
@@ -469,16 +495,17 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 		a->cause = errno == EACCES || errno == EPERM ? BIDC_DENIED : BIDC_ERROR;
 		return 1;
 	}
+	/* The device is compared once the file is open (the cache: when it is the record's). */
 	if (q->has_inode && st.st_ino != q->ino)
 		return 0;
 	if (!S_ISREG(st.st_mode)) {
 		a->cause = BIDC_NOT_FILE;
 		return 1;
 	}
-	if (cache_get(b, &st, a))
+	if ((!q->has_inode || st.st_dev == makedev(q->maj, q->min)) && cache_get(b, &st, a))
 		return 1;
-	if ((fd = buildid_reader_open_mapped(q->pid, q->addr, q->len, q->has_inode, q->ino,
-	    &fst)) < 0) {
+	if ((fd = buildid_reader_open_mapped(q->pid, q->addr, q->len, q->has_inode, q->maj,
+	    q->min, q->ino, q->gen, &fst)) < 0) {
 		if (fd == -ENOENT || fd == -ESRCH || fd == -ESTALE)
 			return 0;
 		a->cause = fd == -EISDIR ? BIDC_NOT_FILE : cause_of(fd);

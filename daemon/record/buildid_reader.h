@@ -195,10 +195,11 @@ int	buildid_reader_is_file(const char *filename);
  * worker too): the mapped file of PID at [ADDR, ADDR + LEN) through
  * map_files, or PATH by name as rule 2 above opens it (without the
  * ctime check); each returns a read-only fd of a regular file with *ST
- * filled, or -errno (-ESTALE: not the expected inode).
+ * filled, or -errno (-ESTALE: not the expected file: another device or
+ * inode, or generation where that is all there is).
  */
 int	buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int has_inode,
-	    uint64_t ino, struct stat *st);
+	    uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen, struct stat *st);
 int	buildid_reader_open_verified(const char *path, uint32_t maj, uint32_t min, uint64_t ino,
 	    uint64_t gen, struct stat *st);
 
