@@ -221,7 +221,7 @@ void	name_strip_deleted(const char *name, char *out, size_t len);
 int	cache_side(int rc);
 void	reason_add(char *buf, size_t len, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
-int	try_path(struct capture *, const char *path, const char *name, uint64_t ns,
+int	try_path(struct capture *, const char *path, int magic, const char *name, uint64_t ns,
 	    const uint8_t *id, size_t idlen, char *file, size_t filelen, char *why,
 	    size_t whylen);
 void	count_result(struct capture *, int rc);

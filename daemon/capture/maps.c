@@ -147,20 +147,23 @@ reason_add(char *buf, size_t len, const char *fmt, ...)
 }
 
 /*
- * Copy PATH (opened here) into the cache under NAME.  1 or 0 (present) on
- * success; else -errno with the reason appended to WHY.
+ * Copy PATH (opened here; MAGIC: a map_files link) into the cache under
+ * NAME.  1 or 0 (present) on success; else -errno with the reason
+ * appended to WHY.
  */
 int
-try_path(struct capture *c, const char *path, const char *name, uint64_t ns,
+try_path(struct capture *c, const char *path, int magic, const char *name, uint64_t ns,
     const uint8_t *id, size_t idlen, char *file, size_t filelen, char *why, size_t whylen)
 {
+	struct stat st;
 	char	 err[512];
 	int	 fd, rc;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) == -1) {
-		rc = -errno;
-		reason_add(why, whylen, "%s: %s", path, strerror(errno));
-		return rc;
+	if ((fd = buildid_reader_open_regular(path, magic, &st)) < 0) {
+		reason_add(why, whylen, "%s: %s", path, fd == -ELOOP ?
+		    "a symbolic link on the path, not followed" : fd == -EISDIR ?
+		    "not a regular file, not opened" : strerror(-fd));
+		return fd;
 	}
 	rc = bidcache_add_fd_ns(&c->cache, name, ns, id, idlen, fd, file, filelen, err,
 	    sizeof(err));

@@ -302,7 +302,7 @@ store_user(struct capture *c, struct storectx *x, const struct segbid *b, char *
 	name_strip_deleted(b->name, plain, sizeof(plain));
 	*source = "path";
 	if (plain[0] == '/') {
-		rc = try_path(c, plain, b->name, 0, b->id, b->len, file, filelen, why, whylen);
+		rc = try_path(c, plain, 0, b->name, 0, b->id, b->len, file, filelen, why, whylen);
 		if (rc >= 0 || cache_side(rc))
 			return rc;
 	} else
@@ -316,7 +316,7 @@ store_user(struct capture *c, struct storectx *x, const struct segbid *b, char *
 		tried++;
 		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", x->live[i].pid,
 		    (unsigned long long)x->live[i].start, (unsigned long long)x->live[i].end);
-		rc = try_path(c, path, b->name, 0, b->id, b->len, file, filelen, why, whylen);
+		rc = try_path(c, path, 1, b->name, 0, b->id, b->len, file, filelen, why, whylen);
 		if (rc >= 0 || cache_side(rc))
 			return rc;
 	}

@@ -393,6 +393,38 @@ reopen_read(int pathfd)
 }
 
 int
+buildid_reader_open_regular(const char *path, int magic, struct stat *st)
+{
+	struct stat rst;
+	int	 pfd, fd;
+
+	/* O_PATH: the magic link followed, no open(2) of a FIFO or a device yet. */
+	if (magic)
+		pfd = (pfd = open(path, O_PATH | O_CLOEXEC)) == -1 ? -errno : pfd;
+	else
+		pfd = open_path_nofollow(path);
+	if (pfd < 0)
+		return pfd;
+	if (fstat(pfd, st) == -1) {
+		fd = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		fd = S_ISLNK(st->st_mode) ? -ELOOP : -EISDIR;
+		goto out;
+	}
+	if ((fd = reopen_read(pfd)) < 0)
+		goto out;
+	if (fstat(fd, &rst) == -1 || rst.st_dev != st->st_dev || rst.st_ino != st->st_ino) {
+		close(fd);
+		fd = -ESTALE;
+	}
+out:
+	close(pfd);
+	return fd;
+}
+
+int
 buildid_reader_open_verified(const char *path, uint32_t maj, uint32_t min, uint64_t ino,
     uint64_t gen, struct stat *st)
 {

@@ -200,6 +200,14 @@ int	buildid_reader_is_file(const char *filename);
  */
 int	buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int has_inode,
 	    uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen, struct stat *st);
+/*
+ * A user's file by PATH for a copy, nothing to compare it with: a regular
+ * file, opened without following a symlink (MAGIC: PATH is a map_files
+ * link, and following that one is the point), and never opened at all
+ * when it is a FIFO or a device (some open with side effects: a
+ * watchdog).  -ELOOP: a symlink on the path; -EISDIR: not a regular file.
+ */
+int	buildid_reader_open_regular(const char *path, int magic, struct stat *st);
 int	buildid_reader_open_verified(const char *path, uint32_t maj, uint32_t min, uint64_t ino,
 	    uint64_t gen, struct stat *st);
 

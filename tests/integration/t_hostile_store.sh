@@ -1,0 +1,73 @@
+#!/bin/sh
+# Adversarial: `perfmapctl store` and a user's path.  With capture off,
+# store copies a binary the cache lacks from the path the segment names,
+# which the user controls.  A user runs a file of their own, then puts in
+# its place:
+# - a symlink to root's private binary, whose build-id the user wrote
+#   into their file (build-ids are not secrets): a daemon that follows it
+#   copies root's binary into the cache;
+# - a FIFO, with a process of theirs waiting to open it for writing: a
+#   daemon that opens the path opens the FIFO (the writer goes on).  A
+#   device would be opened the same way, and some open with side effects
+#   (a watchdog starts at its open).
+# Root's store must report both as failures with the reason, copy nothing,
+# open nothing, and keep recording.
+. tests/lib.sh
+. tests/hostile/lib.sh
+hostile_start
+need_perf
+build_hostile mapexec
+build_hostile mkelf
+
+MARK=pm-secret-$$-$(date +%s)
+mkdir -m 0700 "$T/secret"
+printf '#include <stdio.h>\nint main(void) { puts("%s"); return 0; }\n' "$MARK" > "$T/secret/s.c"
+cc -O0 -o "$T/secret/bin" "$T/secret/s.c" -Wl,--build-id || fail "cannot build the secret binary"
+chmod 0700 "$T/secret/bin"
+K=$(readelf_buildid "$T/secret/bin")
+cc -O0 -o "$T/own.c.bin" -x c - -Wl,--build-id <<EOF || fail "cannot build the user's binary"
+int main(void) { return $$ % 7; }
+EOF
+chmod 0755 "$T/own.c.bin"
+F=$(readelf_buildid "$T/own.c.bin")
+
+start_daemon "[record]
+frequency = 499
+drain_interval = 100ms
+[cache]
+capture = off"
+sleep 1.2
+as_user "$A" sh -c "'$T/mkelf' forge '$T/spin' '$H/sym' $K && cp '$T/own.c.bin' '$H/fifo'" ||
+	fail "the user's files"
+sleep 1.2	# older than the read's ctime margin, on a file system of whole seconds too
+as_user "$A" "$T/mapexec" 1 "$H/sym" "$H/fifo" || fail "the user's mappings"
+sleep 0.5
+seg=$("$PERFMAPCTL" -s "$T/control.sock" snapshot) || fail "snapshot"
+perf buildid-list -i "$seg" 2> /dev/null | grep -q "^$K $H/sym" ||
+	{ perf buildid-list -i "$seg" 2>&1 | tail -5; fail "the segment does not name $H/sym with build-id $K: the attack cannot be judged"; }
+perf buildid-list -i "$seg" 2> /dev/null | grep -q "^$F $H/fifo" ||
+	fail "the segment does not name $H/fifo with build-id $F: the attack cannot be judged"
+as_user "$A" sh -c "ln -sf '$T/secret/bin' '$H/sym' && rm -f '$H/fifo' && mkfifo '$H/fifo'" ||
+	fail "the user's replacements"
+# The user's writer: its open of the FIFO returns only once someone opens it to read.
+setpriv --reuid="$A" --regid="$(id -g "$A")" --init-groups -- \
+	sh -c "exec 3> '$H/fifo'; echo opened > '$H/opened'" &
+WRITER=$!
+BG_PIDS="${BG_PIDS:-} $WRITER"
+sleep 0.3
+"$PERFMAPCTL" -s "$T/control.sock" store "$seg" > "$T/store.out" 2>&1
+note "store: $(grep -E "$K|$F" "$T/store.out" | tr '\n' ' ')"
+sleep 0.5
+[ -e "$H/opened" ] && fail "the daemon opened the user's FIFO $H/fifo"
+kill "$WRITER" 2>/dev/null
+grep -q "^OK $K" "$T/store.out" && fail "store copied $K through the user's symlink: $(cat "$T/store.out")"
+grep -q "^FAIL $K .*symbolic link" "$T/store.out" ||
+	fail "store gave no failure with the reason for $K: $(cat "$T/store.out")"
+grep -q "^FAIL $F .*not a regular file" "$T/store.out" ||
+	fail "store gave no failure with the reason for $F: $(cat "$T/store.out")"
+if grep -rl "$MARK" "$T/state" > "$T/found" 2>/dev/null; then
+	fail "root's private binary was copied under the state directory: $(head -3 "$T/found")"
+fi
+"$PERFMAPCTL" -s "$T/control.sock" ping > /dev/null || fail "the daemon does not answer after the store"
+stop_daemon
+echo "PASS: store follows no user's symlink and opens no FIFO"
