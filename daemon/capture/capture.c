@@ -560,6 +560,13 @@ capture_jit_watch(struct capture *c, uint32_t pid)
 	j->kind = JOB_JIT_WATCH;
 	j->pid = pid;
 	j->uid = st.st_uid;
+	/*
+	 * Its root too, where its /tmp is: procfs's magic link taken as
+	 * O_PATH opens nothing of the user's; the worker walks to tmp.
+	 */
+	snprintf(path, sizeof(path), "/proc/%u/root", pid);
+	j->fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	j->nspid = jit_ns_pid(pid);
 	submit(c, j);
 }
 
@@ -727,6 +734,7 @@ capture_stop(struct capture *c)
 	free(c->seen.v);
 	free(c->seen_ns.v);
 	free(c->vdso);
+	jit_free(c);
 	bidcache_close(&c->cache);
 	close(c->efd);
 	pthread_mutex_destroy(&c->mu);

@@ -43,13 +43,30 @@ enum job_kind {
 };
 
 #define JIT_WATCH_MAX		4096		/* processes with JIT code watched */
+#define JIT_TMP_MAX		64		/* their distinct /tmp directories held open */
 #define PROFILES_KEPT		4		/* newest profile files kept */
 
 /* A process that may write /tmp/perf-PID.map: who owned it (worker only). */
 struct jitproc {
 	uint32_t	 pid;
+	uint32_t	 nspid;		/* its pid in its own pid namespace: the map's name */
 	uint32_t	 uid;
+	int		 tmp;		/* its /tmp in capture's jtmp[], or -1: the daemon's */
 	uint64_t	 start;		/* /proc/PID/stat starttime: tells pid reuse */
+};
+
+/*
+ * A /tmp of watched processes, as their mount namespace has it (a
+ * container's, a unit's PrivateTmp, the daemon's own under its unit's
+ * PrivateTmp=yes is not the host's), held open as O_PATH so that the map
+ * is still there to read once the process and its namespace are gone.
+ * Shared by the processes whose /tmp is the same directory.
+ */
+struct jittmp {
+	dev_t		 dev;
+	ino_t		 ino;
+	int		 fd;
+	uint32_t	 refs;
 };
 
 /* A control request in flight; freed by the loop after its final result. */
@@ -83,6 +100,7 @@ struct job {
 	int		 all_binaries;	/* export: not only those with samples */
 	int		 exited;	/* JOB_JIT_KEEP: the process is gone */
 	uint32_t	 uid;		/* JOB_JIT_WATCH: its owner when it mapped JIT code */
+	uint32_t	 nspid;		/* JOB_JIT_WATCH: its pid in its pid namespace (FD: its root) */
 	json_t		*params;	/* JOB_PROFILE */
 };
 
@@ -191,6 +209,8 @@ struct capture {
 	size_t		 nquotas;
 	struct jitproc	 jit[JIT_WATCH_MAX];
 	size_t		 njit;
+	struct jittmp	 jtmp[JIT_TMP_MAX];
+	size_t		 njtmp;
 	struct bidcache	 cache;
 	struct failrec	*fails;
 	size_t		 nfails, failcap;
@@ -257,6 +277,8 @@ void	prune_dir(const char *dir, const char *prefix, size_t keep);
 /* jit.c */
 void	run_jit_watch(struct capture *, struct job *);
 void	run_jit_keep(struct capture *, struct job *);
+void	jit_free(struct capture *);
+uint32_t jit_ns_pid(uint32_t pid);
 
 /* profile.c: the profile thread */
 void	*profile_main(void *arg);

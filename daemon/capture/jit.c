@@ -5,14 +5,24 @@
  * copies it next to the segments, so profiles name JIT frames after the
  * process and its file are gone:
  *
- *	loop: first anonymous executable mapping of PID: the uid of /proc/PID
- *	        ─► JOB_JIT_WATCH worker: note that owner, and the start time
+ *	loop: first anonymous executable mapping of PID: the uid of /proc/PID,
+ *	        /proc/PID/root (O_PATH), its pid in its pid namespace
+ *	        ─► JOB_JIT_WATCH worker: note that owner, the start time, and
+ *	        the process's own /tmp (held open, shared: struct jittmp)
  *	loop: PID exits, or a segment closes with PID alive ─► JOB_JIT_KEEP
- *	        worker: /tmp/perf-PID.map ─► STATE/segments/SEG.jit/perf-PID.map
+ *	        worker: TMP/perf-NSPID.map ─► STATE/segments/SEG.jit/perf-PID.map
  *
- * /tmp/perf-PID.map is written by the user: it is opened here, never on
- * the loop, with O_NOFOLLOW | O_NONBLOCK (no symlink, no FIFO that
- * blocks), kept only if fstat says a regular file owned by the process's
+ * The /tmp is the process's, not the daemon's: a container's, a unit's
+ * PrivateTmp, and under the shipped unit (PrivateTmp=yes) the daemon's
+ * own /tmp is not the host's either.  The map is named with the pid the
+ * process sees (NSpid), as the runtime names it; it is kept under the
+ * host's pid, which the segments use.  A process gone before its root
+ * could be taken is looked for in the daemon's /tmp, as before.
+ *
+ * The map is written by the user: it is opened here, never on the loop,
+ * with O_NOFOLLOW | O_NONBLOCK (no symlink, no FIFO that blocks) in a
+ * /tmp reached from the process's root with RESOLVE_IN_ROOT and no
+ * symlink, kept only if fstat says a regular file owned by the process's
  * uid and at most SYMBOLIZE_JIT_MAX bytes, and read up to that size.  A
  * pid reused by another process (start time differs) is not kept.
  */
@@ -23,6 +33,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
 
 #include "capture_int.h"
 #include "log.h"
@@ -52,6 +64,93 @@ proc_start(uint32_t pid)
 	return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
 }
 
+/* PID as its own pid namespace numbers it (the last of NSpid), or PID. */
+uint32_t
+jit_ns_pid(uint32_t pid)
+{
+	char	 path[64], buf[4096], *p, *end;
+	unsigned long v;
+	ssize_t	 n;
+	int	 fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return pid;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return pid;
+	buf[n] = '\0';
+	if ((p = strstr(buf, "\nNSpid:")) == NULL)
+		return pid;
+	p += 7;
+	for (;;) {
+		v = strtoul(p, &end, 10);
+		if (end == p || v == 0 || v > UINT32_MAX)
+			return pid;
+		if (*end != '\t' && *end != ' ')
+			return (uint32_t)v;
+		p = end;
+	}
+}
+
+/* The /tmp under the root ROOTFD, held (shared by the processes with the same one); -1: none. */
+static int
+tmp_hold(struct capture *c, int rootfd)
+{
+	struct open_how how;
+	struct stat st;
+	size_t	 i;
+	int	 fd;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	if ((fd = (int)syscall(SYS_openat2, rootfd, "tmp", &how, sizeof(how))) == -1)
+		return -1;
+	if (fstat(fd, &st) == -1) {
+		close(fd);
+		return -1;
+	}
+	for (i = 0; i < c->njtmp; i++)
+		if (c->jtmp[i].dev == st.st_dev && c->jtmp[i].ino == st.st_ino) {
+			c->jtmp[i].refs++;
+			close(fd);
+			return (int)i;
+		}
+	if (c->njtmp == JIT_TMP_MAX) {
+		log_debug("jit: %d /tmp directories held, no more", JIT_TMP_MAX);
+		close(fd);
+		return -1;
+	}
+	c->jtmp[c->njtmp] = (struct jittmp){ .dev = st.st_dev, .ino = st.st_ino, .fd = fd,
+	    .refs = 1 };
+	return (int)c->njtmp++;
+}
+
+static void
+tmp_release(struct capture *c, int i)
+{
+	size_t	 k;
+
+	if (i < 0 || --c->jtmp[i].refs > 0)
+		return;
+	close(c->jtmp[i].fd);
+	c->jtmp[i] = c->jtmp[--c->njtmp];
+	/* the entry moved into I: its processes follow it */
+	for (k = 0; k < c->njit; k++)
+		if (c->jit[k].tmp == (int)c->njtmp)
+			c->jit[k].tmp = i;
+}
+
+void
+jit_free(struct capture *c)
+{
+	while (c->njtmp > 0)
+		close(c->jtmp[--c->njtmp].fd);
+	c->njit = 0;
+}
+
 static struct jitproc *
 jit_find(struct capture *c, uint32_t pid)
 {
@@ -66,6 +165,7 @@ jit_find(struct capture *c, uint32_t pid)
 static void
 jit_forget(struct capture *c, struct jitproc *e)
 {
+	tmp_release(c, e->tmp);
 	*e = c->jit[--c->njit];
 }
 
@@ -80,9 +180,12 @@ run_jit_watch(struct capture *c, struct job *j)
 			return;
 		}
 		e = &c->jit[c->njit++];
-	}
+	} else
+		tmp_release(c, e->tmp);
 	e->pid = j->pid;
+	e->nspid = j->nspid != 0 ? j->nspid : j->pid;
 	e->uid = j->uid;
+	e->tmp = j->fd >= 0 ? tmp_hold(c, j->fd) : -1;
 	e->start = proc_start(j->pid);	/* 0 if it is gone already: pid reuse not told */
 }
 
@@ -129,7 +232,7 @@ run_jit_keep(struct capture *c, struct job *j)
 {
 	struct jitproc *e = jit_find(c, j->pid);
 	struct stat st;
-	char	 path[64], dir[PATH_MAX];
+	char	 path[96], name[32], dir[PATH_MAX];
 	int	 fd;
 
 	if (e == NULL)
@@ -138,8 +241,13 @@ run_jit_keep(struct capture *c, struct job *j)
 		jit_forget(c, e);	/* another process has the pid now */
 		return;
 	}
-	snprintf(path, sizeof(path), "/tmp/perf-%u.map", j->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	snprintf(name, sizeof(name), "perf-%u.map", e->tmp >= 0 ? e->nspid : e->pid);
+	if (e->tmp >= 0)
+		snprintf(path, sizeof(path), "/proc/%u/root/tmp/%s", j->pid, name);
+	else
+		snprintf(path, sizeof(path), "/tmp/%s", name);
+	fd = openat(e->tmp >= 0 ? c->jtmp[e->tmp].fd : AT_FDCWD, e->tmp >= 0 ? name : path,
+	    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd == -1)
 		goto done;	/* it writes none (or a symlink: refused) */
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) || st.st_uid != e->uid ||

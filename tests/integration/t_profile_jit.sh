@@ -3,8 +3,9 @@
 # its segments (when it exits, and when a segment closes while it runs), so
 # a profile names its JIT frames after the process and the file are gone.
 # A map that is a symlink, or belongs to another user than the process, is
-# not kept (the daemon is root; /tmp is anybody's).  Retention deletes the
-# kept maps with their segment.
+# not kept (the daemon is root; /tmp is anybody's).  A process with its own
+# /tmp and pid namespace has its map kept from there.  Retention deletes
+# the kept maps with their segment.
 . tests/lib.sh
 need_events
 need_pprof
@@ -57,6 +58,40 @@ for p in $J2 $J3; do
 	off profile $W --pid $p -o "$T/r$p.folded" > /dev/null || fail "profile --pid $p"
 	grep -q pm_jit_spin "$T/r$p.folded" && fail "pid $p's refused map named a frame"
 done
+
+# A JIT process in a container's way: its own /tmp and pid namespace.  It
+# writes /tmp/perf-1.map (pid 1 where it is) into a /tmp that is not the
+# daemon's and is gone with it, as under the shipped unit's PrivateTmp=yes
+# every process's /tmp is not the daemon's.  ($T is under the host's
+# /tmp, hidden by the new one: jit runs from the directory it started in.)
+if unshare -m -p -f --mount-proc true 2>/dev/null; then
+	since=@$(date +%s.%N)
+	(cd "$T" && exec unshare -m -p -f --mount-proc sh -c \
+		"mount -t tmpfs pm-jit-tmp /tmp && exec ./jit 1.5") & U=$!
+	J4=""
+	for _ in $(seq 1 50); do
+		J4=$(pgrep -P "$U" -x jit) && break
+		sleep 0.05
+	done
+	[ -n "$J4" ] || fail "the namespaced jit process did not start"
+	grep -q '^NSpid:.*[[:space:]]1$' "/proc/$J4/status" || fail "jit is not pid 1 in its namespace"
+	wait "$U"
+	until=@$(date +%s.%N)
+	[ -e "/tmp/perf-$J4.map" ] && fail "the namespaced jit wrote into the host's /tmp"
+	for _ in $(seq 1 50); do
+		ls "$T/state/segments/"*.jit/perf-$J4.map > /dev/null 2>&1 && break
+		sleep 0.1
+	done
+	ls "$T/state/segments/"*.jit/perf-$J4.map > /dev/null 2>&1 ||
+		fail "the map of pid $J4 (perf-1.map in its own /tmp) was not kept"
+	off profile --since "$since" --until "$until" --pid "$J4" -o "$T/ns.folded" > /dev/null ||
+		fail "profile --pid $J4"
+	grep -q 'pm_jit_spin_\[j\]' "$T/ns.folded" ||
+		fail "no JIT frame named for the namespaced process: $(cat "$T/ns.folded")"
+	note "a JIT map in a process's own /tmp and pid namespace: kept, frames named"
+else
+	echo "SKIP (part): unshare -m -p cannot make namespaces here; a JIT map in another /tmp not tested"
+fi
 
 # retention: three more segments; the one with the map goes, and its .jit with it
 seg=$(basename "$(dirname "$kept")" .jit)
