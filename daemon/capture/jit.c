@@ -100,14 +100,25 @@ tmp_hold(struct capture *c, int rootfd)
 {
 	struct open_how how;
 	struct stat st;
+	char	 why[PATH_MAX + 128];
 	size_t	 i;
 	int	 fd;
 
+	/* A user's FUSE root or /tmp: its server could hold the worker for ever. */
+	if (userfs_fd(rootfd, why, sizeof(why))) {
+		log_debug("jit: a root %s", why);
+		return -1;
+	}
 	memset(&how, 0, sizeof(how));
 	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
 	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 	if ((fd = (int)syscall(SYS_openat2, rootfd, "tmp", &how, sizeof(how))) == -1)
 		return -1;
+	if (userfs_fd(fd, why, sizeof(why))) {
+		log_debug("jit: a /tmp %s", why);
+		close(fd);
+		return -1;
+	}
 	if (fstat(fd, &st) == -1) {
 		close(fd);
 		return -1;

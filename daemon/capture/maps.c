@@ -159,6 +159,10 @@ try_path(struct capture *c, const char *path, int magic, const char *name, uint6
 	char	 err[512];
 	int	 fd, rc;
 
+	if (magic ? userfs_magic(path, err, sizeof(err)) : userfs_path(path, err, sizeof(err))) {
+		reason_add(why, whylen, "%s: %s", path, err);
+		return -EPERM;
+	}
 	if ((fd = buildid_reader_open_regular(path, magic, &st)) < 0) {
 		reason_add(why, whylen, "%s: %s", path, fd == -ELOOP ?
 		    "a symbolic link on the path, not followed" : fd == -EISDIR ?
@@ -213,6 +217,7 @@ void
 run_map(struct capture *c, struct job *j)
 {
 	char	 why[1024] = "", path[PATH_MAX + 64], plain[PATH_MAX], hex[BUILD_ID_HEX_MAX];
+	char	 err[PATH_MAX + 128];
 	struct stat st;
 	int	 rc = -ENOENT, fd;
 
@@ -224,11 +229,13 @@ run_map(struct capture *c, struct job *j)
 		return;
 	}
 	name_strip_deleted(j->name, plain, sizeof(plain));
+	buildid_reader_map_files(path, sizeof(path), j->pid, j->addr, j->len);
 	if (j->kind == JOB_MISSED)
 		reason_add(why, sizeof(why), "capture queue was full");
+	else if (j->has_inode ? userfs_dev(j->maj, j->min, why, sizeof(why)) :
+	    j->fd >= 0 ? userfs_fd(j->fd, why, sizeof(why)) : userfs_magic(path, why, sizeof(why)))
+		rc = -EPERM;	/* a user's FUSE server: a read could wait for ever */
 	else {
-		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", j->pid,
-		    (unsigned long long)j->addr, (unsigned long long)(j->addr + j->len));
 		if ((fd = j->fd) < 0)
 			fd = j->pin_errno != 0 ? -j->pin_errno : buildid_reader_open_mapped(j->pid,
 			    j->addr, j->len, j->has_inode, j->maj, j->min, j->ino, j->gen, &st);
@@ -242,6 +249,8 @@ run_map(struct capture *c, struct job *j)
 		if (rc < 0 && !cache_side(rc) && !j->has_inode)
 			reason_add(why, sizeof(why), "%s: no inode in the record to check it against",
 			    plain);
+		else if (rc < 0 && !cache_side(rc) && userfs_path(plain, err, sizeof(err)))
+			reason_add(why, sizeof(why), "%s: %s", plain, err);
 		else if (rc < 0 && !cache_side(rc)) {
 			if ((fd = buildid_reader_open_verified(plain, j->maj, j->min, j->ino, j->gen,
 			    &st)) >= 0) {

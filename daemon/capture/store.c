@@ -24,6 +24,7 @@
 #include "log.h"
 #include "perfdata.h"
 #include "proto.h"
+#include "record/buildid_reader.h"
 
 void
 segbids_free(struct segbid *v, size_t n)
@@ -314,8 +315,8 @@ store_user(struct capture *c, struct storectx *x, const struct segbid *b, char *
 		if (strcmp(x->live[i].path, plain) != 0)
 			continue;
 		tried++;
-		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", x->live[i].pid,
-		    (unsigned long long)x->live[i].start, (unsigned long long)x->live[i].end);
+		buildid_reader_map_files(path, sizeof(path), x->live[i].pid, x->live[i].start,
+		    x->live[i].end - x->live[i].start);
 		rc = try_path(c, path, 1, b->name, 0, b->id, b->len, file, filelen, why, whylen);
 		if (rc >= 0 || cache_side(rc))
 			return rc;

@@ -298,8 +298,8 @@ out:
 
 /* ---- opening a user's file ----------------------------------------- */
 
-static void
-map_files_path(char *buf, size_t len, uint32_t pid, uint64_t addr, uint64_t size)
+void
+buildid_reader_map_files(char *buf, size_t len, uint32_t pid, uint64_t addr, uint64_t size)
 {
 	snprintf(buf, len, "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)addr,
 	    (unsigned long long)(addr + size));
@@ -350,7 +350,7 @@ buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int has_in
 	int	 fd;
 
 	/* A magic link to the mapped file: following it is the point. */
-	map_files_path(path, sizeof(path), pid, addr, len);
+	buildid_reader_map_files(path, sizeof(path), pid, addr, len);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) == -1)
 		return -errno;
 	if (fstat(fd, st) == -1) {
@@ -520,7 +520,7 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 	char	 path[96];
 	int	 fd;
 
-	map_files_path(path, sizeof(path), q->pid, q->addr, q->len);
+	buildid_reader_map_files(path, sizeof(path), q->pid, q->addr, q->len);
 	if (stat(path, &st) == -1) {
 		if (errno == ENOENT || errno == ESRCH)
 			return 0;

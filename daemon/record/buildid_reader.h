@@ -198,6 +198,9 @@ int	buildid_reader_is_file(const char *filename);
  * filled, or -errno (-ESTALE: not the expected file: another device or
  * inode, or generation where that is all there is).
  */
+/* "/proc/PID/map_files/ADDR-END" of the mapping [ADDR, ADDR + SIZE), into BUF. */
+void	buildid_reader_map_files(char *buf, size_t len, uint32_t pid, uint64_t addr,
+	    uint64_t size);
 int	buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int has_inode,
 	    uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen, struct stat *st);
 /*

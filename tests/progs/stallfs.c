@@ -5,8 +5,10 @@
  * is in PIDFILE (the daemon under test, once it is written; no other: the
  * host's other perfmapd instances are left alone) never gets an answer.
  * The daemon reading the build-id of the mapped file must give up, not
- * stall.
- * Usage: stallfs ELF MOUNTPOINT PIDFILE   (runs in the foreground)
+ * stall.  With "late", only its reads from 1 MiB on never get an answer:
+ * the build-id read (the first pages) is answered, a copy of the whole
+ * file is not (t_hostile_fuse.sh).
+ * Usage: stallfs ELF MOUNTPOINT PIDFILE [late]   (runs in the foreground)
  */
 #define FUSE_USE_VERSION 31
 
@@ -22,6 +24,7 @@
 static char	*image;
 static size_t	 imagelen;
 static const char *pidfile;
+static int	 late;
 
 static long
 read_number(const char *path, const char *key)
@@ -72,7 +75,7 @@ fs_getattr(const char *p, struct stat *st, struct fuse_file_info *fi)
 	}
 	if (strcmp(p, "/prog") != 0)
 		return -ENOENT;
-	if (hostile())
+	if (!late && hostile())
 		never();
 	st->st_mode = S_IFREG | 0755;
 	st->st_nlink = 1;
@@ -98,7 +101,7 @@ fs_open(const char *p, struct fuse_file_info *fi)
 {
 	if (strcmp(p, "/prog") != 0)
 		return -ENOENT;
-	if (hostile())
+	if (!late && hostile())
 		never();
 	return 0;
 }
@@ -106,7 +109,7 @@ fs_open(const char *p, struct fuse_file_info *fi)
 static int
 fs_read(const char *p, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	if (hostile())
+	if ((!late || off + (off_t)size > (1 << 20)) && hostile())
 		never();
 	if ((size_t)off >= imagelen)
 		return 0;
@@ -131,11 +134,12 @@ main(int argc, char **argv)
 	struct stat st;
 	int	 fd;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: stallfs ELF MOUNTPOINT PIDFILE\n");
+	if (argc != 4 && !(argc == 5 && strcmp(argv[4], "late") == 0)) {
+		fprintf(stderr, "usage: stallfs ELF MOUNTPOINT PIDFILE [late]\n");
 		return 2;
 	}
 	pidfile = argv[3];
+	late = argc == 5;
 	if ((fd = open(argv[1], O_RDONLY)) == -1 || fstat(fd, &st) == -1 ||
 	    (image = malloc((size_t)st.st_size)) == NULL ||
 	    read(fd, image, (size_t)st.st_size) != st.st_size) {
