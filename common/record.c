@@ -628,6 +628,24 @@ record_build_comm(void *out, uint32_t pid, uint32_t tid, const char *comm,
 	return finish_record(p, n, PERF_RECORD_COMM, misc, l, sid);
 }
 
+size_t
+record_build_namespaces(void *out, uint32_t pid, uint32_t tid, uint64_t mnt_ns, uint64_t user_ns,
+    const struct record_layout *l, const struct record_sample_id *sid)
+{
+	uint8_t	*p = out;
+	uint64_t nr = NR_NAMESPACES;
+	size_t	 n = 24 + NR_NAMESPACES * 16;
+
+	/* pid, tid, nr_namespaces, then { dev, inode } each; what is not known, 0 */
+	memset(p + 8, 0, n - 8);
+	memcpy(p + 8, &pid, 4);
+	memcpy(p + 12, &tid, 4);
+	memcpy(p + 16, &nr, 8);
+	memcpy(p + 24 + 16 * USER_NS_INDEX + 8, &user_ns, 8);
+	memcpy(p + 24 + 16 * MNT_NS_INDEX + 8, &mnt_ns, 8);
+	return finish_record(p, n, PERF_RECORD_NAMESPACES, 0, l, sid);
+}
+
 const char *
 record_type_name(uint32_t type, const struct record_layout *l)
 {

@@ -230,6 +230,9 @@ size_t	record_build_mmap(void *out, const struct record_mmap *, uint16_t misc,
 	    const struct record_layout *, const struct record_sample_id *);
 
 /* A COMM record. */
+/* A NAMESPACES record as the kernel's: all of them, only MNT_NS and USER_NS known (inodes). */
+size_t	record_build_namespaces(void *out, uint32_t pid, uint32_t tid, uint64_t mnt_ns,
+	    uint64_t user_ns, const struct record_layout *, const struct record_sample_id *);
 size_t	record_build_comm(void *out, uint32_t pid, uint32_t tid, const char *comm,
 	    uint16_t misc, const struct record_layout *, const struct record_sample_id *);
 

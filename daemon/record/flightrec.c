@@ -278,6 +278,7 @@ void
 flightrec_ended(struct recorder *r, const struct model_proc *p, uint64_t time)
 {
 	struct record_sample_id sid = { .id = r->ev.sb_ids[0], .time = time };
+	struct synth_host host = { .mnt_ns = r->host_mnt_ns, .user_ns = r->init_user_ns };
 	struct ended *e;
 	struct binary *b;
 	uint64_t born;
@@ -312,7 +313,7 @@ flightrec_ended(struct recorder *r, const struct model_proc *p, uint64_t time)
 	e->s->pid = p->pid;
 	e->s->time = time;
 	e->bound = time >= r->limit ? time + 1 : r->limit;
-	synth_proc(p, &r->ev.sb_layout, &sid, e->buf, ended_emit_cb, e);
+	synth_proc(p, &r->ev.sb_layout, &host, &sid, e->buf, ended_emit_cb, e);
 	ended_flush(e);
 	free(e);
 }

@@ -572,6 +572,7 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 {
 	struct synth_stats ss;
 	struct synth_args sa;
+	struct synth_host host = { .mnt_ns = r->host_mnt_ns, .user_ns = r->init_user_ns };
 	int	 rc, tries;
 
 	for (tries = 0; ; tries++) {
@@ -596,7 +597,7 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 	notify_segment_opened(&r->notify, &r->seg, &r->kinfo);
 	sa = (struct synth_args){ .layout = &r->ev.sb_layout, .id = r->ev.sb_ids[0],
 	    .time = t_start, .wall_ns = r->seg.wall_start_ns, .bins = r->bins,
-	    .notify = &r->notify, .filter = filter };
+	    .notify = &r->notify, .filter = filter, .host = &host };
 	rc = synth_write(&r->seg, &r->model, &r->kinfo, &sa, &ss);
 	if (rc < 0) {
 		errno = -rc;

@@ -18,7 +18,8 @@ struct synth_ctx {
 
 int
 synth_proc(const struct model_proc *p, const struct record_layout *l,
-    struct record_sample_id *sid, uint8_t *buf, synth_emit_fn emit, void *arg)
+    const struct synth_host *host, struct record_sample_id *sid, uint8_t *buf,
+    synth_emit_fn emit, void *arg)
 {
 	struct record_mmap r;
 	struct model_thread *t = NULL;
@@ -29,6 +30,13 @@ synth_proc(const struct model_proc *p, const struct record_layout *l,
 		sid->pid = p->pid;
 		sid->tid = t->tid;
 		n = record_build_comm(buf, p->pid, t->tid, t->comm, 0, l, sid);
+		if ((rc = emit(buf, n, p, NULL, arg)) != 0)
+			return rc;
+	}
+	if (host != NULL &&
+	    binaries_ns(host->mnt_ns, host->user_ns, p->mnt_ns, p->user_ns) != 0) {
+		sid->pid = sid->tid = p->pid;
+		n = record_build_namespaces(buf, p->pid, p->pid, p->mnt_ns, p->user_ns, l, sid);
 		if ((rc = emit(buf, n, p, NULL, arg)) != 0)
 			return rc;
 	}
@@ -82,7 +90,7 @@ synth_proc_cb(struct model_proc *p, void *arg)
 
 	if (f != NULL && f->keep != NULL && !f->keep(p, NULL, f->arg))
 		return 0;
-	if ((rc = synth_proc(p, c->a->layout, &c->sid, c->buf, synth_emit_cb, c)) != 0)
+	if ((rc = synth_proc(p, c->a->layout, c->a->host, &c->sid, c->buf, synth_emit_cb, c)) != 0)
 		return rc;
 	c->st->procs++;
 	return 0;

@@ -1,6 +1,6 @@
 /*
  * synth.h - the state a segment starts with: kernel and module maps, and
- * COMM + MMAP2 records for every live process, from the model.  The model
+ * COMM (NAMESPACES) + MMAP2 records for every live process, from the model.  The model
  * itself is filled once at start-up from /proc (procscan.h).
  */
 #ifndef PERFMAPD_SYNTH_H
@@ -43,6 +43,15 @@ struct synth_filter {
  * the modules and the vDSO too) and is published as "seen" at WALL_NS
  * through NOTIFY (BINS resolves the model's binary ids).
  */
+/*
+ * The host's namespaces (recorder.h): a process in others gets a
+ * NAMESPACES record in the start state, so that a reader of the segment
+ * alone (the index rebuilt from segments) knows what is the host's.
+ */
+struct synth_host {
+	uint64_t	 mnt_ns, user_ns;
+};
+
 struct synth_args {
 	const struct record_layout *layout;
 	uint64_t	 id;		/* the sample id records carry */
@@ -51,12 +60,14 @@ struct synth_args {
 	struct binaries	*bins;
 	const struct notify *notify;
 	const struct synth_filter *filter;	/* NULL: everything */
+	const struct synth_host *host;		/* NULL: no NAMESPACES records */
 };
 int	synth_write(struct segment *, struct model *, const struct kinfo *,
 	    const struct synth_args *, struct synth_stats *);
 
 /*
- * The records of process P's state: a COMM per thread, an MMAP2 per map a
+ * The records of process P's state: a COMM per thread, a NAMESPACES if
+ * HOST (may be NULL) says they are not the host's, an MMAP2 per map a
  * segment may hold (a file without a proven build-id is left out), built
  * in BUF (SYNTH_BUF bytes) with the sample_id SID (its pid and tid are set
  * here), each handed to EMIT with its map (NULL for a COMM).  EMIT's
@@ -65,6 +76,7 @@ int	synth_write(struct segment *, struct model *, const struct kinfo *,
 typedef int (*synth_emit_fn)(const void *rec, size_t len, const struct model_proc *,
 	    const struct model_map *mm, void *arg);
 int	synth_proc(const struct model_proc *, const struct record_layout *,
-	    struct record_sample_id *sid, uint8_t *buf, synth_emit_fn, void *arg);
+	    const struct synth_host *host, struct record_sample_id *sid, uint8_t *buf,
+	    synth_emit_fn, void *arg);
 
 #endif

@@ -9,7 +9,10 @@
 # their namespace and uid; the cache's copy of the host's build-id is the
 # host's file, byte for byte, and nothing the user made is filed under
 # usr/bin/passwd.  Root's ping is answered within 100 ms, nothing is lost.
-# An index rebuilt from the segments keeps the user's sightings apart too.
+# An index rebuilt from the segments keeps the user's sightings apart too,
+# also those of a process of the user's namespace that ran before the
+# daemon started: its map is in the start state of the segments, not in a
+# record of the kernel's.
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
@@ -25,6 +28,12 @@ as_user "$A" "$T/mkelf" forge "$T/spin" "$H/forged" "$HOSTID" || fail "mkelf for
 [ "$(readelf_buildid "$H/forged")" = "$HOSTID" ] || fail "the forged binary does not carry $HOSTID"
 as_user "$A" unshare -Urm sh -c "mount --bind '$H/own' '$P'" 2>/dev/null ||
 	skip "this user cannot unshare -Urm and bind-mount"
+EARLY=0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e
+as_user "$A" "$T/mkelf" forge "$T/spin" "$H/early" $EARLY || fail "mkelf forge early"
+setpriv --reuid="$A" --regid="$(id -g "$A")" --init-groups -- \
+	unshare -Urm sh -c "mount --bind '$H/early' '$P' && exec '$P' 8" &
+BG_PIDS="${BG_PIDS:-} $!"
+sleep 0.5
 
 start_daemon "[record]
 frequency = 499
@@ -81,5 +90,9 @@ grep -q "rebuilding it from the segments" "$T/daemon.log" || fail "index.db was 
 stop_daemon
 "$PERFMAPCTL" --state-dir "$T/state" --json history "$P" > "$T/h2.json" || fail "history after the rebuild"
 jq -e --arg h "$HOSTID" '[.objects[].build_id] | all(. == $h)' "$T/h2.json" >/dev/null ||
-	fail "after a rebuild, the host's history of $P holds a build-id the user made"
+	fail "after a rebuild, the host's history of $P holds a build-id the user made: $(jq -c '[.objects[].build_id]' "$T/h2.json")"
+"$PERFMAPCTL" --state-dir "$T/state" --json history "$P" --all-namespaces > "$T/ha2.json" ||
+	fail "history --all-namespaces after the rebuild"
+jq -e --arg e "$EARLY" '[.objects[] | select(.build_id == $e)] | length >= 1' "$T/ha2.json" \
+	>/dev/null || fail "the early process's sighting is gone after the rebuild: the test proves nothing"
 echo "PASS: a user's namespace writes neither the host's history nor its cache"
