@@ -16,6 +16,7 @@
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
+need_perf
 P=/usr/bin/passwd
 [ -x "$P" ] || skip "no $P"
 HOSTID=$(readelf_buildid "$P")
@@ -32,7 +33,8 @@ EARLY=0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e
 as_user "$A" "$T/mkelf" forge "$T/spin" "$H/early" $EARLY || fail "mkelf forge early"
 setpriv --reuid="$A" --regid="$(id -g "$A")" --init-groups -- \
 	unshare -Urm sh -c "mount --bind '$H/early' '$P' && exec '$P' 8" &
-BG_PIDS="${BG_PIDS:-} $!"
+EPID=$!
+BG_PIDS="${BG_PIDS:-} $EPID"
 sleep 0.5
 
 start_daemon "[record]
@@ -88,6 +90,11 @@ start_daemon "[record]
 frequency = 99"
 grep -q "rebuilding it from the segments" "$T/daemon.log" || fail "index.db was not rebuilt"
 stop_daemon
+# perf reads the start state's NAMESPACES record of the early process.
+seg1=$(segments | head -1)
+perf script -i "$seg1" --show-namespace-events 2>"$T/perf.err" |
+	grep -q "PERF_RECORD_NAMESPACES $EPID/$EPID - nr_namespaces: 7" ||
+	fail "perf script shows no NAMESPACES record of pid $EPID in $seg1: $(head -3 "$T/perf.err")"
 "$PERFMAPCTL" --state-dir "$T/state" --json history "$P" > "$T/h2.json" || fail "history after the rebuild"
 jq -e --arg h "$HOSTID" '[.objects[].build_id] | all(. == $h)' "$T/h2.json" >/dev/null ||
 	fail "after a rebuild, the host's history of $P holds a build-id the user made: $(jq -c '[.objects[].build_id]' "$T/h2.json")"
