@@ -267,10 +267,89 @@ START_TEST(test_map_files_device)
 	ck_assert_int_eq(a.cause, BIDC_GONE);
 	/* Nor for the capture's opening of the same range. */
 	ck_assert_int_eq(buildid_reader_open_mapped(q.pid, q.addr, q.len, 1, q.maj, q.min,
-	    q.ino, 0, &ost), -ESTALE);
+	    q.ino, 0, NULL, &ost), -ESTALE);
 	buildid_reader_free(&br);
 	munmap(p, (size_t)st.st_size);
 	close(mfd);
+}
+END_TEST
+
+/* A guard that refuses one device and counts what it is shown of it. */
+static dev_t	 guard_dev;
+static int	 guard_seen;
+
+static int
+refuse_dev_guard(int pathfd, char *why, size_t whylen)
+{
+	struct stat st;
+
+	(void)why;
+	(void)whylen;
+	if (fstat(pathfd, &st) == 0 && st.st_dev == guard_dev) {
+		guard_seen++;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The openers' guard (the capture worker's userfs_fd): shown the mount a
+ * path crosses before anything is looked up in it, and the file a
+ * map_files link leads to at the open, whatever an earlier look said.
+ * A tmpfs mounted in this test's own mount namespace stands for a user's
+ * FUSE file system.
+ */
+START_TEST(test_guard)
+{
+	struct stat st, ms;
+	char	 cmd[2 * PATH_MAX], mnt[PATH_MAX], sub[PATH_MAX], file[PATH_MAX];
+	void	*p;
+	int	 fd;
+
+	if (getenv("CK_FORK") != NULL && strcmp(getenv("CK_FORK"), "no") == 0)
+		ck_abort_msg("needs CK_FORK: it unshares its mount namespace");
+	if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		ck_abort_msg("cannot unshare the mount namespace: %s", strerror(errno));
+	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
+	ck_assert_int_eq(mkdir(mnt, 0755), 0);
+	ck_assert_int_eq(mount("check-guard", mnt, "tmpfs", 0, NULL), 0);
+	snprintf(sub, sizeof(sub), "%s/sub", mnt);
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe '%s/prog'", (int)getpid(), sub);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(file, sizeof(file), "%s/prog", sub);
+	ck_assert_int_eq(stat(file, &st), 0);
+	ck_assert_int_eq(stat(mnt, &ms), 0);
+	guard_dev = ms.st_dev;
+
+	/* By path: refused at the mount's root, before "sub" is looked up in it. */
+	guard_seen = 0;
+	ck_assert_int_eq(buildid_reader_open_verified(file, major(st.st_dev), minor(st.st_dev),
+	    st.st_ino, 0, refuse_dev_guard, &ms), -EPERM);
+	ck_assert_int_eq(guard_seen, 1);
+	guard_seen = 0;
+	ck_assert_int_eq(buildid_reader_open_regular(file, 0, refuse_dev_guard, &ms), -EPERM);
+	ck_assert_int_eq(guard_seen, 1);
+	/* Without a guard (the reader's), the same file opens. */
+	ck_assert_int_ge(fd = buildid_reader_open_verified(file, major(st.st_dev),
+	    minor(st.st_dev), st.st_ino, 0, NULL, &ms), 0);
+	close(fd);
+
+	/* Through map_files: the guard judges the mapped file itself. */
+	ck_assert_int_ge(fd = open(file, O_RDONLY), 0);
+	ck_assert_ptr_ne(p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0), MAP_FAILED);
+	close(fd);
+	guard_seen = 0;
+	ck_assert_int_eq(buildid_reader_open_mapped((uint32_t)getpid(), (uint64_t)(uintptr_t)p,
+	    4096, 1, major(st.st_dev), minor(st.st_dev), st.st_ino, 0, refuse_dev_guard, &ms),
+	    -EPERM);
+	ck_assert_int_eq(guard_seen, 1);
+	ck_assert_int_ge(fd = buildid_reader_open_mapped((uint32_t)getpid(),
+	    (uint64_t)(uintptr_t)p, 4096, 1, major(st.st_dev), minor(st.st_dev), st.st_ino, 0,
+	    NULL, &ms), 0);
+	close(fd);
+	munmap(p, 4096);
+	umount2(mnt, MNT_DETACH);
 }
 END_TEST
 
@@ -739,8 +818,8 @@ START_TEST(test_fifo)
 	alarm(5);
 	buildid_reader_resolve(&br, &q, &a, NULL);
 	ck_assert_int_eq(a.cause, BIDC_NOT_FILE);
-	ck_assert_int_eq(buildid_reader_open_verified(p, q.maj, q.min, q.ino, 0, &st), -EISDIR);
-	fd = buildid_reader_open_verified(p, q.maj, q.min, q.ino + 1, 0, &st);
+	ck_assert_int_eq(buildid_reader_open_verified(p, q.maj, q.min, q.ino, 0, NULL, &st), -EISDIR);
+	fd = buildid_reader_open_verified(p, q.maj, q.min, q.ino + 1, 0, NULL, &st);
 	ck_assert_int_eq(fd, -ESTALE);
 	alarm(0);
 	buildid_reader_free(&br);
@@ -1273,6 +1352,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_is_file);
 	tcase_add_test(tc, test_map_files);
 	tcase_add_test(tc, test_map_files_device);
+	tcase_add_test(tc, test_guard);
 	tcase_add_test(tc, test_by_name);
 	tcase_add_test(tc, test_fifo);
 	tcase_add_test(tc, test_cp_over_inode);

@@ -548,6 +548,7 @@ capture_jit_watch(struct capture *c, uint32_t pid)
 	struct job *j;
 	struct stat st;
 	char	 path[32];
+	int	 root;
 
 	/*
 	 * The owner is taken now, on the loop, while the process surely
@@ -565,9 +566,13 @@ capture_jit_watch(struct capture *c, uint32_t pid)
 	 * O_PATH opens nothing of the user's; the worker walks to tmp.
 	 */
 	snprintf(path, sizeof(path), "/proc/%u/root", pid);
-	j->fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (atomic_load(&c->njitroots) < JIT_ROOTS_QUEUED_MAX &&
+	    (j->fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0)
+		atomic_fetch_add(&c->njitroots, 1);	/* bounded: fds, whatever the queue */
 	j->nspid = jit_ns_pid(pid);
-	submit(c, j);
+	root = j->fd >= 0;
+	if (submit(c, j) < 0 && root)
+		atomic_fetch_sub(&c->njitroots, 1);	/* freed, its fd closed */
 }
 
 void

@@ -44,6 +44,8 @@ enum job_kind {
 
 #define JIT_WATCH_MAX		4096		/* processes with JIT code watched */
 #define JIT_TMP_MAX		64		/* their distinct /tmp directories held open */
+#define JIT_TMP_USER_MAX	8		/* of which one user's (not root's) processes' */
+#define JIT_ROOTS_QUEUED_MAX	64		/* watch jobs queued holding a process's root */
 #define PROFILES_KEPT		4		/* newest profile files kept */
 
 /* A process that may write /tmp/perf-PID.map: who owned it (worker only). */
@@ -63,9 +65,11 @@ struct jitproc {
  * Shared by the processes whose /tmp is the same directory.
  */
 struct jittmp {
+	uint64_t	 mnt_id;	/* the mount: another namespace's view is its own */
 	dev_t		 dev;
 	ino_t		 ino;
 	int		 fd;
+	uint32_t	 uid;		/* of the process that found it first */
 	uint32_t	 refs;
 };
 
@@ -181,6 +185,7 @@ struct capture {
 	char		 profiledir[PATH_MAX];
 	size_t		 nmap, nmissed;		/* queued JOB_MAP, JOB_MISSED */
 	size_t		 njitq;			/* queued JOB_JIT_* */
+	atomic_uint	 njitroots;		/* queued JOB_JIT_WATCH holding a root fd */
 	TAILQ_HEAD(, result) results;
 	int		 stop;
 	int		 efd;

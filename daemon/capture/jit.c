@@ -20,11 +20,16 @@
  * could be taken is looked for in the daemon's /tmp, as before.
  *
  * The map is written by the user: it is opened here, never on the loop,
- * with O_NOFOLLOW | O_NONBLOCK (no symlink, no FIFO that blocks) in a
- * /tmp reached from the process's root with RESOLVE_IN_ROOT and no
- * symlink, kept only if fstat says a regular file owned by the process's
- * uid and at most SYMBOLIZE_JIT_MAX bytes, and read up to that size.  A
- * pid reused by another process (start time differs) is not kept.
+ * in a /tmp reached from the process's root with RESOLVE_IN_ROOT and no
+ * symlink, neither of which a user's FUSE server serves (userfs.c); the
+ * map itself is looked at as O_PATH beneath that /tmp, through no symlink
+ * and across no mount (a user can mount on the name in a namespace of
+ * their own), and opened only if it is a regular file, kept only if owned
+ * by the process's uid and at most SYMBOLIZE_JIT_MAX bytes, and read up
+ * to that size.  A pid reused by another process (start time differs) is
+ * not kept.  The /tmp directories held are shared by mount, at most
+ * JIT_TMP_MAX, JIT_TMP_USER_MAX of them a user's; when full, processes
+ * that are gone unseen are forgotten first.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +39,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <linux/openat2.h>
 
 #include "capture_int.h"
@@ -64,42 +70,69 @@ proc_start(uint32_t pid)
 	return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
 }
 
-/* PID as its own pid namespace numbers it (the last of NSpid), or PID. */
+/*
+ * PID as its own pid namespace numbers it (the last of NSpid), or 0 if
+ * that cannot be read whole (a read cut short in a long Groups line would
+ * give the first digits of another number: another process's map).
+ */
 uint32_t
 jit_ns_pid(uint32_t pid)
 {
-	char	 path[64], buf[4096], *p, *end;
+	static char buf[16384];		/* the loop's: one thread */
+	char	 path[64], *p, *end;
 	unsigned long v;
 	ssize_t	 n;
 	int	 fd;
 
 	snprintf(path, sizeof(path), "/proc/%u/status", pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return pid;
+		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return pid;
+		return 0;
 	buf[n] = '\0';
 	if ((p = strstr(buf, "\nNSpid:")) == NULL)
-		return pid;
+		return 0;
 	p += 7;
 	for (;;) {
 		v = strtoul(p, &end, 10);
 		if (end == p || v == 0 || v > UINT32_MAX)
-			return pid;
-		if (*end != '\t' && *end != ' ')
+			return 0;
+		if (*end == '\n')
 			return (uint32_t)v;
+		if (*end != '\t' && *end != ' ')
+			return 0;
 		p = end;
 	}
 }
 
-/* The /tmp under the root ROOTFD, held (shared by the processes with the same one); -1: none. */
+static size_t
+tmp_of_user(const struct capture *c, uint32_t uid)
+{
+	size_t	 i, n = 0;
+
+	for (i = 0; i < c->njtmp; i++)
+		n += c->jtmp[i].uid == uid;
+	return n;
+}
+
 static int
-tmp_hold(struct capture *c, int rootfd)
+tmp_full(const struct capture *c, uint32_t uid)
+{
+	return c->njtmp == JIT_TMP_MAX || (uid != 0 && tmp_of_user(c, uid) >= JIT_TMP_USER_MAX);
+}
+
+/*
+ * The /tmp under the root ROOTFD of a process of UID, held (shared by the
+ * processes whose /tmp is the same directory through the same mount);
+ * -1: none.  At most JIT_TMP_MAX, of which JIT_TMP_USER_MAX a user's.
+ */
+static int
+tmp_hold(struct capture *c, int rootfd, uint32_t uid)
 {
 	struct open_how how;
-	struct stat st;
+	struct statx stx;
 	char	 why[PATH_MAX + 128];
 	size_t	 i;
 	int	 fd;
@@ -119,22 +152,26 @@ tmp_hold(struct capture *c, int rootfd)
 		close(fd);
 		return -1;
 	}
-	if (fstat(fd, &st) == -1) {
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_MNT_ID,
+	    &stx) == -1 || !(stx.stx_mask & STATX_MNT_ID)) {
 		close(fd);
 		return -1;
 	}
 	for (i = 0; i < c->njtmp; i++)
-		if (c->jtmp[i].dev == st.st_dev && c->jtmp[i].ino == st.st_ino) {
+		if (c->jtmp[i].mnt_id == stx.stx_mnt_id && c->jtmp[i].ino == stx.stx_ino &&
+		    c->jtmp[i].dev == makedev(stx.stx_dev_major, stx.stx_dev_minor)) {
 			c->jtmp[i].refs++;
 			close(fd);
 			return (int)i;
 		}
-	if (c->njtmp == JIT_TMP_MAX) {
-		log_debug("jit: %d /tmp directories held, no more", JIT_TMP_MAX);
+	if (tmp_full(c, uid)) {
+		log_debug("jit: %zu /tmp directories held (%zu of uid %u), no more", c->njtmp,
+		    tmp_of_user(c, uid), uid);
 		close(fd);
 		return -1;
 	}
-	c->jtmp[c->njtmp] = (struct jittmp){ .dev = st.st_dev, .ino = st.st_ino, .fd = fd,
+	c->jtmp[c->njtmp] = (struct jittmp){ .mnt_id = stx.stx_mnt_id, .ino = stx.stx_ino,
+	    .dev = makedev(stx.stx_dev_major, stx.stx_dev_minor), .fd = fd, .uid = uid,
 	    .refs = 1 };
 	return (int)c->njtmp++;
 }
@@ -180,11 +217,29 @@ jit_forget(struct capture *c, struct jitproc *e)
 	*e = c->jit[--c->njit];
 }
 
+/* Forget the processes watched that are gone (their exit unseen, or its job dropped). */
+static void
+jit_sweep(struct capture *c)
+{
+	size_t	 i = 0;
+
+	while (i < c->njit)
+		if (c->jit[i].start == 0 || proc_start(c->jit[i].pid) != c->jit[i].start)
+			jit_forget(c, &c->jit[i]);	/* the last entry moves into I */
+		else
+			i++;
+}
+
 void
 run_jit_watch(struct capture *c, struct job *j)
 {
 	struct jitproc *e;
 
+	if (j->fd >= 0)
+		atomic_fetch_sub(&c->njitroots, 1);	/* its fd is closed with the job */
+	/* Full: the processes gone whose exit was not seen make room (before E is taken). */
+	if (c->njit == JIT_WATCH_MAX || (j->fd >= 0 && tmp_full(c, j->uid)))
+		jit_sweep(c);
 	if ((e = jit_find(c, j->pid)) == NULL) {
 		if (c->njit == JIT_WATCH_MAX) {
 			log_debug("jit: %u processes watched, pid %u is not", JIT_WATCH_MAX, j->pid);
@@ -194,10 +249,45 @@ run_jit_watch(struct capture *c, struct job *j)
 	} else
 		tmp_release(c, e->tmp);
 	e->pid = j->pid;
-	e->nspid = j->nspid != 0 ? j->nspid : j->pid;
+	e->nspid = j->nspid;
 	e->uid = j->uid;
-	e->tmp = j->fd >= 0 ? tmp_hold(c, j->fd) : -1;
+	/* Its /tmp only with its name there: else the daemon's, as before. */
+	e->tmp = j->fd >= 0 && j->nspid != 0 ? tmp_hold(c, j->fd, j->uid) : -1;
 	e->start = proc_start(j->pid);	/* 0 if it is gone already: pid reuse not told */
+}
+
+/*
+ * NAME in the held /tmp TMPFD (-1: the daemon's /tmp), opened for reading
+ * if it is a regular file (else -1), *ST its state.  Looked at as O_PATH first,
+ * beneath the directory, through no symlink and across no mount (a user
+ * can mount a FUSE file system or bind a device on the name in a
+ * namespace of their own): only a plain file of that /tmp is opened.
+ */
+static int
+open_map(int tmpfd, const char *name, struct stat *st)
+{
+	struct open_how how;
+	char	 self[64];
+	int	 dfd = tmpfd, pfd, fd = -1;
+
+	if (dfd < 0 && (dfd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS |
+	    RESOLVE_NO_MAGICLINKS;
+	pfd = (int)syscall(SYS_openat2, dfd, name, &how, sizeof(how));
+	if (dfd != tmpfd)
+		close(dfd);
+	if (pfd == -1)
+		return -1;
+	/* The state of the O_PATH handle: the caller judges it, a reopen reads it. */
+	if (fstat(pfd, st) == 0 && S_ISREG(st->st_mode)) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+		fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	}
+	close(pfd);
+	return fd;
 }
 
 /* Copy IN (SIZE bytes at most) to DIR/perf-PID.map through a temporary name. */
@@ -257,12 +347,9 @@ run_jit_keep(struct capture *c, struct job *j)
 		snprintf(path, sizeof(path), "/proc/%u/root/tmp/%s", j->pid, name);
 	else
 		snprintf(path, sizeof(path), "/tmp/%s", name);
-	fd = openat(e->tmp >= 0 ? c->jtmp[e->tmp].fd : AT_FDCWD, e->tmp >= 0 ? name : path,
-	    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-	if (fd == -1)
-		goto done;	/* it writes none (or a symlink: refused) */
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) || st.st_uid != e->uid ||
-	    (uint64_t)st.st_size > SYMBOLIZE_JIT_MAX) {
+	if ((fd = open_map(e->tmp >= 0 ? c->jtmp[e->tmp].fd : -1, name, &st)) < 0)
+		goto done;	/* it writes none, or not as a plain file */
+	if (!S_ISREG(st.st_mode) || st.st_uid != e->uid || (uint64_t)st.st_size > SYMBOLIZE_JIT_MAX) {
 		log_debug("jit: %s is not a regular file of uid %u up to %d bytes: not kept",
 		    path, e->uid, SYMBOLIZE_JIT_MAX);
 		close(fd);

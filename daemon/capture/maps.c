@@ -163,7 +163,7 @@ try_path(struct capture *c, const char *path, int magic, const char *name, uint6
 		reason_add(why, whylen, "%s: %s", path, err);
 		return -EPERM;
 	}
-	if ((fd = buildid_reader_open_regular(path, magic, &st)) < 0) {
+	if ((fd = buildid_reader_open_regular(path, magic, userfs_fd, &st)) < 0) {
 		reason_add(why, whylen, "%s: %s", path, fd == -ELOOP ?
 		    "a symbolic link on the path, not followed" : fd == -EISDIR ?
 		    "not a regular file, not opened" : strerror(-fd));
@@ -238,14 +238,16 @@ run_map(struct capture *c, struct job *j)
 	else {
 		if ((fd = j->fd) < 0)
 			fd = j->pin_errno != 0 ? -j->pin_errno : buildid_reader_open_mapped(j->pid,
-			    j->addr, j->len, j->has_inode, j->maj, j->min, j->ino, j->gen, &st);
+			    j->addr, j->len, j->has_inode, j->maj, j->min, j->ino, j->gen, userfs_fd,
+			    &st);
 		if (fd >= 0) {
 			rc = copy_fd(c, j, fd, path, why, sizeof(why));
 			if (fd != j->fd)
 				close(fd);
 		} else
 			reason_add(why, sizeof(why), "%s: %s", path,
-			    fd == -ESTALE ? "maps another file now" : strerror(-fd));
+			    fd == -ESTALE ? "maps another file now" : fd == -EPERM ?
+			    "a file system a user's process serves: not read" : strerror(-fd));
 		if (rc < 0 && !cache_side(rc) && !j->has_inode)
 			reason_add(why, sizeof(why), "%s: no inode in the record to check it against",
 			    plain);
@@ -253,7 +255,7 @@ run_map(struct capture *c, struct job *j)
 			reason_add(why, sizeof(why), "%s: %s", plain, err);
 		else if (rc < 0 && !cache_side(rc)) {
 			if ((fd = buildid_reader_open_verified(plain, j->maj, j->min, j->ino, j->gen,
-			    &st)) >= 0) {
+			    userfs_fd, &st)) >= 0) {
 				rc = copy_fd(c, j, fd, plain, why, sizeof(why));
 				close(fd);
 			} else

@@ -94,7 +94,7 @@ pin_maps(struct capture *c, struct jobq *q, size_t *pinned)
 			continue;
 		}
 		if ((j->fd = buildid_reader_open_mapped(j->pid, j->addr, j->len, j->has_inode,
-		    j->maj, j->min, j->ino, j->gen, &st)) < 0) {
+		    j->maj, j->min, j->ino, j->gen, userfs_fd, &st)) < 0) {
 			j->pin_errno = -j->fd;
 			j->fd = -1;
 		} else {

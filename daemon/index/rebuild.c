@@ -123,9 +123,9 @@ scan_record_cb(const struct perf_event_header *h, void *arg)
 		break;
 	/*
 	 * Provenance as the recorder saw it: a mapping in a user's namespace
-	 * is not the host's here either.  (What the start state shows of a
-	 * process that entered one before the segment began is counted as
-	 * the host's: the segment does not say.)
+	 * is not the host's here either.  A process that entered one before
+	 * the segment began has its NAMESPACES record in the start state
+	 * (synth.c); segments written before that was so count it as the host's.
 	 */
 	case PERF_RECORD_NAMESPACES:
 		if (rec.ns.mnt_ns != 0 &&

@@ -316,6 +316,18 @@ same_generation(int fd, uint64_t gen)
 	return (uint32_t)v == (uint32_t)gen;
 }
 
+/* The file behind an O_PATH fd, opened for reading (the same inode). */
+static int
+reopen_read(int pathfd)
+{
+	char	 self[64];
+	int	 fd;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	return fd == -1 ? -errno : fd;
+}
+
 /*
  * Whether ST, the state of the file FD, is the file a record names by
  * device MAJ:MIN and inode INO (generation GEN, 0: not given).  The inode
@@ -344,24 +356,42 @@ is_record_file(int fd, const struct stat *st, uint32_t maj, uint32_t min, uint64
 
 int
 buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int has_inode,
-    uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen, struct stat *st)
+    uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen, bid_guard_fn guard,
+    struct stat *st)
 {
+	struct stat pst;
 	char	 path[96];
-	int	 fd;
+	int	 pfd, fd;
 
-	/* A magic link to the mapped file: following it is the point. */
+	/*
+	 * A magic link to the mapped file: following it is the point.  As
+	 * O_PATH first, which opens nothing: GUARD looks at what it leads to
+	 * (a user can map another file at the range after any earlier look).
+	 */
 	buildid_reader_map_files(path, sizeof(path), pid, addr, len);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) == -1)
+	if ((pfd = open(path, O_PATH | O_CLOEXEC)) == -1)
 		return -errno;
-	if (fstat(fd, st) == -1) {
-		int	 e = errno;
-
-		close(fd);
-		return -e;
+	if (guard != NULL && guard(pfd, NULL, 0)) {
+		close(pfd);
+		return -EPERM;
 	}
-	if (!S_ISREG(st->st_mode) || (has_inode && !is_record_file(fd, st, maj, min, ino, gen))) {
+	if (fstat(pfd, &pst) == -1) {
+		fd = -errno;
+		close(pfd);
+		return fd;
+	}
+	if (!S_ISREG(pst.st_mode)) {
+		close(pfd);
+		return -EISDIR;
+	}
+	fd = reopen_read(pfd);
+	close(pfd);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, st) == -1 || st->st_dev != pst.st_dev || st->st_ino != pst.st_ino ||
+	    (has_inode && !is_record_file(fd, st, maj, min, ino, gen))) {
 		close(fd);
-		return S_ISREG(st->st_mode) ? -ESTALE : -EISDIR;
+		return -ESTALE;
 	}
 	return fd;
 }
@@ -380,29 +410,64 @@ open_path_nofollow(const char *path)
 	return fd == -1 ? -errno : fd;
 }
 
-/* The file behind an O_PATH fd, opened for reading (the same inode). */
+/*
+ * The same, one component at a time with GUARD (NULL: at once) shown each
+ * directory before anything is looked up in it: a mount crossed on the
+ * way (a user's FUSE file system mounted on a directory of the path) is
+ * refused before its server is asked about the next name.  -EPERM: GUARD
+ * refused.
+ */
 static int
-reopen_read(int pathfd)
+open_path_guarded(const char *path, bid_guard_fn guard)
 {
-	char	 self[64];
-	int	 fd;
+	struct open_how how;
+	char	 buf[PATH_MAX], *comp, *save = NULL;
+	int	 dfd, nfd;
 
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
-	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	return fd == -1 ? -errno : fd;
+	if (guard == NULL)
+		return open_path_nofollow(path);
+	if (path[0] != '/' || strlen(path) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, path, strlen(path) + 1);
+	if ((dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -errno;
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	for (comp = strtok_r(buf, "/", &save); comp != NULL; comp = strtok_r(NULL, "/", &save)) {
+		if (guard(dfd, NULL, 0)) {
+			close(dfd);
+			return -EPERM;
+		}
+		nfd = (int)syscall(SYS_openat2, dfd, comp, &how, sizeof(how));
+		close(dfd);
+		if (nfd == -1)
+			return -errno;
+		dfd = nfd;
+	}
+	if (guard(dfd, NULL, 0)) {	/* the file itself: a FUSE file bind-mounted there */
+		close(dfd);
+		return -EPERM;
+	}
+	return dfd;
 }
 
 int
-buildid_reader_open_regular(const char *path, int magic, struct stat *st)
+buildid_reader_open_regular(const char *path, int magic, bid_guard_fn guard, struct stat *st)
 {
 	struct stat rst;
 	int	 pfd, fd;
 
 	/* O_PATH: the magic link followed, no open(2) of a FIFO or a device yet. */
-	if (magic)
-		pfd = (pfd = open(path, O_PATH | O_CLOEXEC)) == -1 ? -errno : pfd;
-	else
-		pfd = open_path_nofollow(path);
+	if (magic) {
+		if ((pfd = open(path, O_PATH | O_CLOEXEC)) == -1)
+			pfd = -errno;
+		else if (guard != NULL && guard(pfd, NULL, 0)) {
+			close(pfd);
+			pfd = -EPERM;
+		}
+	} else
+		pfd = open_path_guarded(path, guard);
 	if (pfd < 0)
 		return pfd;
 	if (fstat(pfd, st) == -1) {
@@ -426,12 +491,12 @@ out:
 
 int
 buildid_reader_open_verified(const char *path, uint32_t maj, uint32_t min, uint64_t ino,
-    uint64_t gen, struct stat *st)
+    uint64_t gen, bid_guard_fn guard, struct stat *st)
 {
 	struct stat rst;
 	int	 pfd, fd;
 
-	if ((pfd = open_path_nofollow(path)) < 0)
+	if ((pfd = open_path_guarded(path, guard)) < 0)
 		return pfd;
 	if (fstat(pfd, st) == -1) {
 		fd = -errno;
@@ -537,10 +602,15 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 	if ((!q->has_inode || st.st_dev == makedev(q->maj, q->min)) && cache_get(b, &st, a))
 		return 1;
 	if ((fd = buildid_reader_open_mapped(q->pid, q->addr, q->len, q->has_inode, q->maj,
-	    q->min, q->ino, q->gen, &fst)) < 0) {
+	    q->min, q->ino, q->gen, NULL, &fst)) < 0) {
 		if (fd == -ENOENT || fd == -ESRCH || fd == -ESTALE)
 			return 0;
 		a->cause = fd == -EISDIR ? BIDC_NOT_FILE : cause_of(fd);
+		return 1;
+	}
+	/* Proven by inode and generation (btrfs, overlayfs): the cache by the file's own state. */
+	if (fst.st_dev != makedev(q->maj, q->min) && cache_get(b, &fst, a)) {
+		close(fd);
 		return 1;
 	}
 	read_fd(b, fd, &fst, a);

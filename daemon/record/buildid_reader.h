@@ -190,19 +190,33 @@ int	buildid_pin_before(const struct bid_pin *p, uint64_t map_wall_ns);
  */
 int	buildid_reader_is_file(const char *filename);
 
+/* "/proc/PID/map_files/ADDR-END" of the mapping [ADDR, ADDR + SIZE), into BUF. */
+void	buildid_reader_map_files(char *buf, size_t len, uint32_t pid, uint64_t addr,
+	    uint64_t size);
+
+/*
+ * Shown an O_PATH handle before anything is opened or looked up through
+ * it; nonzero refuses it (the reason in WHY if given).  The capture
+ * worker's is userfs_fd: its reads have no deadline, so nothing a user's
+ * FUSE server serves may be reached.  The reader's reads have one: NULL.
+ */
+typedef int (*bid_guard_fn)(int pathfd, char *why, size_t whylen);
+
 /*
  * The opening rules, for every reader of a user's file (the capture
  * worker too): the mapped file of PID at [ADDR, ADDR + LEN) through
  * map_files, or PATH by name as rule 2 above opens it (without the
- * ctime check); each returns a read-only fd of a regular file with *ST
- * filled, or -errno (-ESTALE: not the expected file: another device or
- * inode, or generation where that is all there is).
+ * ctime check), each looked at as O_PATH and shown GUARD first (PATH:
+ * each directory on the way too); each returns a read-only fd of a
+ * regular file with *ST filled, or -errno (-ESTALE: not the expected
+ * file: another device or inode, or generation where that is all there
+ * is; -EPERM: GUARD refused).
  */
-/* "/proc/PID/map_files/ADDR-END" of the mapping [ADDR, ADDR + SIZE), into BUF. */
-void	buildid_reader_map_files(char *buf, size_t len, uint32_t pid, uint64_t addr,
-	    uint64_t size);
 int	buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int has_inode,
-	    uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen, struct stat *st);
+	    uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen, bid_guard_fn guard,
+	    struct stat *st);
+int	buildid_reader_open_verified(const char *path, uint32_t maj, uint32_t min, uint64_t ino,
+	    uint64_t gen, bid_guard_fn guard, struct stat *st);
 /*
  * A user's file by PATH for a copy, nothing to compare it with: a regular
  * file, opened without following a symlink (MAGIC: PATH is a map_files
@@ -210,8 +224,7 @@ int	buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int ha
  * when it is a FIFO or a device (some open with side effects: a
  * watchdog).  -ELOOP: a symlink on the path; -EISDIR: not a regular file.
  */
-int	buildid_reader_open_regular(const char *path, int magic, struct stat *st);
-int	buildid_reader_open_verified(const char *path, uint32_t maj, uint32_t min, uint64_t ino,
-	    uint64_t gen, struct stat *st);
+int	buildid_reader_open_regular(const char *path, int magic, bid_guard_fn guard,
+	    struct stat *st);
 
 #endif

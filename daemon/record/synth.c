@@ -69,7 +69,9 @@ synth_emit_cb(const void *rec, size_t len, const struct model_proc *p,
 	if ((rc = segment_write(c->seg, rec, len)) < 0)
 		return rc;
 	if (mm == NULL) {
-		c->st->threads++;
+		/* a COMM per thread; a process's NAMESPACES is not one */
+		if (((const struct perf_event_header *)rec)->type == PERF_RECORD_COMM)
+			c->st->threads++;
 		return 0;
 	}
 	if ((b = binaries_at(c->a->bins, mm->bin)) != NULL) {
