@@ -168,6 +168,29 @@ stop_daemon() {
 	[ $rc -eq 0 ] || { cat "$T/daemon.log"; fail "daemon exited with $rc"; }
 }
 
+# fuse_abort MOUNTPOINT PID: abort a FUSE connection (frees any request in
+# it), kill its server, unmount.  The connection's number from mountinfo:
+# a stat of the mount point could hang.
+fuse_abort() {
+	_fc=$(awk -v m="$1" '$5 == m { print $3 }' /proc/self/mountinfo | cut -d: -f2)
+	[ -d /sys/fs/fuse/connections ] && ! mountpoint -q /sys/fs/fuse/connections &&
+		mount -t fusectl none /sys/fs/fuse/connections 2>/dev/null
+	[ -n "$_fc" ] && [ -w "/sys/fs/fuse/connections/$_fc/abort" ] &&
+		echo 1 > "/sys/fs/fuse/connections/$_fc/abort"
+	kill -9 "$2" 2>/dev/null
+	fusermount3 -uz "$1" 2>/dev/null || umount -l "$1" 2>/dev/null
+}
+
+# kept_map PID: the JIT map of PID kept with a segment, waited for up to 5 s
+# (the worker keeps it after the process exits); fails if there is none.
+kept_map() {
+	for _ in $(seq 1 50); do
+		ls "$T/state/segments/"*.jit/perf-$1.map 2>/dev/null | head -1 | grep . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # The GNU build-id of a file, as readelf -n prints it.
 readelf_buildid() {
 	LC_ALL=C readelf -n "$1" 2>/dev/null | sed -n 's/^ *Build ID: *\([0-9a-f]*\).*/\1/p' | head -1

@@ -47,22 +47,34 @@
 #include "profile.h"
 #include "symbolize.h"
 
-/* Field 22 of /proc/PID/stat (the start time in clock ticks), 0 if unknown. */
-static uint64_t
-proc_start(uint32_t pid)
+/* /proc/PID/WHAT into BUF (one read of at most LEN - 1 bytes, NUL ended); 0 if none. */
+static int
+proc_read(uint32_t pid, const char *what, char *buf, size_t len)
 {
-	char	 path[64], buf[1024], *p;
+	char	 path[64];
 	ssize_t	 n;
-	int	 fd, field;
+	int	 fd;
 
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	snprintf(path, sizeof(path), "/proc/%u/%s", pid, what);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
+	return 1;
+}
+
+/* Field 22 of /proc/PID/stat (the start time in clock ticks), 0 if unknown. */
+static uint64_t
+proc_start(uint32_t pid)
+{
+	char	 buf[1024], *p;
+	int	 field;
+
+	if (!proc_read(pid, "stat", buf, sizeof(buf)))
+		return 0;
 	if ((p = strrchr(buf, ')')) == NULL)	/* the comm may hold spaces and ')' */
 		return 0;
 	for (field = 2; field < 22 && p != NULL; field++)
@@ -79,20 +91,10 @@ uint32_t
 jit_ns_pid(uint32_t pid)
 {
 	static char buf[16384];		/* the loop's: one thread */
-	char	 path[64], *p, *end;
+	char	*p, *end;
 	unsigned long v;
-	ssize_t	 n;
-	int	 fd;
 
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	if ((p = strstr(buf, "\nNSpid:")) == NULL)
+	if (!proc_read(pid, "status", buf, sizeof(buf)) || (p = strstr(buf, "\nNSpid:")) == NULL)
 		return 0;
 	p += 7;
 	for (;;) {

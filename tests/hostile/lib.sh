@@ -29,6 +29,9 @@
 #	sanitized              (tests/lib.sh) true under ASan or TSan
 #	hostile_start          the checks every test needs; user A (home H);
 #	                       $T/spin, for anyone to run
+#	secret_binary          root's private binary $T/secret/bin (0700, in a
+#	                       0700 directory) printing the marker $MARK; its
+#	                       build-id in $K
 #	hostile_judge          stop the pinger: figures; fail on a ping that
 #	                       failed or took 100 ms, or a record lost
 
@@ -125,6 +128,15 @@ hostile_start() {
 	H=$(user_home "$A")
 	build_prog spin
 	chmod 0755 "$T/spin"
+}
+
+secret_binary() {
+	MARK=pm-secret-$$-$(date +%s)
+	mkdir -m 0700 "$T/secret"
+	printf '#include <stdio.h>\nint main(void) { puts("%s"); return 0; }\n' "$MARK" > "$T/secret/s.c"
+	cc -O0 -o "$T/secret/bin" "$T/secret/s.c" -Wl,--build-id || fail "cannot build the secret binary"
+	chmod 0700 "$T/secret/bin"
+	K=$(readelf_buildid "$T/secret/bin")
 }
 
 hostile_judge() {

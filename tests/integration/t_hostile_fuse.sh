@@ -32,15 +32,7 @@ PID_=$(readelf_buildid "$T/plain")
 mkdir "$H/mnt" && chown "$A" "$H/mnt"
 setpriv --ruid="$A" -- "$T/stallfs" "$T/big" "$H/mnt" "$T/target.pid" late > "$T/fs.log" 2>&1 &
 FS=$!
-fs_abort() {
-	c=$(awk -v m="$H/mnt" '$5 == m { print $3 }' /proc/self/mountinfo | cut -d: -f2)
-	[ -d /sys/fs/fuse/connections ] && ! mountpoint -q /sys/fs/fuse/connections &&
-		mount -t fusectl none /sys/fs/fuse/connections 2>/dev/null
-	[ -n "$c" ] && [ -w "/sys/fs/fuse/connections/$c/abort" ] &&
-		echo 1 > "/sys/fs/fuse/connections/$c/abort"
-	kill -9 $FS 2>/dev/null
-	umount -l "$H/mnt" 2>/dev/null
-}
+fs_abort() { fuse_abort "$H/mnt" "$FS"; }
 trap 'TEST_RC=$?; fs_abort; hostile_cleanup' EXIT
 for _ in $(seq 1 50); do [ -x "$H/mnt/prog" ] && break; sleep 0.1; done
 [ -x "$H/mnt/prog" ] || { cat "$T/fs.log"; fail "the FUSE file system did not come up"; }

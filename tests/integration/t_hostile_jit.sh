@@ -48,12 +48,7 @@ as_user "$A" unshare -Urm sh -c "
 	../jit 1.0 & echo \$! > jit2.pid
 	wait" || fail "the plain JIT process did not run"
 J2=$(cat "$H/jit2.pid")
-for _ in $(seq 1 50); do
-	ls "$T/state/segments/"*.jit/perf-$J2.map > /dev/null 2>&1 && break
-	sleep 0.1
-done
-ls "$T/state/segments/"*.jit/perf-$J2.map > /dev/null 2>&1 ||
-	fail "the plain map of pid $J2 in the user's own /tmp was not kept"
+kept_map "$J2" > /dev/null || fail "the plain map of pid $J2 in the user's own /tmp was not kept"
 hostile_judge
 stop_daemon
 echo "PASS: a mount on a JIT map's name is not crossed; plain maps are kept"

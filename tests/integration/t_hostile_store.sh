@@ -19,12 +19,7 @@ need_perf
 build_hostile mapexec
 build_hostile mkelf
 
-MARK=pm-secret-$$-$(date +%s)
-mkdir -m 0700 "$T/secret"
-printf '#include <stdio.h>\nint main(void) { puts("%s"); return 0; }\n' "$MARK" > "$T/secret/s.c"
-cc -O0 -o "$T/secret/bin" "$T/secret/s.c" -Wl,--build-id || fail "cannot build the secret binary"
-chmod 0700 "$T/secret/bin"
-K=$(readelf_buildid "$T/secret/bin")
+secret_binary
 cc -O0 -o "$T/own.c.bin" -x c - -Wl,--build-id <<EOF || fail "cannot build the user's binary"
 int main(void) { return $$ % 7; }
 EOF

@@ -14,12 +14,7 @@ hostile_start
 
 build_hostile mapexec
 build_hostile mkelf
-MARK=pm-secret-$$-$(date +%s)
-mkdir -m 0700 "$T/secret"
-printf '#include <stdio.h>\nint main(void) { puts("%s"); return 0; }\n' "$MARK" > "$T/secret/s.c"
-cc -O0 -o "$T/secret/bin" "$T/secret/s.c" -Wl,--build-id || fail "cannot build the secret binary"
-chmod 0700 "$T/secret/bin"
-K=$(readelf_buildid "$T/secret/bin")
+secret_binary
 
 start_daemon "[record]
 buildid_mode = userspace

@@ -29,12 +29,7 @@ since=@$(date +%s.%N)
 wait $J1 $J2 $J3
 until=@$(date +%s.%N)
 W="--since $since --until $until"
-for _ in $(seq 1 50); do
-	ls "$T/state/segments/"*.jit/perf-$J1.map > /dev/null 2>&1 && break
-	sleep 0.1
-done
-kept=$(ls "$T/state/segments/"*.jit/perf-$J1.map 2>/dev/null | head -1)
-[ -n "$kept" ] || { cat "$T/daemon.log"; fail "/tmp/perf-$J1.map was not kept"; }
+kept=$(kept_map "$J1") || { cat "$T/daemon.log"; fail "/tmp/perf-$J1.map was not kept"; }
 rm -f /tmp/perf-$J1.map /tmp/perf-$J2.map /tmp/perf-$J3.map /tmp/pm-jit-real-$J2.map
 # the index lists the open segment once its writer has committed (commit_interval)
 for _ in $(seq 1 50); do
@@ -78,12 +73,7 @@ if unshare -m -p -f --mount-proc true 2>/dev/null; then
 	wait "$U"
 	until=@$(date +%s.%N)
 	[ -e "/tmp/perf-$J4.map" ] && fail "the namespaced jit wrote into the host's /tmp"
-	for _ in $(seq 1 50); do
-		ls "$T/state/segments/"*.jit/perf-$J4.map > /dev/null 2>&1 && break
-		sleep 0.1
-	done
-	ls "$T/state/segments/"*.jit/perf-$J4.map > /dev/null 2>&1 ||
-		fail "the map of pid $J4 (perf-1.map in its own /tmp) was not kept"
+	kept_map "$J4" > /dev/null || fail "the map of pid $J4 (perf-1.map in its own /tmp) was not kept"
 	off profile --since "$since" --until "$until" --pid "$J4" -o "$T/ns.folded" > /dev/null ||
 		fail "profile --pid $J4"
 	grep -q 'pm_jit_spin_\[j\]' "$T/ns.folded" ||

@@ -23,17 +23,7 @@ cc -O2 -o "$T/stallfs" tests/progs/stallfs.c $(pkg-config --cflags --libs fuse3)
 mkdir "$T/mnt"
 "$T/stallfs" "$T/v1" "$T/mnt" "$T/target.pid" > "$T/fs.log" 2>&1 &
 FS=$!
-# Abort the connection (frees any request in it), then unmount.  The
-# connection's number from mountinfo: a stat of the mount point could hang.
-fs_abort() {
-	c=$(awk -v m="$T/mnt" '$5 == m { print $3 }' /proc/self/mountinfo | cut -d: -f2)
-	[ -d /sys/fs/fuse/connections ] && ! mountpoint -q /sys/fs/fuse/connections &&
-		mount -t fusectl none /sys/fs/fuse/connections 2>/dev/null
-	[ -n "$c" ] && [ -w "/sys/fs/fuse/connections/$c/abort" ] &&
-		echo 1 > "/sys/fs/fuse/connections/$c/abort"
-	kill -9 $FS 2>/dev/null
-	fusermount3 -uz "$T/mnt" 2>/dev/null
-}
+fs_abort() { fuse_abort "$T/mnt" "$FS"; }
 trap 'TEST_RC=$?; fs_abort; cleanup' EXIT
 for _ in $(seq 1 50); do [ -x "$T/mnt/prog" ] && break; sleep 0.1; done
 [ -x "$T/mnt/prog" ] || { cat "$T/fs.log"; fail "the FUSE file system did not come up"; }
