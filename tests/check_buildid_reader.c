@@ -325,11 +325,17 @@ START_TEST(test_guard)
 	/* By path: refused at the mount's root, before "sub" is looked up in it. */
 	guard_seen = 0;
 	ck_assert_int_eq(buildid_reader_open_verified(file, major(st.st_dev), minor(st.st_dev),
-	    st.st_ino, 0, refuse_dev_guard, &ms), -EPERM);
+	    st.st_ino, 0, refuse_dev_guard, &ms), -EBID_GUARD);
 	ck_assert_int_eq(guard_seen, 1);
 	guard_seen = 0;
-	ck_assert_int_eq(buildid_reader_open_regular(file, 0, refuse_dev_guard, &ms), -EPERM);
+	ck_assert_int_eq(buildid_reader_open_regular(file, 0, refuse_dev_guard, &ms), -EBID_GUARD);
 	ck_assert_int_eq(guard_seen, 1);
+	/* A directory on the way that is a symlink: ELOOP, as without a guard. */
+	snprintf(cmd, sizeof(cmd), "%s/lnk", dir);
+	ck_assert_int_eq(symlink(sub, cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s/lnk/prog", dir);
+	ck_assert_int_eq(buildid_reader_open_regular(cmd, 0, refuse_dev_guard, &ms), -ELOOP);
+	ck_assert_int_eq(buildid_reader_open_regular(cmd, 0, NULL, &ms), -ELOOP);
 	/* Without a guard (the reader's), the same file opens. */
 	ck_assert_int_ge(fd = buildid_reader_open_verified(file, major(st.st_dev),
 	    minor(st.st_dev), st.st_ino, 0, NULL, &ms), 0);
@@ -342,7 +348,7 @@ START_TEST(test_guard)
 	guard_seen = 0;
 	ck_assert_int_eq(buildid_reader_open_mapped((uint32_t)getpid(), (uint64_t)(uintptr_t)p,
 	    4096, 1, major(st.st_dev), minor(st.st_dev), st.st_ino, 0, refuse_dev_guard, &ms),
-	    -EPERM);
+	    -EBID_GUARD);
 	ck_assert_int_eq(guard_seen, 1);
 	ck_assert_int_ge(fd = buildid_reader_open_mapped((uint32_t)getpid(),
 	    (uint64_t)(uintptr_t)p, 4096, 1, major(st.st_dev), minor(st.st_dev), st.st_ino, 0,

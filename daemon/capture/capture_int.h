@@ -253,6 +253,8 @@ void	reason_add(char *buf, size_t len, const char *fmt, ...)
  * O_PATH handle, or by a magic link (map_files) - none of which asks the
  * file system anything.
  */
+#define USERFS_WHY	"on a file system a user's process serves (a FUSE mount made after a " \
+			"first look): not read"
 int	userfs_dev(uint32_t maj, uint32_t min, char *why, size_t whylen);
 int	userfs_path(const char *path, char *why, size_t whylen);
 int	userfs_fd(int fd, char *why, size_t whylen);

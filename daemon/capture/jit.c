@@ -28,8 +28,9 @@
  * by the process's uid and at most SYMBOLIZE_JIT_MAX bytes, and read up
  * to that size.  A pid reused by another process (start time differs) is
  * not kept.  The /tmp directories held are shared by mount, at most
- * JIT_TMP_MAX, JIT_TMP_USER_MAX of them a user's; when full, processes
- * that are gone unseen are forgotten first.
+ * JIT_TMP_MAX, JIT_TMP_USER_MAX of them a user's; when a new one does not
+ * fit, processes that are gone are forgotten (jit_sweep), only that
+ * user's when the user's share is what is full.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -125,59 +126,6 @@ tmp_full(const struct capture *c, uint32_t uid)
 	return c->njtmp == JIT_TMP_MAX || (uid != 0 && tmp_of_user(c, uid) >= JIT_TMP_USER_MAX);
 }
 
-/*
- * The /tmp under the root ROOTFD of a process of UID, held (shared by the
- * processes whose /tmp is the same directory through the same mount);
- * -1: none.  At most JIT_TMP_MAX, of which JIT_TMP_USER_MAX a user's.
- */
-static int
-tmp_hold(struct capture *c, int rootfd, uint32_t uid)
-{
-	struct open_how how;
-	struct statx stx;
-	char	 why[PATH_MAX + 128];
-	size_t	 i;
-	int	 fd;
-
-	/* A user's FUSE root or /tmp: its server could hold the worker for ever. */
-	if (userfs_fd(rootfd, why, sizeof(why))) {
-		log_debug("jit: a root %s", why);
-		return -1;
-	}
-	memset(&how, 0, sizeof(how));
-	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	if ((fd = (int)syscall(SYS_openat2, rootfd, "tmp", &how, sizeof(how))) == -1)
-		return -1;
-	if (userfs_fd(fd, why, sizeof(why))) {
-		log_debug("jit: a /tmp %s", why);
-		close(fd);
-		return -1;
-	}
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_MNT_ID,
-	    &stx) == -1 || !(stx.stx_mask & STATX_MNT_ID)) {
-		close(fd);
-		return -1;
-	}
-	for (i = 0; i < c->njtmp; i++)
-		if (c->jtmp[i].mnt_id == stx.stx_mnt_id && c->jtmp[i].ino == stx.stx_ino &&
-		    c->jtmp[i].dev == makedev(stx.stx_dev_major, stx.stx_dev_minor)) {
-			c->jtmp[i].refs++;
-			close(fd);
-			return (int)i;
-		}
-	if (tmp_full(c, uid)) {
-		log_debug("jit: %zu /tmp directories held (%zu of uid %u), no more", c->njtmp,
-		    tmp_of_user(c, uid), uid);
-		close(fd);
-		return -1;
-	}
-	c->jtmp[c->njtmp] = (struct jittmp){ .mnt_id = stx.stx_mnt_id, .ino = stx.stx_ino,
-	    .dev = makedev(stx.stx_dev_major, stx.stx_dev_minor), .fd = fd, .uid = uid,
-	    .refs = 1 };
-	return (int)c->njtmp++;
-}
-
 static void
 tmp_release(struct capture *c, int i)
 {
@@ -219,29 +167,99 @@ jit_forget(struct capture *c, struct jitproc *e)
 	*e = c->jit[--c->njit];
 }
 
-/* Forget the processes watched that are gone (their exit unseen, or its job dropped). */
+/*
+ * Forget the processes watched that are gone (an exit not seen, or its
+ * keep job dropped), but SKIP's; with UID (not UINT32_MAX), only those
+ * holding a /tmp of that user's.  Run only when a slot is wanted and
+ * none is free: a process gone whose keep job is still queued loses its
+ * map, so a user's own shortage sweeps only that user's.
+ */
 static void
-jit_sweep(struct capture *c)
+jit_sweep(struct capture *c, uint32_t uid, uint32_t skip)
 {
+	struct jitproc *e;
 	size_t	 i = 0;
 
-	while (i < c->njit)
-		if (c->jit[i].start == 0 || proc_start(c->jit[i].pid) != c->jit[i].start)
-			jit_forget(c, &c->jit[i]);	/* the last entry moves into I */
+	while (i < c->njit) {
+		e = &c->jit[i];
+		if (e->pid != skip && (uid == UINT32_MAX ||
+		    (e->tmp >= 0 && c->jtmp[e->tmp].uid == uid)) &&
+		    (e->start == 0 || proc_start(e->pid) != e->start))
+			jit_forget(c, e);	/* the last entry moves into I */
 		else
 			i++;
+	}
+}
+
+/*
+ * The /tmp under the root ROOTFD of a process of UID, held (shared by the
+ * processes whose /tmp is the same directory through the same mount);
+ * -1: none.  At most JIT_TMP_MAX, of which JIT_TMP_USER_MAX a user's;
+ * when a new one does not fit, processes gone are forgotten (not PID's):
+ * the caller's pointers into jit[] are stale after this.
+ */
+static int
+tmp_hold(struct capture *c, int rootfd, uint32_t uid, uint32_t pid)
+{
+	struct open_how how;
+	struct statx stx;
+	char	 why[PATH_MAX + 128];
+	size_t	 i;
+	int	 fd;
+
+	/* A user's FUSE root or /tmp: its server could hold the worker for ever. */
+	if (userfs_fd(rootfd, why, sizeof(why))) {
+		log_debug("jit: a root %s", why);
+		return -1;
+	}
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	if ((fd = (int)syscall(SYS_openat2, rootfd, "tmp", &how, sizeof(how))) == -1)
+		return -1;
+	if (userfs_fd(fd, why, sizeof(why))) {
+		log_debug("jit: a /tmp %s", why);
+		close(fd);
+		return -1;
+	}
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_MNT_ID,
+	    &stx) == -1) {
+		close(fd);
+		return -1;
+	}
+	if (!(stx.stx_mask & STATX_MNT_ID))
+		stx.stx_mnt_id = 0;	/* before Linux 5.8: by device and inode alone */
+	for (i = 0; i < c->njtmp; i++)
+		if (c->jtmp[i].mnt_id == stx.stx_mnt_id && c->jtmp[i].ino == stx.stx_ino &&
+		    c->jtmp[i].dev == makedev(stx.stx_dev_major, stx.stx_dev_minor)) {
+			c->jtmp[i].refs++;
+			close(fd);
+			return (int)i;
+		}
+	if (tmp_full(c, uid))
+		jit_sweep(c, c->njtmp == JIT_TMP_MAX ? UINT32_MAX : uid, pid);
+	if (tmp_full(c, uid)) {
+		log_debug("jit: %zu /tmp directories held (%zu of uid %u), no more", c->njtmp,
+		    tmp_of_user(c, uid), uid);
+		close(fd);
+		return -1;
+	}
+	c->jtmp[c->njtmp] = (struct jittmp){ .mnt_id = stx.stx_mnt_id, .ino = stx.stx_ino,
+	    .dev = makedev(stx.stx_dev_major, stx.stx_dev_minor), .fd = fd, .uid = uid,
+	    .refs = 1 };
+	return (int)c->njtmp++;
 }
 
 void
 run_jit_watch(struct capture *c, struct job *j)
 {
 	struct jitproc *e;
+	int	 tmp;
 
 	if (j->fd >= 0)
 		atomic_fetch_sub(&c->njitroots, 1);	/* its fd is closed with the job */
-	/* Full: the processes gone whose exit was not seen make room (before E is taken). */
-	if (c->njit == JIT_WATCH_MAX || (j->fd >= 0 && tmp_full(c, j->uid)))
-		jit_sweep(c);
+	if (jit_find(c, j->pid) == NULL && c->njit == JIT_WATCH_MAX)
+		jit_sweep(c, UINT32_MAX, j->pid);	/* a slot wanted, none free */
 	if ((e = jit_find(c, j->pid)) == NULL) {
 		if (c->njit == JIT_WATCH_MAX) {
 			log_debug("jit: %u processes watched, pid %u is not", JIT_WATCH_MAX, j->pid);
@@ -253,9 +271,16 @@ run_jit_watch(struct capture *c, struct job *j)
 	e->pid = j->pid;
 	e->nspid = j->nspid;
 	e->uid = j->uid;
-	/* Its /tmp only with its name there: else the daemon's, as before. */
-	e->tmp = j->fd >= 0 && j->nspid != 0 ? tmp_hold(c, j->fd, j->uid) : -1;
+	e->tmp = -1;
 	e->start = proc_start(j->pid);	/* 0 if it is gone already: pid reuse not told */
+	/* Its /tmp only with its name there: else the daemon's, as before. */
+	if (j->fd < 0 || j->nspid == 0)
+		return;
+	tmp = tmp_hold(c, j->fd, j->uid, j->pid);
+	if ((e = jit_find(c, j->pid)) != NULL)	/* moved by a sweep, perhaps */
+		e->tmp = tmp;
+	else
+		tmp_release(c, tmp);
 }
 
 /*

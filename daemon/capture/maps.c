@@ -166,7 +166,8 @@ try_path(struct capture *c, const char *path, int magic, const char *name, uint6
 	if ((fd = buildid_reader_open_regular(path, magic, userfs_fd, &st)) < 0) {
 		reason_add(why, whylen, "%s: %s", path, fd == -ELOOP ?
 		    "a symbolic link on the path, not followed" : fd == -EISDIR ?
-		    "not a regular file, not opened" : strerror(-fd));
+		    "not a regular file, not opened" : fd == -EBID_GUARD ? USERFS_WHY :
+		    strerror(-fd));
 		return fd;
 	}
 	rc = bidcache_add_fd_ns(&c->cache, name, ns, id, idlen, fd, file, filelen, err,
@@ -246,8 +247,8 @@ run_map(struct capture *c, struct job *j)
 				close(fd);
 		} else
 			reason_add(why, sizeof(why), "%s: %s", path,
-			    fd == -ESTALE ? "maps another file now" : fd == -EPERM ?
-			    "a file system a user's process serves: not read" : strerror(-fd));
+			    fd == -ESTALE ? "maps another file now" : fd == -EBID_GUARD ?
+			    USERFS_WHY : strerror(-fd));
 		if (rc < 0 && !cache_side(rc) && !j->has_inode)
 			reason_add(why, sizeof(why), "%s: no inode in the record to check it against",
 			    plain);
@@ -260,7 +261,8 @@ run_map(struct capture *c, struct job *j)
 				close(fd);
 			} else
 				reason_add(why, sizeof(why), "%s: %s", plain, fd == -ESTALE ?
-				    "another file than the one mapped" : strerror(-fd));
+				    "another file than the one mapped" : fd == -EBID_GUARD ?
+				    USERFS_WHY : strerror(-fd));
 		}
 	}
 	if (rc >= 0) {

@@ -6,18 +6,24 @@
  * worker leaves such files alone, with the reason; the build-id reader,
  * whose reads have a deadline and spare threads, still reads them.
  *
- * A device is a FUSE connection when /sys/fs/fuse/connections (fusectl,
- * which lists every connection, whatever the mount namespace) has its
- * number; the owner is the user_id= of its entry in the daemon's
- * mountinfo.  A FUSE mount the daemon's mount table does not list is
- * another namespace's, a user's.  Without /sys/fs/fuse the kernel has no
- * FUSE; with it but without fusectl mounted, mountinfo alone says what a
- * device is, and one it does not list is not trusted either.
- * Nothing here touches the file system in question: these are procfs and
- * sysfs reads.
+ * What a mount is comes from the daemon's mountinfo (its type, and a FUSE
+ * mount's user_id=), kept in a table read again when the kernel says the
+ * mount table changed (poll on the open file).  An open handle is judged
+ * by its mount (statx STATX_MNT_ID): a walk in the daemon's own namespace
+ * only meets mounts the table lists.  A handle whose mount the table does
+ * not list (another namespace's, an overlay's private layer) and a device
+ * named by a record are judged by device: a block device's is root's; a
+ * FUSE connection is one /sys/fs/fuse/connections (fusectl, which lists
+ * every connection, whatever the namespace) has, and a user's unless the
+ * table has it mounted by root; without fusectl, a device of no block
+ * device the table does not list is not trusted.  Without /sys/fs/fuse the
+ * kernel has no FUSE.  Nothing here asks the file system in question
+ * anything: procfs, sysfs, and statx with AT_STATX_DONT_SYNC.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,13 +35,23 @@
 
 #define FUSECTL_DIR		"/sys/fs/fuse/connections"
 #define FUSECTL_SUPER_MAGIC	0x65735543
+#define MOUNTINFO_MAX		(64U << 20)	/* bytes of mountinfo read, at most */
 
 struct mnt {
+	uint64_t id;
 	unsigned int maj, min;
-	char	 point[PATH_MAX];
+	char	*point;
 	int	 fuse;			/* fuse, fuse.NAME or fuseblk */
 	long	 user;			/* its user_id=, -1 if none */
 };
+
+static struct {
+	pthread_mutex_t	 mu;
+	int		 fd;		/* /proc/self/mountinfo, polled for changes */
+	int		 loaded;
+	struct mnt	*m;
+	size_t		 n;
+} tab = { .mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
 /* "\040" and the like, as mountinfo escapes a mount point, in place. */
 static void
@@ -55,13 +71,15 @@ unescape(char *s)
 }
 
 /*
- * One line of mountinfo into M; -1 if it is not one:
+ * One line of mountinfo into M (its point not yet copied: *POINT); -1 if
+ * it is not one:
  * "ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPEROPTIONS"
  */
 static int
-parse_line(char *line, struct mnt *m)
+parse_line(char *line, struct mnt *m, char **point)
 {
 	char	*f[5], *sep, *fstype, *opts, *u, *save = NULL;
+	unsigned long long id;
 	int	 i;
 
 	if ((sep = strstr(line, " - ")) == NULL)
@@ -71,10 +89,10 @@ parse_line(char *line, struct mnt *m)
 		if ((f[i] = strtok_r(i == 0 ? line : NULL, " ", &save)) == NULL)
 			return -1;
 	unescape(f[4]);
-	/* A point of PATH_MAX or more is above no path the daemon looks at. */
-	if (sscanf(f[2], "%u:%u", &m->maj, &m->min) != 2 || strlen(f[4]) >= sizeof(m->point))
+	if (sscanf(f[0], "%llu", &id) != 1 || sscanf(f[2], "%u:%u", &m->maj, &m->min) != 2)
 		return -1;
-	memcpy(m->point, f[4], strlen(f[4]) + 1);
+	m->id = id;
+	*point = f[4];
 	fstype = sep + 3;
 	m->fuse = strncmp(fstype, "fuse ", 5) == 0 || strncmp(fstype, "fuse.", 5) == 0 ||
 	    strncmp(fstype, "fuseblk ", 8) == 0;
@@ -86,44 +104,108 @@ parse_line(char *line, struct mnt *m)
 	return 0;
 }
 
-/*
- * Calls FN for each mount of the daemon's table until it returns
- * nonzero; that value, 0 if none did, -1 if the table cannot be read.
- */
-static int
-each_mount(int (*fn)(const struct mnt *, void *), void *arg)
+static void
+table_clear(void)
 {
-	char	*line = NULL;
-	size_t	 cap = 0;
-	struct mnt m;
-	FILE	*f;
-	int	 rc = 0;
+	size_t	 i;
 
-	if ((f = fopen("/proc/self/mountinfo", "re")) == NULL)
-		return -1;
-	/* Lines of any length (escaped mount points, long options): getline's. */
-	while (rc == 0 && getline(&line, &cap, f) != -1)
-		if (parse_line(line, &m) == 0)
-			rc = fn(&m, arg);
-	free(line);
-	fclose(f);
-	return rc;
+	for (i = 0; i < tab.n; i++)
+		free(tab.m[i].point);
+	free(tab.m);
+	tab.m = NULL;
+	tab.n = 0;
+	tab.loaded = 0;
 }
 
-struct devq {
-	unsigned int maj, min;
-	struct mnt found;
-};
-
+/* Read the whole file again (from the polled fd: that is what resets its event). */
 static int
-dev_cb(const struct mnt *m, void *arg)
+table_load(void)
 {
-	struct devq *q = arg;
+	char	*buf = NULL, *nb, *line, *nl;
+	size_t	 len = 0, cap = 0, nm = 0;
+	struct mnt m, *nv;
+	char	*point;
+	ssize_t	 r;
 
-	if (m->maj != q->maj || m->min != q->min)
+	table_clear();
+	if (lseek(tab.fd, 0, SEEK_SET) == -1)
+		return -1;
+	for (;;) {
+		if (len + 65536 > cap) {
+			if (cap >= MOUNTINFO_MAX || (nb = realloc(buf, cap + 262144)) == NULL) {
+				free(buf);
+				return -1;
+			}
+			buf = nb;
+			cap += 262144;
+		}
+		if ((r = read(tab.fd, buf + len, cap - len - 1)) < 0) {
+			free(buf);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+	for (line = buf; line < buf + len; line = nl + 1) {
+		if ((nl = strchr(line, '\n')) == NULL)
+			nl = buf + len;
+		*nl = '\0';
+		if (parse_line(line, &m, &point) < 0)
+			continue;
+		if (tab.n == nm) {
+			nm = nm ? nm * 2 : 256;
+			if ((nv = reallocarray(tab.m, nm, sizeof(*nv))) == NULL)
+				break;
+			tab.m = nv;
+		}
+		if ((m.point = strdup(point)) == NULL)
+			break;
+		tab.m[tab.n++] = m;
+	}
+	free(buf);
+	tab.loaded = 1;
+	return 0;
+}
+
+/* The table, current: read again if the mount table changed.  Under tab.mu. */
+static int
+table_fresh(void)
+{
+	struct pollfd p;
+
+	if (tab.fd < 0 &&
+	    (tab.fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	p.fd = tab.fd;
+	p.events = POLLPRI;
+	p.revents = 0;
+	if (tab.loaded && poll(&p, 1, 0) == 0)
 		return 0;
-	q->found = *m;
-	return 1;
+	return table_load();
+}
+
+static const struct mnt *
+by_id(uint64_t id)
+{
+	size_t	 i;
+
+	for (i = 0; i < tab.n; i++)
+		if (tab.m[i].id == id)
+			return &tab.m[i];
+	return NULL;
+}
+
+static const struct mnt *
+by_dev(unsigned int maj, unsigned int min)
+{
+	size_t	 i;
+
+	for (i = 0; i < tab.n; i++)
+		if (tab.m[i].maj == maj && tab.m[i].min == min)
+			return &tab.m[i];
+	return NULL;
 }
 
 /* 1 when fusectl is mounted: it then knows every FUSE connection. */
@@ -135,10 +217,13 @@ fusectl(void)
 	return statfs(FUSECTL_DIR, &sf) == 0 && (unsigned long)sf.f_type == FUSECTL_SUPER_MAGIC;
 }
 
+/* 1 with the reason if M is a user's FUSE mount. */
 static int
-why_user(const struct mnt *m, char *why, size_t whylen)
+judge(const struct mnt *m, char *why, size_t whylen)
 {
-	if (m->user >= 0)
+	if (!m->fuse || m->user == 0)
+		return 0;
+	if (m->user > 0)
 		snprintf(why, whylen, "on %s, a FUSE file system of uid %ld (its server could "
 		    "stall the capture): not read", m->point, m->user);
 	else
@@ -147,12 +232,13 @@ why_user(const struct mnt *m, char *why, size_t whylen)
 	return 1;
 }
 
-int
-userfs_dev(uint32_t maj, uint32_t min, char *why, size_t whylen)
+/* userfs_dev, under tab.mu with the table fresh (or not loaded: NULL lookups). */
+static int
+judge_dev(uint32_t maj, uint32_t min, char *why, size_t whylen)
 {
-	struct devq q = { .maj = maj, .min = min };
+	const struct mnt *m;
 	char	 conn[64];
-	int	 ctl, rc;
+	int	 ctl;
 
 	/* Block devices: only root mounts those, FUSE (fuseblk) or not. */
 	if (maj != 0 || access("/sys/fs/fuse", F_OK) == -1)
@@ -162,62 +248,67 @@ userfs_dev(uint32_t maj, uint32_t min, char *why, size_t whylen)
 		if (access(conn, F_OK) == -1 && errno == ENOENT)
 			return 0;
 	}
-	if ((rc = each_mount(dev_cb, &q)) < 0) {
-		snprintf(why, whylen, "device %u:%u: the mount table cannot be read: not read", maj,
-		    min);
-		return 1;
-	}
-	if (rc == 0) {
-		snprintf(why, whylen, "device %u:%u%s is not in the daemon's mount table: not read",
-		    maj, min, ctl ? ", a FUSE connection," : "");
-		return 1;
-	}
-	if (!q.found.fuse || q.found.user == 0)
-		return 0;
-	return why_user(&q.found, why, whylen);
+	if (tab.loaded && (m = by_dev(maj, min)) != NULL)
+		return judge(m, why, whylen);
+	snprintf(why, whylen, "device %u:%u%s is not in the daemon's mount table: not read", maj,
+	    min, ctl ? ", a FUSE connection," : "");
+	return 1;
 }
 
-struct pathq {
-	const char *path;
-	struct mnt found;
-};
-
-/* A user's FUSE mount at PATH or above it: a walk of PATH would ask its server. */
-static int
-path_cb(const struct mnt *m, void *arg)
+int
+userfs_dev(uint32_t maj, uint32_t min, char *why, size_t whylen)
 {
-	struct pathq *q = arg;
-	size_t	 n = strlen(m->point);
+	int	 rc;
 
-	if (!m->fuse || m->user == 0 || strncmp(q->path, m->point, n) != 0 ||
-	    (q->path[n] != '/' && q->path[n] != '\0' && strcmp(m->point, "/") != 0))
-		return 0;
-	q->found = *m;
-	return 1;
+	pthread_mutex_lock(&tab.mu);
+	table_fresh();
+	rc = judge_dev(maj, min, why, whylen);
+	pthread_mutex_unlock(&tab.mu);
+	return rc;
 }
 
 int
 userfs_path(const char *path, char *why, size_t whylen)
 {
-	struct pathq q = { .path = path };
-	int	 rc;
+	const struct mnt *m;
+	size_t	 i, n;
+	int	 rc = 0;
 
-	if ((rc = each_mount(path_cb, &q)) < 0) {
+	pthread_mutex_lock(&tab.mu);
+	if (table_fresh() < 0) {
 		snprintf(why, whylen, "the mount table cannot be read: not read");
-		return 1;
+		rc = 1;
 	}
-	return rc == 0 ? 0 : why_user(&q.found, why, whylen);
+	/* A user's FUSE mount at PATH or above it: a walk of PATH would ask its server. */
+	for (i = 0; rc == 0 && i < tab.n; i++) {
+		m = &tab.m[i];
+		n = strlen(m->point);
+		if (strncmp(path, m->point, n) == 0 &&
+		    (path[n] == '/' || path[n] == '\0' || strcmp(m->point, "/") == 0))
+			rc = judge(m, why, whylen);
+	}
+	pthread_mutex_unlock(&tab.mu);
+	return rc;
 }
 
 int
 userfs_fd(int fd, char *why, size_t whylen)
 {
+	const struct mnt *m;
 	struct statx stx;
+	int	 rc;
 
 	/* The attributes the kernel holds: no request to a FUSE server. */
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, 0, &stx) == -1)
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == -1)
 		return 0;	/* not a file, and nothing read from it */
-	return userfs_dev(stx.stx_dev_major, stx.stx_dev_minor, why, whylen);
+	pthread_mutex_lock(&tab.mu);
+	table_fresh();
+	if ((stx.stx_mask & STATX_MNT_ID) && tab.loaded && (m = by_id(stx.stx_mnt_id)) != NULL)
+		rc = judge(m, why, whylen);	/* a mount of the daemon's namespace */
+	else
+		rc = judge_dev(stx.stx_dev_major, stx.stx_dev_minor, why, whylen);
+	pthread_mutex_unlock(&tab.mu);
+	return rc;
 }
 
 int

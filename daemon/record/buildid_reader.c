@@ -373,7 +373,7 @@ buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int has_in
 		return -errno;
 	if (guard != NULL && guard(pfd, NULL, 0)) {
 		close(pfd);
-		return -EPERM;
+		return -EBID_GUARD;
 	}
 	if (fstat(pfd, &pst) == -1) {
 		fd = -errno;
@@ -414,14 +414,14 @@ open_path_nofollow(const char *path)
  * The same, one component at a time with GUARD (NULL: at once) shown each
  * directory before anything is looked up in it: a mount crossed on the
  * way (a user's FUSE file system mounted on a directory of the path) is
- * refused before its server is asked about the next name.  -EPERM: GUARD
- * refused.
+ * refused before its server is asked about the next name.  -EBID_GUARD:
+ * GUARD refused.
  */
 static int
 open_path_guarded(const char *path, bid_guard_fn guard)
 {
 	struct open_how how;
-	char	 buf[PATH_MAX], *comp, *save = NULL;
+	char	 buf[PATH_MAX], *comp, *next, *save = NULL;
 	int	 dfd, nfd;
 
 	if (guard == NULL)
@@ -432,13 +432,15 @@ open_path_guarded(const char *path, bid_guard_fn guard)
 	if ((dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
 		return -errno;
 	memset(&how, 0, sizeof(how));
-	how.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW;
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	for (comp = strtok_r(buf, "/", &save); comp != NULL; comp = strtok_r(NULL, "/", &save)) {
+	for (comp = strtok_r(buf, "/", &save); comp != NULL; comp = next) {
 		if (guard(dfd, NULL, 0)) {
 			close(dfd);
-			return -EPERM;
+			return -EBID_GUARD;
 		}
+		/* A directory on the way that is a symlink: ELOOP, as the whole path's walk says. */
+		next = strtok_r(NULL, "/", &save);
+		how.flags = O_PATH | O_CLOEXEC | (next == NULL ? O_NOFOLLOW : O_DIRECTORY);
 		nfd = (int)syscall(SYS_openat2, dfd, comp, &how, sizeof(how));
 		close(dfd);
 		if (nfd == -1)
@@ -447,7 +449,7 @@ open_path_guarded(const char *path, bid_guard_fn guard)
 	}
 	if (guard(dfd, NULL, 0)) {	/* the file itself: a FUSE file bind-mounted there */
 		close(dfd);
-		return -EPERM;
+		return -EBID_GUARD;
 	}
 	return dfd;
 }
@@ -464,7 +466,7 @@ buildid_reader_open_regular(const char *path, int magic, bid_guard_fn guard, str
 			pfd = -errno;
 		else if (guard != NULL && guard(pfd, NULL, 0)) {
 			close(pfd);
-			pfd = -EPERM;
+			pfd = -EBID_GUARD;
 		}
 	} else
 		pfd = open_path_guarded(path, guard);

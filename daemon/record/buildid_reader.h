@@ -201,6 +201,7 @@ void	buildid_reader_map_files(char *buf, size_t len, uint32_t pid, uint64_t addr
  * FUSE server serves may be reached.  The reader's reads have one: NULL.
  */
 typedef int (*bid_guard_fn)(int pathfd, char *why, size_t whylen);
+#define EBID_GUARD	EREMOTEIO	/* -EBID_GUARD: a guard refused (not a kernel's EPERM) */
 
 /*
  * The opening rules, for every reader of a user's file (the capture
@@ -210,7 +211,7 @@ typedef int (*bid_guard_fn)(int pathfd, char *why, size_t whylen);
  * each directory on the way too); each returns a read-only fd of a
  * regular file with *ST filled, or -errno (-ESTALE: not the expected
  * file: another device or inode, or generation where that is all there
- * is; -EPERM: GUARD refused).
+ * is; -EBID_GUARD: GUARD refused).
  */
 int	buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int has_inode,
 	    uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen, bid_guard_fn guard,
