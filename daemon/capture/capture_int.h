@@ -87,7 +87,8 @@ struct job {
 	enum job_kind	 kind;
 	uint32_t	 pid;
 	uint64_t	 addr, len;
-	int		 fd;		/* JOB_MAP: the mapped file, opened early, or -1 */
+	int		 fd;		/* JOB_MAP: the mapped file, opened early, or -1;
+					   JOB_JIT_WATCH: the process's root (O_PATH) */
 	uint64_t	 ns;		/* JOB_MAP: provenance (record/binaries.h NS) */
 	int		 pin_errno;	/* why it could not be opened */
 	int		 pinned;	/* FD opened by the worker's pin_maps */
@@ -104,7 +105,7 @@ struct job {
 	int		 all_binaries;	/* export: not only those with samples */
 	int		 exited;	/* JOB_JIT_KEEP: the process is gone */
 	uint32_t	 uid;		/* JOB_JIT_WATCH: its owner when it mapped JIT code */
-	uint32_t	 nspid;		/* JOB_JIT_WATCH: its pid in its pid namespace (FD: its root) */
+	uint32_t	 nspid;		/* JOB_JIT_WATCH: its pid in its pid namespace */
 	json_t		*params;	/* JOB_PROFILE */
 };
 

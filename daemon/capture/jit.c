@@ -376,7 +376,8 @@ run_jit_keep(struct capture *c, struct job *j)
 		snprintf(path, sizeof(path), "/tmp/%s", name);
 	if ((fd = open_map(e->tmp >= 0 ? c->jtmp[e->tmp].fd : -1, name, &st)) < 0)
 		goto done;	/* it writes none, or not as a plain file */
-	if (!S_ISREG(st.st_mode) || st.st_uid != e->uid || (uint64_t)st.st_size > SYMBOLIZE_JIT_MAX) {
+	if (!S_ISREG(st.st_mode) || st.st_uid != e->uid ||
+	    (uint64_t)st.st_size > SYMBOLIZE_JIT_MAX) {
 		log_debug("jit: %s is not a regular file of uid %u up to %d bytes: not kept",
 		    path, e->uid, SYMBOLIZE_JIT_MAX);
 		close(fd);

@@ -239,8 +239,8 @@ run_map(struct capture *c, struct job *j)
 	else {
 		if ((fd = j->fd) < 0)
 			fd = j->pin_errno != 0 ? -j->pin_errno : buildid_reader_open_mapped(j->pid,
-			    j->addr, j->len, j->has_inode, j->maj, j->min, j->ino, j->gen, userfs_fd,
-			    &st);
+			    j->addr, j->len, j->has_inode, j->maj, j->min, j->ino, j->gen,
+			    userfs_fd, &st);
 		if (fd >= 0) {
 			rc = copy_fd(c, j, fd, path, why, sizeof(why));
 			if (fd != j->fd)

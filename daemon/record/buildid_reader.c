@@ -438,7 +438,7 @@ open_path_guarded(const char *path, bid_guard_fn guard)
 			close(dfd);
 			return -EBID_GUARD;
 		}
-		/* A directory on the way that is a symlink: ELOOP, as the whole path's walk says. */
+		/* A directory on the way that is a symlink: ELOOP, as a whole walk says. */
 		next = strtok_r(NULL, "/", &save);
 		how.flags = O_PATH | O_CLOEXEC | (next == NULL ? O_NOFOLLOW : O_DIRECTORY);
 		nfd = (int)syscall(SYS_openat2, dfd, comp, &how, sizeof(how));
