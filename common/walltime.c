@@ -166,11 +166,74 @@ clock_part(const char *p, struct tm *tm, int64_t *frac)
 	return p;
 }
 
+/* Do A and B name the same wall-clock minute and second of the same day? */
+static int
+same_wall(const struct tm *a, const struct tm *b)
+{
+	return a->tm_year == b->tm_year && a->tm_mon == b->tm_mon && a->tm_mday == b->tm_mday &&
+	    a->tm_hour == b->tm_hour && a->tm_min == b->tm_min && a->tm_sec == b->tm_sec;
+}
+
+/* "+02:00" for an offset east of UTC of OFF seconds. */
+static void
+format_offset(long off, char *buf, size_t len)
+{
+	long	 a = off < 0 ? -off : off;
+
+	snprintf(buf, len, "%c%02ld:%02ld", off < 0 ? '-' : '+', a / 3600, a / 60 % 60);
+}
+
+/*
+ * The instant of the local time TM (the time zone's standard time or its
+ * daylight-saving time, whichever holds that wall-clock time).  A time the
+ * clocks skip when they go forward names no instant, one they repeat when
+ * they go back names two: mktime() would pick one of them silently (the
+ * gap's 02:30 became 03:30), so both are refused with the offsets that
+ * make them exact.  Returns 0, or -1 with WHY set.
+ */
+static int
+local_instant(const struct tm *tm, time_t *out, char *why, size_t whylen)
+{
+	struct tm want = *tm, back;
+	time_t	 t[2] = { -1, -1 };
+	long	 off[2] = { 0, 0 };
+	char	 o0[16], o1[16];
+	int	 dst, ok[2] = { 0, 0 };
+
+	if (want.tm_sec == 60)		/* a leap second: the minute's end, as before */
+		want.tm_sec = 59;
+	for (dst = 0; dst < 2; dst++) {
+		struct tm try = want;
+
+		try.tm_isdst = dst;
+		if ((t[dst] = mktime(&try)) == (time_t)-1 || localtime_r(&t[dst], &back) == NULL)
+			continue;
+		ok[dst] = same_wall(&back, &want) && (back.tm_isdst > 0) == dst;
+		off[dst] = back.tm_gmtoff;
+	}
+	if (ok[0] && ok[1] && t[0] != t[1]) {
+		format_offset(off[1], o1, sizeof(o1));
+		format_offset(off[0], o0, sizeof(o0));
+		snprintf(why, whylen, "the clocks go back here and this local time comes twice, "
+		    "at %s and at %s: give the offset (as in %04d-%02d-%02dT%02d:%02d%s)", o1, o0,
+		    tm->tm_year + 1900, tm->tm_mon + 1, tm->tm_mday, tm->tm_hour, tm->tm_min, o1);
+		return -1;
+	}
+	if (!ok[0] && !ok[1]) {
+		snprintf(why, whylen, "no such local time: the clocks skip it when they go "
+		    "forward (give a UTC offset or Z to name an instant)");
+		return -1;
+	}
+	*out = (ok[1] ? t[1] : t[0]) + (tm->tm_sec == 60);
+	return 0;
+}
+
 int
 walltime_parse(const char *s, int64_t now, int64_t *out, char *err, size_t errlen)
 {
 	struct tm tm, chk;
 	const char *p = s;
+	char	 why[224];
 	int64_t	 frac = 0, off = 0;
 	int	 v, zone = 0, have_date = 1;
 	time_t	 t;
@@ -232,19 +295,19 @@ zone:
 	}
 	if (*p != '\0')
 		return time_error(err, errlen, s, "trailing characters");
+	/* The date itself first (February 30th), whatever the zone. */
 	chk = tm;
+	chk.tm_hour = chk.tm_min = chk.tm_sec = 0;
+	if (have_date && (timegm(&chk) == (time_t)-1 || chk.tm_mday != tm.tm_mday))
+		return time_error(err, errlen, s, "no such day");
 	if (zone) {
 		t = timegm(&tm);
 		t -= (time_t)off;
-	} else {
-		tm.tm_isdst = -1;
-		t = mktime(&tm);
-	}
+	} else if (local_instant(&tm, &t, why, sizeof(why)) < 0)
+		return time_error(err, errlen, s, why);
 	/* nanoseconds in an int64_t: until 2262-04-11 */
 	if (t == (time_t)-1 || t < 0 || t > INT64_MAX / 1000000000LL - 1)
 		return time_error(err, errlen, s, "out of range");
-	if (have_date && tm.tm_mday != chk.tm_mday && (zone || tm.tm_hour == chk.tm_hour))
-		return time_error(err, errlen, s, "no such day");
 	*out = (int64_t)t * 1000000000LL + frac;
 	return 0;
 }

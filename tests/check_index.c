@@ -166,6 +166,18 @@ parse_bad(const char *s)
 	ck_assert_msg(strstr(err, "bad time") != NULL, "%s: message '%s'", s, err);
 }
 
+/* S refused at NOW with a message that holds WHY. */
+static void
+parse_refused(const char *s, int64_t now, const char *why)
+{
+	char	 err[256];
+	int64_t	 t = 0;
+
+	ck_assert_msg(walltime_parse(s, now, &t, err, sizeof(err)) == -1,
+	    "%s accepted as %lld", s, (long long)t);
+	ck_assert_msg(strstr(err, why) != NULL, "%s: message '%s'", s, err);
+}
+
 START_TEST(test_time_parse)
 {
 	setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", 1);
@@ -210,6 +222,29 @@ START_TEST(test_time_parse)
 	parse_bad("2300-01-01");
 	parse_bad("9999-12-31T23:59Z");
 	ck_assert_int_eq(parse("2262-04-10Z"), 9223200000LL * SEC);
+
+	/*
+	 * The clock changes of CET: on 2026-03-29 02:00 becomes 03:00 (02:30
+	 * names no instant), on 2026-10-25 03:00 becomes 02:00 again (02:30
+	 * names two, an hour apart).  Neither is guessed; an offset makes
+	 * either exact, and the times around them are as before.
+	 */
+	parse_refused("2026-03-29 02:30", T0, "no such local time");
+	parse_refused("2026-03-29T02:00", T0, "no such local time");
+	ck_assert_int_eq(parse("2026-03-29 01:59"), parse("2026-03-29T00:59Z"));
+	ck_assert_int_eq(parse("2026-03-29 03:00"), parse("2026-03-29T01:00Z"));
+	parse_refused("2026-10-25 02:30", T0, "comes twice, at +02:00 and at +01:00");
+	parse_refused("2026-10-25T02:00:00", T0, "2026-10-25T02:00+02:00");
+	ck_assert_int_eq(parse("2026-10-25T02:30+02:00"), parse("2026-10-25T00:30Z"));
+	ck_assert_int_eq(parse("2026-10-25T02:30+01:00"), parse("2026-10-25T01:30Z"));
+	ck_assert_int_eq(parse("2026-10-25 01:59"), parse("2026-10-24T23:59Z"));
+	ck_assert_int_eq(parse("2026-10-25 03:00"), parse("2026-10-25T02:00Z"));
+	/* A time of day alone is today's: on the day of the change, the same. */
+	parse_refused("02:30", parse("2026-10-25T12:00Z"), "comes twice");
+	parse_refused("02:30", parse("2026-03-29T12:00Z"), "no such local time");
+	/* A leap second is the minute's end, as before; its day must exist. */
+	ck_assert_int_eq(parse("2026-06-30 23:59:60"), parse("2026-06-30T22:00Z"));
+	ck_assert_int_eq(parse("2026-12-31T23:59:60Z"), parse("2027-01-01T00:00Z"));
 }
 END_TEST
 
