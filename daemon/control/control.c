@@ -34,6 +34,7 @@
  */
 #include <errno.h>
 #include <grp.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -525,21 +526,37 @@ client_event_cb(struct bufferevent *bev, short what, void *arg)
 	client_free(c);		/* error (peer gone mid-reply), or idle */
 }
 
+/*
+ * Is the peer on FD in GROUP?  Its supplementary groups as they were at its
+ * connect (SO_PEERGROUPS): most peers have a few, an administrator of a
+ * directory service may have hundreds, the kernel allows NGROUPS_MAX
+ * (65536).  A short buffer is grown to the size the kernel asks for, once.
+ */
 static int
 in_group(int fd, gid_t group, gid_t primary)
 {
-	gid_t	 groups[256];
-	socklen_t len = sizeof(groups);
+	gid_t	 few[64], *groups = few;
+	socklen_t len = sizeof(few);
 	size_t	 i;
+	int	 yes = 0;
 
 	if (primary == group)
 		return 1;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == -1)
-		return 0;
-	for (i = 0; i < len / sizeof(gid_t); i++)
-		if (groups[i] == group)
-			return 1;
-	return 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == -1) {
+		if (errno != ERANGE || len <= sizeof(few) ||
+		    len > NGROUPS_MAX * sizeof(gid_t) || (groups = malloc(len)) == NULL ||
+		    getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == -1) {
+			if (groups != few)
+				free(groups);
+			log_debug("control: the peer's groups: %s", strerror(errno));
+			return 0;
+		}
+	}
+	for (i = 0; i < len / sizeof(gid_t) && !yes; i++)
+		yes = groups[i] == group;
+	if (groups != few)
+		free(groups);
+	return yes;
 }
 
 static void

@@ -153,6 +153,13 @@ note "privileges: $(cat "$T/err")"
 asuser "$pmo" - stop 2>/dev/null && fail "$PMU, not in $PMC, could stop the daemon"
 asuser "$pmc" - snapshot >/dev/null || fail "$PMU with $PMC as its group was refused"
 asuser "$pmo" "$pmc" snapshot >/dev/null || fail "$PMU with $PMC as a supplementary group was refused"
+# A member of many groups (an admin's, a directory's): the control group the
+# 300th of them.  The gids need no names; the kernel keeps up to 65536.
+many=$(seq -s, 70000 70298),$pmc
+asuser "$pmo" "$many" snapshot >/dev/null ||
+	fail "$PMU with $PMC as the 300th supplementary group was refused"
+asuser "$pmo" "$(seq -s, 70000 70299)" snapshot 2>/dev/null &&
+	fail "$PMU in 300 groups, none of them $PMC, could take a snapshot"
 ctl ping >/dev/null || fail "daemon gone after the privilege checks"
 
 # --- bad input ------------------------------------------------------------------
