@@ -214,6 +214,10 @@ cmd_status_run(struct control_request *req)
 	if (r->flight_on)
 		json_object_set_new(out, "flight", status_flight(r));
 	status_neighbours(d, out);
+	json_object_set_new(json_object_get(out, "index"), "transactions",
+	    json_integer((json_int_t)is.batches));
+	json_object_set_new(json_object_get(out, "index"), "rows_written",
+	    json_integer((json_int_t)is.rows_written));
 	json_object_set_new(json_object_get(out, "index"), "pruned",
 	    json_integer((json_int_t)is.pruned));
 	json_object_set_new(json_object_get(out, "index"), "binaries",
