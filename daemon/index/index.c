@@ -90,6 +90,35 @@ pending_rows(struct index *ix)
 	return ix->early.n + ix->late.n + ix->ndirty;
 }
 
+/* B (NULL: out of memory, nothing) to the writer, numbered. */
+static void
+queue_batch(struct index *ix, struct write_batch *b)
+{
+	if (b == NULL) {
+		log_warnx("index: out of memory");
+		return;
+	}
+	pthread_mutex_lock(&ix->mu);
+	b->seq = ++ix->q_seq;
+	pthread_mutex_unlock(&ix->mu);
+	if (!ix->running) {		/* at open: synchronously */
+		writer_run_batches(ix, b);
+		pthread_mutex_lock(&ix->mu);
+		ix->done_seq = b->seq;
+		pthread_mutex_unlock(&ix->mu);
+		batch_free_list(b);
+		return;
+	}
+	pthread_mutex_lock(&ix->mu);
+	if (ix->q_tail != NULL)
+		ix->q_tail->next = b;
+	else
+		ix->q_head = b;
+	ix->q_tail = b;
+	pthread_cond_signal(&ix->cv_work);
+	pthread_mutex_unlock(&ix->mu);
+}
+
 void
 index_commit(struct index *ix)
 {
@@ -155,25 +184,7 @@ index_commit(struct index *ix)
 		table_trim_unresolved(ix);
 	}
 	ix->forgot = 0;
-	pthread_mutex_lock(&ix->mu);
-	b->seq = ++ix->q_seq;
-	pthread_mutex_unlock(&ix->mu);
-	if (!ix->running) {		/* at open: synchronously */
-		writer_run_batches(ix, b);
-		pthread_mutex_lock(&ix->mu);
-		ix->done_seq = b->seq;
-		pthread_mutex_unlock(&ix->mu);
-		batch_free_list(b);
-		return;
-	}
-	pthread_mutex_lock(&ix->mu);
-	if (ix->q_tail != NULL)
-		ix->q_tail->next = b;
-	else
-		ix->q_head = b;
-	ix->q_tail = b;
-	pthread_cond_signal(&ix->cv_work);
-	pthread_mutex_unlock(&ix->mu);
+	queue_batch(ix, b);
 	return;
 oom:
 	log_warnx("index: out of memory, rows dropped");
@@ -204,13 +215,66 @@ index_flush(struct index *ix)
 	return errs ? -1 : 0;
 }
 
+/*
+ * The hand-over a query waits for.  Every transaction costs the writer a
+ * few hundred microseconds however little it writes, and splits a burst's
+ * inserts into the big trees into smaller, dearer ones (tests/bench/
+ * RESULTS.md, "Where the writer's floor is"); a user who may query (with
+ * public_queries, anyone) asking in a loop made one per call.  So queries
+ * hand over at most every INDEX_HANDOFF_GAP_MS (or commit_interval, if
+ * shorter): one that comes sooner is promised the next hand-over, which
+ * a timer brings at the gap's end, and its thread waits for that one
+ * (index_wait), off the loop.  Its answer is as current as before.
+ */
+static uint64_t
+handoff_gap_ns(const struct index *ix)
+{
+	uint64_t ms = ix->conf->index_commit_ms;
+
+	return (ms != 0 && ms < INDEX_HANDOFF_GAP_MS ? ms : INDEX_HANDOFF_GAP_MS) * 1000000ULL;
+}
+
+/* The hand-over promised to queries: the rows pending then, or none. */
+static void
+handoff_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct index *ix = arg;
+
+	if (ix->q_seq < ix->owed_seq)
+		index_commit(ix);
+	if (ix->q_seq < ix->owed_seq)	/* nothing left to hand (a row forgotten) */
+		queue_batch(ix, calloc(1, sizeof(struct write_batch)));
+}
+
 uint64_t
 index_handoff(struct index *ix)
 {
+	uint64_t now, gap;
+	struct timeval tv;
+
 	if (ix == NULL)
 		return 0;
-	index_commit(ix);
-	return ix->q_seq;	/* written by this thread only */
+	if (pending_rows(ix) == 0 && !ix->unres_dirty)
+		return ix->owed_seq > ix->q_seq ? ix->owed_seq : ix->q_seq;
+	now = index_clock_ns();
+	gap = handoff_gap_ns(ix);
+	if (ix->handoff_ev == NULL && ix->base != NULL)
+		ix->handoff_ev = evtimer_new(ix->base, handoff_cb, ix);
+	if (ix->handoff_ev == NULL || now - ix->last_commit_ns >= gap) {
+		index_commit(ix);
+		return ix->q_seq;	/* written by this thread only */
+	}
+	ix->owed_seq = ix->q_seq + 1;
+	if (!evtimer_pending(ix->handoff_ev, NULL)) {
+		gap -= now - ix->last_commit_ns;
+		tv.tv_sec = (time_t)(gap / 1000000000ULL);
+		tv.tv_usec = (suseconds_t)(gap % 1000000000ULL / 1000);
+		if (evtimer_add(ix->handoff_ev, &tv) == -1) {
+			index_commit(ix);
+			return ix->q_seq;
+		}
+	}
+	return ix->owed_seq;
 }
 
 void
@@ -494,6 +558,8 @@ index_close(struct index *ix)
 		return;
 	if (ix->tick_ev != NULL)
 		event_free(ix->tick_ev);
+	if (ix->handoff_ev != NULL)
+		event_free(ix->handoff_ev);
 	if (ix->db != NULL)
 		index_flush(ix);
 	if (ix->running) {

@@ -133,8 +133,12 @@ int	index_flush(struct index *);
  * thread) and return the number of that hand-over; index_wait(SEQ), from
  * any other thread, returns once everything handed over up to SEQ is
  * written (or the writer stops).  A query that must see what the loop
- * recorded before it was asked waits there, off the loop.
+ * recorded before it was asked waits there, off the loop.  Within
+ * INDEX_HANDOFF_GAP_MS of the last hand-over (or commit_interval, if
+ * shorter), the rows go at the gap's end instead, and SEQ is that one's:
+ * queries in a loop make at most one transaction per gap.
  */
+#define INDEX_HANDOFF_GAP_MS	50
 uint64_t index_handoff(struct index *);
 void	index_wait(struct index *, uint64_t seq);
 

@@ -149,6 +149,8 @@ struct index {
 	uint64_t	 last_commit_ns, last_retention_ns;
 	struct event_base *base;	/* index_attach */
 	struct event	*tick_ev;	/* every tick_ms: index_retime */
+	struct event	*handoff_ev;	/* a hand-over promised to a query (index_handoff) */
+	uint64_t	 owed_seq;	/* ... its number */
 	uint64_t	 tick_ms;
 	struct index_stats stats;
 
