@@ -279,17 +279,32 @@ static dev_t	 guard_dev;
 static int	 guard_seen;
 
 static int
-refuse_dev_guard(int pathfd, char *why, size_t whylen)
+refuse_dev(int pathfd, char *why, size_t whylen)
 {
 	struct stat st;
 
-	(void)why;
-	(void)whylen;
 	if (fstat(pathfd, &st) == 0 && st.st_dev == guard_dev) {
-		guard_seen++;
+		snprintf(why, whylen, "refusal %d of device %u:%u", ++guard_seen,
+		    major(st.st_dev), minor(st.st_dev));
 		return 1;
 	}
 	return 0;
+}
+
+static char	 guard_why[128];
+static const struct bid_guard refuse_dev_guard[1] = { { refuse_dev, guard_why,
+    sizeof(guard_why) } };
+
+/* The guard's reason, as the caller gets it: the Nth refusal of the device. */
+static void
+guard_said(int n)
+{
+	char	 want[128];
+
+	snprintf(want, sizeof(want), "refusal %d of device %u:%u", n, major(guard_dev),
+	    minor(guard_dev));
+	ck_assert_str_eq(guard_why, want);
+	guard_why[0] = '\0';
 }
 
 /*
@@ -327,9 +342,11 @@ START_TEST(test_guard)
 	ck_assert_int_eq(buildid_reader_open_verified(file, major(st.st_dev), minor(st.st_dev),
 	    st.st_ino, 0, refuse_dev_guard, &ms), -EBID_GUARD);
 	ck_assert_int_eq(guard_seen, 1);
+	guard_said(1);
 	guard_seen = 0;
 	ck_assert_int_eq(buildid_reader_open_regular(file, 0, refuse_dev_guard, &ms), -EBID_GUARD);
 	ck_assert_int_eq(guard_seen, 1);
+	guard_said(1);
 	/* A directory on the way that is a symlink: ELOOP, as without a guard. */
 	snprintf(cmd, sizeof(cmd), "%s/lnk", dir);
 	ck_assert_int_eq(symlink(sub, cmd), 0);
@@ -350,6 +367,7 @@ START_TEST(test_guard)
 	    4096, 1, major(st.st_dev), minor(st.st_dev), st.st_ino, 0, refuse_dev_guard, &ms),
 	    -EBID_GUARD);
 	ck_assert_int_eq(guard_seen, 1);
+	guard_said(1);
 	ck_assert_int_ge(fd = buildid_reader_open_mapped((uint32_t)getpid(),
 	    (uint64_t)(uintptr_t)p, 4096, 1, major(st.st_dev), minor(st.st_dev), st.st_ino, 0,
 	    NULL, &ms), 0);

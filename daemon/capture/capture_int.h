@@ -248,18 +248,14 @@ int	cache_side(int rc);
 void	reason_add(char *buf, size_t len, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 /*
- * userfs.c: 1, with the reason in WHY, for a file the worker must not read
- * because a user's process serves it (FUSE not mounted by root), found by
- * device, by a path (any such mount at it or above it), by an open file or
- * O_PATH handle, or by a magic link (map_files) - none of which asks the
- * file system anything.
+ * userfs.c: 1, with the reason in WHY, for an open file or O_PATH handle
+ * the worker must not read because a user's process serves it (FUSE not
+ * mounted by root), found without asking the file system anything.  The
+ * worker's openers show it every handle (buildid_reader.h, struct
+ * bid_guard): userfs_guard(WHY) is that guard, its reason into WHY.
  */
-#define USERFS_WHY	"on a file system a user's process serves (a FUSE mount made after a " \
-			"first look): not read"
-int	userfs_dev(uint32_t maj, uint32_t min, char *why, size_t whylen);
-int	userfs_path(const char *path, char *why, size_t whylen);
 int	userfs_fd(int fd, char *why, size_t whylen);
-int	userfs_magic(const char *path, char *why, size_t whylen);
+#define userfs_guard(why)	(&(struct bid_guard){ userfs_fd, (why), sizeof(why) })
 int	try_path(struct capture *, const char *path, int magic, const char *name, uint64_t ns,
 	    const uint8_t *id, size_t idlen, char *file, size_t filelen, char *why,
 	    size_t whylen);

@@ -44,6 +44,7 @@
 #include <linux/openat2.h>
 
 #include "capture_int.h"
+#include "record/buildid_reader.h"
 #include "log.h"
 #include "profile.h"
 #include "symbolize.h"
@@ -294,8 +295,7 @@ static int
 open_map(int tmpfd, const char *name, struct stat *st)
 {
 	struct open_how how;
-	char	 self[64];
-	int	 dfd = tmpfd, pfd, fd = -1;
+	int	 dfd = tmpfd, pfd, fd;
 
 	if (dfd < 0 && (dfd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
 		return -1;
@@ -309,12 +309,9 @@ open_map(int tmpfd, const char *name, struct stat *st)
 	if (pfd == -1)
 		return -1;
 	/* The state of the O_PATH handle: the caller judges it, a reopen reads it. */
-	if (fstat(pfd, st) == 0 && S_ISREG(st->st_mode)) {
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-		fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	}
+	fd = buildid_reader_reopen_regular(pfd, st);
 	close(pfd);
-	return fd;
+	return fd < 0 ? -1 : fd;
 }
 
 /* Copy IN (SIZE bytes at most) to DIR/perf-PID.map through a temporary name. */

@@ -156,17 +156,13 @@ try_path(struct capture *c, const char *path, int magic, const char *name, uint6
     const uint8_t *id, size_t idlen, char *file, size_t filelen, char *why, size_t whylen)
 {
 	struct stat st;
-	char	 err[512];
+	char	 err[PATH_MAX + 128];
 	int	 fd, rc;
 
-	if (magic ? userfs_magic(path, err, sizeof(err)) : userfs_path(path, err, sizeof(err))) {
-		reason_add(why, whylen, "%s: %s", path, err);
-		return -EPERM;
-	}
-	if ((fd = buildid_reader_open_regular(path, magic, userfs_fd, &st)) < 0) {
+	if ((fd = buildid_reader_open_regular(path, magic, userfs_guard(err), &st)) < 0) {
 		reason_add(why, whylen, "%s: %s", path, fd == -ELOOP ?
 		    "a symbolic link on the path, not followed" : fd == -EISDIR ?
-		    "not a regular file, not opened" : fd == -EBID_GUARD ? USERFS_WHY :
+		    "not a regular file, not opened" : fd == -EBID_GUARD ? err :
 		    strerror(-fd));
 		return fd;
 	}
@@ -233,14 +229,14 @@ run_map(struct capture *c, struct job *j)
 	buildid_reader_map_files(path, sizeof(path), j->pid, j->addr, j->len);
 	if (j->kind == JOB_MISSED)
 		reason_add(why, sizeof(why), "capture queue was full");
-	else if (j->has_inode ? userfs_dev(j->maj, j->min, why, sizeof(why)) :
-	    j->fd >= 0 ? userfs_fd(j->fd, why, sizeof(why)) : userfs_magic(path, why, sizeof(why)))
-		rc = -EPERM;	/* a user's FUSE server: a read could wait for ever */
+	else if (j->fd >= 0 && userfs_fd(j->fd, why, sizeof(why)))
+		rc = -EPERM;	/* the reader's file, a user's FUSE: a copy could wait for ever */
 	else {
+		/* A pin the guard refused: refused again here, for the reason. */
 		if ((fd = j->fd) < 0)
-			fd = j->pin_errno != 0 ? -j->pin_errno : buildid_reader_open_mapped(j->pid,
-			    j->addr, j->len, j->has_inode, j->maj, j->min, j->ino, j->gen,
-			    userfs_fd, &st);
+			fd = j->pin_errno != 0 && j->pin_errno != EBID_GUARD ? -j->pin_errno :
+			    buildid_reader_open_mapped(j->pid, j->addr, j->len, j->has_inode,
+			    j->maj, j->min, j->ino, j->gen, userfs_guard(err), &st);
 		if (fd >= 0) {
 			rc = copy_fd(c, j, fd, path, why, sizeof(why));
 			if (fd != j->fd)
@@ -248,21 +244,20 @@ run_map(struct capture *c, struct job *j)
 		} else
 			reason_add(why, sizeof(why), "%s: %s", path,
 			    fd == -ESTALE ? "maps another file now" : fd == -EBID_GUARD ?
-			    USERFS_WHY : strerror(-fd));
-		if (rc < 0 && !cache_side(rc) && !j->has_inode)
-			reason_add(why, sizeof(why), "%s: no inode in the record to check it against",
-			    plain);
-		else if (rc < 0 && !cache_side(rc) && userfs_path(plain, err, sizeof(err)))
-			reason_add(why, sizeof(why), "%s: %s", plain, err);
-		else if (rc < 0 && !cache_side(rc)) {
-			if ((fd = buildid_reader_open_verified(plain, j->maj, j->min, j->ino, j->gen,
-			    userfs_fd, &st)) >= 0) {
+			    err : strerror(-fd));
+		/* By name, unless a user's process serves the file: by name too, it would. */
+		if (rc < 0 && !cache_side(rc) && fd != -EBID_GUARD) {
+			if (!j->has_inode)
+				reason_add(why, sizeof(why), "%s: no inode in the record to check "
+				    "it against", plain);
+			else if ((fd = buildid_reader_open_verified(plain, j->maj, j->min, j->ino,
+			    j->gen, userfs_guard(err), &st)) >= 0) {
 				rc = copy_fd(c, j, fd, plain, why, sizeof(why));
 				close(fd);
 			} else
 				reason_add(why, sizeof(why), "%s: %s", plain, fd == -ESTALE ?
 				    "another file than the one mapped" : fd == -EBID_GUARD ?
-				    USERFS_WHY : strerror(-fd));
+				    err : strerror(-fd));
 		}
 	}
 	if (rc >= 0) {

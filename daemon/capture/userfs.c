@@ -11,8 +11,8 @@
  * mount table changed (poll on the open file).  An open handle is judged
  * by its mount (statx STATX_MNT_ID): a walk in the daemon's own namespace
  * only meets mounts the table lists.  A handle whose mount the table does
- * not list (another namespace's, an overlay's private layer) and a device
- * named by a record are judged by device: a block device's is root's; a
+ * not list (another namespace's, an overlay's private layer) is judged by
+ * its device: a block device's is root's; a
  * FUSE connection is one /sys/fs/fuse/connections (fusectl, which lists
  * every connection, whatever the namespace) has, and a user's unless the
  * table has it mounted by root; without fusectl, a device of no block
@@ -232,7 +232,7 @@ judge(const struct mnt *m, char *why, size_t whylen)
 	return 1;
 }
 
-/* userfs_dev, under tab.mu with the table fresh (or not loaded: NULL lookups). */
+/* A device, under tab.mu with the table fresh (or not loaded: NULL lookups). */
 static int
 judge_dev(uint32_t maj, uint32_t min, char *why, size_t whylen)
 {
@@ -256,42 +256,6 @@ judge_dev(uint32_t maj, uint32_t min, char *why, size_t whylen)
 }
 
 int
-userfs_dev(uint32_t maj, uint32_t min, char *why, size_t whylen)
-{
-	int	 rc;
-
-	pthread_mutex_lock(&tab.mu);
-	table_fresh();
-	rc = judge_dev(maj, min, why, whylen);
-	pthread_mutex_unlock(&tab.mu);
-	return rc;
-}
-
-int
-userfs_path(const char *path, char *why, size_t whylen)
-{
-	const struct mnt *m;
-	size_t	 i, n;
-	int	 rc = 0;
-
-	pthread_mutex_lock(&tab.mu);
-	if (table_fresh() < 0) {
-		snprintf(why, whylen, "the mount table cannot be read: not read");
-		rc = 1;
-	}
-	/* A user's FUSE mount at PATH or above it: a walk of PATH would ask its server. */
-	for (i = 0; rc == 0 && i < tab.n; i++) {
-		m = &tab.m[i];
-		n = strlen(m->point);
-		if (strncmp(path, m->point, n) == 0 &&
-		    (path[n] == '/' || path[n] == '\0' || strcmp(m->point, "/") == 0))
-			rc = judge(m, why, whylen);
-	}
-	pthread_mutex_unlock(&tab.mu);
-	return rc;
-}
-
-int
 userfs_fd(int fd, char *why, size_t whylen)
 {
 	const struct mnt *m;
@@ -308,18 +272,5 @@ userfs_fd(int fd, char *why, size_t whylen)
 	else
 		rc = judge_dev(stx.stx_dev_major, stx.stx_dev_minor, why, whylen);
 	pthread_mutex_unlock(&tab.mu);
-	return rc;
-}
-
-int
-userfs_magic(const char *path, char *why, size_t whylen)
-{
-	int	 fd, rc;
-
-	/* O_PATH follows the link and opens nothing: no FUSE open either. */
-	if ((fd = open(path, O_PATH | O_CLOEXEC)) == -1)
-		return 0;	/* gone: whatever opens it next fails too */
-	rc = userfs_fd(fd, why, whylen);
-	close(fd);
 	return rc;
 }

@@ -79,7 +79,7 @@ pin_maps(struct capture *c, struct jobq *q, size_t *pinned)
 {
 	struct job *j;
 	struct stat st;
-	char	 path[96], why[PATH_MAX + 128];
+	char	 why[PATH_MAX + 128];
 
 	TAILQ_FOREACH(j, q, entry) {
 		if (*pinned >= PIN_MAX)
@@ -87,14 +87,8 @@ pin_maps(struct capture *c, struct jobq *q, size_t *pinned)
 		if (j->kind != JOB_MAP || j->fd >= 0 || j->pin_errno != 0)
 			continue;
 		/* A user's FUSE server could hold the open for ever: run_map says why. */
-		buildid_reader_map_files(path, sizeof(path), j->pid, j->addr, j->len);
-		if (j->has_inode ? userfs_dev(j->maj, j->min, why, sizeof(why)) :
-		    userfs_magic(path, why, sizeof(why))) {
-			j->pin_errno = EPERM;
-			continue;
-		}
 		if ((j->fd = buildid_reader_open_mapped(j->pid, j->addr, j->len, j->has_inode,
-		    j->maj, j->min, j->ino, j->gen, userfs_fd, &st)) < 0) {
+		    j->maj, j->min, j->ino, j->gen, userfs_guard(why), &st)) < 0) {
 			j->pin_errno = -j->fd;
 			j->fd = -1;
 		} else {

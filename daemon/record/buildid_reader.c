@@ -354,12 +354,18 @@ is_record_file(int fd, const struct stat *st, uint32_t maj, uint32_t min, uint64
 	    (unsigned long)sf.f_type == OVERLAYFS_SUPER_MAGIC) && same_generation(fd, gen);
 }
 
+/* Does GUARD (NULL: none) refuse the O_PATH handle PFD?  Its reason in its buffer. */
+static int
+refused(const struct bid_guard *guard, int pfd)
+{
+	return guard != NULL && guard->fn(pfd, guard->why, guard->whylen);
+}
+
 int
 buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int has_inode,
-    uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen, bid_guard_fn guard,
+    uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen, const struct bid_guard *guard,
     struct stat *st)
 {
-	struct stat pst;
 	char	 path[96];
 	int	 pfd, fd;
 
@@ -371,25 +377,13 @@ buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int has_in
 	buildid_reader_map_files(path, sizeof(path), pid, addr, len);
 	if ((pfd = open(path, O_PATH | O_CLOEXEC)) == -1)
 		return -errno;
-	if (guard != NULL && guard(pfd, NULL, 0)) {
+	if (refused(guard, pfd)) {
 		close(pfd);
 		return -EBID_GUARD;
 	}
-	if (fstat(pfd, &pst) == -1) {
-		fd = -errno;
-		close(pfd);
-		return fd;
-	}
-	if (!S_ISREG(pst.st_mode)) {
-		close(pfd);
-		return -EISDIR;
-	}
-	fd = reopen_read(pfd);
+	fd = buildid_reader_reopen_regular(pfd, st);
 	close(pfd);
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, st) == -1 || st->st_dev != pst.st_dev || st->st_ino != pst.st_ino ||
-	    (has_inode && !is_record_file(fd, st, maj, min, ino, gen))) {
+	if (fd >= 0 && has_inode && !is_record_file(fd, st, maj, min, ino, gen)) {
 		close(fd);
 		return -ESTALE;
 	}
@@ -418,7 +412,7 @@ open_path_nofollow(const char *path)
  * GUARD refused.
  */
 static int
-open_path_guarded(const char *path, bid_guard_fn guard)
+open_path_guarded(const char *path, const struct bid_guard *guard)
 {
 	struct open_how how;
 	char	 buf[PATH_MAX], *comp, *next, *save = NULL;
@@ -434,7 +428,7 @@ open_path_guarded(const char *path, bid_guard_fn guard)
 	memset(&how, 0, sizeof(how));
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 	for (comp = strtok_r(buf, "/", &save); comp != NULL; comp = next) {
-		if (guard(dfd, NULL, 0)) {
+		if (refused(guard, dfd)) {
 			close(dfd);
 			return -EBID_GUARD;
 		}
@@ -447,7 +441,7 @@ open_path_guarded(const char *path, bid_guard_fn guard)
 			return -errno;
 		dfd = nfd;
 	}
-	if (guard(dfd, NULL, 0)) {	/* the file itself: a FUSE file bind-mounted there */
+	if (refused(guard, dfd)) {	/* the file itself: a FUSE file bind-mounted there */
 		close(dfd);
 		return -EBID_GUARD;
 	}
@@ -455,16 +449,35 @@ open_path_guarded(const char *path, bid_guard_fn guard)
 }
 
 int
-buildid_reader_open_regular(const char *path, int magic, bid_guard_fn guard, struct stat *st)
+buildid_reader_reopen_regular(int pfd, struct stat *st)
 {
 	struct stat rst;
+	int	 fd;
+
+	if (fstat(pfd, st) == -1)
+		return -errno;
+	if (!S_ISREG(st->st_mode))
+		return S_ISLNK(st->st_mode) ? -ELOOP : -EISDIR;
+	if ((fd = reopen_read(pfd)) < 0)
+		return fd;
+	if (fstat(fd, &rst) == -1 || rst.st_dev != st->st_dev || rst.st_ino != st->st_ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+int
+buildid_reader_open_regular(const char *path, int magic, const struct bid_guard *guard,
+    struct stat *st)
+{
 	int	 pfd, fd;
 
 	/* O_PATH: the magic link followed, no open(2) of a FIFO or a device yet. */
 	if (magic) {
 		if ((pfd = open(path, O_PATH | O_CLOEXEC)) == -1)
 			pfd = -errno;
-		else if (guard != NULL && guard(pfd, NULL, 0)) {
+		else if (refused(guard, pfd)) {
 			close(pfd);
 			pfd = -EBID_GUARD;
 		}
@@ -472,28 +485,14 @@ buildid_reader_open_regular(const char *path, int magic, bid_guard_fn guard, str
 		pfd = open_path_guarded(path, guard);
 	if (pfd < 0)
 		return pfd;
-	if (fstat(pfd, st) == -1) {
-		fd = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st->st_mode)) {
-		fd = S_ISLNK(st->st_mode) ? -ELOOP : -EISDIR;
-		goto out;
-	}
-	if ((fd = reopen_read(pfd)) < 0)
-		goto out;
-	if (fstat(fd, &rst) == -1 || rst.st_dev != st->st_dev || rst.st_ino != st->st_ino) {
-		close(fd);
-		fd = -ESTALE;
-	}
-out:
+	fd = buildid_reader_reopen_regular(pfd, st);
 	close(pfd);
 	return fd;
 }
 
 int
 buildid_reader_open_verified(const char *path, uint32_t maj, uint32_t min, uint64_t ino,
-    uint64_t gen, bid_guard_fn guard, struct stat *st)
+    uint64_t gen, const struct bid_guard *guard, struct stat *st)
 {
 	struct stat rst;
 	int	 pfd, fd;

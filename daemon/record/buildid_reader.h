@@ -195,12 +195,17 @@ void	buildid_reader_map_files(char *buf, size_t len, uint32_t pid, uint64_t addr
 	    uint64_t size);
 
 /*
- * Shown an O_PATH handle before anything is opened or looked up through
- * it; nonzero refuses it (the reason in WHY if given).  The capture
- * worker's is userfs_fd: its reads have no deadline, so nothing a user's
- * FUSE server serves may be reached.  The reader's reads have one: NULL.
+ * A guard is shown every O_PATH handle before anything is opened or
+ * looked up through it; FN returning nonzero refuses it, its reason in
+ * WHY.  The capture worker's is userfs_fd: its reads have no deadline, so
+ * nothing a user's FUSE server serves may be reached.  The reader's reads
+ * have one: no guard (NULL).
  */
-typedef int (*bid_guard_fn)(int pathfd, char *why, size_t whylen);
+struct bid_guard {
+	int	(*fn)(int pathfd, char *why, size_t whylen);
+	char	*why;
+	size_t	 whylen;
+};
 #define EBID_GUARD	EREMOTEIO	/* -EBID_GUARD: a guard refused (not a kernel's EPERM) */
 
 /*
@@ -214,10 +219,10 @@ typedef int (*bid_guard_fn)(int pathfd, char *why, size_t whylen);
  * is; -EBID_GUARD: GUARD refused).
  */
 int	buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int has_inode,
-	    uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen, bid_guard_fn guard,
+	    uint32_t maj, uint32_t min, uint64_t ino, uint64_t gen, const struct bid_guard *guard,
 	    struct stat *st);
 int	buildid_reader_open_verified(const char *path, uint32_t maj, uint32_t min, uint64_t ino,
-	    uint64_t gen, bid_guard_fn guard, struct stat *st);
+	    uint64_t gen, const struct bid_guard *guard, struct stat *st);
 /*
  * A user's file by PATH for a copy, nothing to compare it with: a regular
  * file, opened without following a symlink (MAGIC: PATH is a map_files
@@ -225,7 +230,15 @@ int	buildid_reader_open_verified(const char *path, uint32_t maj, uint32_t min, u
  * when it is a FIFO or a device (some open with side effects: a
  * watchdog).  -ELOOP: a symlink on the path; -EISDIR: not a regular file.
  */
-int	buildid_reader_open_regular(const char *path, int magic, bid_guard_fn guard,
+int	buildid_reader_open_regular(const char *path, int magic, const struct bid_guard *guard,
 	    struct stat *st);
+/*
+ * The file of the O_PATH handle PFD, with *ST its state, opened for
+ * reading if it is a regular file (nothing else is opened: a FIFO or a
+ * device may act at its open); -ELOOP: a symlink, -EISDIR: not a regular
+ * file, -ESTALE: not the same inode once open.  The openers' last step,
+ * and the JIT maps' (jit.c).
+ */
+int	buildid_reader_reopen_regular(int pfd, struct stat *st);
 
 #endif
