@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <event2/event.h>
@@ -163,6 +164,44 @@ log_limits(struct perfmapd *d)
 	    (long long)l->paranoid, (unsigned long long)m.rings_kb,
 	    (unsigned long long)m.charged_kb, (unsigned long long)m.budget_kb,
 	    (unsigned long long)m.left_kb, (unsigned long long)m.pinned_kb);
+}
+
+/*
+ * Files: two per CPU for the rings, and the clients, the pins, the held
+ * /tmp directories, the readers' and the index's.  A host of 512 CPUs
+ * needs more than the 1,024 that systemd (and most shells) give as the
+ * soft limit, and a daemon at its limit fails its reads silently (EMFILE:
+ * mappings unknown, copies failed).  The loop waits with epoll, never
+ * select, and nothing is executed: the soft limit goes to the hard one,
+ * as perf record does.  Before anything is opened.
+ */
+#define NOFILE_RESERVE	512	/* beside the rings: clients, pins, JIT roots, readers */
+
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+	rlim_t	 was, need;
+	long	 ncpus = sysconf(_SC_NPROCESSORS_CONF);
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		return;
+	was = rl.rlim_cur;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1) {
+			log_warn("cannot raise the open-files limit from %llu to %llu",
+			    (unsigned long long)was, (unsigned long long)rl.rlim_max);
+			rl.rlim_cur = was;
+		} else
+			log_info("open-files limit raised from %llu to %llu",
+			    (unsigned long long)was, (unsigned long long)rl.rlim_cur);
+	}
+	need = (rlim_t)(ncpus > 0 ? ncpus : 1) * 2 + NOFILE_RESERVE;
+	if (rl.rlim_cur < need)
+		log_warnx("the open-files limit (%llu) is below the %llu this host's %ld CPUs "
+		    "may need: raise it (LimitNOFILE= in the unit)", (unsigned long long)rl.rlim_cur,
+		    (unsigned long long)need, ncpus);
 }
 
 static void
@@ -367,6 +406,7 @@ main(int argc, char *argv[])
 	if (probeonly)
 		return probe_only(&d.conf);
 
+	raise_nofile();
 	d.start_wall_ns = (uint64_t)walltime_now();
 	/*
 	 * Nothing the daemon creates is for others (statedir.h); the state

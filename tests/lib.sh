@@ -147,10 +147,11 @@ start_manymaps() {
 	grep -q "^ready $1" "$T/mm.out" || fail "manymaps did not get ready: $(cat "$T/mm.out")"
 }
 
-# start_daemon CONFIG_TEXT: run perfmapd in the foreground with state in $T/state.
+# start_daemon CONFIG_TEXT: run perfmapd in the foreground with state in $T/state
+# (through $DAEMON_WRAP, a command that execs it, if set).
 start_daemon() {
 	printf '%s\n' "$1" > "$T/perfmapd.conf"
-	"$PERFMAPD" -f -d -c "$T/perfmapd.conf" --state-dir "$T/state" \
+	${DAEMON_WRAP:-} "$PERFMAPD" -f -d -c "$T/perfmapd.conf" --state-dir "$T/state" \
 		--socket "$T/control.sock" > "$T/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	for _ in $(seq 1 100); do
