@@ -86,6 +86,10 @@ struct resolver {
 		uint64_t checked;	/* CLOCK_MONOTONIC before its last fstat that held */
 		uint64_t used;		/* its last mapping, or when it was pinned: its idle time */
 	}		 pins[RESOLVER_PINS];
+	struct pin_key {		/* pins[i]'s file, packed for pin_find's scan */
+		uint64_t ino;
+		dev_t	 dev;
+	}		 pin_keys[RESOLVER_PINS];
 	int		 npins;
 	int		 pin_asks;		/* requests out asking for their file (want_pin) */
 	uint64_t	 pins_looked;		/* resolver_check's last look at them */
@@ -461,7 +465,7 @@ pin_find(const struct resolver *r, dev_t dev, uint64_t ino)
 	int	 i;
 
 	for (i = 0; i < r->npins; i++)
-		if (r->pins[i].p.ino == ino && r->pins[i].p.dev == dev)
+		if (r->pin_keys[i].ino == ino && r->pin_keys[i].dev == dev)
 			return i;
 	return -1;
 }
@@ -552,6 +556,7 @@ pin_drop(struct resolver *r, int i)
 {
 	close_later(r, r->pins[i].p.fd);
 	r->pins[i] = r->pins[--r->npins];
+	r->pin_keys[i] = r->pin_keys[r->npins];
 	r->pins_dropped++;
 }
 
@@ -567,6 +572,7 @@ pin_adopt(struct resolver *r, struct resolve_req *q)
 		return;
 	if (i < r->npins)
 		pin_drop(r, i);		/* the least recently used */
+	r->pin_keys[r->npins] = (struct pin_key){ .ino = q->pin.ino, .dev = q->pin.dev };
 	pn = &r->pins[r->npins++];
 	pn->p = q->pin;
 	pn->checked = 0;		/* not looked at since the worker's proof */

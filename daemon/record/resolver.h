@@ -137,7 +137,7 @@ void	resolver_wait(struct resolver *, struct resolve_req *);
 void	resolver_check(struct resolver *, uint64_t now);
 
 /*
- * Pins: the loop proves the mappings of the few files an exec storm maps
+ * Pins: the loop proves the mappings of the files an exec storm maps
  * over and over itself, without a request, the hand-over to a thread or
  * the path's walk.  A request proven by name (buildid_reader_known) may
  * bring the file back open (struct bid_pin); the loop keeps up to
@@ -161,7 +161,14 @@ void	resolver_check(struct resolver *, uint64_t now);
  * asking than there are pins to take: the files a burst's requests bring
  * back are bounded by the room for them, not by the burst.
  */
-#define RESOLVER_PINS		32
+/*
+ * A build's storm maps some sixty files over and over (tests/bench/
+ * bench_pins.sh): with 32 pins, 40-60 were let go a second and a sixth of
+ * the mappings went to the reader (the daemon 5.7-5.8 ms/s of CPU); with
+ * 128, none were and 10 mappings in 8 s did (3.5-3.7 ms/s).  pin_find
+ * scans their keys, 2 kB.
+ */
+#define RESOLVER_PINS		128
 #define RESOLVER_PIN_IDLE_S	10
 
 /* The devices whose files may be pinned (at most 4; none: no pins). */

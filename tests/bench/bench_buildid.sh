@@ -21,6 +21,7 @@
 #   "before")
 set -u
 cd "$(dirname "$0")/../.." || exit 1
+. tests/bench/lib.sh
 LIFETIMES=${BENCH_LIFETIMES:-10 50 200}
 N=${BENCH_PROCS:-300}
 PAR=${BENCH_PAR:-4}
@@ -47,19 +48,8 @@ run() {
 	name=$1 ms=$2 out=$B/$1.$2
 	rm -rf "$out"; mkdir -p "$out/bin"
 	for i in $(seq 1 "$N"); do cp "$B/prog" "$out/bin/pm-bench-$ms-$i"; done
-	case $name in
-	perf)
-		perf record -q -a -g -F "$FREQ" -o "$out/perf.data" > "$out/log" 2>&1 &
-		pid=$!;;
-	*)
-		bin=$PERFMAPD
-		[ "$name" = before ] && bin=$BEFORE
-		printf '[record]\nbuildid_mode = userspace\nfrequency = %s\n[cache]\ncapture = off\n' \
-			"$FREQ" > "$out/conf"
-		"$bin" -f -c "$out/conf" --state-dir "$out/state" --socket "$out/sock" \
-			> "$out/log" 2>&1 &
-		pid=$!;;
-	esac
+	start_collector "$name" "$out" "[cache]
+capture = off"
 	sleep 2
 	c0=$(cpu_ns $pid); t0=$(now_ns)
 	seq 1 "$N" | xargs -P "$PAR" -I{} sh -c '"$1" -s "$2"; rm -f "$1"' \

@@ -6,6 +6,12 @@
 #                    build-id cache filled, as on a host that has run it
 #   bench_rounds FN  FN BUILD N for each of $RUNS rounds and each build of
 #                    $BUILDS in turn (N counts from 1); 1 if any FN failed
+#   start_collector NAME DIR CONF
+#                    in the background, recording into DIR: perf record -a
+#                    -g (NAME perf) or perfmapd ($BEFORE for NAME before,
+#                    else $PERFMAPD) with buildid_mode = userspace and the
+#                    lines CONF after [record]; at $FREQ Hz; its pid in $pid
+#                    (bench_buildid.sh, bench_pins.sh)
 
 bench_setup() {
 	B=$(mktemp -d /tmp/perfmapd-bench.XXXXXX) || exit 1
@@ -31,4 +37,19 @@ bench_rounds() {
 		done
 	done
 	return $_rc
+}
+
+start_collector() {
+	case $1 in
+	perf)
+		perf record -q -a -g -F "$FREQ" -o "$2/perf.data" > "$2/log" 2>&1 &
+		pid=$!;;
+	*)
+		_bin=$PERFMAPD
+		[ "$1" = before ] && _bin=$BEFORE
+		printf '[record]\nbuildid_mode = userspace\nfrequency = %s\n%s\n' "$FREQ" "$3" \
+			> "$2/conf"
+		"$_bin" -f -c "$2/conf" --state-dir "$2/state" --socket "$2/sock" > "$2/log" 2>&1 &
+		pid=$!;;
+	esac
 }

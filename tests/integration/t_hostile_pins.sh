@@ -1,12 +1,14 @@
 #!/bin/sh
 # Adversarial: the pins (daemon/record/resolver.c, perfmapd(7)).  The
-# loop keeps up to 32 root-owned files open (O_PATH) to prove their
-# mappings without a read; a user tries to make it keep more, prove the
-# wrong binary, keep a file of the user's, or keep a deleted file's blocks.
-#   1. Churn: user A maps 64 root-owned ELF files (root's copies of
-#      libraries of /usr/lib, on the root's file system) 16 at a time,
+# loop keeps up to PINS (status pins_max: 128) root-owned files open
+# (O_PATH) to prove their mappings without a read; a user tries to make it
+# keep more, prove the wrong binary, keep a file of the user's, or keep a
+# deleted file's blocks.
+#   1. Churn: user A maps 2 x PINS root-owned ELF files (root's copies of
+#      64 libraries of /usr/lib, on the root's file system, each copied as
+#      often as it takes: a copy is a file of its own) PINS / 2 at a time,
 #      the window moving every half second, ten processes a second, for
-#      the rest of the first part: every pin is taken, and 16 pins at
+#      the rest of the first part: every pin is taken, and PINS / 2 pins at
 #      least are replaced (status pins_dropped).  Root runs the cp-storm of
 #      tests/provenance.sh in a directory of its own: an exec storm of v1
 #      until the daemon holds v1 (before the churn starts, then on under
@@ -14,13 +16,14 @@
 #      0.3 s.  Judged: perf --buildid-dir STATE/debug
 #      script shows no sample of a v2 process as pm_capv1_hot nor one of
 #      v1 as pm_capv2_hot, and the long v2 as pm_capv2_hot; at every
-#      status poll (5 a second) at most 32 pins, the daemon's O_PATH
-#      files at most 32 + 24 above their count at start (the slack: the
-#      requests' files on their way to become pins, no more than the
-#      pins have room for, and the dropped pins a worker has yet to
-#      close: 6 at most here, under ASan too) and all its files at most
-#      32 + 48 above (the answers' files the eager capture keeps until the
-#      loop's turn too); twice the slack under the sanitizers.
+#      status poll (5 a second) at most PINS pins, the daemon's O_PATH
+#      files at most PINS + 3/4 PINS above their count at start (the
+#      slack: the requests' files on their way to become pins, no more
+#      than the pins have room for, and the dropped pins a worker has yet
+#      to close: 6 at most here with 32 pins, under ASan too) and all its
+#      files at most PINS + 3/2 PINS above (the answers' files the eager
+#      capture keeps until the loop's turn too); twice the slack under the
+#      sanitizers.
 #   2. Root copies a binary into its directory and runs it until the
 #      daemon pins it (an O_PATH file a second after the last run), then
 #      deletes it: within 3 s (6 under the sanitizers) the daemon holds no
@@ -61,19 +64,6 @@ mkdir -m 0755 "$PD/a" && chown "$A" "$PD/a"
 
 build_hostile mapexec
 build_versions
-# 64 libraries of /usr/lib with a build-id, copied by root into files the
-# test owns the churn of.
-n=0
-for f in $(find /usr/lib -type f -name 'lib*.so*' -size -256k | sort); do
-	[ $n -lt 64 ] || break
-	[ -n "$(readelf_buildid "$f")" ] || continue
-	cp "$f" "$PD/lib/$n.so" || fail "cp $f"
-	echo "$PD/lib/$n.so" >> "$PD/w$((n % 4))"
-	n=$((n + 1))
-done
-[ $n = 64 ] || skip "only $n libraries with a build-id under /usr/lib to copy"
-chmod 0644 "$PD"/lib/* "$PD"/w*
-
 start_daemon "[record]
 buildid_mode = userspace
 frequency = 999
@@ -81,6 +71,27 @@ frequency = 999
 capture = eager"
 S=$T/control.sock
 ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
+PINS=$(ctl --json status | jq '.buildid_reads.pins_max')
+[ "$PINS" -ge 8 ] 2>/dev/null || fail "status gives no pins_max: '$PINS'"
+WINDOW=$((PINS / 2))
+# 64 libraries of /usr/lib with a build-id, copied by root into 2 x PINS
+# files the test owns the churn of, in four windows.
+n=0
+for f in $(find /usr/lib -type f -name 'lib*.so*' -size -256k | sort); do
+	[ $n -lt 64 ] || break
+	[ -n "$(readelf_buildid "$f")" ] || continue
+	echo "$f" >> "$PD/libs"
+	n=$((n + 1))
+done
+[ $n = 64 ] || skip "only $n libraries with a build-id under /usr/lib to copy"
+n=0
+while [ $n -lt $((2 * PINS)) ]; do
+	f=$(sed -n "$((n % 64 + 1))p" "$PD/libs")
+	cp "$f" "$PD/lib/$n.so" || fail "cp $f"
+	echo "$PD/lib/$n.so" >> "$PD/w$((n % 4))"
+	n=$((n + 1))
+done
+chmod 0644 "$PD"/lib/* "$PD"/w*
 sleep 1
 fds() { ls "/proc/$DAEMON_PID/fd" | wc -l; }
 # how many of the daemon's files /proc/PID/fd/N... are O_PATH (the bit of
@@ -131,7 +142,7 @@ stop_poll() { touch "$T/poll.stop"; wait "$POLL"; }
 # when, by the request's turn, no pin was free).  Then the churn takes
 # every other pin while v1 keeps running, and v2 is copied over the same
 # inode while the daemon holds v1's.  (v1 is pinned first: under the
-# churn the system's own binaries, which its shell runs, and its 64 files
+# churn the system's own binaries, which its shell runs, and its files
 # keep every pin in use, and a new file waits for a spare one; 2,000 runs
 # were not always enough.)
 expect() { echo "$1 $2 $3 $4" >> "$T/expect"; }
@@ -155,7 +166,7 @@ while :; do
 	[ $i -lt 2000 ] || fail "2,000 runs of v1 and the daemon never held it: the cp-storm proves nothing"
 done
 note "the storm of v1: $i runs; v1 held by the daemon"
-# The churn, as A, until $PD/stop: 16 files at a time, 0.5 s each
+# The churn, as A, until $PD/stop: WINDOW files at a time, 0.5 s each
 cat > "$T/churn.sh" <<EOS
 while [ ! -e "$PD/stop" ]; do
 	for w in 0 1 2 3; do
@@ -173,12 +184,13 @@ as_user "$A" sh "$T/churn.sh" > "$T/churn.out" 2>&1 &
 CHURN=$!
 BG_PIDS="${BG_PIDS:-} $CHURN"
 # v1 goes on in the background (a pin unused for 100 ms may be taken)
-# until all 32 pins are taken (the churn maps 64 files) and a second more
+# until all pins are taken (the churn maps twice as many files) and a
+# second more
 ( while [ ! -e "$T/v1.stop" ]; do "$P" 0 & p=$!; wait $p; expect $p 1 storm-v1 0; done ) &
 V1=$!
 BG_PIDS="${BG_PIDS:-} $V1"
 for _ in $(seq 1 50); do
-	[ "$(ctl --json status | jq '.buildid_reads.pins')" -ge 32 ] && break
+	[ "$(ctl --json status | jq '.buildid_reads.pins')" -ge "$PINS" ] && break
 	sleep 0.1
 done
 sleep 1
@@ -194,14 +206,14 @@ i=0; while [ $i -lt 100 ]; do
 done
 "$P" 0.3 & p=$!; wait $p; expect $p 2 v2-long 1
 sleep 2
-# The churn goes on until it has replaced 16 pins, its window, and 15
+# The churn goes on until it has replaced WINDOW pins, its window, and 15
 # polls have watched it (up to 20 s more): the system's own binaries,
 # which the churn's shell runs, hold pins of their own (6-7 here) and
 # leave it fewer to turn over.
 # Counted as the judge below counts: between the first and the last poll.
 polled_drops() { awk '$1 != "-" { if (n++ == 0) d0 = $3; d1 = $3 } END { print d1 - d0 }' "$T/poll"; }
 for _ in $(seq 1 100); do
-	[ "$(polled_drops)" -ge 16 ] && [ "$(grep -vc '^-' "$T/poll")" -ge 15 ] && break
+	[ "$(polled_drops)" -ge "$WINDOW" ] && [ "$(grep -vc '^-' "$T/poll")" -ge 15 ] && break
 	sleep 0.2
 done
 touch "$PD/stop"
@@ -210,19 +222,19 @@ stop_poll
 ctl --json status > "$T/st1.json" || fail "status"
 note "after the churn: $(jq -c '.buildid_reads' "$T/st1.json")"
 
-# The polls: never more than 32 pins, the files held within their
+# The polls: never more than PINS pins, the files held within their
 # bounds; every pin taken, and pins replaced: the churn's window at least
 # (else the churn tested nothing).
-slack=48 oslack=24
-sanitized && slack=96 oslack=48
-awk -v fd0="$fd0" -v op0="$opath0" -v s="$slack" -v os="$oslack" '
+slack=$((PINS * 3 / 2)) oslack=$((PINS * 3 / 4))
+sanitized && slack=$((slack * 2)) oslack=$((oslack * 2))
+awk -v fd0="$fd0" -v op0="$opath0" -v s="$slack" -v os="$oslack" -v pins="$PINS" '
 	function over(what) { if (said++ < 5) print what; o = 1 }
 	$1 == "-" { next }
 	n++ == 0 { d0 = $3 }
 	{ d1 = $3; o = 0 }
-	$1 > 32 { over("PINS: " $1 " pins held") }
-	$4 > fd0 + 32 + s { over("FILES: " $4 " files open, " fd0 " at start") }
-	$5 > op0 + 32 + os { over("FILES: " $5 " O_PATH files open, " op0 " at start") }
+	$1 > pins { over("PINS: " $1 " pins held") }
+	$4 > fd0 + pins + s { over("FILES: " $4 " files open, " fd0 " at start") }
+	$5 > op0 + pins + os { over("FILES: " $5 " O_PATH files open, " op0 " at start") }
 	{ bad += o }
 	$1 > maxp { maxp = $1 } $4 > maxf { maxf = $4 } $5 > maxo { maxo = $5 }
 	END { print "polls " n " pins_max " maxp " files_max " maxf " opath_max " maxo \
@@ -233,9 +245,9 @@ last=$(tail -n 1 "$T/poll.judged")
 figure polls "$last"
 set -- $last
 [ "$2" -ge 10 ] || fail "only $2 status polls during the churn"
-[ "${12}" = 0 ] || fail "${12} polls over the bounds (32 pins; files: a slack of $slack, O_PATH $oslack)"
-[ "$4" = 32 ] || fail "the churn never took all 32 pins (at most $4)"
-[ "${10}" -ge 16 ] || fail "the churn replaced ${10} pins, fewer than its window of 16 files"
+[ "${12}" = 0 ] || fail "${12} polls over the bounds ($PINS pins; files: a slack of $slack, O_PATH $oslack)"
+[ "$4" = "$PINS" ] || fail "the churn never took all $PINS pins (at most $4)"
+[ "${10}" -ge "$WINDOW" ] || fail "the churn replaced ${10} pins, fewer than its window of $WINDOW files"
 
 # 2. Root's binary, held, then deleted: let go within 3 s (6 s under the
 # sanitizers).  Held a second after its last run: a pin, not a read's file.
@@ -306,4 +318,4 @@ p=$(awk '$3 == "v2-long" { print $1 }' "$T/expect")
 [ "$(grep -c "^$p pm_capv2_hot$" "$T/samples2")" -gt 0 ] ||
 	{ echo "UNRESOLVED: v2 ran 0.3 s (pid $p), perf does not show pm_capv2_hot"; bad=$((bad + 1)); }
 [ "$bad" = 0 ] || fail "$bad wrong or missing answers under the churn"
-echo "PASS: under pin churn no wrong binary, at most 32 pins, a deleted file let go in $gone ms, no file of A's held; $proven mappings proven by pins"
+echo "PASS: under pin churn no wrong binary, at most $PINS pins, a deleted file let go in $gone ms, no file of A's held; $proven mappings proven by pins"
