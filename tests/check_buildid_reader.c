@@ -77,9 +77,9 @@ teardown(void)
 		return;
 }
 
-/* Copy SRC to DIR/NAME (a new file); its path in OUT. */
+/* Copy SRC to DIR/NAME (a new file); its path in OUT.  copy_to waits out the margin too. */
 static void
-copy_to(const char *src, const char *name, char *out, size_t len)
+copy_file(const char *src, const char *name, char *out, size_t len)
 {
 	char	 buf[65536];
 	ssize_t	 n;
@@ -92,6 +92,12 @@ copy_to(const char *src, const char *name, char *out, size_t len)
 		ck_assert_int_eq(write(fd, buf, (size_t)n), n);
 	close(in);
 	close(fd);
+}
+
+static void
+copy_to(const char *src, const char *name, char *out, size_t len)
+{
+	copy_file(src, name, out, len);
 	/* Older than the ctime margin: a read of it now may be cached. */
 	usleep(30000);
 }
@@ -1024,17 +1030,24 @@ END_TEST
  * file pinned if it may be: the resolver's pin count after.
  */
 static uint64_t
-pin_of(struct resolver *res, struct record_mmap *m, struct bid_query *bq, const char *path)
+pin_now(struct resolver *res, struct record_mmap *m, struct bid_query *bq, const char *path)
 {
 	struct resolver_stats st;
 
-	usleep(30000);		/* past the margin of a coarse ctime: mappings of now are after it */
 	query_of(path, 0, bq);
 	mmap_of(bq, m);
 	join_batch(res, m, mono_ns(), path, 0);	/* read: the cache knows the file */
 	join_batch(res, m, mono_ns(), path, 1);	/* proven by name, the file brought back */
 	resolver_stats(res, &st);
 	return st.pins;
+}
+
+/* The same, past the margin of a coarse ctime first: mappings of now are after it. */
+static uint64_t
+pin_of(struct resolver *res, struct record_mmap *m, struct bid_query *bq, const char *path)
+{
+	usleep(30000);
+	return pin_now(res, m, bq, path);
 }
 
 /*
@@ -1222,10 +1235,15 @@ pins_filled(struct record_mmap pinned[RESOLVER_PINS])
 	ck_assert_int_eq(stat(dir, &ds), 0);
 	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
 	resolver_pin_devices(res, &ds.st_dev, 1);
+	/* RESOLVER_PINS files, then the margin once, then a pin each */
 	for (i = 0; i < RESOLVER_PINS; i++) {
 		snprintf(name, sizeof(name), "prog%d", i);
-		copy_to("/proc/self/exe", name, p, sizeof(p));
-		ck_assert_uint_eq(pin_of(res, &pinned[i], &bq, p), (uint64_t)i + 1);
+		copy_file("/proc/self/exe", name, p, sizeof(p));
+	}
+	usleep(30000);
+	for (i = 0; i < RESOLVER_PINS; i++) {
+		snprintf(p, sizeof(p), "%s/prog%d", dir, i);
+		ck_assert_uint_eq(pin_now(res, &pinned[i], &bq, p), (uint64_t)i + 1);
 		pinned[i].filename = NULL;	/* a pin is looked up by device and inode */
 	}
 	return res;
@@ -1337,7 +1355,10 @@ START_TEST(test_resolver_pins_asks)
 	resolver_pin_devices(res, &ds.st_dev, 1);
 	for (i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "ask%d", i);
-		copy_to("/proc/self/exe", name, p[i], sizeof(p[i]));
+		copy_file("/proc/self/exe", name, p[i], sizeof(p[i]));
+	}
+	usleep(30000);		/* older than the ctime margin */
+	for (i = 0; i < n; i++) {
 		query_of(p[i], 0, &bq[i]);
 		mmap_of(&bq[i], &m[i]);
 	}
@@ -1393,6 +1414,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_resolver_pins_hot);
 	tcase_add_test(tc, test_resolver_pins_asks);
 	tcase_add_test(tc, test_resolver_pins_coarse);
+	tcase_set_timeout(tc, 30);	/* RESOLVER_PINS files copied, read and pinned; ASan */
 	suite_add_tcase(s, tc);
 	return s;
 }
