@@ -184,47 +184,60 @@ format_offset(long off, char *buf, size_t len)
 }
 
 /*
- * The instant of the local time TM (the time zone's standard time or its
- * daylight-saving time, whichever holds that wall-clock time).  A time the
- * clocks skip when they go forward names no instant, one they repeat when
- * they go back names two: mktime() would pick one of them silently (the
- * gap's 02:30 became 03:30), so both are refused with the offsets that
- * make them exact.  Returns 0, or -1 with WHY set.
+ * The instant of the local time TM.  A time the clocks skip when they go
+ * forward names no instant, one they repeat when they go back names two
+ * (a change of daylight-saving time or of the zone's standard offset):
+ * mktime() would pick one of them silently (the gap's 02:30 became
+ * 03:30), so both are refused, the second with the offsets that make it
+ * exact.  The candidates are the wall time less the zone's offset a day
+ * before and a day after (one change at most in between); a candidate
+ * stands if it reads back as the same wall time.  Returns 0, or -1 with
+ * WHY set.
  */
 static int
 local_instant(const struct tm *tm, time_t *out, char *why, size_t whylen)
 {
 	struct tm want = *tm, back;
-	time_t	 t[2] = { -1, -1 };
-	long	 off[2] = { 0, 0 };
+	time_t	 wall, t[2];
+	long	 off[2];
 	char	 o0[16], o1[16];
-	int	 dst, ok[2] = { 0, 0 };
+	int	 i, n = 0;
 
 	if (want.tm_sec == 60)		/* a leap second: the minute's end, as before */
 		want.tm_sec = 59;
-	for (dst = 0; dst < 2; dst++) {
-		struct tm try = want;
-
-		try.tm_isdst = dst;
-		if ((t[dst] = mktime(&try)) == (time_t)-1 || localtime_r(&t[dst], &back) == NULL)
-			continue;
-		ok[dst] = same_wall(&back, &want) && (back.tm_isdst > 0) == dst;
-		off[dst] = back.tm_gmtoff;
-	}
-	if (ok[0] && ok[1] && t[0] != t[1]) {
-		format_offset(off[1], o1, sizeof(o1));
-		format_offset(off[0], o0, sizeof(o0));
-		snprintf(why, whylen, "the clocks go back here and this local time comes twice, "
-		    "at %s and at %s: give the offset (as in %04d-%02d-%02dT%02d:%02d%s)", o1, o0,
-		    tm->tm_year + 1900, tm->tm_mon + 1, tm->tm_mday, tm->tm_hour, tm->tm_min, o1);
+	if ((wall = timegm(&want)) == (time_t)-1) {
+		snprintf(why, whylen, "out of range");
 		return -1;
 	}
-	if (!ok[0] && !ok[1]) {
+	for (i = 0; i < 2; i++) {
+		time_t	 near = wall + (i == 0 ? -86400 : 86400), c;
+		int	 j;
+
+		if (localtime_r(&near, &back) == NULL)
+			continue;
+		c = wall - back.tm_gmtoff;
+		for (j = 0; j < n && t[j] != c; j++)
+			;
+		if (j < n || localtime_r(&c, &back) == NULL || !same_wall(&back, &want))
+			continue;
+		t[n] = c;
+		off[n++] = back.tm_gmtoff;
+	}
+	if (n == 0) {
 		snprintf(why, whylen, "no such local time: the clocks skip it when they go "
 		    "forward (give a UTC offset or Z to name an instant)");
 		return -1;
 	}
-	*out = (ok[1] ? t[1] : t[0]) + (tm->tm_sec == 60);
+	if (n == 2) {
+		i = t[0] > t[1];	/* the earlier first */
+		format_offset(off[i], o0, sizeof(o0));
+		format_offset(off[!i], o1, sizeof(o1));
+		snprintf(why, whylen, "the clocks go back here and this local time comes twice, "
+		    "at %s and at %s: give the offset (as in %04d-%02d-%02dT%02d:%02d%s)", o0, o1,
+		    tm->tm_year + 1900, tm->tm_mon + 1, tm->tm_mday, tm->tm_hour, tm->tm_min, o0);
+		return -1;
+	}
+	*out = t[0] + (tm->tm_sec == 60);
 	return 0;
 }
 

@@ -304,6 +304,7 @@ finish(struct perfmapd *d)
 {
 	size_t	 k;
 
+	index_settle(d->index);	/* what a waiting query was promised: the loop is done */
 	querier_stop(d->querier);
 	control_close(d->control);
 	stop(d);

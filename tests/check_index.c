@@ -245,6 +245,24 @@ START_TEST(test_time_parse)
 	/* A leap second is the minute's end, as before; its day must exist. */
 	ck_assert_int_eq(parse("2026-06-30 23:59:60"), parse("2026-06-30T22:00Z"));
 	ck_assert_int_eq(parse("2026-12-31T23:59:60Z"), parse("2027-01-01T00:00Z"));
+	/* The epoch in CET, and the second before it: out of range, so said. */
+	ck_assert_int_eq(parse("1970-01-01 01:00"), 0);
+	parse_refused("1970-01-01 00:59:59", T0, "out of range");
+
+	/*
+	 * A change of the standard offset, no daylight-saving time on either
+	 * side (tzdata: Volgograd went from +04 to +03 at 2020-12-27 02:00):
+	 * 01:30 came twice, and is refused as well.
+	 */
+	ck_assert_msg(access("/usr/share/zoneinfo/Europe/Volgograd", R_OK) == 0,
+	    "tzdata (priority required in Debian) has no Europe/Volgograd");
+	setenv("TZ", "Europe/Volgograd", 1);
+	tzset();
+	parse_refused("2020-12-27 01:30", T0, "comes twice, at +04:00 and at +03:00");
+	ck_assert_int_eq(parse("2020-12-27 00:59"), parse("2020-12-26T20:59Z"));
+	ck_assert_int_eq(parse("2020-12-27 02:00"), parse("2020-12-26T23:00Z"));
+	setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", 1);
+	tzset();
 }
 END_TEST
 

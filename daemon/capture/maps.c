@@ -246,7 +246,7 @@ run_map(struct capture *c, struct job *j)
 			    fd == -ESTALE ? "maps another file now" : fd == -EBID_GUARD ?
 			    err : strerror(-fd));
 		/* By name, unless a user's process serves the file: by name too, it would. */
-		if (rc < 0 && !cache_side(rc) && fd != -EBID_GUARD) {
+		if (rc < 0 && !cache_side(rc) && fd != -EBID_GUARD && j->pin_errno != EBID_GUARD) {
 			if (!j->has_inode)
 				reason_add(why, sizeof(why), "%s: no inode in the record to check "
 				    "it against", plain);

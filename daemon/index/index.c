@@ -234,16 +234,41 @@ handoff_gap_ns(const struct index *ix)
 	return (ms != 0 && ms < INDEX_HANDOFF_GAP_MS ? ms : INDEX_HANDOFF_GAP_MS) * 1000000ULL;
 }
 
-/* The hand-over promised to queries: the rows pending then, or none. */
+/*
+ * The hand-over promised to queries: the rows pending then, or an empty
+ * batch when none are left (a row forgotten); out of memory, again soon.
+ */
 static void
-handoff_cb(evutil_socket_t fd, short what, void *arg)
+handoff_due(struct index *ix)
 {
-	struct index *ix = arg;
+	struct write_batch *b;
+	struct timeval tv = { 0, 10000 };
 
 	if (ix->q_seq < ix->owed_seq)
 		index_commit(ix);
-	if (ix->q_seq < ix->owed_seq)	/* nothing left to hand (a row forgotten) */
-		queue_batch(ix, calloc(1, sizeof(struct write_batch)));
+	if (ix->q_seq >= ix->owed_seq)
+		return;
+	if ((b = calloc(1, sizeof(*b))) != NULL) {
+		b->plain = 1;
+		queue_batch(ix, b);
+	} else if (ix->handoff_ev != NULL)
+		evtimer_add(ix->handoff_ev, &tv);
+}
+
+static void
+handoff_cb(evutil_socket_t fd, short what, void *arg)
+{
+	handoff_due(arg);
+}
+
+void
+index_settle(struct index *ix)
+{
+	if (ix == NULL)
+		return;
+	if (ix->handoff_ev != NULL)
+		evtimer_del(ix->handoff_ev);
+	handoff_due(ix);
 }
 
 uint64_t
@@ -566,6 +591,7 @@ index_close(struct index *ix)
 		pthread_mutex_lock(&ix->mu);
 		ix->stopping = 1;
 		pthread_cond_signal(&ix->cv_work);
+		pthread_cond_broadcast(&ix->cv_idle);	/* index_wait gives up */
 		pthread_mutex_unlock(&ix->mu);
 		pthread_join(ix->thread, NULL);
 		ix->running = 0;

@@ -141,6 +141,11 @@ int	index_flush(struct index *);
 #define INDEX_HANDOFF_GAP_MS	50
 uint64_t index_handoff(struct index *);
 void	index_wait(struct index *, uint64_t seq);
+/*
+ * The hand-over promised to queries, now: before the loop stops, whose
+ * timer would have made it (a query thread waits for it).
+ */
+void	index_settle(struct index *);
 
 void	index_get_stats(struct index *, struct index_stats *);
 
