@@ -253,6 +253,7 @@ walltime_parse(const char *s, int64_t now, int64_t *out, char *err, size_t errle
 
 	if (s == NULL || *s == '\0')
 		return time_error(err, errlen, "", "empty");
+	tzset();	/* the zone as it is now (localtime_r reads it once) */
 	if (strcmp(s, "now") == 0) {
 		*out = now;
 		return 0;

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include <check.h>
+#include <event2/event.h>
 
 #include "check_main.h"
 #include <sqlite3.h>
@@ -398,6 +399,53 @@ START_TEST(test_commit_news)
 	ck_assert_uint_eq(pending(ix), 0);
 	ck_assert_int_eq(index_flush(ix), 0);
 	index_close(ix);
+}
+END_TEST
+
+/*
+ * Queries hand the pending rows over at most every INDEX_HANDOFF_GAP_MS:
+ * one within the gap is promised the hand-over the loop's timer makes at
+ * the gap's end, or index_settle makes at a stop (the loop gone, nothing
+ * else would, and a query thread waiting for it held the stop for good).
+ */
+START_TEST(test_handoff)
+{
+	struct event_base *base;
+	struct index *ix;
+	uint8_t	 a[20];
+	uint64_t s1, s2, s3;
+
+	ck_assert_ptr_nonnull(base = event_base_new());
+	ix = open_ix();
+	ck_assert_int_eq(index_attach(ix, base), 0);
+	bid(a, 1);
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	usleep((INDEX_HANDOFF_GAP_MS + 10) * 1000);
+	index_add_mapping(ix, "/usr/bin/a", a, 20, BID_MMAP2, 100, T0 + SEC, 0);
+	s1 = index_handoff(ix);			/* past the gap: at once */
+	ck_assert_uint_eq(pending(ix), 0);
+	index_wait(ix, s1);
+
+	/* Within the gap: promised, the same to a second query, then kept by the timer. */
+	index_add_mapping(ix, "/usr/bin/a", a, 20, BID_MMAP2, 100, T0 + 2 * SEC, 0);
+	s2 = index_handoff(ix);
+	ck_assert_uint_eq(s2, s1 + 1);
+	ck_assert_uint_gt(pending(ix), 0);
+	ck_assert_uint_eq(index_handoff(ix), s2);
+	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
+	ck_assert_uint_eq(pending(ix), 0);
+	index_wait(ix, s2);
+
+	/* Promised, and the loop stops: index_settle keeps it. */
+	index_add_mapping(ix, "/usr/bin/a", a, 20, BID_MMAP2, 100, T0 + 3 * SEC, 0);
+	s3 = index_handoff(ix);
+	ck_assert_uint_eq(s3, s2 + 1);
+	ck_assert_uint_gt(pending(ix), 0);
+	index_settle(ix);
+	ck_assert_uint_eq(pending(ix), 0);
+	index_wait(ix, s3);
+	index_close(ix);
+	event_base_free(base);
 }
 END_TEST
 
@@ -2316,6 +2364,7 @@ index_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_replace);
 	tcase_add_test(tc, test_commit_news);
+	tcase_add_test(tc, test_handoff);
 	tcase_add_test(tc, test_two_namespaces);
 	tcase_add_test(tc, test_deleted_suffix);
 	tcase_add_test(tc, test_reopen);

@@ -269,6 +269,15 @@ index_settle(struct index *ix)
 	if (ix->handoff_ev != NULL)
 		evtimer_del(ix->handoff_ev);
 	handoff_due(ix);
+	if (ix->handoff_ev != NULL)
+		evtimer_del(ix->handoff_ev);	/* out of memory: no loop will retry */
+	if (ix->q_seq < ix->owed_seq) {
+		/* Not kept: the queries waiting for it answer with what is written. */
+		pthread_mutex_lock(&ix->mu);
+		ix->settled = 1;
+		pthread_cond_broadcast(&ix->cv_idle);
+		pthread_mutex_unlock(&ix->mu);
+	}
 }
 
 uint64_t
@@ -289,7 +298,6 @@ index_handoff(struct index *ix)
 		index_commit(ix);
 		return ix->q_seq;	/* written by this thread only */
 	}
-	ix->owed_seq = ix->q_seq + 1;
 	if (!evtimer_pending(ix->handoff_ev, NULL)) {
 		gap -= now - ix->last_commit_ns;
 		tv.tv_sec = (time_t)(gap / 1000000000ULL);
@@ -299,6 +307,7 @@ index_handoff(struct index *ix)
 			return ix->q_seq;
 		}
 	}
+	ix->owed_seq = ix->q_seq + 1;	/* promised only with the timer set */
 	return ix->owed_seq;
 }
 
@@ -308,7 +317,7 @@ index_wait(struct index *ix, uint64_t seq)
 	if (ix == NULL)
 		return;
 	pthread_mutex_lock(&ix->mu);
-	while (ix->done_seq < seq && ix->running && !ix->stopping)
+	while (ix->done_seq < seq && ix->running && !ix->stopping && !ix->settled)
 		pthread_cond_wait(&ix->cv_idle, &ix->mu);
 	pthread_mutex_unlock(&ix->mu);
 }
@@ -591,7 +600,7 @@ index_close(struct index *ix)
 		pthread_mutex_lock(&ix->mu);
 		ix->stopping = 1;
 		pthread_cond_signal(&ix->cv_work);
-		pthread_cond_broadcast(&ix->cv_idle);	/* index_wait gives up */
+		pthread_cond_broadcast(&ix->cv_idle);	/* an index_wait of a tool's thread */
 		pthread_mutex_unlock(&ix->mu);
 		pthread_join(ix->thread, NULL);
 		ix->running = 0;

@@ -157,6 +157,7 @@ struct index {
 	/* shared with the writer, under mu */
 	pthread_t	 thread;
 	int		 running, stopping;
+	int		 settled;	/* index_settle could not keep a promise: no more waits */
 	pthread_mutex_t	 mu;
 	pthread_cond_t	 cv_work, cv_idle;
 	struct write_batch	*q_head, *q_tail;
