@@ -29,7 +29,7 @@ public_queries = yes
 frequency = 99
 drain_interval = 20ms
 [index]
-commit_interval = 10min"
+commit_interval = 10m"
 S=$T/control.sock
 ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
 "$T/spin" 0.3
