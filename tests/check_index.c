@@ -402,6 +402,19 @@ START_TEST(test_commit_news)
 }
 END_TEST
 
+/* A sighting of A at T, and a query's hand-over within the gap: promised, the one after LAST. */
+static uint64_t
+promised(struct index *ix, const uint8_t *a, uint64_t t, uint64_t last)
+{
+	uint64_t seq;
+
+	index_add_mapping(ix, "/usr/bin/a", a, 20, BID_MMAP2, 100, t, 0);
+	seq = index_handoff(ix);
+	ck_assert_uint_eq(seq, last + 1);
+	ck_assert_uint_gt(pending(ix), 0);
+	return seq;
+}
+
 /*
  * Queries hand the pending rows over at most every INDEX_HANDOFF_GAP_MS:
  * one within the gap is promised the hand-over the loop's timer makes at
@@ -427,20 +440,14 @@ START_TEST(test_handoff)
 	index_wait(ix, s1);
 
 	/* Within the gap: promised, the same to a second query, then kept by the timer. */
-	index_add_mapping(ix, "/usr/bin/a", a, 20, BID_MMAP2, 100, T0 + 2 * SEC, 0);
-	s2 = index_handoff(ix);
-	ck_assert_uint_eq(s2, s1 + 1);
-	ck_assert_uint_gt(pending(ix), 0);
+	s2 = promised(ix, a, T0 + 2 * SEC, s1);
 	ck_assert_uint_eq(index_handoff(ix), s2);
 	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
 	ck_assert_uint_eq(pending(ix), 0);
 	index_wait(ix, s2);
 
 	/* Promised, and the loop stops: index_settle keeps it. */
-	index_add_mapping(ix, "/usr/bin/a", a, 20, BID_MMAP2, 100, T0 + 3 * SEC, 0);
-	s3 = index_handoff(ix);
-	ck_assert_uint_eq(s3, s2 + 1);
-	ck_assert_uint_gt(pending(ix), 0);
+	s3 = promised(ix, a, T0 + 3 * SEC, s2);
 	index_settle(ix);
 	ck_assert_uint_eq(pending(ix), 0);
 	index_wait(ix, s3);
