@@ -90,14 +90,10 @@ pending_rows(struct index *ix)
 	return ix->early.n + ix->late.n + ix->ndirty;
 }
 
-/* B (NULL: out of memory, nothing) to the writer, numbered. */
+/* B to the writer, numbered. */
 static void
 queue_batch(struct index *ix, struct write_batch *b)
 {
-	if (b == NULL) {
-		log_warnx("index: out of memory");
-		return;
-	}
 	pthread_mutex_lock(&ix->mu);
 	b->seq = ++ix->q_seq;
 	pthread_mutex_unlock(&ix->mu);

@@ -367,22 +367,15 @@ buildid_reader_open_mapped(uint32_t pid, uint64_t addr, uint64_t len, int has_in
     struct stat *st)
 {
 	char	 path[96];
-	int	 pfd, fd;
+	int	 fd;
 
 	/*
-	 * A magic link to the mapped file: following it is the point.  As
-	 * O_PATH first, which opens nothing: GUARD looks at what it leads to
-	 * (a user can map another file at the range after any earlier look).
+	 * A magic link to the mapped file: following it is the point.  GUARD
+	 * looks at what it leads to at the open (a user can map another file
+	 * at the range after any earlier look).
 	 */
 	buildid_reader_map_files(path, sizeof(path), pid, addr, len);
-	if ((pfd = open(path, O_PATH | O_CLOEXEC)) == -1)
-		return -errno;
-	if (refused(guard, pfd)) {
-		close(pfd);
-		return -EBID_GUARD;
-	}
-	fd = buildid_reader_reopen_regular(pfd, st);
-	close(pfd);
+	fd = buildid_reader_open_regular(path, 1, guard, st);
 	if (fd >= 0 && has_inode && !is_record_file(fd, st, maj, min, ino, gen)) {
 		close(fd);
 		return -ESTALE;
@@ -494,31 +487,20 @@ int
 buildid_reader_open_verified(const char *path, uint32_t maj, uint32_t min, uint64_t ino,
     uint64_t gen, const struct bid_guard *guard, struct stat *st)
 {
-	struct stat rst;
 	int	 pfd, fd;
 
 	if ((pfd = open_path_guarded(path, guard)) < 0)
 		return pfd;
-	if (fstat(pfd, st) == -1) {
+	/* Another file than the record's is not opened at all. */
+	if (fstat(pfd, st) == -1)
 		fd = -errno;
-		goto out;
-	}
-	if (st->st_dev != makedev(maj, min) || st->st_ino != ino) {
+	else if (st->st_dev != makedev(maj, min) || st->st_ino != ino)
 		fd = -ESTALE;
-		goto out;
-	}
-	if (!S_ISREG(st->st_mode)) {
-		fd = -EISDIR;
-		goto out;
-	}
-	if ((fd = reopen_read(pfd)) < 0)
-		goto out;
-	if (fstat(fd, &rst) == -1 || rst.st_dev != st->st_dev || rst.st_ino != st->st_ino ||
+	else if ((fd = buildid_reader_reopen_regular(pfd, st)) >= 0 &&
 	    !same_generation(fd, gen)) {
 		close(fd);
 		fd = -ESTALE;
 	}
-out:
 	close(pfd);
 	return fd;
 }
