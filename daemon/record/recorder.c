@@ -546,10 +546,11 @@ recorder_close_segment(struct recorder *r, uint64_t t_end)
 		log_warn("%s: cannot finish segment", r->seg.partial);
 		/*
 		 * Out of space for its features and header: make room and
-		 * finish it from its records, as after a crash.
+		 * finish it from its records, as after a crash (not one
+		 * record whole: removed, and still an error).
 		 */
 		if (!is_space_error(rc) || make_room(r) < 0 ||
-		    repair_segment(r->seg.partial, err, sizeof(err)) < 0)
+		    repair_segment(r->seg.partial, err, sizeof(err)) != 0)
 			return rc;
 	}
 	r->st.segments++;

@@ -119,6 +119,21 @@ repair_segment(const char *partial, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: read error", partial);
 		goto out;
 	}
+	/*
+	 * Not one whole record (a power loss took them all, the start state
+	 * too): nothing to keep, and a perf.data without data is one perf
+	 * refuses ("data size field is 0").
+	 */
+	if (good == 0) {
+		if (unlink(partial) == -1) {
+			snprintf(err, errlen, "%s: no record to keep, cannot remove it: %s", partial,
+			    strerror(errno));
+			goto out;
+		}
+		log_warnx("%s: not one whole record to keep: removed", partial);
+		rc = 1;
+		goto out;
+	}
 	if ((attrs = calloc(f.nattrs, sizeof(*attrs))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
@@ -292,7 +307,7 @@ repair_all(const char *dir)
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
 			continue;
-		if (repair_segment(path, err, sizeof(err)) == 0)
+		if (repair_segment(path, err, sizeof(err)) >= 0)
 			n++;
 		else
 			log_warnx("cannot repair: %s (left as is)", err);

@@ -9,12 +9,14 @@
 /*
  * Keep the records up to the last whole one, rebuild the build-id table
  * from the segment's own MMAP2 records, write the features and the header,
- * and rename NAME.partial to NAME.  Returns 0, or -1 with ERR set (the file
- * is then left as it was).
+ * and rename NAME.partial to NAME.  Returns 0; 1 when not one record was
+ * whole (the file is removed: there is nothing to keep, and perf refuses a
+ * perf.data without data); or -1 with ERR set (the file is then left as it
+ * was).
  */
 int	repair_segment(const char *partial, char *err, size_t errlen);
 
-/* Repair every NAME.partial in DIR; returns how many were repaired. */
+/* Repair every NAME.partial in DIR; returns how many were repaired or removed. */
 int	repair_all(const char *dir);
 
 #endif

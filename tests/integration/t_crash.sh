@@ -90,4 +90,23 @@ echo "$hdr" | grep -q '^# cpudesc : ' || fail "$seg: no CPU description"
 echo "$hdr" | grep -q '^# CPU 0: Core ID' && fail "$seg: a topology from another boot"
 rm -f "$T/j.json"
 perf data convert --to-json "$T/j.json" -i "$seg" >/dev/null 2>&1 || fail "$seg: perf data convert --to-json failed"
-echo "PASS: $ROUNDS crashes ($torn mid-segment), $repaired segments repaired and readable, $with_samples with pm-spin samples; a segment cut by a power loss repaired at start"
+
+# A power loss that kept none of a segment's records: perf refuses a
+# perf.data without data, so there is nothing to repair it to.  It is
+# removed, once, and said so.
+seg=$(segments | tail -n 1)
+off=$(od -An -j40 -N8 -tu8 "$seg" | tr -d ' ')	# perf_file_header.data.offset
+truncate -s "$off" "$seg"
+touch -d "@$((btime - 10))" "$seg"
+start_daemon ""
+sleep 0.5
+stop_daemon
+grep -q "$(basename "$seg"): unreadable after a power loss: repairing it" "$T/daemon.log" ||
+	{ cat "$T/daemon.log"; fail "the segment with no records was not noticed at start"; }
+grep -q "$(basename "$seg").partial: not one whole record to keep: removed" "$T/daemon.log" ||
+	{ cat "$T/daemon.log"; fail "the segment with no records was not removed"; }
+ls "$seg" "$seg.partial" 2>/dev/null && fail "the segment with no records is still there"
+for s in $(segments); do
+	perf_reads "$s" || fail "$s does not read after the restarts: $(echo "$out" | head -3)"
+done
+echo "PASS: $ROUNDS crashes ($torn mid-segment), $repaired segments repaired and readable, $with_samples with pm-spin samples; a segment cut by a power loss repaired at start, one with no record removed"
