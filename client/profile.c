@@ -114,20 +114,8 @@ profile_parse(int argc, char **argv, char *err, size_t errlen)
 			    ".folded, .txt, .svg): give --format", profile_out);
 		return NULL;
 	}
-	u = now;
-	if (until != NULL && walltime_parse(until, now, &u, err, errlen) < 0)
+	if (walltime_window(since, until, now, PROFILE_DEFAULT_WINDOW, &s, &u, err, errlen) < 0)
 		return NULL;
-	s = u - PROFILE_DEFAULT_WINDOW;
-	if (since != NULL && walltime_parse(since, now, &s, err, errlen) < 0)
-		return NULL;
-	if (s >= u) {
-		char	 a[40], b[40];
-
-		walltime_format(s, a, sizeof(a));
-		walltime_format(u, b, sizeof(b));
-		snprintf(err, errlen, "--since %s is not before --until %s", a, b);
-		return NULL;
-	}
 	if (comm != NULL && (strlen(comm) == 0 || strlen(comm) > 15)) {
 		snprintf(err, errlen, "--comm: a command name has 1 to 15 characters");
 		return NULL;

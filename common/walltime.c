@@ -241,8 +241,29 @@ local_instant(const struct tm *tm, time_t *out, char *why, size_t whylen)
 	return 0;
 }
 
-int
-walltime_parse(const char *s, int64_t now, int64_t *out, char *err, size_t errlen)
+/* TM's date moved by DAYS (the calendar's, whatever the zone). */
+static void
+add_days(struct tm *tm, int days)
+{
+	struct tm d = { .tm_year = tm->tm_year, .tm_mon = tm->tm_mon,
+	    .tm_mday = tm->tm_mday + days, .tm_hour = 12 };
+	time_t	 t = timegm(&d);
+
+	gmtime_r(&t, &d);
+	tm->tm_year = d.tm_year;
+	tm->tm_mon = d.tm_mon;
+	tm->tm_mday = d.tm_mday;
+}
+
+/*
+ * How a time of day alone is dated: LATEST, its last occurrence at or
+ * before REF; FIRST_AFTER, its first one after REF.
+ */
+enum tod_rule { TOD_LATEST, TOD_FIRST_AFTER };
+
+static int
+parse(const char *s, int64_t now, enum tod_rule rule, int64_t ref, int64_t *out,
+    char *err, size_t errlen)
 {
 	struct tm tm, chk;
 	const char *p = s;
@@ -265,11 +286,12 @@ walltime_parse(const char *s, int64_t now, int64_t *out, char *err, size_t errle
 
 	memset(&tm, 0, sizeof(tm));
 	if (isdigit((unsigned char)p[0]) && isdigit((unsigned char)p[1]) && p[2] == ':') {
-		/* A time of day alone: today, local time. */
-		time_t	 tn = (time_t)(now / 1000000000LL);
+		/* A time of day alone: on REF's local date, then moved by RULE below. */
+		time_t	 tn = (time_t)(ref / 1000000000LL);
 
 		have_date = 0;
-		localtime_r(&tn, &tm);
+		if (localtime_r(&tn, &tm) == NULL)
+			return time_error(err, errlen, s, "out of range");
 		tm.tm_sec = 0;
 	} else {
 		if ((p = digits(p, 4, &v)) == NULL || v < 1970 || *p++ != '-')
@@ -319,9 +341,65 @@ zone:
 		t -= (time_t)off;
 	} else if (local_instant(&tm, &t, why, sizeof(why)) < 0)
 		return time_error(err, errlen, s, why);
+	/*
+	 * A time of day alone: the day before (LATEST) or after (FIRST_AFTER)
+	 * while REF's date puts it on the wrong side of REF (once in local
+	 * time; with a zone far from the local one, twice), that day's
+	 * instant with its own gap or fold.
+	 */
+	for (v = 0; !have_date && v < 3; v++) {
+		int64_t	 at = (int64_t)t * 1000000000LL + frac;
+		int	 move = rule == TOD_LATEST ? (at > ref ? -1 : 0) : (at <= ref ? 1 : 0);
+
+		if (move == 0)
+			break;
+		add_days(&tm, move);
+		if (zone) {
+			t = timegm(&tm);
+			t -= (time_t)off;
+		} else if (local_instant(&tm, &t, why, sizeof(why)) < 0)
+			return time_error(err, errlen, s, why);
+	}
 	/* nanoseconds in an int64_t: until 2262-04-11 */
 	if (t == (time_t)-1 || t < 0 || t > INT64_MAX / 1000000000LL - 1)
 		return time_error(err, errlen, s, "out of range");
 	*out = (int64_t)t * 1000000000LL + frac;
+	return 0;
+}
+
+int
+walltime_parse(const char *s, int64_t now, int64_t *out, char *err, size_t errlen)
+{
+	return parse(s, now, TOD_LATEST, now, out, err, errlen);
+}
+
+int
+walltime_parse_after(const char *s, int64_t now, int64_t after, int64_t *out, char *err,
+    size_t errlen)
+{
+	return parse(s, now, TOD_FIRST_AFTER, after, out, err, errlen);
+}
+
+int
+walltime_window(const char *since, const char *until, int64_t now, int64_t len,
+    int64_t *s, int64_t *u, char *err, size_t errlen)
+{
+	char	 a[40], b[40];
+
+	*u = now;
+	if (since != NULL && walltime_parse(since, now, s, err, errlen) < 0)
+		return -1;
+	if (until != NULL && (since != NULL ?
+	    walltime_parse_after(until, now, *s, u, err, errlen) :
+	    walltime_parse(until, now, u, err, errlen)) < 0)
+		return -1;
+	if (since == NULL)
+		*s = *u - len;
+	if (*s >= *u) {
+		walltime_format(*s, a, sizeof(a));
+		walltime_format(*u, b, sizeof(b));
+		snprintf(err, errlen, "--since %s is not before --until %s", a, b);
+		return -1;
+	}
 	return 0;
 }

@@ -12,6 +12,9 @@
  * A date as users type it, into wall-clock ns since the epoch:
  *   2026-11-22                    midnight, local time
  *   2026-11-22T13:04, 2026-11-22 13:04:19, 2026-11-22T13:04:19.250
+ *   13:04, 13:04:19               the last time the clock showed it, at or
+ *                                 before NOW_NS: today's, or yesterday's
+ *                                 if today's is still to come
  *   ... followed by Z, +01:00, +0100 or -05 (else local time)
  *   @1795438459, @1795438459.5    unix seconds
  *   now, -10m, -90s, -2h, -1d, -1h30m   relative to NOW_NS
@@ -19,6 +22,20 @@
  */
 int	walltime_parse(const char *s, int64_t now_ns, int64_t *ns,
 	    char *err, size_t errlen);
+/*
+ * The same, but a time of day alone is its first occurrence after
+ * AFTER_NS: the end of a window that begins there (23:50 to 00:10).
+ */
+int	walltime_parse_after(const char *s, int64_t now_ns, int64_t after_ns,
+	    int64_t *ns, char *err, size_t errlen);
+/*
+ * A window [*S, *U) from --since and --until (either NULL): UNTIL after
+ * SINCE as walltime_parse_after reads it, now without UNTIL, LEN_NS before
+ * *U without SINCE.  Returns 0, or -1 with ERR set (a bad time, or one
+ * not before the other).
+ */
+int	walltime_window(const char *since, const char *until, int64_t now_ns,
+	    int64_t len_ns, int64_t *s, int64_t *u, char *err, size_t errlen);
 /* "2026-11-22T13:04:19.123Z" (UTC, milliseconds); LEN >= 32. */
 void	walltime_format(int64_t ns, char *buf, size_t len);
 /* Wall clock now, ns. */

@@ -240,9 +240,12 @@ START_TEST(test_time_parse)
 	ck_assert_int_eq(parse("2026-10-25T02:30+01:00"), parse("2026-10-25T01:30Z"));
 	ck_assert_int_eq(parse("2026-10-25 01:59"), parse("2026-10-24T23:59Z"));
 	ck_assert_int_eq(parse("2026-10-25 03:00"), parse("2026-10-25T02:00Z"));
-	/* A time of day alone is today's: on the day of the change, the same. */
+	/* A time of day alone that has come today is today's: on the day of the change, the same. */
 	parse_refused("02:30", parse("2026-10-25T12:00Z"), "comes twice");
 	parse_refused("02:30", parse("2026-03-29T12:00Z"), "no such local time");
+	/* ... and one still to come today is yesterday's: the 25th's again, on the 26th. */
+	parse_refused("02:30", parse("2026-10-26T01:00Z"), "comes twice");
+	parse_refused("02:30", parse("2026-03-30T00:00Z"), "no such local time");
 	/* A leap second is the minute's end, as before; its day must exist. */
 	ck_assert_int_eq(parse("2026-06-30 23:59:60"), parse("2026-06-30T22:00Z"));
 	ck_assert_int_eq(parse("2026-12-31T23:59:60Z"), parse("2027-01-01T00:00Z"));
@@ -264,6 +267,108 @@ START_TEST(test_time_parse)
 	ck_assert_int_eq(parse("2020-12-27 02:00"), parse("2020-12-26T23:00Z"));
 	setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", 1);
 	tzset();
+}
+END_TEST
+
+/* S as a time of day at NOW (walltime_parse), then as the end of a window from AFTER. */
+static int64_t
+tod(const char *s, int64_t now)
+{
+	char	 err[256];
+	int64_t	 t;
+
+	ck_assert_msg(walltime_parse(s, now, &t, err, sizeof(err)) == 0, "%s: %s", s, err);
+	return t;
+}
+
+static int64_t
+tod_after(const char *s, int64_t now, int64_t after)
+{
+	char	 err[256];
+	int64_t	 t;
+
+	ck_assert_msg(walltime_parse_after(s, now, after, &t, err, sizeof(err)) == 0, "%s: %s",
+	    s, err);
+	return t;
+}
+
+static void
+window(const char *since, const char *until, int64_t now, int64_t *s, int64_t *u)
+{
+	char	 err[256];
+
+	ck_assert_msg(walltime_window(since, until, now, 3600 * SEC, s, u, err,
+	    sizeof(err)) == 0, "%s .. %s: %s", since, until, err);
+}
+
+/*
+ * A time of day alone names its last occurrence, not today's: at 00:10,
+ * "23:50" is yesterday's (today's is 23 h away, and nothing is recorded
+ * yet).  A window's end is the first occurrence after its start.
+ */
+START_TEST(test_time_of_day)
+{
+	int64_t	 now, s, u;
+	char	 err[256];
+
+	setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", 1);
+	tzset();
+	now = parse("2026-11-22T13:04:19Z");		/* 14:04:19 local */
+	ck_assert_int_eq(tod("10:40", now), parse("2026-11-22T09:40Z"));
+	ck_assert_int_eq(tod("14:04:19", now), now);	/* at now: today's */
+	ck_assert_int_eq(tod("14:04:20", now), parse("2026-11-21T13:04:20Z"));
+	ck_assert_int_eq(tod("23:50", now), parse("2026-11-21T22:50Z"));
+	ck_assert_int_eq(tod("10:40Z", now), parse("2026-11-22T10:40Z"));
+	ck_assert_int_eq(tod("13:10Z", now), parse("2026-11-21T13:10Z"));
+	/* Just after midnight (00:10 local on the 23rd). */
+	now = parse("2026-11-22T23:10Z");
+	ck_assert_int_eq(tod("23:40", now), parse("2026-11-22T22:40Z"));
+	ck_assert_int_eq(tod("00:05", now), parse("2026-11-22T23:05Z"));
+	/* A month's and a year's end. */
+	ck_assert_int_eq(tod("23:00", parse("2027-01-01T00:30+01:00")),
+	    parse("2026-12-31T23:00+01:00"));
+	ck_assert_int_eq(tod("23:00", parse("2026-03-01T00:30+01:00")),
+	    parse("2026-02-28T23:00+01:00"));
+	/* Across a change of the clocks: yesterday's offset, not today's. */
+	ck_assert_int_eq(tod("12:00", parse("2026-03-29T10:30Z")), parse("2026-03-29T10:00Z"));
+	ck_assert_int_eq(tod("12:00", parse("2026-03-29T09:30Z")), parse("2026-03-28T11:00Z"));
+
+	/* The end of a window. */
+	now = parse("2026-11-22T13:04:19Z");
+	ck_assert_int_eq(tod_after("10:55", now, parse("2026-11-22T09:40Z")),
+	    parse("2026-11-22T09:55Z"));
+	ck_assert_int_eq(tod_after("00:10", now, parse("2026-11-21T22:50Z")),
+	    parse("2026-11-21T23:10Z"));
+	ck_assert_int_eq(tod_after("10:40", now, parse("2026-11-22T09:40Z")),
+	    parse("2026-11-23T09:40Z"));	/* after, not at */
+	/* A date is a date, whatever the window. */
+	ck_assert_int_eq(tod_after("2026-11-20 10:55", now, parse("2026-11-22T09:40Z")),
+	    parse("2026-11-20T09:55Z"));
+
+	/* Windows as perfmapctl profile reads them. */
+	window("10:40", "10:55", now, &s, &u);		/* both past today */
+	ck_assert_int_eq(s, parse("2026-11-22T09:40Z"));
+	ck_assert_int_eq(u, parse("2026-11-22T09:55Z"));
+	window("14:00", "14:15", now, &s, &u);		/* running now: to its end, not yesterday's */
+	ck_assert_int_eq(s, parse("2026-11-22T13:00Z"));
+	ck_assert_int_eq(u, parse("2026-11-22T13:15Z"));
+	window("23:50", "00:10", parse("2026-11-22T23:30Z"), &s, &u);	/* 00:30: last night */
+	ck_assert_int_eq(s, parse("2026-11-22T22:50Z"));
+	ck_assert_int_eq(u, parse("2026-11-22T23:10Z"));
+	window("2026-11-20 10:40", "10:55", now, &s, &u);	/* that day's 10:55 */
+	ck_assert_int_eq(u, parse("2026-11-20T09:55Z"));
+	window(NULL, "10:55", now, &s, &u);		/* an hour before it */
+	ck_assert_int_eq(u, parse("2026-11-22T09:55Z"));
+	ck_assert_int_eq(s, u - 3600 * SEC);
+	window("-10m", NULL, now, &s, &u);		/* until now */
+	ck_assert_int_eq(s, now - 600 * SEC);
+	ck_assert_int_eq(u, now);
+	ck_assert_int_eq(walltime_window("-1m", "-2m", now, 3600 * SEC, &s, &u, err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "is not before --until") != NULL, "message '%s'", err);
+	ck_assert_int_eq(walltime_window("10:40", "10:61", now, 3600 * SEC, &s, &u, err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "bad time '10:61'") != NULL, "message '%s'", err);
 }
 END_TEST
 
@@ -2363,6 +2468,7 @@ index_suite(void)
 
 	tc = tcase_create("time");
 	tcase_add_test(tc, test_time_parse);
+	tcase_add_test(tc, test_time_of_day);
 	tcase_add_test(tc, test_time_format);
 	suite_add_tcase(s, tc);
 
