@@ -935,7 +935,14 @@ bidcache_decompress(int fd, const char *path)
 		rc = -EINVAL;
 		goto out;
 	}
+	/*
+	 * The memfd is root's and mode 0777: as trusted as the file it came
+	 * from (bidcache_trusted_file), not as a user's.  A user's file with
+	 * the module's build-id, mapped before the module loaded, must not
+	 * stay the module's entry because its copy looked no better.
+	 */
 	if ((mfd = memfd_create("perfmapd-module", MFD_CLOEXEC)) == -1 ||
+	    fchmod(mfd, bidcache_trusted_file(&st) ? (st.st_mode & 0755) : 0666) == -1 ||
 	    write(mfd, out, outlen) != (ssize_t)outlen) {
 		rc = -errno;
 		if (mfd >= 0)

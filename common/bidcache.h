@@ -158,7 +158,9 @@ int	bidcache_entry_name_ns(const char *name, uint64_t ns, const uint8_t *id,
 /*
  * A compressed kernel module (PATH ends in .xz or .zst) open at FD,
  * decompressed into a memfd: its fd, or -EINVAL (not a known suffix),
- * -ENOEXEC (corrupt), -EFBIG, -errno.
+ * -ENOEXEC (corrupt), -EFBIG, -errno.  The memfd is as trusted
+ * (bidcache_trusted_file) as the file at FD: its mode is that file's when
+ * that one is trusted, 0666 otherwise.
  */
 int	bidcache_decompress(int fd, const char *path);
 /* "elf", "kallsyms" or "vdso" for NAME. */

@@ -536,10 +536,39 @@ START_TEST(test_decompress)
 		ck_assert_msg(dfd >= 0, "%s: %d", path, dfd);
 		ck_assert_int_eq(buildid_read_fd(dfd, got), self_len);
 		ck_assert_mem_eq(got, self_id, (size_t)self_len);
-		if (i == 0)
+		if (i == 0) {
+			/*
+			 * A user's file with the module's build-id came first: the
+			 * module's own copy, from root's file, replaces it (the
+			 * memfd was mode 0777, and so as untrusted as the fake).
+			 */
+			int	 ufd = make_file("fake", 1U << 30, NULL);
+			struct stat st;
+
+			ck_assert_int_eq(fchown(ufd, 4321, 4321), 0);
+			ck_assert_int_eq(bidcache_add_fd(&c, "/home/u/fake.ko", self_id,
+			    (size_t)self_len, ufd, NULL, 0, err, sizeof(err)), 1);
+			close(ufd);
+			ck_assert_int_eq(bidcache_untrusted(&c, self_id, (size_t)self_len), 1);
+			ck_assert_int_eq(fstat(dfd, &st), 0);
+			ck_assert_msg(bidcache_trusted_file(&st), "decompressed %s: mode %o, uid %d",
+			    path, (unsigned)st.st_mode, (int)st.st_uid);
 			ck_assert_int_eq(bidcache_add_fd(&c, "/lib/modules/6.1/m.ko.xz", self_id,
 			    (size_t)self_len, dfd, NULL, 0, err, sizeof(err)), 1);
+			ck_assert_int_eq(bidcache_untrusted(&c, self_id, (size_t)self_len), 0);
+		}
 		close(dfd);
+		if (i == 1) {
+			/* A module file others may write is no more trusted decompressed. */
+			struct stat st;
+
+			ck_assert_int_eq(fchmod(fd, 0666), 0);
+			ck_assert_int_ge(dfd = bidcache_decompress(fd, path), 0);
+			ck_assert_int_eq(fstat(dfd, &st), 0);
+			ck_assert_msg(!bidcache_trusted_file(&st), "decompressed from a file mode 0666: "
+			    "trusted (mode %o)", (unsigned)st.st_mode);
+			close(dfd);
+		}
 		/* Cut in half: refused, not a crash. */
 		ck_assert_int_ge(dfd = open(path, O_RDWR), 0);
 		ck_assert_int_eq(ftruncate(dfd, 200), 0);
