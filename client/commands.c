@@ -368,8 +368,11 @@ print_export(json_t *p, FILE *f)
 		fprintf(f, "FAIL %s %s: %s\n", client_text(p, "buildid"), client_text(p, "path"),
 		    client_text(p, "reason"));
 	else {
-		fprintf(f, "%s: %lld segments, %lld binaries (%lld missing), ",
-		    export_out, client_num(p, "segments"), client_num(p, "buildids"), client_num(p, "missing"));
+		fprintf(f, "%s: %lld segments, %lld binaries (%lld missing", export_out,
+		    client_num(p, "segments"), client_num(p, "buildids"), client_num(p, "missing"));
+		if (client_num(p, "withheld") > 0)
+			fprintf(f, ", %lld only root may export", client_num(p, "withheld"));
+		fputs("), ", f);
 		client_print_size(f, client_num(p, "bytes"));
 		fputc('\n', f);
 		/* as perf archive says it, once the file is there (finish_export) */

@@ -445,6 +445,7 @@ request(struct capture *c, enum job_kind kind, struct control_client *cl, int mo
 		return -1;
 	}
 	j->kind = kind;
+	j->uid = control_client_uid(cl);
 	j->since_ns = since_ns;
 	if (kind == JOB_EXPORT)
 		j->all_binaries = all;

@@ -104,7 +104,8 @@ struct job {
 	int		 all, debuginfod;
 	int		 all_binaries;	/* export: not only those with samples */
 	int		 exited;	/* JOB_JIT_KEEP: the process is gone */
-	uint32_t	 uid;		/* JOB_JIT_WATCH: its owner when it mapped JIT code */
+	uint32_t	 uid;		/* JOB_JIT_WATCH: its owner when it mapped JIT code;
+					   a client's request: the client's */
 	uint32_t	 nspid;		/* JOB_JIT_WATCH: its pid in its pid namespace */
 	json_t		*params;	/* JOB_PROFILE */
 };

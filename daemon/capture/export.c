@@ -18,8 +18,11 @@
  * segments' samples fall in (perf buildid-list --with-hits: common/hits.c),
  * kernel, modules and vDSO included when hit; all_binaries takes every one
  * the segments reference.  Members keep the mode of the cache files
- * (bidcache.h: kallsyms stays the owner's only).  Written with libarchive
- * into STATE/exports; the client copies it where it was asked to.
+ * (bidcache.h: kallsyms stays the owner's only), but the bundle is its
+ * requester's: a cache file the control group may not read goes only into
+ * root's bundles, which stay root's only in STATE/exports too (anyone
+ * else's says how many were withheld).  Written with libarchive into
+ * STATE/exports, created 0600; the client copies it where it was asked to.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -202,24 +205,49 @@ instructions(const char *name)
 	    plain ? "" : "'", base, plain ? "" : "'") < 0 ? NULL : s;
 }
 
-/* The binaries, packed as perf archive packs them, into the file SYMS. */
+/*
+ * PATH created for an archive, mode 0600 whatever the umask: its group
+ * (the control group) may read it only once it is known to hold nothing
+ * the group could not read in the cache.  The fd, or -1 with ERR set.
+ */
+static int
+create_private(const char *path, char *err, size_t errlen)
+{
+	int	 fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+	if (fd == -1)
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	return fd;
+}
+
+/*
+ * The binaries, packed as perf archive packs them, into the file SYMS.
+ * A cache file its group may not read (kallsyms; the copy of a binary
+ * nobody else could read: bidcache.h) is packed only for root (*PRIVATE
+ * counts them) and withheld from anyone else (*WITHHELD): the requester
+ * gets the bundle, whatever the modes inside it say.
+ */
 static int
 write_symbols(struct capture *c, struct job *j, struct storectx *x, struct segbid *bids,
-    size_t nbids, const char *syms, size_t *packed, size_t *missing, char *err, size_t errlen)
+    size_t nbids, const char *syms, size_t *packed, size_t *missing, size_t *withheld,
+    size_t *private, char *err, size_t errlen)
 {
 	struct archive *a = archive_write_new();
 	size_t	 i;
-	int	 rc = -1;
+	int	 rc = -1, fd;
 
+	if ((fd = create_private(syms, err, errlen)) == -1)
+		goto out;
 	if (archive_write_set_format_gnutar(a) != ARCHIVE_OK ||
 	    archive_write_add_filter_bzip2(a) != ARCHIVE_OK ||
-	    archive_write_open_filename(a, syms) != ARCHIVE_OK) {
+	    archive_write_open_fd(a, fd) != ARCHIVE_OK) {
 		snprintf(err, errlen, "%s: %s", syms, archive_error_string(a));
 		goto out;
 	}
 	for (i = 0; i < nbids && !job_cancelled(j); i++) {
 		char	 file[PATH_MAX], hex[BUILD_ID_HEX_MAX], rel[PATH_MAX], lname[80];
 		char	 target[PATH_MAX + 8], member[PATH_MAX];
+		struct stat st;
 		json_t	*r = store_one(c, x, &bids[i]);
 		const char *base, *status = json_string_value(json_object_get(r, "status"));
 
@@ -231,6 +259,13 @@ write_symbols(struct capture *c, struct job *j, struct storectx *x, struct segbi
 			continue;
 		}
 		json_decref(r);
+		if (stat(file, &st) == 0 && !(st.st_mode & S_IRGRP)) {
+			if (j->uid != 0) {
+				(*withheld)++;
+				continue;
+			}
+			(*private)++;
+		}
 		/* The entry as the cache names it: DIR/<rel>/<base>. */
 		snprintf(rel, sizeof(rel), "%s", file + strlen(c->cache.dir) + 1);
 		if ((base = strrchr(rel, '/')) == NULL)
@@ -253,6 +288,8 @@ write_symbols(struct capture *c, struct job *j, struct storectx *x, struct segbi
 	rc = 0;
 out:
 	archive_write_free(a);
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }
 
@@ -265,11 +302,11 @@ run_export(struct capture *c, struct job *j)
 	char	**segs, path[PATH_MAX], tmp[PATH_MAX], syms[PATH_MAX], err[PATH_MAX + 256];
 	char	 stamp[32], why[PATH_MAX + 160], *how = NULL;
 	const char *ext = export_ext(j->name);
-	size_t	 nsegs, nbids, i, packed = 0, missing = 0;
+	size_t	 nsegs, nbids, i, packed = 0, missing = 0, withheld = 0, private = 0;
 	struct stat st;
 	struct tm tm;
 	struct timespec now;
-	int	 ok = 0;
+	int	 ok = 0, fd = -1;
 
 	if (job_buildids(c, j, &segs, &nsegs, &bids, &nbids) < 0)
 		return;
@@ -301,7 +338,8 @@ run_export(struct capture *c, struct job *j)
 	snprintf(tmp, sizeof(tmp), "%s.partial", path);
 	snprintf(syms, sizeof(syms), "%s/.symbols-%s.%09ldZ.tar.bz2", c->exportdir, stamp,
 	    now.tv_nsec);
-	if (write_symbols(c, j, &x, bids, nbids, syms, &packed, &missing, err, sizeof(err)) < 0)
+	if (write_symbols(c, j, &x, bids, nbids, syms, &packed, &missing, &withheld, &private, err,
+	    sizeof(err)) < 0)
 		goto out;
 	a = archive_write_new();
 	if (archive_write_set_format_filter_by_ext(a, path) != ARCHIVE_OK &&
@@ -309,7 +347,9 @@ run_export(struct capture *c, struct job *j)
 		snprintf(err, sizeof(err), "libarchive: %s", archive_error_string(a));
 		goto out;
 	}
-	if (archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
+	if ((fd = create_private(tmp, err, sizeof(err))) == -1)
+		goto out;
+	if (archive_write_open_fd(a, fd) != ARCHIVE_OK) {
 		snprintf(err, sizeof(err), "%s: %s", tmp, archive_error_string(a));
 		goto out;
 	}
@@ -319,6 +359,11 @@ run_export(struct capture *c, struct job *j)
 	/* it may hold the kernel's addresses: its owner's only, as the cache's kallsyms */
 	if (tar_file(a, syms, SYMBOLS_NAME, 0600, err, sizeof(err)) < 0)
 		goto out;
+	/* readable by the group unless it holds what only root may read */
+	if (private == 0 && fchmod(fd, 0640) == -1) {
+		snprintf(err, sizeof(err), "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
 	if (job_cancelled(j)) {
 		snprintf(err, sizeof(err), "cancelled");
 		goto out;
@@ -335,6 +380,8 @@ run_export(struct capture *c, struct job *j)
 out:
 	if (a != NULL)
 		archive_write_free(a);
+	if (fd >= 0)
+		close(fd);
 	if (syms[0] != '\0')
 		unlink(syms);
 	if (!ok) {
@@ -346,9 +393,9 @@ out:
 
 		prune_dir(c->exportdir, "perfmapd-export-", EXPORTS_KEPT);
 		how = instructions(j->name != NULL ? j->name : path);
-		r = json_pack("{s:s, s:I, s:I, s:I, s:I, s:s}", "path", path,
+		r = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:s}", "path", path,
 		    "segments", (json_int_t)nsegs, "buildids", (json_int_t)packed,
-		    "missing", (json_int_t)missing,
+		    "missing", (json_int_t)missing, "withheld", (json_int_t)withheld,
 		    "bytes", (json_int_t)(stat(path, &st) == 0 ? st.st_size : 0),
 		    "instructions", how != NULL ? how : "");
 		result_post(c, j->req, r, 1, 0);
