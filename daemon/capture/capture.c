@@ -240,13 +240,32 @@ seen_before(struct capture *c, const uint8_t *id, size_t len, uint64_t ns)
 	return idset_add(s, id, len) != 1;
 }
 
+/*
+ * Is the file open at FD one bidcache_trusted_file trusts?  Asked on the
+ * loop, of a user's file: statx with AT_STATX_DONT_SYNC, which answers
+ * from what the kernel holds (an fstat on NFS may first write the file's
+ * dirty pages back and ask the server; on FUSE, ask the user's server).
+ */
+static int
+fd_trusted(int fd)
+{
+	struct statx stx;
+	struct stat st;
+
+	if (fd < 0 || statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_UID | STATX_MODE,
+	    &stx) == -1 || (stx.stx_mask & (STATX_UID | STATX_MODE)) != (STATX_UID | STATX_MODE))
+		return 0;
+	memset(&st, 0, sizeof(st));
+	st.st_uid = stx.stx_uid;
+	st.st_mode = stx.stx_mode;
+	return bidcache_trusted_file(&st);
+}
+
 static void
 capture_map(struct capture *c, const struct record_mmap *m, int fd, uint64_t ns)
 {
 	struct job *j;
 	int	 missed, pinned;
-
-	struct stat st;
 
 	if (c == NULL || m->build_id_size == 0 || m->build_id_size > BUILD_ID_MAX ||
 	    c->mode != CAPTURE_EAGER || m->filename[0] != '/')
@@ -258,7 +277,7 @@ capture_map(struct capture *c, const struct record_mmap *m, int fd, uint64_t ns)
 	 * build-id must not keep the system binary from its turn.
 	 */
 	if (seen_before(c, m->build_id, m->build_id_size, ns != 0 ? ns :
-	    fd >= 0 && fstat(fd, &st) == 0 && bidcache_trusted_file(&st) ? 0 : BIDCACHE_NS_USER))
+	    fd_trusted(fd) ? 0 : BIDCACHE_NS_USER))
 		return;
 	atomic_fetch_add(&c->n_seen, 1);
 	if ((j = job_new()) == NULL || (j->name = strdup(m->filename)) == NULL) {

@@ -469,6 +469,19 @@ client_read_cb(struct bufferevent *bev, void *arg)
 		evbuffer_drain(in, (size_t)n);
 		dispatch(c, msg);	/* may free c only through write/event cbs */
 		json_decref(msg);
+		/*
+		 * Another user's client: its next call in a callback of its
+		 * own (resume_ev, at its low priority), so that root's and the
+		 * rings' events run between two of its calls, not after every
+		 * call its input holds (a thousand Status calls fit in one
+		 * write).
+		 */
+		if (!c->priv && !c->closing && !c->busy && evbuffer_get_length(in) > 0) {
+			struct timeval now = { 0, 0 };
+
+			evtimer_add(c->resume_ev, &now);
+			return;
+		}
 	}
 	client_finish_if_done(c);
 }

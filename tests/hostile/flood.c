@@ -11,6 +11,10 @@
  *	flood SOCK leave SECONDS PATH      connects, calls History(PATH) and
  *	                                   leaves 2 ms later without the reply,
  *	                                   in a loop
+ *	flood SOCK burst SECONDS N         N connections that send Status calls
+ *	                                   as fast as the socket takes them (a
+ *	                                   few thousand per write) and read the
+ *	                                   replies
  *
  * Prints what happened: calls sent, replies read, connections refused or
  * dropped.
@@ -163,6 +167,50 @@ leave(double end, const char *path)
 	printf("leave: %ld calls sent, %ld connections refused\n", sent, refused);
 }
 
+static void
+burst(double end, int n)
+{
+	static const char call[] = "{\"method\":\"io.perfmap.Status\"}";
+	static char calls[65536 / sizeof(call) * sizeof(call)], buf[65536];
+	struct pollfd p[FLOOD_MAX];
+	size_t	 off[FLOOD_MAX];
+	long	 sent = 0, nuls = 0, dropped = 0;
+	ssize_t	 k;
+	int	 i, j, live = 0;
+
+	for (i = 0; i < (int)(sizeof(calls) / sizeof(call)); i++)
+		memcpy(calls + i * sizeof(call), call, sizeof(call));
+	for (i = 0; i < n; i++) {
+		p[i] = (struct pollfd){ dial(1), POLLIN | POLLOUT, 0 };
+		off[i] = 0;
+		live += p[i].fd >= 0;
+	}
+	while (now() < end && live > 0) {
+		if (poll(p, (nfds_t)n, 100) < 0)
+			break;
+		for (i = 0; i < n; i++) {
+			if (p[i].fd < 0)
+				continue;
+			/* a stream of whole calls: a short write goes on where it stopped */
+			if ((k = write(p[i].fd, calls + off[i], sizeof(calls) - off[i])) > 0) {
+				sent += (long)((off[i] + (size_t)k) / sizeof(call) - off[i] / sizeof(call));
+				off[i] = (off[i] + (size_t)k) % sizeof(calls);
+			}
+			while ((k = read(p[i].fd, buf, sizeof(buf))) > 0)
+				for (j = 0; j < k; j++)
+					nuls += buf[j] == '\0';
+			if (k == 0 || (k < 0 && errno != EAGAIN)) {
+				close(p[i].fd);
+				p[i].fd = -1;
+				live--;
+				dropped++;
+			}
+		}
+	}
+	printf("burst: %ld calls sent, %ld replies read, %ld connections dropped\n", sent, nuls,
+	    dropped);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -170,7 +218,7 @@ main(int argc, char *argv[])
 	int	 n;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: flood SOCK pipeline|noread|idle|leave SECONDS PATH|N\n");
+		fprintf(stderr, "usage: flood SOCK pipeline|noread|idle|leave|burst SECONDS PATH|N\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -187,6 +235,8 @@ main(int argc, char *argv[])
 		idle(end, n);
 	else if (strcmp(argv[2], "leave") == 0)
 		leave(end, argv[4]);
+	else if (strcmp(argv[2], "burst") == 0)
+		burst(end, n);
 	else
 		return 2;
 	return 0;
