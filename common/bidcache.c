@@ -430,11 +430,16 @@ reachable(const char *name)
 	return ok;
 }
 
-/* The copy's mode under the policy of bidcache.h; PUBLIC: anyone could fetch it. */
+/*
+ * The copy's mode under the policy of bidcache.h; PUBLIC: anyone could
+ * fetch it; FOREIGN: NAME is a path of another mount namespace, whose
+ * directories the daemon cannot walk (its own /usr/bin says nothing of a
+ * container's under a root-only /var/lib/docker): root's only.
+ */
 static mode_t
-copy_mode(const char *name, const struct stat *src, int public)
+copy_mode(const char *name, const struct stat *src, int public, int foreign)
 {
-	if (strcmp(name, BIDCACHE_KERNEL) == 0)
+	if (strcmp(name, BIDCACHE_KERNEL) == 0 || (foreign && !public))
 		return 0600;
 	/* a file anyone could read, in a directory not everyone may enter */
 	if (!public && name[0] == '/' && (src->st_mode & S_IROTH) && !reachable(name))
@@ -484,7 +489,7 @@ add_fd(struct bidcache *c, const char *name, uint64_t ns, const uint8_t *id, siz
 	const char *base = bidcache_basename(name);
 	uint8_t	 got[BUILD_ID_MAX];
 	struct stat st;
-	int	 rc, efd = -1, tfd = -1, elf = strcmp(name, BIDCACHE_KERNEL) != 0;
+	int	 rc, efd = -1, tfd = -1, elf = strcmp(name, BIDCACHE_KERNEL) != 0, foreign;
 
 	err[0] = '\0';
 	if (fstat(fd, &st) == -1) {
@@ -496,6 +501,7 @@ add_fd(struct bidcache *c, const char *name, uint64_t ns, const uint8_t *id, siz
 		snprintf(err, errlen, "not a regular file");
 		return -EINVAL;
 	}
+	foreign = ns != 0 && ns != BIDCACHE_NS_USER;
 	/* The host's, from a file a user could have written: not trusted either. */
 	if (ns == 0 && !bidcache_trusted_file(&st))
 		ns = BIDCACHE_NS_USER;
@@ -533,7 +539,7 @@ add_fd(struct bidcache *c, const char *name, uint64_t ns, const uint8_t *id, siz
 	snprintf(tmp, sizeof(tmp), ".tmp.%ld.%ld", (long)getpid(), (long)random());
 	tfd = openat(efd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	/* exactly the policy's mode, whatever the umask */
-	if (tfd == -1 || fchmod(tfd, copy_mode(name, &st, public)) == -1) {
+	if (tfd == -1 || fchmod(tfd, copy_mode(name, &st, public, foreign)) == -1) {
 		rc = -errno;
 		snprintf(err, errlen, "%s/%s: %s", c->dir, rel, strerror(errno));
 		goto out;

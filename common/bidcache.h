@@ -101,7 +101,9 @@ int	bidcache_find(struct bidcache *, const uint8_t *id, size_t idlen,
  * where it came from.  A binary copied from a mapped file or its path is
  * 0644 when anyone could read that file (readable by others, and every
  * directory on its path searchable by others), else 0600 (the copy's group is
- * the cache's, not the file's: its group bit says nothing here); the kernel's symbol table (kallsyms, with the kernel's
+ * the cache's, not the file's: its group bit says nothing here); a file of
+ * another mount namespace is 0600, its path's directories being another
+ * namespace's; the kernel's symbol table (kallsyms, with the kernel's
  * addresses) is the owner's only, as the kernel shows it to root only; a
  * file from a debuginfod server, which hands it to any client, is readable
  * by all (bidcache_add_fd_public), as is the vDSO, mapped into every process

@@ -336,6 +336,19 @@ START_TEST(test_modes)
 	ck_assert_uint_eq(mode_of(path), 0644);
 	bidcache_close(&c);
 
+	/*
+	 * ... but not a file of another mount namespace (a container's):
+	 * its name, walked in the daemon's namespace (here /usr/bin, open to
+	 * all), says nothing of the directories above it in its own, which
+	 * may be closed (/var/lib/docker is root's only).
+	 */
+	ck_assert_int_eq(bidcache_open(&c, c3, err, sizeof(err)), 0);
+	ck_assert_int_eq(bidcache_add_fd_ns(&c, "/usr/bin/server", 4026532999ULL, self_id,
+	    (size_t)self_len, fd, path, sizeof(path), err, sizeof(err)), 1);
+	ck_assert_uint_eq(mode_of(path), 0600);
+	bidcache_close(&c);
+	snprintf(c3, sizeof(c3), "%s/cache4", dir);
+
 	/* fetched from debuginfod (its client's cache file is 0600): public */
 	ck_assert_int_eq(fchmod(fd, 0600), 0);
 	ck_assert_int_eq(bidcache_open(&c, c3, err, sizeof(err)), 0);
