@@ -71,6 +71,8 @@ struct control_client {
 	int			 busy;		/* a call's final reply is not sent yet */
 	int			 oneway;	/* ... and it is oneway: send nothing */
 	int			 eof;		/* the peer will send no more */
+	size_t			 searched;	/* bytes of the input without a message's end */
+	int			 held;		/* reads held off CONTROL_PARTIAL_WAIT_MS */
 	struct event		*resume_ev;	/* take the next call (deferred) */
 	void			(*after)(void *);
 	void			*after_arg;
@@ -444,25 +446,63 @@ client_read_cb(struct bufferevent *bev, void *arg)
 	 */
 	while (!c->closing && !c->busy && evbuffer_get_length(in) > 0 &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) < CONTROL_HIGH_OUTPUT) {
-		size_t	 len = evbuffer_get_length(in);
-		size_t	 want = len < PROTO_MAX_MESSAGE + 1 ? len : PROTO_MAX_MESSAGE + 1;
-		const char *buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)want);
+		size_t	 len = evbuffer_get_length(in), want;
+		struct evbuffer_ptr from, end;
+		const char *buf;
 		json_t	*msg;
 		long	 n;
 
-		n = proto_parse(buf, want, PROTO_MAX_MESSAGE, &msg, err, sizeof(err));
-		if (n < 0) {
+		/*
+		 * A message's end (its NUL) searched for in the bytes not
+		 * searched yet, in place: a message sent a byte at a time
+		 * costs its length once, not its length at every byte (each
+		 * read gathered and searched it all: a core for one user).
+		 */
+		if (c->searched > len)
+			c->searched = 0;
+		if (c->searched > PROTO_MAX_MESSAGE) {
 			evbuffer_drain(in, len);
+			snprintf(err, sizeof(err), "message longer than %d bytes", PROTO_MAX_MESSAGE);
 			client_protocol_error(c, err);
 			return;
 		}
-		if (n == 0) {
-			if (c->eof) {		/* cut in the middle of a message */
-				evbuffer_drain(in, len);
-				break;
+		end.pos = -1;
+		if (evbuffer_ptr_set(in, &from, c->searched, EVBUFFER_PTR_SET) == 0)
+			end = evbuffer_search(in, "", 1, &from);
+		if (end.pos < 0) {
+			c->searched = len;
+			if (c->searched <= PROTO_MAX_MESSAGE) {
+				if (c->eof) {		/* cut in the middle of a message */
+					evbuffer_drain(in, len);
+					c->searched = 0;
+					break;
+				}
+				if (!evtimer_pending(c->msg_timer, NULL))
+					evtimer_add(c->msg_timer, &tv);
+				/*
+				 * Another user's message unfinished: what comes
+				 * next is read CONTROL_PARTIAL_WAIT_MS later, all
+				 * at once (a read per byte sent a byte at a time
+				 * kept the loop busy: a core for one user).
+				 */
+				if (!c->priv) {
+					struct timeval w = { 0, CONTROL_PARTIAL_WAIT_MS * 1000 };
+
+					bufferevent_disable(bev, EV_READ);
+					c->held = 1;
+					evtimer_add(c->resume_ev, &w);
+				}
+				return;
 			}
-			if (!evtimer_pending(c->msg_timer, NULL))
-				evtimer_add(c->msg_timer, &tv);
+			continue;		/* too long: refused above */
+		}
+		c->searched = 0;
+		want = (size_t)end.pos + 1;
+		buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)want);
+		n = proto_parse(buf, want, PROTO_MAX_MESSAGE, &msg, err, sizeof(err));
+		if (n <= 0) {
+			evbuffer_drain(in, len);
+			client_protocol_error(c, n < 0 ? err : "unreadable message");
 			return;
 		}
 		evtimer_del(c->msg_timer);
@@ -493,6 +533,13 @@ resume_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (c->dead)
 		return;
+	if (c->held) {
+		/* what came meanwhile comes to client_read_cb with the read */
+		c->held = 0;
+		if (!c->closing && !c->eof)
+			bufferevent_enable(c->bev, EV_READ);
+		return;
+	}
 	/* A oneway call wrote nothing: what waits for its reply runs now. */
 	if (c->after != NULL && evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
 		void (*fn)(void *) = c->after;

@@ -11,6 +11,14 @@
  *	flood SOCK leave SECONDS PATH      connects, calls History(PATH) and
  *	                                   leaves 2 ms later without the reply,
  *	                                   in a loop
+ *	flood SOCK trickle SECONDS N       N connections that each send one long
+ *	                                   message a byte per write, never ending
+ *	                                   it (a new connection when one is
+ *	                                   closed)
+ *	flood SOCK halves SECONDS N        N Status calls, each sent in two
+ *	                                   halves 50 ms apart, each reply awaited
+ *	                                   (SECONDS at most): an honest slow
+ *	                                   client
  *	flood SOCK burst SECONDS N         N connections that send Status calls
  *	                                   as fast as the socket takes them (a
  *	                                   few thousand per write) and read the
@@ -211,6 +219,70 @@ burst(double end, int n)
 	    dropped);
 }
 
+static void
+trickle(double end, int n)
+{
+	static const char head[] = "{\"method\":\"io.perfmap.Status\",\"x\":\"";
+	int	 fds[FLOOD_MAX], i;
+	long	 bytes = 0, closed = 0;
+
+	for (i = 0; i < n; i++)
+		fds[i] = -1;
+	while (now() < end) {
+		for (i = 0; i < n; i++) {
+			if (fds[i] < 0) {
+				if ((fds[i] = dial(1)) < 0)
+					continue;
+				if (write(fds[i], head, sizeof(head) - 1) < 0) {
+					close(fds[i]);
+					fds[i] = -1;
+					continue;
+				}
+			}
+			if (write(fds[i], "a", 1) == 1)
+				bytes++;
+			else if (errno != EAGAIN) {
+				close(fds[i]);
+				fds[i] = -1;
+				closed++;
+			}
+		}
+	}
+	printf("trickle: %ld bytes sent a byte at a time, %ld connections closed\n", bytes,
+	    closed);
+}
+
+static void
+halves(double end, int n)
+{
+	static const char call[] = "{\"method\":\"io.perfmap.Status\"}";
+	char	 buf[65536];
+	double	 worst = 0, t;
+	int	 i, answered = 0, fd;
+	ssize_t	 k;
+
+	for (i = 0; i < n && now() < end; i++) {
+		if ((fd = dial(0)) < 0)
+			break;
+		t = now();
+		if (write(fd, call, 10) != 10)
+			goto next;
+		usleep(50000);
+		if (write(fd, call + 10, sizeof(call) - 10) != (ssize_t)(sizeof(call) - 10))
+			goto next;
+		while ((k = read(fd, buf, sizeof(buf))) > 0)
+			if (memchr(buf, '\0', (size_t)k) != NULL) {
+				answered++;
+				if (now() - t > worst)
+					worst = now() - t;
+				break;
+			}
+next:
+		close(fd);
+	}
+	printf("halves: %d of %d answered, the slowest in %.0f ms\n", answered, n, worst * 1000);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -218,7 +290,7 @@ main(int argc, char *argv[])
 	int	 n;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: flood SOCK pipeline|noread|idle|leave|burst SECONDS PATH|N\n");
+		fprintf(stderr, "usage: flood SOCK pipeline|noread|idle|leave|burst|trickle|halves SECONDS PATH|N\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -237,6 +309,10 @@ main(int argc, char *argv[])
 		leave(end, argv[4]);
 	else if (strcmp(argv[2], "burst") == 0)
 		burst(end, n);
+	else if (strcmp(argv[2], "trickle") == 0)
+		trickle(end, n);
+	else if (strcmp(argv[2], "halves") == 0)
+		halves(end, n);
 	else
 		return 2;
 	return 0;
