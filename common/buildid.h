@@ -34,6 +34,11 @@
 #define BUILD_ID_HEX_MAX	(2 * BUILD_ID_MAX + 1)
 
 int	buildid_read_fd(int fd, uint8_t id[BUILD_ID_MAX]);
+/*
+ * PATH opened by name, as it is: it follows symlinks and would wait in
+ * open() on a FIFO.  For the tests' own files only; the daemon opens a
+ * user's file through buildid_reader.h, never with this.
+ */
 int	buildid_read_path(const char *path, uint8_t id[BUILD_ID_MAX]);
 
 /*
