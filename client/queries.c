@@ -145,6 +145,15 @@ print_objects(json_t *objects, int segs, FILE *f)
 	client_print_table(f, "", cols, n, objects);
 }
 
+/* A reply whose lists the daemon cut (QUERIER_MAX_ROWS): said, after them. */
+static void
+print_truncated(json_t *p, FILE *f)
+{
+	if (json_is_true(json_object_get(p, "truncated")))
+		fprintf(f, "(truncated: the daemon sends at most 10000 rows of a list; "
+		    "perfmapctl --state-dir reads the index itself, whole)\n");
+}
+
 void
 query_print_lookup(json_t *p, FILE *f)
 {
@@ -161,6 +170,7 @@ query_print_lookup(json_t *p, FILE *f)
 		fprintf(f, "(not mapped at that moment: the last version seen before it)\n");
 	} else
 		fprintf(f, "(never seen)\n");
+	print_truncated(p, f);
 }
 
 void
@@ -168,6 +178,7 @@ query_print_history(json_t *p, FILE *f)
 {
 	fprintf(f, "%s\n", client_text(p, "path"));
 	print_objects(json_object_get(p, "objects"), 1, f);
+	print_truncated(p, f);
 }
 
 void
@@ -197,6 +208,7 @@ query_print_buildid(json_t *p, FILE *f)
 	fprintf(f, "\nsegments:\n");
 	client_print_table(f, "  ", segs, sizeof(segs) / sizeof(segs[0]),
 	    json_object_get(p, "segments"));
+	print_truncated(p, f);
 }
 
 void
@@ -222,6 +234,7 @@ query_print_segments(json_t *p, FILE *f)
 		    client_str(seg, "state"), client_str(seg, "start"), client_str(seg, "end"));
 		client_print_table(f, "", one, sizeof(one) / sizeof(one[0]),
 		    json_object_get(p, "objects"));
+		print_truncated(p, f);
 		return;
 	}
 	client_print_table(f, "", list, sizeof(list) / sizeof(list[0]),

@@ -34,6 +34,7 @@ struct index_reader {
 	char		 state_dir[PATH_MAX];
 	sqlite3_stmt	*st[Q_MAX];
 	struct timespec	 deadline;	/* index_reader_set_deadline; 0: none */
+	size_t		 row_limit;	/* index_reader_set_row_limit; 0: none */
 };
 
 #define OBJ_COLS	"o.path, o.build_id, o.kind, o.source, o.first_seen, o.last_seen, " \
@@ -360,6 +361,25 @@ seg_json(struct index_reader *q, sqlite3_stmt *s, int c)
 	return o;
 }
 
+void
+index_reader_set_row_limit(struct index_reader *q, size_t rows)
+{
+	q->row_limit = rows;
+}
+
+/*
+ * Room for one more row in ARR under the reader's limit; when there is
+ * none, RES says its lists were cut ("truncated": true).
+ */
+static int
+room(const struct index_reader *q, json_t *arr, json_t *res)
+{
+	if (q->row_limit == 0 || json_array_size(arr) < q->row_limit)
+		return 1;
+	json_object_set_new(res, "truncated", json_true());
+	return 0;
+}
+
 static int
 step_error(struct index_reader *q, int rc, char *err, size_t errlen)
 {
@@ -426,8 +446,13 @@ index_reader_lookup_ns(struct index_reader *q, const char *path, int64_t at, int
 	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, at);
 	sqlite3_bind_int(s, 3, all_ns);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (!room(q, mapped, res)) {
+			rc = SQLITE_DONE;
+			break;
+		}
 		json_array_append_new(mapped, obj_json(s, 0));
+	}
 	if (step_error(q, rc, err, errlen) < 0)
 		goto fail;
 	sqlite3_reset(s);
@@ -471,8 +496,13 @@ index_reader_history_ns(struct index_reader *q, const char *path, int all_ns, js
 	arr = json_array();
 	json_object_set_new(res, "objects", arr);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		json_t	*o = obj_json(s, 0);
+		json_t	*o;
 
+		if (!room(q, arr, res)) {
+			rc = SQLITE_DONE;
+			break;
+		}
+		o = obj_json(s, 0);
 		set_int(o, "segments", s, OBJ_NCOLS);
 		json_array_append_new(arr, o);
 	}
@@ -585,7 +615,8 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 			first = sqlite3_column_int64(s, 4);
 		if (sqlite3_column_int64(s, 5) > last)
 			last = sqlite3_column_int64(s, 5);
-		json_array_append_new(objs, obj_json(s, 0));
+		if (room(q, objs, res))		/* first and last of every row all the same */
+			json_array_append_new(objs, obj_json(s, 0));
 	}
 	if (step_error(q, rc, err, errlen) < 0)
 		goto fail;
@@ -605,9 +636,14 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 	sqlite3_bind_blob(s, 1, id, (int)idlen, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, index_bid_key(id, idlen));
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		json_t	*o = seg_json(q, s, 0);
+		json_t	*o;
 		char	 buf[40];
 
+		if (!room(q, segs, res)) {
+			rc = SQLITE_DONE;
+			break;
+		}
+		o = seg_json(q, s, 0);
 		set_text(o, "path_seen", s, SEG_NCOLS);
 		walltime_format(sqlite3_column_int64(s, SEG_NCOLS + 1), buf, sizeof(buf));
 		json_object_set_new(o, "seen_first", json_string(buf));
@@ -720,9 +756,14 @@ index_reader_segment_buildids(struct index_reader *q, const char *seg, json_t **
 		goto fail;
 	sqlite3_bind_int64(s, 1, seq);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		json_t	*o = obj_json(s, 0);
+		json_t	*o;
 		char	 buf[40];
 
+		if (!room(q, arr, res)) {
+			rc = SQLITE_DONE;
+			break;
+		}
+		o = obj_json(s, 0);
 		walltime_format(sqlite3_column_int64(s, OBJ_NCOLS), buf, sizeof(buf));
 		json_object_set_new(o, "seen_first", json_string(buf));
 		walltime_format(sqlite3_column_int64(s, OBJ_NCOLS + 1), buf, sizeof(buf));

@@ -2401,6 +2401,56 @@ START_TEST(test_cached_path)
 }
 END_TEST
 
+/*
+ * The daemon's replies hold at most a number of rows per list (a user's
+ * files could make one of hundreds of MB): cut, and said so; the list of
+ * segments, which users do not make, is whole.
+ */
+START_TEST(test_row_limit)
+{
+	struct index *ix = open_ix();
+	struct index_reader *q;
+	char	 err[512], hex[64];
+	json_t	*o;
+
+	replace_scenario(ix);
+	q = open_q();
+	index_reader_set_row_limit(q, 1);
+	o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
+	ck_assert(json_is_true(json_object_get(o, "truncated")));
+	json_decref(o);
+	bidhex(hex, 3);		/* libc: in both segments */
+	o = query(index_reader_buildid(q, hex, &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 1);
+	ck_assert(json_is_true(json_object_get(o, "truncated")));
+	ck_assert_int_eq(jint(o, "first_seen_ns"), T0);
+	ck_assert_int_eq(jint(o, "last_seen_ns"), T0 + 10 * SEC);
+	json_decref(o);
+	o = query(index_reader_segment_buildids(q, "1", &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
+	ck_assert(json_is_true(json_object_get(o, "truncated")));
+	json_decref(o);
+	o = query(index_reader_segments(q, 0, &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 2);
+	ck_assert_ptr_null(json_object_get(o, "truncated"));
+	json_decref(o);
+	/* within the limit, or none: whole, and nothing said */
+	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 2 * SEC, &o, err, sizeof(err)), &o,
+	    err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "mapped")), 1);
+	ck_assert_ptr_null(json_object_get(o, "truncated"));
+	json_decref(o);
+	index_reader_set_row_limit(q, 0);
+	o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 2);
+	ck_assert_ptr_null(json_object_get(o, "truncated"));
+	json_decref(o);
+	index_reader_close(q);
+	index_close(ix);
+}
+END_TEST
+
 /* A copied state directory, no daemon, no -wal: read-only queries work and write nothing. */
 START_TEST(test_readonly_copy)
 {
@@ -2510,6 +2560,7 @@ index_suite(void)
 	tcase_add_test(tc, test_unresolved);
 	tcase_add_test(tc, test_cached_path);
 	tcase_add_test(tc, test_readonly_copy);
+	tcase_add_test(tc, test_row_limit);
 	tcase_add_test(tc, test_concurrent_reader);
 	suite_add_tcase(s, tc);
 	return s;
