@@ -93,8 +93,9 @@ result(int rc, json_t *out, const char *err)
 	return proto_error(PROTO_ERR_FAILED, json_pack("{s:o}", "message", proto_string(err)));
 }
 
-json_t *
-query_run(struct index_reader *q, const char *method, json_t *params)
+/* A query's parameters, read and checked: Q NULL; else the query run on Q. */
+static json_t *
+query(struct index_reader *q, const char *method, json_t *params)
 {
 	static const char *const k_lookup[] = { "path", "at_ns", "all_namespaces", NULL };
 	static const char *const k_path[] = { "path", "all_namespaces", NULL };
@@ -103,7 +104,7 @@ query_run(struct index_reader *q, const char *method, json_t *params)
 	const char *s;
 	json_t	*e, *out = NULL, *v;
 	char	 err[512] = "";
-	int	 rc, all = 0;
+	int	 rc = 0, all = 0;
 
 	if (strcmp(method, "io.perfmap.Lookup") == 0) {
 		int64_t	 at = walltime_now();
@@ -115,25 +116,38 @@ query_run(struct index_reader *q, const char *method, json_t *params)
 				return bad("at_ns", "must be a non-negative integer (ns since the epoch)");
 			at = (int64_t)json_integer_value(v);
 		}
-		if ((e = get_bool(params, "all_namespaces", &all)) != NULL)
+		if ((e = get_bool(params, "all_namespaces", &all)) != NULL || q == NULL)
 			return e;
 		rc = index_reader_lookup_ns(q, s, at, all, &out, err, sizeof(err));
 	} else if (strcmp(method, "io.perfmap.History") == 0) {
 		if ((e = check_keys(params, k_path)) || (e = get_string(params, "path", 1, &s)) ||
-		    (e = get_bool(params, "all_namespaces", &all)))
+		    (e = get_bool(params, "all_namespaces", &all)) || q == NULL)
 			return e;
 		rc = index_reader_history_ns(q, s, all, &out, err, sizeof(err));
 	} else if (strcmp(method, "io.perfmap.BuildId") == 0) {
-		if ((e = check_keys(params, k_bid)) || (e = get_string(params, "build_id", 1, &s)))
+		if ((e = check_keys(params, k_bid)) || (e = get_string(params, "build_id", 1, &s)) ||
+		    q == NULL)
 			return e;
 		rc = index_reader_buildid(q, s, &out, err, sizeof(err));
 	} else if (strcmp(method, "io.perfmap.Segments") == 0) {
 		if ((e = check_keys(params, k_seg)) || (e = get_string(params, "segment", 0, &s)) ||
-		    (e = get_bool(params, "all", &all)))
+		    (e = get_bool(params, "all", &all)) || q == NULL)
 			return e;
 		rc = s != NULL ? index_reader_segment_buildids(q, s, &out, err, sizeof(err)) :
 		    index_reader_segments(q, all, &out, err, sizeof(err));
 	} else
 		return proto_error(PROTO_ERR_NOMETHOD, json_pack("{s:s}", "method", method));
 	return result(rc, out, err);
+}
+
+json_t *
+query_check(const char *method, json_t *params)
+{
+	return query(NULL, method, params);
+}
+
+json_t *
+query_run(struct index_reader *q, const char *method, json_t *params)
+{
+	return query(q, method, params);
 }

@@ -26,5 +26,12 @@ int	query_is_query(const char *method);
  * error message (proto_error: InvalidParameter, NotFound, Failed).
  */
 json_t	*query_run(struct index_reader *, const char *method, json_t *params);
+/*
+ * METHOD's PARAMS checked as query_run checks them, without a reader: NULL
+ * when they are good, else the error message query_run would give.  The
+ * daemon asks it before it copies PARAMS for its query thread (a bad call
+ * costs no copy: a 256 KiB array of zeros was 5 MB of JSON).
+ */
+json_t	*query_check(const char *method, json_t *params);
 
 #endif

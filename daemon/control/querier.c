@@ -184,6 +184,8 @@ querier_submit(struct querier *q, struct control_client *c, const char *method,
 		return -1;
 	}
 	pthread_mutex_unlock(&q->mu);
+	if ((*err = query_check(method, params)) != NULL)
+		return -1;
 	if ((j = calloc(1, sizeof(*j))) == NULL || (j->method = strdup(method)) == NULL ||
 	    (j->params = json_deep_copy(params)) == NULL) {
 		if (j != NULL)

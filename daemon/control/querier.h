@@ -40,8 +40,9 @@ void	querier_stop(struct querier *);
  * Queue METHOD(PARAMS) for client C (root and the control group, PRIV,
  * before the others); FIX, if not NULL, amends the answer on the loop
  * before it goes.  0: the reply comes later (the connection stays busy
- * until then); -1: its class's queue, or its user's share of it, is full:
- * *ERR is the reply to send now.
+ * until then); -1: its class's queue, or its user's share of it, is full,
+ * or PARAMS are bad (query_check: checked before they are copied for the
+ * thread): *ERR is the reply to send now.
  */
 int	querier_submit(struct querier *, struct control_client *c, const char *method,
 	    json_t *params, int priv, void (*fix)(struct perfmapd *, json_t *reply),
