@@ -72,7 +72,8 @@ struct control_client {
 	int			 oneway;	/* ... and it is oneway: send nothing */
 	int			 eof;		/* the peer will send no more */
 	size_t			 searched;	/* bytes of the input without a message's end */
-	int			 held;		/* reads held off CONTROL_PARTIAL_WAIT_MS */
+	int			 held;		/* not read (another user's: hold_reads) */
+	int			 waiting;	/* ... for CONTROL_PARTIAL_WAIT_MS (resume_ev) */
 	struct event		*resume_ev;	/* take the next call (deferred) */
 	void			(*after)(void *);
 	void			*after_arg;
@@ -431,6 +432,33 @@ client_finish_if_done(struct control_client *c)
 	}
 }
 
+/*
+ * Another user's connection is not read while nothing it sends can be
+ * taken (its call is answered, its replies wait, or its message is
+ * unfinished): what it sends waits in the kernel, held back by the
+ * socket's buffer, and is read at once when it can be taken.  Reading it
+ * byte by byte as it came cost the loop a read and a callback per byte
+ * (a core for one user's 16 connections).
+ */
+static void
+hold_reads(struct control_client *c)
+{
+	if (!c->held && !c->priv) {
+		bufferevent_disable(c->bev, EV_READ);
+		c->held = 1;
+	}
+}
+
+static void
+release_reads(struct control_client *c)
+{
+	if (c->held) {
+		c->held = 0;
+		if (!c->closing && !c->eof)
+			bufferevent_enable(c->bev, EV_READ);
+	}
+}
+
 static void
 client_read_cb(struct bufferevent *bev, void *arg)
 {
@@ -438,6 +466,7 @@ client_read_cb(struct bufferevent *bev, void *arg)
 	struct evbuffer *in = bufferevent_get_input(bev);
 	struct timeval tv = { CONTROL_MESSAGE_SECONDS, 0 };
 	char	 err[256];
+	int	 next = 0;
 
 	/*
 	 * A client whose replies pile up unread is not served more until
@@ -479,17 +508,12 @@ client_read_cb(struct bufferevent *bev, void *arg)
 				}
 				if (!evtimer_pending(c->msg_timer, NULL))
 					evtimer_add(c->msg_timer, &tv);
-				/*
-				 * Another user's message unfinished: what comes
-				 * next is read CONTROL_PARTIAL_WAIT_MS later, all
-				 * at once (a read per byte sent a byte at a time
-				 * kept the loop busy: a core for one user).
-				 */
+				/* another user's: read again CONTROL_PARTIAL_WAIT_MS later */
 				if (!c->priv) {
 					struct timeval w = { 0, CONTROL_PARTIAL_WAIT_MS * 1000 };
 
-					bufferevent_disable(bev, EV_READ);
-					c->held = 1;
+					hold_reads(c);
+					c->waiting = 1;
 					evtimer_add(c->resume_ev, &w);
 				}
 				return;
@@ -517,11 +541,22 @@ client_read_cb(struct bufferevent *bev, void *arg)
 		 * write).
 		 */
 		if (!c->priv && !c->closing && !c->busy && evbuffer_get_length(in) > 0) {
-			struct timeval now = { 0, 0 };
-
-			evtimer_add(c->resume_ev, &now);
-			return;
+			next = 1;
+			break;
 		}
+	}
+	if (!c->closing) {
+		if (c->busy ||
+		    evbuffer_get_length(bufferevent_get_output(bev)) >= CONTROL_HIGH_OUTPUT)
+			hold_reads(c);
+		else if (!c->waiting)
+			release_reads(c);
+	}
+	if (next) {
+		struct timeval now = { 0, 0 };
+
+		evtimer_add(c->resume_ev, &now);
+		return;
 	}
 	client_finish_if_done(c);
 }
@@ -533,11 +568,10 @@ resume_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (c->dead)
 		return;
-	if (c->held) {
+	if (c->waiting) {
 		/* what came meanwhile comes to client_read_cb with the read */
-		c->held = 0;
-		if (!c->closing && !c->eof)
-			bufferevent_enable(c->bev, EV_READ);
+		c->waiting = 0;
+		release_reads(c);
 		return;
 	}
 	/* A oneway call wrote nothing: what waits for its reply runs now. */

@@ -8,7 +8,7 @@
 # waited), so root's ping and the rings' drain waited for a hundred
 # Status calls at a time.  Now another user's client gets one call per
 # callback.  Root's ping is answered within 100 ms throughout and its p99
-# within 3 ms (it was 6-10 ms), nothing is lost, and the users' calls are
+# within 4 ms (it was 6-10 ms), nothing is lost, and the users' calls are
 # still answered.
 . tests/lib.sh
 . tests/hostile/lib.sh
@@ -22,10 +22,10 @@ public_queries = yes
 frequency = 499
 drain_interval = 50ms
 [segments]
-rotate_age = 1s"
+rotate_age = 200ms"
 S=$T/control.sock
 "$T/spin" 0.3
-sleep 2			# a few segments: something for Status to count
+sleep 2			# segments (every 200 ms): something for Status to count
 start_pinger
 pids=""
 for u in "$A" "$B"; do
@@ -42,10 +42,11 @@ hostile_judge
 line=$(cat "$T/pinger.out")
 # A batch of a hundred Status calls between two looks for root's events
 # put root's p99 at 6-10 ms on the machine this was written on; one call
-# per callback, at 0.4-0.9 ms.  (Not judged under the sanitizers.)
+# per callback, at 0.4-0.9 ms; 4 ms leaves room for a scheduling delay on
+# a busy machine of two CPUs.  (Not judged under the sanitizers.)
 p99=$(echo "$line" | sed -n 's/.* p99_ms \([0-9.]*\) .*/\1/p')
 [ -n "$p99" ] || fail "no p99 in the pinger's line: $line"
-sanitized || awk -v p="$p99" 'BEGIN { exit !(p <= 3) }' ||
+sanitized || awk -v p="$p99" 'BEGIN { exit !(p <= 4) }' ||
 	fail "root's ping p99 $p99 ms under the bursts (other users' calls taken in batches?)"
 stop_daemon
 echo "PASS: root's ping within 100 ms (p99 $p99 ms) while two users burst Status calls on 32 connections"
