@@ -541,6 +541,7 @@ recorder_close_segment(struct recorder *r, uint64_t t_end)
 	fill_meta(r, &meta, &u, host, sizeof(host));
 	if ((rc = segment_close(&r->seg, r->attrs, 2, &meta)) < 0) {
 		char	 err[512];
+		int	 rr = -1;
 
 		errno = -rc;
 		log_warn("%s: cannot finish segment", r->seg.partial);
@@ -550,8 +551,12 @@ recorder_close_segment(struct recorder *r, uint64_t t_end)
 		 * record whole: removed, and still an error).
 		 */
 		if (!is_space_error(rc) || make_room(r) < 0 ||
-		    repair_segment(r->seg.partial, err, sizeof(err)) != 0)
+		    (rr = repair_segment(r->seg.partial, err, sizeof(err))) != 0) {
+			if (rr == 1)	/* the index's open segment is gone */
+				notify_segment_deleted(&r->notify, strrchr(r->seg.path, '/') != NULL ?
+				    strrchr(r->seg.path, '/') + 1 : r->seg.path);
 			return rc;
+		}
 	}
 	r->st.segments++;
 	snprintf(r->last_closed, sizeof(r->last_closed), "%s", r->seg.path);
