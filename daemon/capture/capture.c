@@ -252,12 +252,15 @@ fd_trusted(int fd)
 	struct statx stx;
 	struct stat st;
 
-	if (fd < 0 || statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_UID | STATX_MODE,
-	    &stx) == -1 || (stx.stx_mask & (STATX_UID | STATX_MODE)) != (STATX_UID | STATX_MODE))
+	if (fd < 0)
 		return 0;
-	memset(&st, 0, sizeof(st));
-	st.st_uid = stx.stx_uid;
-	st.st_mode = stx.stx_mode;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_UID | STATX_MODE, &stx) == 0 &&
+	    (stx.stx_mask & (STATX_UID | STATX_MODE)) == (STATX_UID | STATX_MODE)) {
+		memset(&st, 0, sizeof(st));
+		st.st_uid = stx.stx_uid;
+		st.st_mode = stx.stx_mode;
+	} else if (fstat(fd, &st) == -1)	/* no statx (a filter that refuses it) */
+		return 0;
 	return bidcache_trusted_file(&st);
 }
 
