@@ -241,6 +241,9 @@ local_instant(const struct tm *tm, time_t *out, char *why, size_t whylen)
 	return 0;
 }
 
+/* A window of times of day alone that ends later than now: at most this long. */
+#define WINDOW_AHEAD_MAX	(12 * 3600 * 1000000000LL)
+
 /* TM's date moved by DAYS (the calendar's, whatever the zone). */
 static void
 add_days(struct tm *tm, int days)
@@ -269,6 +272,7 @@ parse(const char *s, int64_t now, enum tod_rule rule, int64_t ref, int64_t *out,
 	const char *p = s;
 	char	 why[224];
 	int64_t	 frac = 0, off = 0;
+	long	 refoff = 0;
 	int	 v, zone = 0, have_date = 1;
 	time_t	 t;
 
@@ -292,6 +296,7 @@ parse(const char *s, int64_t now, enum tod_rule rule, int64_t ref, int64_t *out,
 		have_date = 0;
 		if (localtime_r(&tn, &tm) == NULL)
 			return time_error(err, errlen, s, "out of range");
+		refoff = tm.tm_gmtoff;
 		tm.tm_sec = 0;
 	} else {
 		if ((p = digits(p, 4, &v)) == NULL || v < 1970 || *p++ != '-')
@@ -336,30 +341,33 @@ zone:
 	chk.tm_hour = chk.tm_min = chk.tm_sec = 0;
 	if (have_date && (timegm(&chk) == (time_t)-1 || chk.tm_mday != tm.tm_mday))
 		return time_error(err, errlen, s, "no such day");
+	/*
+	 * A time of day alone: the day before (LATEST) or after (FIRST_AFTER)
+	 * while REF's date puts it on the wrong side of REF (once in local
+	 * time; with a zone far from the local one, twice).  The day is
+	 * chosen by an instant every day has (a local time that a change of
+	 * the clocks skips or repeats: the wall time less REF's offset); the
+	 * chosen day's own instant then, with its own gap or fold.
+	 */
+	for (v = 0; !have_date && v < 3; v++) {
+		time_t	 near;
+		int64_t	 at;
+		int	 move;
+
+		if (zone)
+			near = timegm(&tm) - (time_t)off;
+		else if (local_instant(&tm, &near, why, sizeof(why)) < 0)
+			near = timegm(&tm) - (time_t)refoff;
+		at = (int64_t)near * 1000000000LL + frac;
+		if ((move = rule == TOD_LATEST ? (at > ref ? -1 : 0) : (at <= ref ? 1 : 0)) == 0)
+			break;
+		add_days(&tm, move);
+	}
 	if (zone) {
 		t = timegm(&tm);
 		t -= (time_t)off;
 	} else if (local_instant(&tm, &t, why, sizeof(why)) < 0)
 		return time_error(err, errlen, s, why);
-	/*
-	 * A time of day alone: the day before (LATEST) or after (FIRST_AFTER)
-	 * while REF's date puts it on the wrong side of REF (once in local
-	 * time; with a zone far from the local one, twice), that day's
-	 * instant with its own gap or fold.
-	 */
-	for (v = 0; !have_date && v < 3; v++) {
-		int64_t	 at = (int64_t)t * 1000000000LL + frac;
-		int	 move = rule == TOD_LATEST ? (at > ref ? -1 : 0) : (at <= ref ? 1 : 0);
-
-		if (move == 0)
-			break;
-		add_days(&tm, move);
-		if (zone) {
-			t = timegm(&tm);
-			t -= (time_t)off;
-		} else if (local_instant(&tm, &t, why, sizeof(why)) < 0)
-			return time_error(err, errlen, s, why);
-	}
 	/* nanoseconds in an int64_t: until 2262-04-11 */
 	if (t == (time_t)-1 || t < 0 || t > INT64_MAX / 1000000000LL - 1)
 		return time_error(err, errlen, s, "out of range");
@@ -399,6 +407,20 @@ walltime_window(const char *since, const char *until, int64_t now, int64_t len,
 		walltime_format(*s, a, sizeof(a));
 		walltime_format(*u, b, sizeof(b));
 		snprintf(err, errlen, "--since %s is not before --until %s", a, b);
+		return -1;
+	}
+	/*
+	 * --until 10:30 after --since 10:40 is tomorrow's 10:30: a window
+	 * still to come, most of a day long, is far likelier a slip than a
+	 * wish; a date says it.
+	 */
+	if (since != NULL && until != NULL && isdigit((unsigned char)until[0]) &&
+	    isdigit((unsigned char)until[1]) && until[2] == ':' &&
+	    *u > now && *u - *s > WINDOW_AHEAD_MAX) {
+		walltime_format(*u, b, sizeof(b));
+		snprintf(err, errlen, "--until %s is %s, %lld h after --since and still to come: "
+		    "give its date if that is what is meant", until, b,
+		    (long long)((*u - *s) / 3600000000000LL));
 		return -1;
 	}
 	return 0;

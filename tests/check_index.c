@@ -329,6 +329,12 @@ START_TEST(test_time_of_day)
 	    parse("2026-12-31T23:00+01:00"));
 	ck_assert_int_eq(tod("23:00", parse("2026-03-01T00:30+01:00")),
 	    parse("2026-02-28T23:00+01:00"));
+	/*
+	 * Today's is still to come, and today has no such time, or two:
+	 * yesterday's, which has one (the day is chosen before its instant).
+	 */
+	ck_assert_int_eq(tod("02:30", parse("2026-03-29T00:30Z")), parse("2026-03-28T01:30Z"));
+	ck_assert_int_eq(tod("02:30", parse("2026-10-24T23:30Z")), parse("2026-10-24T00:30Z"));
 	/* Across a change of the clocks: yesterday's offset, not today's. */
 	ck_assert_int_eq(tod("12:00", parse("2026-03-29T10:30Z")), parse("2026-03-29T10:00Z"));
 	ck_assert_int_eq(tod("12:00", parse("2026-03-29T09:30Z")), parse("2026-03-28T11:00Z"));
@@ -363,6 +369,16 @@ START_TEST(test_time_of_day)
 	window("-10m", NULL, now, &s, &u);		/* until now */
 	ck_assert_int_eq(s, now - 600 * SEC);
 	ck_assert_int_eq(u, now);
+	/* an end still to come, most of a day after the start: a slip, refused */
+	ck_assert_int_eq(walltime_window("10:40", "10:30", now, 3600 * SEC, &s, &u, err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "still to come") != NULL, "message '%s'", err);
+	/* ... not a night that has passed, nor one still running */
+	window("22:00", "09:00", parse("2026-11-23T08:00Z"), &s, &u);
+	ck_assert_int_eq(s, parse("2026-11-22T21:00Z"));
+	ck_assert_int_eq(u, parse("2026-11-23T08:00Z"));
+	window("23:50", "00:10", parse("2026-11-22T22:55Z"), &s, &u);
+	ck_assert_int_eq(u, parse("2026-11-22T23:10Z"));
 	ck_assert_int_eq(walltime_window("-1m", "-2m", now, 3600 * SEC, &s, &u, err,
 	    sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "is not before --until") != NULL, "message '%s'", err);
