@@ -480,6 +480,7 @@ index_reader_history_ns(struct index_reader *q, const char *path, int all_ns, js
 {
 	sqlite3_stmt *s;
 	json_t	*res, *arr;
+	size_t	 i, n;
 	int	 rc;
 
 	*out = NULL;
@@ -487,7 +488,7 @@ index_reader_history_ns(struct index_reader *q, const char *path, int all_ns, js
 	    "s.seq = o.seq AND o.id BETWEEN s.id_lo AND s.id_hi) + (SELECT count(*) FROM "
 	    "object_segs x WHERE x.object_id = o.id) FROM object_keys k CROSS JOIN objects o "
 	    "ON o.id = k.id WHERE k.path = ?1 AND "
-	    "(?2 OR o.mnt_ns = 0) ORDER BY o.first_seen, o.id", &s, err, errlen) < 0)
+	    "(?2 OR o.mnt_ns = 0) ORDER BY o.first_seen DESC, o.id DESC", &s, err, errlen) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 2, all_ns);
@@ -516,6 +517,13 @@ index_reader_history_ns(struct index_reader *q, const char *path, int all_ns, js
 		snprintf(err, errlen, "%s: not in the index%s", path, all_ns ? "" :
 		    " (as the host's mount namespace saw it)");
 		return -ENOENT;
+	}
+	/* read newest first, so that a cut list keeps the newest; given oldest first */
+	for (i = 0, n = json_array_size(arr); i < n / 2; i++) {
+		json_t	*a = json_incref(json_array_get(arr, i));
+
+		json_array_set(arr, i, json_array_get(arr, n - 1 - i));
+		json_array_set_new(arr, n - 1 - i, a);
 	}
 	label_host(arr);
 	*out = res;

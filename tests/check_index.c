@@ -2435,6 +2435,8 @@ START_TEST(test_row_limit)
 	o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
 	ck_assert(json_is_true(json_object_get(o, "truncated")));
+	bidhex(hex, 2);		/* the newest kept: the path's build-id now */
+	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "objects"), 0), "build_id"), hex);
 	json_decref(o);
 	bidhex(hex, 3);		/* libc: in both segments */
 	o = query(index_reader_buildid(q, hex, &o, err, sizeof(err)), &o, err);
