@@ -468,6 +468,22 @@ fail:
 	return -1;
 }
 
+/* A row of history, in its order: first seen, then the row's id. */
+struct hrow {
+	json_t	*o;
+	int64_t	 first, id;
+};
+
+static int
+cmp_hrow(const void *pa, const void *pb)
+{
+	const struct hrow *a = pa, *b = pb;
+
+	if (a->first != b->first)
+		return a->first < b->first ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
 int
 index_reader_history(struct index_reader *q, const char *path, json_t **out, char *err, size_t errlen)
 {
@@ -479,16 +495,23 @@ index_reader_history_ns(struct index_reader *q, const char *path, int all_ns, js
     char *err, size_t errlen)
 {
 	sqlite3_stmt *s;
+	struct hrow *v = NULL, *nv;
 	json_t	*res, *arr;
-	size_t	 i, n;
+	size_t	 i, n = 0, cap = 0;
 	int	 rc;
 
 	*out = NULL;
+	/*
+	 * Read last seen first, so that a list cut at the row limit keeps the
+	 * versions seen last (the one mapped now among them, also when an
+	 * older build-id came back: its row is the old one); given first seen
+	 * first.
+	 */
 	if (prepare(q, 3, "SELECT " OBJ_COLS ", (SELECT count(*) FROM segments s WHERE "
 	    "s.seq = o.seq AND o.id BETWEEN s.id_lo AND s.id_hi) + (SELECT count(*) FROM "
-	    "object_segs x WHERE x.object_id = o.id) FROM object_keys k CROSS JOIN objects o "
-	    "ON o.id = k.id WHERE k.path = ?1 AND "
-	    "(?2 OR o.mnt_ns = 0) ORDER BY o.first_seen DESC, o.id DESC", &s, err, errlen) < 0)
+	    "object_segs x WHERE x.object_id = o.id), o.id FROM object_keys k CROSS JOIN "
+	    "objects o ON o.id = k.id WHERE k.path = ?1 AND "
+	    "(?2 OR o.mnt_ns = 0) ORDER BY o.last_seen DESC, o.id DESC", &s, err, errlen) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 2, all_ns);
@@ -497,33 +520,42 @@ index_reader_history_ns(struct index_reader *q, const char *path, int all_ns, js
 	arr = json_array();
 	json_object_set_new(res, "objects", arr);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		json_t	*o;
-
-		if (!room(q, arr, res)) {
+		if (q->row_limit > 0 && n >= q->row_limit) {
+			json_object_set_new(res, "truncated", json_true());
 			rc = SQLITE_DONE;
 			break;
 		}
-		o = obj_json(s, 0);
-		set_int(o, "segments", s, OBJ_NCOLS);
-		json_array_append_new(arr, o);
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			if ((nv = realloc(v, cap * sizeof(*v))) == NULL) {
+				snprintf(err, errlen, "out of memory");
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			v = nv;
+		}
+		v[n].o = obj_json(s, 0);
+		set_int(v[n].o, "segments", s, OBJ_NCOLS);
+		v[n].first = sqlite3_column_int64(s, 4);
+		v[n++].id = sqlite3_column_int64(s, OBJ_NCOLS + 1);
 	}
 	sqlite3_reset(s);
-	if (step_error(q, rc, err, errlen) < 0) {
+	if (rc != SQLITE_NOMEM && step_error(q, rc, err, errlen) < 0)
+		rc = SQLITE_ERROR;
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_hrow);
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, v[i].o);
+	free(v);
+	if (rc != SQLITE_DONE) {
 		json_decref(res);
 		return -1;
 	}
-	if (json_array_size(arr) == 0) {
+	if (n == 0) {
 		json_decref(res);
 		snprintf(err, errlen, "%s: not in the index%s", path, all_ns ? "" :
 		    " (as the host's mount namespace saw it)");
 		return -ENOENT;
-	}
-	/* read newest first, so that a cut list keeps the newest; given oldest first */
-	for (i = 0, n = json_array_size(arr); i < n / 2; i++) {
-		json_t	*a = json_incref(json_array_get(arr, i));
-
-		json_array_set(arr, i, json_array_get(arr, n - 1 - i));
-		json_array_set_new(arr, n - 1 - i, a);
 	}
 	label_host(arr);
 	*out = res;

@@ -108,7 +108,7 @@ void	index_reader_set_deadline(struct index_reader *, unsigned ms);
  * The lists a user can make long (lookup's "mapped", history's and
  * buildid's "objects" and "segments", a segment's "objects") hold at most
  * ROWS rows from now on, and a reply whose list was cut says
- * "truncated": true (history keeps the newest rows, still given oldest
+ * "truncated": true (history keeps the rows seen last, still given oldest
  * first); 0: no limit.  The daemon's query thread sets
  * QUERIER_MAX_ROWS (querier.h): another user's files must not make a
  * reply of hundreds of MB on the daemon.

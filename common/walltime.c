@@ -195,20 +195,17 @@ format_offset(long off, char *buf, size_t len)
  * WHY set.
  */
 static int
-local_instant(const struct tm *tm, time_t *out, char *why, size_t whylen)
+local_candidates(const struct tm *tm, time_t t[2], long off[2])
 {
 	struct tm want = *tm, back;
-	time_t	 wall, t[2];
-	long	 off[2];
-	char	 o0[16], o1[16];
+	time_t	 wall, x;
+	long	 xo;
 	int	 i, n = 0;
 
 	if (want.tm_sec == 60)		/* a leap second: the minute's end, as before */
 		want.tm_sec = 59;
-	if ((wall = timegm(&want)) == (time_t)-1) {
-		snprintf(why, whylen, "out of range");
+	if ((wall = timegm(&want)) == (time_t)-1)
 		return -1;
-	}
 	for (i = 0; i < 2; i++) {
 		time_t	 near = wall + (i == 0 ? -86400 : 86400), c;
 		int	 j;
@@ -223,15 +220,33 @@ local_instant(const struct tm *tm, time_t *out, char *why, size_t whylen)
 		t[n] = c;
 		off[n++] = back.tm_gmtoff;
 	}
+	if (n == 2 && t[0] > t[1]) {	/* the earlier first */
+		x = t[0], t[0] = t[1], t[1] = x;
+		xo = off[0], off[0] = off[1], off[1] = xo;
+	}
+	return n;
+}
+
+static int
+local_instant(const struct tm *tm, time_t *out, char *why, size_t whylen)
+{
+	time_t	 t[2];
+	long	 off[2];
+	char	 o0[16], o1[16];
+	int	 n = local_candidates(tm, t, off);
+
+	if (n < 0) {
+		snprintf(why, whylen, "out of range");
+		return -1;
+	}
 	if (n == 0) {
 		snprintf(why, whylen, "no such local time: the clocks skip it when they go "
 		    "forward (give a UTC offset or Z to name an instant)");
 		return -1;
 	}
 	if (n == 2) {
-		i = t[0] > t[1];	/* the earlier first */
-		format_offset(off[i], o0, sizeof(o0));
-		format_offset(off[!i], o1, sizeof(o1));
+		format_offset(off[0], o0, sizeof(o0));
+		format_offset(off[1], o1, sizeof(o1));
 		snprintf(why, whylen, "the clocks go back here and this local time comes twice, "
 		    "at %s and at %s: give the offset (as in %04d-%02d-%02dT%02d:%02d%s)", o0, o1,
 		    tm->tm_year + 1900, tm->tm_mon + 1, tm->tm_mday, tm->tm_hour, tm->tm_min, o0);
@@ -241,7 +256,7 @@ local_instant(const struct tm *tm, time_t *out, char *why, size_t whylen)
 	return 0;
 }
 
-/* A window of times of day alone that ends later than now: at most this long. */
+/* The end of a window, as a time of day alone: at most this far ahead of now. */
 #define WINDOW_AHEAD_MAX	(12 * 3600 * 1000000000LL)
 
 /* TM's date moved by DAYS (the calendar's, whatever the zone). */
@@ -272,7 +287,6 @@ parse(const char *s, int64_t now, enum tod_rule rule, int64_t ref, int64_t *out,
 	const char *p = s;
 	char	 why[224];
 	int64_t	 frac = 0, off = 0;
-	long	 refoff = 0;
 	int	 v, zone = 0, have_date = 1;
 	time_t	 t;
 
@@ -296,7 +310,6 @@ parse(const char *s, int64_t now, enum tod_rule rule, int64_t ref, int64_t *out,
 		have_date = 0;
 		if (localtime_r(&tn, &tm) == NULL)
 			return time_error(err, errlen, s, "out of range");
-		refoff = tm.tm_gmtoff;
 		tm.tm_sec = 0;
 	} else {
 		if ((p = digits(p, 4, &v)) == NULL || v < 1970 || *p++ != '-')
@@ -344,22 +357,37 @@ zone:
 	/*
 	 * A time of day alone: the day before (LATEST) or after (FIRST_AFTER)
 	 * while REF's date puts it on the wrong side of REF (once in local
-	 * time; with a zone far from the local one, twice).  The day is
-	 * chosen by an instant every day has (a local time that a change of
-	 * the clocks skips or repeats: the wall time less REF's offset); the
-	 * chosen day's own instant then, with its own gap or fold.
+	 * time; with a zone far from the local one, twice).  A day that
+	 * repeats the time stays when either of its instants is on REF's
+	 * side, one that skips it when where it would be is: and then it is
+	 * refused, as with a date, rather than another day's given.
 	 */
 	for (v = 0; !have_date && v < 3; v++) {
-		time_t	 near;
-		int64_t	 at;
-		int	 move;
+		time_t	 t2[2];
+		long	 o2[2];
+		int	 n = 1, move;
 
 		if (zone)
-			near = timegm(&tm) - (time_t)off;
-		else if (local_instant(&tm, &near, why, sizeof(why)) < 0)
-			near = timegm(&tm) - (time_t)refoff;
-		at = (int64_t)near * 1000000000LL + frac;
-		if ((move = rule == TOD_LATEST ? (at > ref ? -1 : 0) : (at <= ref ? 1 : 0)) == 0)
+			t2[0] = timegm(&tm) - (time_t)off;
+		else if ((n = local_candidates(&tm, t2, o2)) < 0)
+			return time_error(err, errlen, s, "out of range");
+		else if (n == 0) {
+			/* skipped: where it would be, by the offset before the change */
+			struct tm w = tm, b;
+			time_t	 wall, near;
+
+			w.tm_sec = w.tm_sec == 60 ? 59 : w.tm_sec;
+			wall = timegm(&w);
+			near = wall - 86400;
+			t2[0] = localtime_r(&near, &b) != NULL ? wall - b.tm_gmtoff : wall;
+			n = 1;
+		}
+		/* the day moves if every instant it names (two: the clocks repeat it) is on the wrong side */
+		if (rule == TOD_LATEST)
+			move = (int64_t)t2[0] * 1000000000LL + frac > ref ? -1 : 0;
+		else
+			move = (int64_t)t2[n - 1] * 1000000000LL + frac <= ref ? 1 : 0;
+		if (move == 0)
 			break;
 		add_days(&tm, move);
 	}
@@ -410,17 +438,14 @@ walltime_window(const char *since, const char *until, int64_t now, int64_t len,
 		return -1;
 	}
 	/*
-	 * --until 10:30 after --since 10:40 is tomorrow's 10:30: a window
-	 * still to come, most of a day long, is far likelier a slip than a
-	 * wish; a date says it.
+	 * --until 10:30 after --since 10:40 is tomorrow's 10:30: an end most
+	 * of a day ahead is far likelier a slip than a wish; a date says it.
 	 */
 	if (since != NULL && until != NULL && isdigit((unsigned char)until[0]) &&
-	    isdigit((unsigned char)until[1]) && until[2] == ':' &&
-	    *u > now && *u - *s > WINDOW_AHEAD_MAX) {
+	    isdigit((unsigned char)until[1]) && until[2] == ':' && *u - now > WINDOW_AHEAD_MAX) {
 		walltime_format(*u, b, sizeof(b));
-		snprintf(err, errlen, "--until %s is %s, %lld h after --since and still to come: "
-		    "give its date if that is what is meant", until, b,
-		    (long long)((*u - *s) / 3600000000000LL));
+		snprintf(err, errlen, "--until %s is %s, %lld h from now: give its date if that is "
+		    "what is meant", until, b, (long long)((*u - now) / 3600000000000LL));
 		return -1;
 	}
 	return 0;

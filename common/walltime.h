@@ -32,8 +32,8 @@ int	walltime_parse_after(const char *s, int64_t now_ns, int64_t after_ns,
  * A window [*S, *U) from --since and --until (either NULL): UNTIL after
  * SINCE as walltime_parse_after reads it, now without UNTIL, LEN_NS before
  * *U without SINCE.  Returns 0, or -1 with ERR set (a bad time, one not
- * before the other, or an UNTIL of a time of day alone that makes a window
- * still to come more than 12 hours long: "--since 10:40 --until 10:30").
+ * before the other, or an UNTIL of a time of day alone more than 12 hours
+ * from now: "--since 10:40 --until 10:30" at 10:50).
  */
 int	walltime_window(const char *since, const char *until, int64_t now_ns,
 	    int64_t len_ns, int64_t *s, int64_t *u, char *err, size_t errlen);

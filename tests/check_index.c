@@ -335,6 +335,15 @@ START_TEST(test_time_of_day)
 	 */
 	ck_assert_int_eq(tod("02:30", parse("2026-03-29T00:30Z")), parse("2026-03-28T01:30Z"));
 	ck_assert_int_eq(tod("02:30", parse("2026-10-24T23:30Z")), parse("2026-10-24T00:30Z"));
+	/*
+	 * Within the repeated hour, today's first 02:30 has come and its
+	 * second not: today's, so refused (not yesterday's); the same for
+	 * the first after a time between the two.
+	 */
+	parse_refused("02:30", parse("2026-10-25T01:15Z"), "comes twice");
+	ck_assert_int_eq(walltime_parse_after("02:30", now, parse("2026-10-25T00:45Z"), &s, err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "comes twice") != NULL, "message '%s'", err);
 	/* Across a change of the clocks: yesterday's offset, not today's. */
 	ck_assert_int_eq(tod("12:00", parse("2026-03-29T10:30Z")), parse("2026-03-29T10:00Z"));
 	ck_assert_int_eq(tod("12:00", parse("2026-03-29T09:30Z")), parse("2026-03-28T11:00Z"));
@@ -369,14 +378,18 @@ START_TEST(test_time_of_day)
 	window("-10m", NULL, now, &s, &u);		/* until now */
 	ck_assert_int_eq(s, now - 600 * SEC);
 	ck_assert_int_eq(u, now);
-	/* an end still to come, most of a day after the start: a slip, refused */
+	/* an end most of a day ahead: a slip, refused */
 	ck_assert_int_eq(walltime_window("10:40", "10:30", now, 3600 * SEC, &s, &u, err,
 	    sizeof(err)), -1);
-	ck_assert_msg(strstr(err, "still to come") != NULL, "message '%s'", err);
-	/* ... not a night that has passed, nor one still running */
+	ck_assert_msg(strstr(err, "from now") != NULL, "message '%s'", err);
+	/* ... not a night that has passed, nor one still running, nor a long day */
 	window("22:00", "09:00", parse("2026-11-23T08:00Z"), &s, &u);
 	ck_assert_int_eq(s, parse("2026-11-22T21:00Z"));
 	ck_assert_int_eq(u, parse("2026-11-23T08:00Z"));
+	window("20:00", "09:00", parse("2026-11-23T07:00Z"), &s, &u);	/* at 08:00 */
+	ck_assert_int_eq(u, parse("2026-11-23T08:00Z"));
+	window("08:00", "21:00", parse("2026-11-23T09:00Z"), &s, &u);	/* at 10:00 */
+	ck_assert_int_eq(u, parse("2026-11-23T20:00Z"));
 	window("23:50", "00:10", parse("2026-11-22T22:55Z"), &s, &u);
 	ck_assert_int_eq(u, parse("2026-11-22T23:10Z"));
 	ck_assert_int_eq(walltime_window("-1m", "-2m", now, 3600 * SEC, &s, &u, err,
@@ -2438,6 +2451,22 @@ START_TEST(test_row_limit)
 	bidhex(hex, 2);		/* the newest kept: the path's build-id now */
 	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "objects"), 0), "build_id"), hex);
 	json_decref(o);
+	{
+		/* the old build-id back (its old row, first seen long ago): it is the one kept */
+		uint8_t	 a[20];
+		char	 name[128];
+
+		bid(a, 1);
+		seg_name(name, sizeof(name), 3, T0 + 20 * SEC);
+		index_segment_open(ix, 3, name, T0 + 20 * SEC);
+		index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 300, T0 + 25 * SEC, 0);
+		ck_assert_int_eq(index_flush(ix), 0);
+	}
+	o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
+	bidhex(hex, 1);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
+	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "objects"), 0), "build_id"), hex);
+	json_decref(o);
 	bidhex(hex, 3);		/* libc: in both segments */
 	o = query(index_reader_buildid(q, hex, &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 1);
@@ -2450,7 +2479,7 @@ START_TEST(test_row_limit)
 	ck_assert(json_is_true(json_object_get(o, "truncated")));
 	json_decref(o);
 	o = query(index_reader_segments(q, 0, &o, err, sizeof(err)), &o, err);
-	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 2);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 3);
 	ck_assert_ptr_null(json_object_get(o, "truncated"));
 	json_decref(o);
 	/* within the limit, or none: whole, and nothing said */

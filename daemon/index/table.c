@@ -381,6 +381,9 @@ index_segment_deleted(struct index *ix, const char *name)
 
 	if (ix == NULL || seq == 0)
 		return;
+	/* the open one gone (a close that failed, then removed): sightings go to none */
+	if (ix->cur_seq == seq)
+		ix->cur_seq = 0;
 	if ((o = batch_add(&ix->early, OP_SEG_DELETED)) != NULL) {
 		o->v[0] = (int64_t)seq;
 		o->v[1] = walltime_now();
