@@ -48,8 +48,7 @@
  * record/binaries.h) live under DIR/.ns/<NS>/<path>/<build-id>/: never
  * under a host path, and replaced by the first copy from a trusted one.
  * So do the host's copies of files a user could have written (not root's,
- * or writable by its group or others: bidcache_trusted_file; the daemon's
- * capture also passes as a user's a file on a nosuid mount), under
+ * or writable by its group or others: bidcache_trusted_file), under
  * NS BIDCACHE_NS_USER: a user who writes the build-id of a system binary
  * into a file of theirs and maps it before the system binary runs must
  * not make it the system binary's copy.

@@ -251,22 +251,17 @@ fd_trusted(int fd)
 {
 	struct statx stx;
 	struct stat st;
-	int	 nosuid = 0;
 
 	if (fd < 0)
 		return 0;
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_UID | STATX_MODE |
-	    STATX_MNT_ID, &stx) == 0 &&
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_UID | STATX_MODE, &stx) == 0 &&
 	    (stx.stx_mask & (STATX_UID | STATX_MODE)) == (STATX_UID | STATX_MODE)) {
 		memset(&st, 0, sizeof(st));
 		st.st_uid = stx.stx_uid;
 		st.st_mode = stx.stx_mode;
-		/* a mount the table does not list yet (just mounted): not trusted either */
-		if (stx.stx_mask & STATX_MNT_ID)
-			nosuid = userfs_mnt_nosuid(stx.stx_mnt_id) % 2 != 0;	/* 1 or -1 */
 	} else if (fstat(fd, &st) == -1)	/* no statx (a filter that refuses it) */
 		return 0;
-	return bidcache_trusted_file(&st) && !nosuid;
+	return bidcache_trusted_file(&st);
 }
 
 static void
@@ -686,7 +681,6 @@ capture_start(struct capture **out, const struct config *conf, const char *state
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
 		goto fail;
 	}
-	userfs_load();		/* the mount table, before the loop asks it (fd_trusted) */
 	if ((rc = pthread_create(&c->th, NULL, worker_main, c)) != 0) {
 		snprintf(err, errlen, "cannot start the capture thread: %s", strerror(rc));
 		goto fail;

@@ -256,17 +256,6 @@ void	reason_add(char *buf, size_t len, const char *fmt, ...)
  * bid_guard): userfs_guard(WHY) is that guard, its reason into WHY.
  */
 int	userfs_fd(int fd, char *why, size_t whylen);
-/*
- * Mounted nosuid (users' media: udisks), its files no more trusted for
- * being root's: 1, 0, or -1 for a mount the table does not list.
- * userfs_nosuid_fd, for the worker, reads the table again if the mount
- * table changed; userfs_mnt_nosuid, for the loop, takes MNT_ID (statx
- * STATX_MNT_ID) and never reads it (-2: not read yet); userfs_load reads
- * it first, at the start.
- */
-int	userfs_nosuid_fd(int fd);
-int	userfs_mnt_nosuid(uint64_t mnt_id);
-void	userfs_load(void);
 #define userfs_guard(why)	(&(struct bid_guard){ userfs_fd, (why), sizeof(why) })
 int	try_path(struct capture *, const char *path, int magic, const char *name, uint64_t ns,
 	    const uint8_t *id, size_t idlen, char *file, size_t filelen, char *why,

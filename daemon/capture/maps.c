@@ -147,17 +147,6 @@ reason_add(char *buf, size_t len, const char *fmt, ...)
 }
 
 /*
- * The namespace a copy of the host's file FD goes under: a file on a
- * nosuid mount (a user's media) is a user's (BIDCACHE_NS_USER), whoever
- * owns it; the cache judges the rest (bidcache_trusted_file).
- */
-static uint64_t
-host_ns(uint64_t ns, int fd)
-{
-	return ns == 0 && userfs_nosuid_fd(fd) == 1 ? BIDCACHE_NS_USER : ns;
-}
-
-/*
  * Copy PATH (opened here; MAGIC: a map_files link) into the cache under
  * NAME.  1 or 0 (present) on success; else -errno with the reason
  * appended to WHY.
@@ -177,8 +166,8 @@ try_path(struct capture *c, const char *path, int magic, const char *name, uint6
 		    strerror(-fd));
 		return fd;
 	}
-	rc = bidcache_add_fd_ns(&c->cache, name, host_ns(ns, fd), id, idlen, fd, file, filelen,
-	    err, sizeof(err));
+	rc = bidcache_add_fd_ns(&c->cache, name, ns, id, idlen, fd, file, filelen, err,
+	    sizeof(err));
 	close(fd);
 	if (rc < 0)
 		reason_add(why, whylen, "%s: %s", path, err);
@@ -203,8 +192,8 @@ copy_fd(struct capture *c, struct job *j, int fd, const char *what, char *why, s
 	char	 err[512];
 	int	 rc;
 
-	rc = bidcache_add_fd_ns(&c->cache, j->name, host_ns(j->ns, fd), j->id, j->idlen, fd, NULL,
-	    0, err, sizeof(err));
+	rc = bidcache_add_fd_ns(&c->cache, j->name, j->ns, j->id, j->idlen, fd, NULL, 0, err,
+	    sizeof(err));
 	if (rc < 0)
 		reason_add(why, whylen, "%s: %s", what, err);
 	return rc;

@@ -19,10 +19,6 @@
  * device the table does not list is not trusted.  Without /sys/fs/fuse the
  * kernel has no FUSE.  Nothing here asks the file system in question
  * anything: procfs, sysfs, and statx with AT_STATX_DONT_SYNC.
- *
- * The table also says which mounts are nosuid: how users' own media are
- * mounted (udisks: images, removable disks), whose files may well be
- * root's, 0755, and are no more trusted for that (bidcache.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,7 +43,6 @@ struct mnt {
 	char	*point;
 	int	 fuse;			/* fuse, fuse.NAME or fuseblk */
 	long	 user;			/* its user_id=, -1 if none */
-	int	 nosuid;		/* mounted nosuid */
 };
 
 static struct {
@@ -83,21 +78,16 @@ unescape(char *s)
 static int
 parse_line(char *line, struct mnt *m, char **point)
 {
-	char	*f[6], *sep, *fstype, *opts, *u, *o, *save = NULL, *osave = NULL;
+	char	*f[5], *sep, *fstype, *opts, *u, *save = NULL;
 	unsigned long long id;
 	int	 i;
 
 	if ((sep = strstr(line, " - ")) == NULL)
 		return -1;
 	*sep = '\0';
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 5; i++)
 		if ((f[i] = strtok_r(i == 0 ? line : NULL, " ", &save)) == NULL)
 			return -1;
-	/* the mount's own options (the sixth field): nosuid is the mount's */
-	m->nosuid = 0;
-	for (o = strtok_r(f[5], ",", &osave); o != NULL; o = strtok_r(NULL, ",", &osave))
-		if (strcmp(o, "nosuid") == 0)
-			m->nosuid = 1;
 	unescape(f[4]);
 	if (sscanf(f[0], "%llu", &id) != 1 || sscanf(f[2], "%u:%u", &m->maj, &m->min) != 2)
 		return -1;
@@ -281,47 +271,6 @@ userfs_fd(int fd, char *why, size_t whylen)
 		rc = judge(m, why, whylen);	/* a mount of the daemon's namespace */
 	else
 		rc = judge_dev(stx.stx_dev_major, stx.stx_dev_minor, why, whylen);
-	pthread_mutex_unlock(&tab.mu);
-	return rc;
-}
-
-void
-userfs_load(void)
-{
-	pthread_mutex_lock(&tab.mu);
-	table_fresh();
-	pthread_mutex_unlock(&tab.mu);
-}
-
-int
-userfs_mnt_nosuid(uint64_t mnt_id)
-{
-	const struct mnt *m;
-	int	 rc;
-
-	pthread_mutex_lock(&tab.mu);
-	if (!tab.loaded)
-		rc = -2;
-	else
-		rc = (m = by_id(mnt_id)) == NULL ? -1 : m->nosuid;
-	pthread_mutex_unlock(&tab.mu);
-	return rc;
-}
-
-int
-userfs_nosuid_fd(int fd)
-{
-	const struct mnt *m;
-	struct statx stx;
-	int	 rc = -1;
-
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == -1 ||
-	    !(stx.stx_mask & STATX_MNT_ID))
-		return -1;
-	pthread_mutex_lock(&tab.mu);
-	table_fresh();
-	if (tab.loaded && (m = by_id(stx.stx_mnt_id)) != NULL)
-		rc = m->nosuid;
 	pthread_mutex_unlock(&tab.mu);
 	return rc;
 }
