@@ -368,13 +368,13 @@ index_reader_set_row_limit(struct index_reader *q, size_t rows)
 }
 
 /*
- * Room for one more row in ARR under the reader's limit; when there is
- * none, RES says its lists were cut ("truncated": true).
+ * Room for one more row in a list of N under the reader's limit; when
+ * there is none, RES says its lists were cut ("truncated": true).
  */
 static int
-room(const struct index_reader *q, json_t *arr, json_t *res)
+room(const struct index_reader *q, size_t n, json_t *res)
 {
-	if (q->row_limit == 0 || json_array_size(arr) < q->row_limit)
+	if (q->row_limit == 0 || n < q->row_limit)
 		return 1;
 	json_object_set_new(res, "truncated", json_true());
 	return 0;
@@ -447,7 +447,7 @@ index_reader_lookup_ns(struct index_reader *q, const char *path, int64_t at, int
 	sqlite3_bind_int64(s, 2, at);
 	sqlite3_bind_int(s, 3, all_ns);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (!room(q, mapped, res)) {
+		if (!room(q, json_array_size(mapped), res)) {
 			rc = SQLITE_DONE;
 			break;
 		}
@@ -520,8 +520,7 @@ index_reader_history_ns(struct index_reader *q, const char *path, int all_ns, js
 	arr = json_array();
 	json_object_set_new(res, "objects", arr);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (q->row_limit > 0 && n >= q->row_limit) {
-			json_object_set_new(res, "truncated", json_true());
+		if (!room(q, n, res)) {
 			rc = SQLITE_DONE;
 			break;
 		}
@@ -655,7 +654,7 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 			first = sqlite3_column_int64(s, 4);
 		if (sqlite3_column_int64(s, 5) > last)
 			last = sqlite3_column_int64(s, 5);
-		if (room(q, objs, res))		/* first and last of every row all the same */
+		if (room(q, json_array_size(objs), res))		/* first and last of every row all the same */
 			json_array_append_new(objs, obj_json(s, 0));
 	}
 	if (step_error(q, rc, err, errlen) < 0)
@@ -679,7 +678,7 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 		json_t	*o;
 		char	 buf[40];
 
-		if (!room(q, segs, res)) {
+		if (!room(q, json_array_size(segs), res)) {
 			rc = SQLITE_DONE;
 			break;
 		}
@@ -799,7 +798,7 @@ index_reader_segment_buildids(struct index_reader *q, const char *seg, json_t **
 		json_t	*o;
 		char	 buf[40];
 
-		if (!room(q, arr, res)) {
+		if (!room(q, json_array_size(arr), res)) {
 			rc = SQLITE_DONE;
 			break;
 		}

@@ -191,11 +191,13 @@ format_offset(long off, char *buf, size_t len)
  * 03:30), so both are refused, the second with the offsets that make it
  * exact.  The candidates are the wall time less the zone's offset a day
  * before and a day after (one change at most in between); a candidate
- * stands if it reads back as the same wall time.  Returns 0, or -1 with
- * WHY set.
+ * stands if it reads back as the same wall time.  local_candidates gives
+ * them (the earlier first) and how many stand, or -1 out of range, and
+ * *BEFORE, the first candidate whether or not it stands (where a skipped
+ * time would be); local_instant returns 0, or -1 with WHY set.
  */
 static int
-local_candidates(const struct tm *tm, time_t t[2], long off[2])
+local_candidates(const struct tm *tm, time_t t[2], long off[2], time_t *before)
 {
 	struct tm want = *tm, back;
 	time_t	 wall, x;
@@ -206,6 +208,7 @@ local_candidates(const struct tm *tm, time_t t[2], long off[2])
 		want.tm_sec = 59;
 	if ((wall = timegm(&want)) == (time_t)-1)
 		return -1;
+	*before = wall;
 	for (i = 0; i < 2; i++) {
 		time_t	 near = wall + (i == 0 ? -86400 : 86400), c;
 		int	 j;
@@ -213,6 +216,8 @@ local_candidates(const struct tm *tm, time_t t[2], long off[2])
 		if (localtime_r(&near, &back) == NULL)
 			continue;
 		c = wall - back.tm_gmtoff;
+		if (i == 0)
+			*before = c;
 		for (j = 0; j < n && t[j] != c; j++)
 			;
 		if (j < n || localtime_r(&c, &back) == NULL || !same_wall(&back, &want))
@@ -230,10 +235,10 @@ local_candidates(const struct tm *tm, time_t t[2], long off[2])
 static int
 local_instant(const struct tm *tm, time_t *out, char *why, size_t whylen)
 {
-	time_t	 t[2];
+	time_t	 t[2], before;
 	long	 off[2];
 	char	 o0[16], o1[16];
-	int	 n = local_candidates(tm, t, off);
+	int	 n = local_candidates(tm, t, off, &before);
 
 	if (n < 0) {
 		snprintf(why, whylen, "out of range");
@@ -254,6 +259,13 @@ local_instant(const struct tm *tm, time_t *out, char *why, size_t whylen)
 	}
 	*out = t[0] + (tm->tm_sec == 60);
 	return 0;
+}
+
+/* Is S a time of day alone ("10:40", "10:40:30.5")? */
+static int
+is_time_of_day(const char *s)
+{
+	return isdigit((unsigned char)s[0]) && isdigit((unsigned char)s[1]) && s[2] == ':';
 }
 
 /* The end of a window, as a time of day alone: at most this far ahead of now. */
@@ -303,7 +315,7 @@ parse(const char *s, int64_t now, enum tod_rule rule, int64_t ref, int64_t *out,
 		return parse_unix(s, out, err, errlen);
 
 	memset(&tm, 0, sizeof(tm));
-	if (isdigit((unsigned char)p[0]) && isdigit((unsigned char)p[1]) && p[2] == ':') {
+	if (is_time_of_day(p)) {
 		/* A time of day alone: on REF's local date, then moved by RULE below. */
 		time_t	 tn = (time_t)(ref / 1000000000LL);
 
@@ -363,23 +375,16 @@ zone:
 	 * refused, as with a date, rather than another day's given.
 	 */
 	for (v = 0; !have_date && v < 3; v++) {
-		time_t	 t2[2];
+		time_t	 t2[2], before;
 		long	 o2[2];
 		int	 n = 1, move;
 
 		if (zone)
 			t2[0] = timegm(&tm) - (time_t)off;
-		else if ((n = local_candidates(&tm, t2, o2)) < 0)
+		else if ((n = local_candidates(&tm, t2, o2, &before)) < 0)
 			return time_error(err, errlen, s, "out of range");
 		else if (n == 0) {
-			/* skipped: where it would be, by the offset before the change */
-			struct tm w = tm, b;
-			time_t	 wall, near;
-
-			w.tm_sec = w.tm_sec == 60 ? 59 : w.tm_sec;
-			wall = timegm(&w);
-			near = wall - 86400;
-			t2[0] = localtime_r(&near, &b) != NULL ? wall - b.tm_gmtoff : wall;
+			t2[0] = before;	/* skipped: where it would be, by the offset before the change */
 			n = 1;
 		}
 		/* the day moves if every instant it names (two: the clocks repeat it) is on the wrong side */
@@ -441,8 +446,7 @@ walltime_window(const char *since, const char *until, int64_t now, int64_t len,
 	 * --until 10:30 after --since 10:40 is tomorrow's 10:30: an end most
 	 * of a day ahead is far likelier a slip than a wish; a date says it.
 	 */
-	if (since != NULL && until != NULL && isdigit((unsigned char)until[0]) &&
-	    isdigit((unsigned char)until[1]) && until[2] == ':' && *u - now > WINDOW_AHEAD_MAX) {
+	if (since != NULL && until != NULL && is_time_of_day(until) && *u - now > WINDOW_AHEAD_MAX) {
 		walltime_format(*u, b, sizeof(b));
 		snprintf(err, errlen, "--until %s is %s, %lld h from now: give its date if that is "
 		    "what is meant", until, b, (long long)((*u - now) / 3600000000000LL));

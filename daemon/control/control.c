@@ -489,36 +489,34 @@ client_read_cb(struct bufferevent *bev, void *arg)
 		 */
 		if (c->searched > len)
 			c->searched = 0;
-		if (c->searched > PROTO_MAX_MESSAGE) {
-			evbuffer_drain(in, len);
-			snprintf(err, sizeof(err), "message longer than %d bytes", PROTO_MAX_MESSAGE);
-			client_protocol_error(c, err);
-			return;
-		}
 		end.pos = -1;
 		if (evbuffer_ptr_set(in, &from, c->searched, EVBUFFER_PTR_SET) == 0)
 			end = evbuffer_search(in, "", 1, &from);
 		if (end.pos < 0) {
-			c->searched = len;
-			if (c->searched <= PROTO_MAX_MESSAGE) {
-				if (c->eof) {		/* cut in the middle of a message */
-					evbuffer_drain(in, len);
-					c->searched = 0;
-					break;
-				}
-				if (!evtimer_pending(c->msg_timer, NULL))
-					evtimer_add(c->msg_timer, &tv);
-				/* another user's: read again CONTROL_PARTIAL_WAIT_MS later */
-				if (!c->priv) {
-					struct timeval w = { 0, CONTROL_PARTIAL_WAIT_MS * 1000 };
-
-					hold_reads(c);
-					c->waiting = 1;
-					evtimer_add(c->resume_ev, &w);
-				}
+			if (len > PROTO_MAX_MESSAGE) {
+				evbuffer_drain(in, len);
+				snprintf(err, sizeof(err), "message longer than %d bytes",
+				    PROTO_MAX_MESSAGE);
+				client_protocol_error(c, err);
 				return;
 			}
-			continue;		/* too long: refused above */
+			c->searched = len;
+			if (c->eof) {		/* cut in the middle of a message */
+				evbuffer_drain(in, len);
+				c->searched = 0;
+				break;
+			}
+			if (!evtimer_pending(c->msg_timer, NULL))
+				evtimer_add(c->msg_timer, &tv);
+			/* another user's: read again CONTROL_PARTIAL_WAIT_MS later */
+			if (!c->priv) {
+				struct timeval w = { 0, CONTROL_PARTIAL_WAIT_MS * 1000 };
+
+				hold_reads(c);
+				c->waiting = 1;
+				evtimer_add(c->resume_ev, &w);
+			}
+			return;
 		}
 		c->searched = 0;
 		want = (size_t)end.pos + 1;
