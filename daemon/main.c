@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,11 +333,25 @@ main(int argc, char *argv[])
 	};
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 };
 	struct perfmapd	 d;
+	sigset_t	 held;
 	struct timeval	 tv;
 	char		 err[1024];
 	int		 ch, checkonly = 0, probeonly = 0, debug = 0;
 	size_t		 k;
 
+	/*
+	 * The signals the loop handles are held from the first instruction to
+	 * the loop's first turn: one sent while the daemon starts (systemd's
+	 * stop of a start that takes long, a script's kill) waits for the
+	 * loop and stops it cleanly, where the default action would kill the
+	 * daemon mid-start and a SIGINT a shell's background job ignores would
+	 * be lost.  A held signal stays pending even while its action is to
+	 * ignore it.  The threads start() makes keep them held.
+	 */
+	sigemptyset(&held);
+	for (k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++)
+		sigaddset(&held, sigs[k]);
+	pthread_sigmask(SIG_BLOCK, &held, NULL);
 	/*
 	 * One malloc arena, set before any thread exists.  With glibc's
 	 * default of one per thread, what the capture and index threads hand
@@ -466,6 +481,7 @@ main(int argc, char *argv[])
 		log_info("recording into %s/segments", d.conf.state_dir);
 	sd_notify(0, "READY=1");
 	notify_status(&d);
+	pthread_sigmask(SIG_UNBLOCK, &held, NULL);	/* what came during the start: the first turn's */
 	event_base_dispatch(d.base);
 
 	sd_notify(0, "STOPPING=1");
