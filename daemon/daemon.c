@@ -69,16 +69,29 @@ daemon_reload(struct perfmapd *d, json_t **restart, char *err, size_t errlen)
 	json_t	*later, *v;
 	char	 keys[512];
 	size_t	 i, n = 0;
+	int	 present;
 
 	sd_notify(0, "RELOADING=1");
 	config_defaults(&nc);
-	if ((access(d->config_file, F_OK) == 0 || d->config_explicit) &&
+	present = access(d->config_file, F_OK) == 0;
+	/*
+	 * A file that was read and is now gone (moved away while being
+	 * edited, a package's upgrade) is not the defaults: applying them
+	 * would set keep_size and the rest back, and the next rotation's
+	 * retention delete what the operator's values kept.
+	 */
+	if (!present && !d->config_explicit && d->config_from_file)
+		snprintf(err, errlen, "%s is gone (the running configuration was read from it); "
+		    "an empty file gives the defaults", d->config_file);
+	if ((!present && !d->config_explicit && d->config_from_file) ||
+	    ((present || d->config_explicit) &&
 	    (config_load(&nc, d->config_file, err, errlen) < 0 ||
-	    config_validate(&nc, err, errlen) < 0)) {
+	    config_validate(&nc, err, errlen) < 0))) {
 		log_warnx("reload refused, old configuration kept: %s", err);
 		sd_notify(0, "READY=1");
 		return -1;
 	}
+	d->config_from_file = present || d->config_explicit;
 	restart_keys(d, &nc, later = json_array());
 	keys[0] = '\0';
 	json_array_foreach(later, i, v)
@@ -110,7 +123,10 @@ daemon_reload(struct perfmapd *d, json_t **restart, char *err, size_t errlen)
 	if (recorder_retime(&d->rec) < 0 || index_retime(d->index) < 0)
 		log_warnx("reload: cannot set the drain or commit timer to the new interval");
 	control_reload(d->control);
-	log_info("configuration reloaded from %s", d->config_file);
+	if (d->config_from_file)
+		log_info("configuration reloaded from %s", d->config_file);
+	else
+		log_info("configuration reloaded: %s does not exist, the defaults stay", d->config_file);
 	sd_notify(0, "READY=1");
 	return 0;
 }

@@ -40,6 +40,7 @@ struct perfmapd {
 	struct config	 conf;
 	const char	*config_file;
 	int		 config_explicit;
+	int		 config_from_file;	/* the running configuration was read from config_file */
 	char		 state_override[4096];
 	char		 socket_override[108];
 	struct binaries	 bins;		/* shared by the recorder and the index */

@@ -404,6 +404,7 @@ main(int argc, char *argv[])
 			log_warnx("%s", err);
 			return 1;
 		}
+		d.config_from_file = 1;
 	}
 	if (d.state_override[0] != '\0')
 		snprintf(d.conf.state_dir, sizeof(d.conf.state_dir), "%s", d.state_override);
