@@ -86,6 +86,8 @@ struct control {
 	int			 fd;
 	int			 activated;	/* from systemd: not ours to unlink */
 	char			 path[108];
+	dev_t			 path_dev;	/* the socket file bound at path: unlinked */
+	ino_t			 path_ino;	/* at the end only if still this one */
 	struct event		*accept_ev;
 	gid_t			 group;
 	int			 have_group;
@@ -731,6 +733,21 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }
 
+/* Does a process listen on the socket SUN names?  (Refused, or no such file: no.) */
+static int
+listening(const struct sockaddr_un *sun)
+{
+	int	 fd, rc;
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1)
+		return 0;
+	rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	/* EAGAIN: its backlog is full, so someone listens */
+	rc = rc == 0 || errno == EAGAIN || errno == EINPROGRESS;
+	close(fd);
+	return rc;
+}
+
 static int
 listen_path(struct control *ctrl, const char *path, char *err, size_t errlen)
 {
@@ -753,10 +770,19 @@ listen_path(struct control *ctrl, const char *path, char *err, size_t errlen)
 			return -1;
 		}
 	}
-	/* A stale socket from a previous run: remove it, but nothing else. */
+	/*
+	 * A stale socket from a previous run: remove it, but nothing else,
+	 * and not one a daemon still listens on (another instance, started
+	 * with another state directory but this socket, took a running
+	 * daemon's socket over and deleted it when it stopped).
+	 */
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
 			snprintf(err, errlen, "%s exists and is not a socket", path);
+			return -1;
+		}
+		if (listening(&sun)) {
+			snprintf(err, errlen, "%s: another daemon listens on it", path);
 			return -1;
 		}
 		unlink(path);
@@ -776,6 +802,10 @@ listen_path(struct control *ctrl, const char *path, char *err, size_t errlen)
 	if (bind(ctrl->fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
+	}
+	if (lstat(path, &st) == 0) {
+		ctrl->path_dev = st.st_dev;
+		ctrl->path_ino = st.st_ino;
 	}
 	if (ctrl->have_group && chown(path, 0, ctrl->group) == -1)
 		log_warn("%s: chown to the control group", path);
@@ -835,8 +865,11 @@ control_close(struct control *ctrl)
 	if (ctrl->accept_ev != NULL)
 		event_free(ctrl->accept_ev);
 	if (ctrl->fd >= 0 && !ctrl->activated) {
+		struct stat st;
+
 		close(ctrl->fd);
-		if (ctrl->path[0] != '\0')
+		if (ctrl->path[0] != '\0' && lstat(ctrl->path, &st) == 0 &&
+		    st.st_dev == ctrl->path_dev && st.st_ino == ctrl->path_ino)
 			unlink(ctrl->path);
 	}
 	free(ctrl);
