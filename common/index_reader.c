@@ -34,7 +34,9 @@ struct index_reader {
 	char		 state_dir[PATH_MAX];
 	sqlite3_stmt	*st[Q_MAX];
 	struct timespec	 deadline;	/* index_reader_set_deadline; 0: none */
-	size_t		 row_limit;	/* index_reader_set_row_limit; 0: none */
+	size_t		 row_limit;	/* index_reader_set_limits; 0: none */
+	size_t		 byte_limit;	/* the same, of a reply's rows as JSON */
+	size_t		 bytes;		/* of the rows given since the limits were set */
 };
 
 #define OBJ_COLS	"o.path, o.build_id, o.kind, o.source, o.first_seen, o.last_seen, " \
@@ -362,19 +364,66 @@ seg_json(struct index_reader *q, sqlite3_stmt *s, int c)
 }
 
 void
-index_reader_set_row_limit(struct index_reader *q, size_t rows)
+index_reader_set_limits(struct index_reader *q, size_t rows, size_t bytes)
 {
 	q->row_limit = rows;
+	q->byte_limit = bytes;
+	q->bytes = 0;
+}
+
+/* S's bytes in JSON_COMPACT output at most: a control byte is \u00XX. */
+static size_t
+json_text_size(const char *s, size_t len)
+{
+	size_t	 i, n = 2;
+
+	for (i = 0; i < len; i++)
+		n += (unsigned char)s[i] < 0x20 ? 6 : s[i] == '"' || s[i] == '\\' ? 2 : 1;
+	return n;
+}
+
+/* J's bytes as JSON_COMPACT writes it, at most (a number: 24). */
+static size_t
+json_size(const json_t *j)
+{
+	const char *key;
+	json_t	*v;
+	size_t	 i, n = 2;
+
+	switch (json_typeof(j)) {
+	case JSON_STRING:
+		return json_text_size(json_string_value(j), json_string_length(j));
+	case JSON_OBJECT:
+		json_object_foreach((json_t *)j, key, v)
+			n += json_text_size(key, strlen(key)) + 2 + json_size(v);
+		return n;
+	case JSON_ARRAY:
+		json_array_foreach(j, i, v)
+			n += json_size(v) + 1;
+		return n;
+	default:
+		return 24;
+	}
+}
+
+/* ROW goes into a reply: its size counts toward the byte limit. */
+static void
+charge(struct index_reader *q, const json_t *row)
+{
+	if (q->byte_limit != 0 && row != NULL)
+		q->bytes += json_size(row);
 }
 
 /*
- * Room for one more row in a list of N under the reader's limit; when
- * there is none, RES says its lists were cut ("truncated": true).
+ * Room for one more row in a list of N under the reader's limits (rows
+ * in the list, bytes of the reply's rows); when there is none, RES says
+ * its lists were cut ("truncated": true).
  */
 static int
 room(const struct index_reader *q, size_t n, json_t *res)
 {
-	if (q->row_limit == 0 || n < q->row_limit)
+	if ((q->row_limit == 0 || n < q->row_limit) &&
+	    (q->byte_limit == 0 || q->bytes < q->byte_limit))
 		return 1;
 	json_object_set_new(res, "truncated", json_true());
 	return 0;
@@ -452,6 +501,7 @@ index_reader_lookup_ns(struct index_reader *q, const char *path, int64_t at, int
 			break;
 		}
 		json_array_append_new(mapped, obj_json(s, 0));
+		charge(q, json_array_get(mapped, json_array_size(mapped) - 1));
 	}
 	if (step_error(q, rc, err, errlen) < 0)
 		goto fail;
@@ -535,6 +585,7 @@ index_reader_history_ns(struct index_reader *q, const char *path, int all_ns, js
 		}
 		v[n].o = obj_json(s, 0);
 		set_int(v[n].o, "segments", s, OBJ_NCOLS);
+		charge(q, v[n].o);
 		v[n].first = sqlite3_column_int64(s, 4);
 		v[n++].id = sqlite3_column_int64(s, OBJ_NCOLS + 1);
 	}
@@ -654,8 +705,10 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 			first = sqlite3_column_int64(s, 4);
 		if (sqlite3_column_int64(s, 5) > last)
 			last = sqlite3_column_int64(s, 5);
-		if (room(q, json_array_size(objs), res))		/* first and last of every row all the same */
+		if (room(q, json_array_size(objs), res)) {	/* first and last of every row all the same */
 			json_array_append_new(objs, obj_json(s, 0));
+			charge(q, json_array_get(objs, json_array_size(objs) - 1));
+		}
 	}
 	if (step_error(q, rc, err, errlen) < 0)
 		goto fail;
@@ -689,6 +742,7 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 		walltime_format(sqlite3_column_int64(s, SEG_NCOLS + 2), buf, sizeof(buf));
 		json_object_set_new(o, "seen_last", json_string(buf));
 		set_int(o, "nr_maps", s, SEG_NCOLS + 3);
+		charge(q, o);
 		json_array_append_new(segs, o);
 	}
 	if (step_error(q, rc, err, errlen) < 0)
@@ -808,6 +862,7 @@ index_reader_segment_buildids(struct index_reader *q, const char *seg, json_t **
 		walltime_format(sqlite3_column_int64(s, OBJ_NCOLS + 1), buf, sizeof(buf));
 		json_object_set_new(o, "seen_last", json_string(buf));
 		set_int(o, "nr_maps_in_segment", s, OBJ_NCOLS + 2);
+		charge(q, o);
 		json_array_append_new(arr, o);
 	}
 	if (step_error(q, rc, err, errlen) < 0)

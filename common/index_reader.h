@@ -106,14 +106,19 @@ void	index_reader_close(struct index_reader *);
 void	index_reader_set_deadline(struct index_reader *, unsigned ms);
 /*
  * The lists a user can make long (lookup's "mapped", history's and
- * buildid's "objects" and "segments", a segment's "objects") hold at most
- * ROWS rows from now on, and a reply whose list was cut says
- * "truncated": true (history keeps the rows seen last, still given oldest
- * first); 0: no limit.  The daemon's query thread sets
- * QUERIER_MAX_ROWS (querier.h): another user's files must not make a
- * reply of hundreds of MB on the daemon.
+ * buildid's "objects" and "segments", a segment's "objects"; not the list
+ * of segments, whose rows the daemon makes) hold at most ROWS rows from
+ * now on, and the rows of a reply (all its lists together) at most about
+ * BYTES bytes of JSON, counted as JSON_COMPACT writes them (a control
+ * byte of a path is six); a reply whose list was cut says "truncated":
+ * true (history keeps the rows seen last, still given oldest first).
+ * 0: no limit.  The byte count starts again at each call; the daemon's
+ * query thread calls it before every query with QUERIER_MAX_ROWS and
+ * QUERIER_MAX_BYTES (querier.h): another user's files must not make a
+ * reply of hundreds of MB on the daemon, neither with many rows nor with
+ * a few long paths.
  */
-void	index_reader_set_row_limit(struct index_reader *, size_t rows);
+void	index_reader_set_limits(struct index_reader *, size_t rows, size_t bytes);
 
 /*
  * lookup PATH [at TIME]: the build-id PATH had at AT_NS.

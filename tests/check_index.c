@@ -2444,7 +2444,7 @@ START_TEST(test_row_limit)
 
 	replace_scenario(ix);
 	q = open_q();
-	index_reader_set_row_limit(q, 1);
+	index_reader_set_limits(q, 1, 0);
 	o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 1);
 	ck_assert(json_is_true(json_object_get(o, "truncated")));
@@ -2488,10 +2488,66 @@ START_TEST(test_row_limit)
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "mapped")), 1);
 	ck_assert_ptr_null(json_object_get(o, "truncated"));
 	json_decref(o);
-	index_reader_set_row_limit(q, 0);
+	index_reader_set_limits(q, 0, 0);
 	o = query(index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 2);
 	ck_assert_ptr_null(json_object_get(o, "truncated"));
+	json_decref(o);
+	index_reader_close(q);
+	index_close(ix);
+}
+END_TEST
+
+/*
+ * And at most a number of bytes of JSON (a user's long paths of control
+ * bytes, six bytes each in the reply, made one of hundreds of MB within the
+ * row limit): 40 paths of ~3 KB of \x01 under one build-id are ~720 KB of
+ * rows; under a limit of 100 KB the reply is cut near it and says so, its
+ * JSON within the limit and a row; with no limit, whole.
+ */
+START_TEST(test_byte_limit)
+{
+	struct index *ix = open_ix();
+	struct index_reader *q;
+	char	 err[512], hex[64], name[128], path[3100], *js;
+	uint8_t	 a[20];
+	size_t	 i, n, len;
+	json_t	*o;
+
+	bid(a, 7);
+	bidhex(hex, 7);
+	seg_name(name, sizeof(name), 1, T0);
+	index_segment_open(ix, 1, name, T0);
+	for (i = 0; i < 40; i++) {
+		memset(path, '\x01', sizeof(path));
+		path[0] = '/';
+		snprintf(path + sizeof(path) - 8, 8, "/f%03zu", i);
+		index_add_mapping(ix, path, a, 20, BID_USER, 100 + (uint32_t)i, T0 + SEC, 0);
+	}
+	ck_assert_int_eq(index_flush(ix), 0);
+	q = open_q();
+	index_reader_set_limits(q, 10000, 100000);
+	o = query(index_reader_buildid(q, hex, &o, err, sizeof(err)), &o, err);
+	n = json_array_size(json_object_get(o, "objects"));
+	ck_assert_msg(n >= 3 && n < 40, "%zu of 40 rows under a limit of 100 kB", n);
+	ck_assert(json_is_true(json_object_get(o, "truncated")));
+	js = json_dumps(o, JSON_COMPACT);
+	len = strlen(js);
+	free(js);
+	ck_assert_msg(len < 100000 + 2 * 20000, "a reply of %zu bytes under a limit of 100 kB", len);
+	json_decref(o);
+	/* the count starts again with each setting: the same reply again */
+	index_reader_set_limits(q, 10000, 100000);
+	o = query(index_reader_buildid(q, hex, &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), n);
+	json_decref(o);
+	index_reader_set_limits(q, 10000, 0);
+	o = query(index_reader_buildid(q, hex, &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "objects")), 40);
+	ck_assert_ptr_null(json_object_get(o, "truncated"));
+	js = json_dumps(o, JSON_COMPACT);
+	ck_assert_msg(strlen(js) > 40 * 3000 * 6, "whole: %zu bytes", strlen(js));
+	free(js);
 	json_decref(o);
 	index_reader_close(q);
 	index_close(ix);
@@ -2608,6 +2664,7 @@ index_suite(void)
 	tcase_add_test(tc, test_cached_path);
 	tcase_add_test(tc, test_readonly_copy);
 	tcase_add_test(tc, test_row_limit);
+	tcase_add_test(tc, test_byte_limit);
 	tcase_add_test(tc, test_concurrent_reader);
 	suite_add_tcase(s, tc);
 	return s;

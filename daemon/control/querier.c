@@ -92,7 +92,7 @@ run(struct querier *q, struct qjob *j)
 	    (q->reader = index_reader_open(q->state_dir, err, sizeof(err))) == NULL)
 		return proto_errorf(PROTO_ERR_FAILED, "%s", err);
 	index_reader_set_deadline(q->reader, QUERIER_MAX_MS);
-	index_reader_set_row_limit(q->reader, QUERIER_MAX_ROWS);
+	index_reader_set_limits(q->reader, QUERIER_MAX_ROWS, QUERIER_MAX_BYTES);
 	reply = query_run(q->reader, j->method, j->params);
 	index_reader_set_deadline(q->reader, 0);
 	return reply;

@@ -24,12 +24,20 @@ struct control_client;
 #define QUERIER_MAX_USER_JOBS	8
 #define QUERIER_MAX_MS		2000	/* one query's SQLite time, at most */
 /*
- * Rows in a reply's list at most (index_reader_set_row_limit): 10,000
+ * Rows in a reply's list at most (index_reader_set_limits): 10,000
  * objects are 3-4 MB of JSON, within what a client may leave unread
  * (CONTROL_MAX_OUTPUT), where one build-id copied to a million paths by
  * a user made a reply of hundreds of MB, built and serialized whole.
  */
 #define QUERIER_MAX_ROWS	10000
+/*
+ * A reply's rows as JSON at most (index_reader_set_limits), within
+ * CONTROL_MAX_OUTPUT: 10,000 rows of ordinary paths are 3-4 MB, but a
+ * path can be 4 KB and each control byte in it six bytes of JSON, so
+ * 10,000 rows of a user's long paths made a reply of some 250 MB, and
+ * buildid's two lists twice that.
+ */
+#define QUERIER_MAX_BYTES	(4u << 20)
 
 /* Start the thread (D's index, control socket and event base must exist). */
 int	querier_start(struct querier **, struct perfmapd *d, char *err, size_t errlen);
