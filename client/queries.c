@@ -145,13 +145,13 @@ print_objects(json_t *objects, int segs, FILE *f)
 	client_print_table(f, "", cols, n, objects);
 }
 
-/* A reply whose lists the daemon cut (QUERIER_MAX_ROWS): said, after them. */
+/* A reply whose lists the daemon cut (QUERIER_MAX_ROWS, _BYTES): said, after them. */
 static void
 print_truncated(json_t *p, FILE *f)
 {
 	if (json_is_true(json_object_get(p, "truncated")))
-		fprintf(f, "(truncated: the daemon sends at most 10000 rows of a list; "
-		    "perfmapctl --state-dir reads the index itself, whole)\n");
+		fprintf(f, "(truncated: the daemon sends at most 10000 rows of a list and "
+		    "about 4 MiB of rows; perfmapctl --state-dir reads the index itself, whole)\n");
 }
 
 void

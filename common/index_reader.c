@@ -406,12 +406,15 @@ json_size(const json_t *j)
 	}
 }
 
-/* ROW goes into a reply: its size counts toward the byte limit. */
+/*
+ * ROW goes into a reply: its size counts toward the byte limit, with room
+ * for what is added to it after (label_host's "mnt_ns":"host").
+ */
 static void
 charge(struct index_reader *q, const json_t *row)
 {
 	if (q->byte_limit != 0 && row != NULL)
-		q->bytes += json_size(row);
+		q->bytes += json_size(row) + 32;
 }
 
 /*

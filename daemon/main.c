@@ -340,7 +340,7 @@ main(int argc, char *argv[])
 	size_t		 k;
 
 	/*
-	 * The signals the loop handles are held from the first instruction to
+	 * The signals the loop handles are held from the start of main to
 	 * the loop's first turn: one sent while the daemon starts (systemd's
 	 * stop of a start that takes long, a script's kill) waits for the
 	 * loop and stops it cleanly, where the default action would kill the
@@ -423,6 +423,12 @@ main(int argc, char *argv[])
 	if (probeonly)
 		return probe_only(&d.conf);
 
+	/* Another daemon's socket: refused before anything starts (systemd's own: not asked). */
+	if (getenv("LISTEN_FDS") == NULL &&
+	    control_socket_busy(d.conf.socket_path, err, sizeof(err))) {
+		log_warnx("control socket: %s", err);
+		return 1;
+	}
 	raise_nofile();
 	d.start_wall_ns = (uint64_t)walltime_now();
 	/*

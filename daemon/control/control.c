@@ -733,19 +733,51 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }
 
-/* Does a process listen on the socket SUN names?  (Refused, or no such file: no.) */
+/*
+ * Does a process listen on the socket SUN names?  0: nobody (refused, or
+ * no such file: a socket left by a crash), 1: yes (accepted, or its
+ * backlog is full), -1: not known (errno: another kind of socket, no
+ * permission), which is not taken for "nobody".
+ */
 static int
 listening(const struct sockaddr_un *sun)
 {
-	int	 fd, rc;
+	int	 fd, rc, e;
 
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1)
-		return 0;
+		return -1;
 	rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
-	/* EAGAIN: its backlog is full, so someone listens */
-	rc = rc == 0 || errno == EAGAIN || errno == EINPROGRESS;
+	e = errno;
 	close(fd);
-	return rc;
+	if (rc == 0 || e == EAGAIN)
+		return 1;
+	if (e == ECONNREFUSED || e == ENOENT)
+		return 0;
+	errno = e;
+	return -1;
+}
+
+/* Is PATH a socket some process listens on (or one not known to be free)?  *ERR says. */
+int
+control_socket_busy(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sun;
+	struct stat	 st;
+	int		 rc;
+
+	if (lstat(path, &st) == -1 || !S_ISSOCK(st.st_mode) || strlen(path) >= sizeof(sun.sun_path))
+		return 0;	/* listen_path says what is wrong with it */
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if ((rc = listening(&sun)) == 0)
+		return 0;
+	if (rc > 0)
+		snprintf(err, errlen, "%s: another daemon listens on it", path);
+	else
+		snprintf(err, errlen, "%s: a socket not known to be free (%s)", path,
+		    strerror(errno));
+	return 1;
 }
 
 static int
@@ -781,10 +813,8 @@ listen_path(struct control *ctrl, const char *path, char *err, size_t errlen)
 			snprintf(err, errlen, "%s exists and is not a socket", path);
 			return -1;
 		}
-		if (listening(&sun)) {
-			snprintf(err, errlen, "%s: another daemon listens on it", path);
+		if (control_socket_busy(path, err, errlen))
 			return -1;
-		}
 		unlink(path);
 	}
 	if ((ctrl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1) {

@@ -29,6 +29,12 @@ struct control_client;
 /* Listen on PATH, or on the socket systemd passed (sd_listen_fds). */
 struct control *control_open(struct perfmapd *, const char *path, char *err, size_t errlen);
 void	control_close(struct control *);
+/*
+ * 1 if PATH is a socket a process listens on, or one not known to be free
+ * (*ERR says which): not for this daemon to take over.  main asks before
+ * the start, control_open again at the bind.
+ */
+int	control_socket_busy(const char *path, char *err, size_t errlen);
 
 /*
  * Send a message (stolen) to the client; for streamed replies.  A message

@@ -9,21 +9,19 @@
 # kept.  Seen here through rotate_age: 1s in the file, 10m by default, so
 # segments keep closing every second only if the running value stayed.
 # An empty file is the way back to the defaults, and is taken.
+# The host's /etc is not touched: the test runs in a mount namespace of its
+# own, over whose /etc a copy is bound (with the test's perfmapd.conf).
+if [ -z "${T_RELOAD_GONE_NS:-}" ]; then
+	command -v unshare >/dev/null 2>&1 || { echo "SKIP: no unshare (util-linux)"; exit 77; }
+	T_RELOAD_GONE_NS=1 exec unshare -m --propagation private sh "$0" "$@"
+fi
 . tests/lib.sh
 need_events
+cp -a /etc "$T/etc" || fail "cannot copy /etc"
+mount --bind "$T/etc" /etc || skip "cannot bind a copy of /etc in a mount namespace"
 CONF=/etc/perfmapd/perfmapd.conf
-if [ ! -d /etc/perfmapd ]; then
-	mkdir /etc/perfmapd || fail "cannot make /etc/perfmapd"
-	at_exit "rmdir /etc/perfmapd 2>/dev/null"
-fi
-# The operator's file, if this host has one, is put back at the end
-# (at_exit runs the last given first: the file goes before its directory).
-if [ -e "$CONF" ]; then
-	mv "$CONF" "$T/operator.conf" || fail "cannot move $CONF aside"
-	at_exit "mv -f '$T/operator.conf' '$CONF'"
-else
-	at_exit "rm -f '$CONF'"
-fi
+mkdir -p /etc/perfmapd
+rm -f "$CONF"
 printf '[record]\nfrequency = 99\n[segments]\nrotate_age = 1s\n' > "$CONF"
 
 ctl() { "$PERFMAPCTL" -s "$T/control.sock" "$@"; }

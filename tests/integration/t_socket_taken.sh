@@ -1,8 +1,9 @@
 #!/bin/sh
 # A second daemon started with another state directory but the socket a
-# running one listens on (perfmapd(8), FILES) refuses to start: exit 1,
-# "another daemon listens on it" in its log, and the first daemon's socket
-# stays its own and answers.  Before, the second removed the socket and
+# running one listens on (perfmapd(8), FILES) refuses to start, before it
+# opens anything (no segment in its state directory): exit 1, "another
+# daemon listens on it" in its log, and the first daemon's socket stays
+# its own and answers.  Before, the second removed the socket and
 # bound its own: perfmapctl reached the second, and when the second
 # stopped it deleted the path, so the first could no longer be reached
 # at all.  A socket left by a daemon that is gone (nobody listens) is
@@ -20,7 +21,8 @@ first=$(state_of)
 "$PERFMAPD" -f -c "$T/perfmapd.conf" --state-dir "$T/state2" --socket "$T/control.sock" \
 	> "$T/second.log" 2>&1 &
 second=$!
-for _ in $(seq 1 100); do
+# refused before its start: at once (a second or two under a sanitizer)
+for _ in $(seq 1 300); do
 	kill -0 $second 2>/dev/null || break
 	sleep 0.1
 done
@@ -33,6 +35,7 @@ wait $second; rc=$?
 [ $rc -eq 1 ] || fail "the second daemon exited with $rc, not 1"
 grep -q "another daemon listens on it" "$T/second.log" ||
 	fail "the second daemon's log does not say why: $(tail -2 "$T/second.log")"
+[ -e "$T/state2/segments" ] && fail "the refused daemon started: $T/state2/segments exists"
 [ -S "$T/control.sock" ] || fail "the socket is gone after the second daemon exited"
 [ "$(state_of)" = "$first" ] || fail "the socket does not reach the first daemon"
 note "a second daemon on the socket refused (exit 1); the first still answers on it"
