@@ -284,14 +284,22 @@ fail_bins:
 	return -1;
 }
 
-/* The last segment finished, then the workers that heard of it. */
-static void
+/*
+ * The last segment finished, then the workers that heard of it: the
+ * index's last rows first, so that a capture worker stuck in a file
+ * system (capture_stop gives up on it) cannot keep them from disk.
+ */
+static int
 stop(struct perfmapd *d)
 {
+	int	 left;
+
 	recorder_stop(&d->rec);
-	capture_stop(d->cap);
+	capture_stop_begin(d->cap);	/* its keeps of JIT maps begin meanwhile */
 	index_close(d->index);
+	left = capture_stop(d->cap);
 	binaries_free(&d->bins);
+	return left;
 }
 
 /*
@@ -300,20 +308,22 @@ stop(struct perfmapd *d)
  * workers (they have events on the base), the loop's own events, the base.
  * Safe after a start that failed at the control socket.
  */
-static void
+static int
 finish(struct perfmapd *d)
 {
 	size_t	 k;
+	int	 left;
 
 	index_settle(d->index);	/* what a waiting query was promised: the loop is done */
 	querier_stop(d->querier);
 	control_close(d->control);
-	stop(d);
+	left = stop(d);
 	for (k = 0; k < sizeof(d->sig_evs) / sizeof(d->sig_evs[0]); k++)
 		if (d->sig_evs[k] != NULL)
 			event_free(d->sig_evs[k]);
 	event_free(d->notify_ev);
 	event_base_free(d->base);
+	return left;
 }
 
 int
@@ -336,7 +346,7 @@ main(int argc, char *argv[])
 	sigset_t	 held;
 	struct timeval	 tv;
 	char		 err[1024];
-	int		 ch, checkonly = 0, probeonly = 0, debug = 0;
+	int		 ch, checkonly = 0, probeonly = 0, debug = 0, left;
 	size_t		 k;
 
 	/*
@@ -476,7 +486,10 @@ main(int argc, char *argv[])
 	if ((d.control = control_open(&d, d.conf.socket_path, err, sizeof(err))) == NULL ||
 	    querier_start(&d.querier, &d, err, sizeof(err)) < 0) {
 		log_warnx("control socket: %s", err);
-		finish(&d);
+		if (finish(&d)) {
+			fflush(NULL);
+			_exit(1);
+		}
 		statedir_close(&d.sd);
 		return 1;
 	}
@@ -492,8 +505,13 @@ main(int argc, char *argv[])
 	event_base_dispatch(d.base);
 
 	sd_notify(0, "STOPPING=1");
-	finish(&d);
+	left = finish(&d);
 	log_stats(&d, "stopped");
 	statedir_close(&d.sd);
+	if (left) {
+		/* A capture thread still runs: no exit handler (nor a sanitizer's) beside it. */
+		fflush(NULL);
+		_exit(0);
+	}
 	return 0;
 }

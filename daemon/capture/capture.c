@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/eventfd.h>
@@ -709,13 +710,9 @@ fail:
 }
 
 void
-capture_stop(struct capture *c)
+capture_stop_begin(struct capture *c)
 {
 	struct creq *q;
-	struct result *r;
-	struct job *j;
-	struct capture_stats s;
-	size_t	 i;
 
 	if (c == NULL)
 		return;
@@ -726,10 +723,39 @@ capture_stop(struct capture *c)
 	pthread_cond_signal(&c->cv);
 	pthread_cond_signal(&c->pcv);
 	pthread_mutex_unlock(&c->mu);
-	if (c->started)
-		pthread_join(c->th, NULL);
-	if (c->pstarted)
-		pthread_join(c->pth, NULL);
+}
+
+int
+capture_stop(struct capture *c)
+{
+	struct creq *q;
+	struct result *r;
+	struct job *j;
+	struct capture_stats s;
+	struct timespec until;
+	size_t	 i;
+	int	 left = 0;
+
+	if (c == NULL)
+		return 0;
+	capture_stop_begin(c);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += CAPTURE_STOP_JOIN_MS / 1000;
+	if (c->started && pthread_timedjoin_np(c->th, NULL, &until) != 0) {
+		pthread_detach(c->th);
+		left = 1;
+	}
+	if (c->pstarted && pthread_timedjoin_np(c->pth, NULL, &until) != 0) {
+		pthread_detach(c->pth);
+		left = 1;
+	}
+	if (left) {
+		log_warnx("capture: a worker did not stop within %d s (a file system that does "
+		    "not answer, or a long profile): left to the exit", CAPTURE_STOP_JOIN_MS / 1000);
+		if (c->ev != NULL)
+			event_del(c->ev);
+		return 1;	/* what it uses stays: the process ends */
+	}
 	capture_stats(c, &s);
 	log_info("capture: %llu build-ids seen, %llu copied, %llu present, %llu failed, "
 	    "%llu missed (queue full); cache %llu bytes", (unsigned long long)s.seen,
@@ -769,4 +795,5 @@ capture_stop(struct capture *c)
 	pthread_cond_destroy(&c->cv);
 	pthread_cond_destroy(&c->pcv);
 	free(c);
+	return 0;
 }

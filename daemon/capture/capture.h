@@ -50,8 +50,18 @@ struct capture_stats {
 /* Open the cache (conf->cache_dir or STATE/debug) and start the worker. */
 int	capture_start(struct capture **, const struct config *, const char *state_dir,
 	    char *err, size_t errlen);
-/* Stop the worker (finishing the job at hand) and free everything. */
-void	capture_stop(struct capture *);
+/*
+ * Ask the worker and the profile thread to stop: the worker ends after
+ * the job at hand and the JIT maps still to keep (CAPTURE_STOP_KEEP_MS).
+ */
+void	capture_stop_begin(struct capture *);
+/*
+ * The same, then wait for them (CAPTURE_STOP_JOIN_MS at most) and free
+ * everything: 0.  1: a thread did not stop in time (stuck in a file
+ * system): it is left running with what it uses, for the process's exit,
+ * which must then be _exit (no exit handler may run beside it).
+ */
+int	capture_stop(struct capture *);
 /* Watch the worker's eventfd from BASE: results reach the loop as they come. */
 int	capture_attach(struct capture *, struct event_base *);
 /* Deliver finished results: replies to clients, counters.  Loop only. */

@@ -25,6 +25,20 @@
 #define KALLSYMS_MAX		(256U << 20)
 #define FAIL_MAX		4096		/* remembered failures (a reason is up to 1 KB) */
 #define PIN_MAX			256		/* map_files fds held open at once */
+/*
+ * At stop, the worker still keeps the JIT maps the last segment's close
+ * queued (JOB_JIT_KEEP), for at most this long: without them that
+ * segment's JIT frames have no names.  Other jobs are dropped (a copy of
+ * a binary, a client's request: its client is gone with the daemon).
+ */
+#define CAPTURE_STOP_KEEP_MS	2000
+/*
+ * How long the stop waits for the worker and the profile thread.  A
+ * thread still running then (a copy from a root-mounted file system that
+ * does not answer, userfs.c guarding only users' mounts; a long profile)
+ * is left to the process's exit, with what it uses: the stop goes on.
+ */
+#define CAPTURE_STOP_JOIN_MS	5000
 #define SEEN_MAX		65536		/* build-ids remembered as queued */
 #define QUOTA_MAX		1024		/* users whose share is counted at once */
 

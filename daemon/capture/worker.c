@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buildid.h"
@@ -98,6 +99,48 @@ pin_maps(struct capture *c, struct jobq *q, size_t *pinned)
 	}
 }
 
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * Stop asked: the JIT maps still to keep (the last segment's, queued at
+ * its close, each perhaps after the watch it needs), in queue order,
+ * within CAPTURE_STOP_KEEP_MS; LOCAL and the queue then hold only what
+ * is dropped.
+ */
+static void
+keep_on_stop(struct capture *c, struct jobq *local)
+{
+	struct job *j, *next;
+	uint64_t end = mono_ms() + CAPTURE_STOP_KEEP_MS;
+	size_t	 late = 0;
+
+	pthread_mutex_lock(&c->mu);
+	TAILQ_CONCAT(local, &c->jobs, entry);
+	pthread_mutex_unlock(&c->mu);
+	for (j = TAILQ_FIRST(local); j != NULL; j = next) {
+		next = TAILQ_NEXT(j, entry);
+		if (j->kind != JOB_JIT_WATCH && j->kind != JOB_JIT_KEEP)
+			continue;
+		if (mono_ms() >= end) {
+			late += j->kind == JOB_JIT_KEEP;
+			continue;
+		}
+		TAILQ_REMOVE(local, j, entry);
+		run_job(c, j);
+		job_free(j);
+	}
+	if (late > 0)
+		log_warnx("capture: stopping: %zu JIT maps not kept within %d ms", late,
+		    CAPTURE_STOP_KEEP_MS);
+}
+
 void *
 worker_main(void *arg)
 {
@@ -112,6 +155,7 @@ worker_main(void *arg)
 			pthread_cond_wait(&c->cv, &c->mu);
 		if (c->stop) {
 			pthread_mutex_unlock(&c->mu);
+			keep_on_stop(c, &local);
 			break;
 		}
 		TAILQ_CONCAT(&local, &c->jobs, entry);

@@ -1,0 +1,51 @@
+#!/bin/sh
+# The daemon stops while processes with JIT code run (perfmapd(8), FILES,
+# SEGMENT.jit/): the last segment closes at the stop with them alive, and
+# their /tmp/perf-PID.map files are kept with it, as at any other close,
+# so a profile of that segment names their JIT frames.  Before, the stop
+# dropped the capture worker's queue, the keeps that close had just put in
+# it among them: the last segment of every run had no JIT maps.
+. tests/lib.sh
+need_events
+[ "$(uname -m)" = x86_64 ] || skip "the JIT test program is x86-64 code"
+
+build_prog jit
+start_daemon "[record]
+frequency = 499
+drain_interval = 50ms"
+N=4
+PIDS=""
+for _ in $(seq 1 $N); do
+	"$T/jit" 60 & PIDS="$PIDS $!"
+done
+BG_PIDS=$PIDS
+at_exit "for p in $PIDS; do rm -f /tmp/perf-\$p.map; done"
+# their maps written and their JIT code seen by the daemon (a watch each)
+for _ in $(seq 1 100); do
+	n=0
+	for p in $PIDS; do [ -s /tmp/perf-$p.map ] && n=$((n + 1)); done
+	[ $n -eq $N ] && break
+	sleep 0.1
+done
+[ $n -eq $N ] || fail "only $n of $N JIT processes wrote their maps"
+# Big maps (a runtime with many functions, ~16 MB each): keeping one takes
+# long enough that the stop comes while the first is copied.
+awk 'BEGIN { for (i = 0; i < 600000; i++) printf "%x 10 pad_%d\n", 140000000000 + i * 16, i }' \
+	> "$T/pad"
+for p in $PIDS; do cat "$T/pad" >> /tmp/perf-$p.map; done
+sleep 1
+stop_daemon
+seg=$(segments | tail -1)
+[ -n "$seg" ] || fail "no closed segment"
+kept=0
+size=$(stat -c %s /tmp/perf-$(echo $PIDS | cut -d' ' -f1).map)
+for p in $PIDS; do
+	[ "$(stat -c %s "$seg.jit/perf-$p.map" 2>/dev/null)" = "$(stat -c %s /tmp/perf-$p.map)" ] &&
+		kept=$((kept + 1))
+done
+kill $PIDS 2>/dev/null
+wait $PIDS 2>/dev/null
+BG_PIDS=""
+[ $kept -eq $N ] || fail "the segment closed at the stop kept $kept of $N JIT maps"
+note "the last segment, closed at the stop, kept all $N JIT maps ($size bytes each)"
+exit 0
