@@ -140,13 +140,25 @@ check-asan: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 BUILD=build-asan tests/run-tests.sh
 
-# What CI runs under ASan + UBSan: everything but five tests whose code the
-# others already run under it (t_crash's repair: check_perfdata and
-# t_compress; t_capture_storm's captures: t_capture; the query thread of
-# t_hostile_control: t_control and t_varlink) or that judge timing a 2-3x
-# slower daemon cannot keep (t_hostile_control's pings), or stock perf, not
-# our memory (t_coexist, t_perftools).  make check-asan runs them all.
-ASAN_CI_SKIP := t_crash t_capture_storm t_coexist t_perftools t_hostile_control
+# What CI runs under ASan + UBSan: everything but tests whose code the
+# others already run under it, or that judge timing or counts a 2-3x
+# slower daemon cannot keep, or that test stock perf, not our memory
+# (about 9 minutes of the CI's 30 on a slow machine otherwise):
+#   t_crash          its repair: check_perfdata, t_diskfull
+#   t_capture_storm  its captures: t_capture, t_capture_evict, t_hostile_*
+#   t_hostile_control  its query thread: t_varlink, t_hostile_queue; its
+#                    pings judge timing
+#   t_control        control.c: t_varlink and the hostile control tests
+#   t_export         export.c: t_hostile_export
+#   t_compress       the zstd writer: check_perfdata
+#   t_flight         the flight recorder: check_flight, t_profile_snapshot
+#   t_record         every other test records
+#   t_hostile_pins, t_sideband_holdoff  storms judged by their counts; the
+#                    pins and the hold-off run in every storm
+#   t_coexist, t_perftools  stock perf
+# make check-asan runs them all.
+ASAN_CI_SKIP := t_crash t_capture_storm t_coexist t_perftools t_hostile_control \
+	t_control t_export t_compress t_flight t_record t_hostile_pins t_sideband_holdoff
 ASAN_CI_TESTS := $(filter-out $(ASAN_CI_SKIP),$(patsubst tests/%.c,%,$(TEST_SRC)) \
 	$(patsubst tests/integration/%.sh,%,$(wildcard tests/integration/t_*.sh)))
 check-asan-ci:
@@ -161,13 +173,14 @@ check-tsan: deps
 
 # What CI runs under ThreadSanitizer: every unit test and the integration
 # tests that drive the threads (the index writer, the capture worker, the
-# query thread, the build-id readers that close the pins) without a timing
+# query thread, the build-id readers that close the pins, the worker's
+# stop) without a timing
 # bound a 5-15x slower daemon cannot meet (the rings of t_control and
 # t_capture_storm overflow under it).  About
 # 4 minutes; make check-tsan runs everything (about 5.5).
 TSAN_CI_TESTS := $(patsubst tests/%.c,%,$(TEST_SRC)) t_capture t_export t_index t_store \
 	t_retention t_reload t_hostile_cache t_hostile_ns t_hostile_exec t_hostile_control \
-	t_hostile_pins t_hostile_queue
+	t_hostile_pins t_hostile_queue t_jit_stop t_stop_stalled
 check-tsan-ci:
 	TESTS="$(TSAN_CI_TESTS)" $(MAKE) check-tsan
 
