@@ -151,14 +151,13 @@ check-asan: deps
 #   t_control        control.c: t_varlink and the hostile control tests
 #   t_export         export.c: t_hostile_export
 #   t_compress       the zstd writer: check_perfdata
-#   t_flight         the flight recorder: check_flight, t_profile_snapshot
 #   t_record         every other test records
 #   t_hostile_pins, t_sideband_holdoff  storms judged by their counts; the
 #                    pins and the hold-off run in every storm
 #   t_coexist, t_perftools  stock perf
 # make check-asan runs them all.
 ASAN_CI_SKIP := t_crash t_capture_storm t_coexist t_perftools t_hostile_control \
-	t_control t_export t_compress t_flight t_record t_hostile_pins t_sideband_holdoff
+	t_control t_export t_compress t_record t_hostile_pins t_sideband_holdoff
 ASAN_CI_TESTS := $(filter-out $(ASAN_CI_SKIP),$(patsubst tests/%.c,%,$(TEST_SRC)) \
 	$(patsubst tests/integration/%.sh,%,$(wildcard tests/integration/t_*.sh)))
 check-asan-ci:

@@ -271,7 +271,12 @@ start(struct perfmapd *d, int argc, char *argv[], char *err, size_t errlen)
 		goto fail_cap;
 	return 0;
 fail_cap:
-	capture_stop(d->cap);
+	if (capture_stop(d->cap)) {
+		/* a thread stuck in a file system already: no exit handler beside it */
+		log_warnx("%s", err);
+		fflush(NULL);
+		_exit(1);
+	}
 fail_index:
 	index_close(d->index);
 	goto fail_bins;

@@ -20,7 +20,8 @@ for _ in $(seq 1 $N); do
 done
 BG_PIDS=$PIDS
 at_exit "for p in $PIDS; do rm -f /tmp/perf-\$p.map; done"
-# their maps written and their JIT code seen by the daemon (a watch each)
+# their maps written (the daemon's watch of each comes with its JIT mapping,
+# or with the close at the stop)
 for _ in $(seq 1 100); do
 	n=0
 	for p in $PIDS; do [ -s /tmp/perf-$p.map ] && n=$((n + 1)); done
@@ -28,7 +29,7 @@ for _ in $(seq 1 100); do
 	sleep 0.1
 done
 [ $n -eq $N ] || fail "only $n of $N JIT processes wrote their maps"
-# Big maps (a runtime with many functions, ~16 MB each): keeping one takes
+# Big maps (a runtime with many functions, ~14 MB each): keeping one takes
 # long enough that the stop comes while the first is copied.
 awk 'BEGIN { for (i = 0; i < 600000; i++) printf "%x 10 pad_%d\n", 140000000000 + i * 16, i }' \
 	> "$T/pad"
