@@ -169,6 +169,34 @@ stop_daemon() {
 	[ $rc -eq 0 ] || { cat "$T/daemon.log"; fail "daemon exited with $rc"; }
 }
 
+# daemon_gone TENTHS: wait up to TENTHS tenths of a second for the daemon
+# to exit; 0 if it did (DAEMON_PID is then waited for, its status in
+# DAEMON_RC, and cleared), 1 if it still runs.
+daemon_gone() {
+	for _ in $(seq 1 "$1"); do
+		kill -0 "$DAEMON_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$DAEMON_PID" 2>/dev/null && return 1
+	wait "$DAEMON_PID"; DAEMON_RC=$?
+	DAEMON_PID=""
+	return 0
+}
+
+# stallfs_setup: skips without FUSE; builds $T/stallfs (tests/progs/stallfs.c)
+# and $T/big, an ELF program (capver) padded past the first MiB, so that
+# stallfs's "late" mode answers its build-id read and not a copy of it.
+stallfs_setup() {
+	command -v fusermount3 >/dev/null 2>&1 || skip "fusermount3 is not installed (fuse3)"
+	[ -c /dev/fuse ] || skip "no /dev/fuse"
+	pkg-config --exists fuse3 || skip "libfuse3-dev is not installed"
+	cc -O2 -o "$T/stallfs" tests/progs/stallfs.c $(pkg-config --cflags --libs fuse3) ||
+		fail "cannot build tests/progs/stallfs.c"
+	cc -O0 -g -Wl,--build-id -DVERSION=1 -DKONST=$$ -o "$T/v1" tests/progs/capver.c ||
+		fail "cannot build capver"
+	{ cat "$T/v1"; head -c 4194304 /dev/zero; } > "$T/big"
+}
+
 # fuse_abort MOUNTPOINT PID: abort a FUSE connection (frees any request in
 # it), kill its server, unmount.  The connection's number from mountinfo:
 # a stat of the mount point could hang.

@@ -15,16 +15,8 @@
 . tests/hostile/lib.sh
 hostile_start
 need_perf
-command -v fusermount3 >/dev/null 2>&1 || skip "fusermount3 is not installed (fuse3)"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-pkg-config --exists fuse3 || skip "libfuse3-dev is not installed"
-
-cc -O2 -o "$T/stallfs" tests/progs/stallfs.c $(pkg-config --cflags --libs fuse3) ||
-	fail "cannot build tests/progs/stallfs.c"
-cc -O0 -g -Wl,--build-id -DVERSION=1 -DKONST=$$ -o "$T/v1" tests/progs/capver.c ||
-	fail "cannot build capver"
 # Past the first MiB: the server answers the first pages (the build-id read), not the rest.
-{ cat "$T/v1"; head -c 4194304 /dev/zero; } > "$T/big"
+stallfs_setup
 FID=$(readelf_buildid "$T/big")
 cc -O0 -g -Wl,--build-id -DVERSION=2 $(unique_buildid) -o "$T/plain" tests/progs/capver.c ||
 	fail "cannot build capver"

@@ -38,17 +38,11 @@ for sig in TERM INT; do
 	kill -"$sig" "$DAEMON_PID"
 	started=0
 	grep -q "recording into" "$T/daemon.log" && started=1
-	for _ in $(seq 1 $WAIT); do
-		kill -0 "$DAEMON_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$DAEMON_PID" 2>/dev/null; then
+	daemon_gone $WAIT ||
 		fail "SIG$sig sent during the start: the daemon still runs $((WAIT / 10)) s later (the signal was lost)"
-	fi
-	wait "$DAEMON_PID"; rc=$?
-	DAEMON_PID=""
 	[ "$started" = 0 ] || note "SIG$sig: the start was over before the signal (the test's premise is weak)"
-	[ $rc -eq 0 ] || fail "SIG$sig sent during the start: the daemon exited with $rc, not 0"
+	[ $DAEMON_RC -eq 0 ] ||
+		fail "SIG$sig sent during the start: the daemon exited with $DAEMON_RC, not 0"
 	grep -q "signal $( [ $sig = TERM ] && echo 15 || echo 2 ): stopping" "$T/daemon.log" ||
 		fail "SIG$sig: the log does not say the signal stopped the daemon"
 	grep -q "stopped: samples=" "$T/daemon.log" || fail "SIG$sig: no final statistics in the log"

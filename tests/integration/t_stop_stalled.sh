@@ -10,16 +10,8 @@
 . tests/lib.sh
 need_events
 need_perf
-command -v fusermount3 >/dev/null 2>&1 || skip "fusermount3 is not installed (fuse3)"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-pkg-config --exists fuse3 || skip "libfuse3-dev is not installed"
-
-cc -O2 -o "$T/stallfs" tests/progs/stallfs.c $(pkg-config --cflags --libs fuse3) ||
-	fail "cannot build tests/progs/stallfs.c"
-cc -O0 -g -Wl,--build-id -DVERSION=1 -DKONST=$$ -o "$T/v1" tests/progs/capver.c ||
-	fail "cannot build capver"
 # Past the first MiB: the server answers the build-id read, not the copy.
-{ cat "$T/v1"; head -c 4194304 /dev/zero; } > "$T/big"
+stallfs_setup
 cc -O0 -g -Wl,--build-id -DVERSION=2 $(unique_buildid) -o "$T/plain" tests/progs/capver.c ||
 	fail "cannot build capver"
 PID_=$(readelf_buildid "$T/plain")
@@ -46,16 +38,9 @@ sleep 0.5
 WAIT=200
 sanitized && WAIT=600
 kill -TERM "$DAEMON_PID"
-for _ in $(seq 1 $WAIT); do
-	kill -0 "$DAEMON_PID" 2>/dev/null || break
-	sleep 0.1
-done
-if kill -0 "$DAEMON_PID" 2>/dev/null; then
+daemon_gone $WAIT ||
 	fail "the stop still waits $((WAIT / 10)) s later (a worker stuck in the file system)"
-fi
-wait "$DAEMON_PID"; rc=$?
-DAEMON_PID=""
-[ $rc -eq 0 ] || fail "the daemon exited with $rc"
+[ $DAEMON_RC -eq 0 ] || fail "the daemon exited with $DAEMON_RC"
 grep -q "did not stop within" "$T/daemon.log" ||
 	note "the worker was not stuck at the stop (the test's premise is weak)"
 ls "$T/state/segments/" | grep -q '\.partial$' && fail "a segment was left partial"
