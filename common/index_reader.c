@@ -33,7 +33,7 @@ struct index_reader {
 	sqlite3		*db;
 	char		 state_dir[PATH_MAX];
 	sqlite3_stmt	*st[Q_MAX];
-	struct timespec	 deadline;	/* index_reader_set_deadline; 0: none */
+	uint64_t	 deadline;	/* index_reader_set_deadline: mono_ns() */
 	size_t		 row_limit;	/* index_reader_set_limits; 0: none */
 	size_t		 byte_limit;	/* the same, of a reply's rows as JSON */
 	size_t		 bytes;		/* of the rows given since the limits were set */
@@ -154,11 +154,8 @@ static int
 past_deadline(void *arg)
 {
 	struct index_reader *q = arg;
-	struct timespec now;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > q->deadline.tv_sec ||
-	    (now.tv_sec == q->deadline.tv_sec && now.tv_nsec > q->deadline.tv_nsec);
+	return mono_ns() > q->deadline;
 }
 
 void
@@ -168,13 +165,7 @@ index_reader_set_deadline(struct index_reader *q, unsigned ms)
 		sqlite3_progress_handler(q->db, 0, NULL, NULL);
 		return;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &q->deadline);
-	q->deadline.tv_sec += ms / 1000;
-	q->deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (q->deadline.tv_nsec >= 1000000000L) {
-		q->deadline.tv_sec++;
-		q->deadline.tv_nsec -= 1000000000L;
-	}
+	q->deadline = mono_ns() + (uint64_t)ms * 1000000ULL;
 	sqlite3_progress_handler(q->db, 1000, past_deadline, q);
 }
 
@@ -417,6 +408,14 @@ charge(struct index_reader *q, const json_t *row)
 		q->bytes += json_size(row) + 32;
 }
 
+/* ROW, charged, at the end of ARR (the list takes it over). */
+static void
+append_row(struct index_reader *q, json_t *arr, json_t *row)
+{
+	charge(q, row);
+	json_array_append_new(arr, row);
+}
+
 /*
  * Room for one more row in a list of N under the reader's limits (rows
  * in the list, bytes of the reply's rows); when there is none, RES says
@@ -503,8 +502,7 @@ index_reader_lookup_ns(struct index_reader *q, const char *path, int64_t at, int
 			rc = SQLITE_DONE;
 			break;
 		}
-		json_array_append_new(mapped, obj_json(s, 0));
-		charge(q, json_array_get(mapped, json_array_size(mapped) - 1));
+		append_row(q, mapped, obj_json(s, 0));
 	}
 	if (step_error(q, rc, err, errlen) < 0)
 		goto fail;
@@ -709,8 +707,7 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 		if (sqlite3_column_int64(s, 5) > last)
 			last = sqlite3_column_int64(s, 5);
 		if (room(q, json_array_size(objs), res)) {	/* first and last of every row all the same */
-			json_array_append_new(objs, obj_json(s, 0));
-			charge(q, json_array_get(objs, json_array_size(objs) - 1));
+			append_row(q, objs, obj_json(s, 0));
 		}
 	}
 	if (step_error(q, rc, err, errlen) < 0)
@@ -745,8 +742,7 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 		walltime_format(sqlite3_column_int64(s, SEG_NCOLS + 2), buf, sizeof(buf));
 		json_object_set_new(o, "seen_last", json_string(buf));
 		set_int(o, "nr_maps", s, SEG_NCOLS + 3);
-		charge(q, o);
-		json_array_append_new(segs, o);
+		append_row(q, segs, o);
 	}
 	if (step_error(q, rc, err, errlen) < 0)
 		goto fail;
@@ -865,8 +861,7 @@ index_reader_segment_buildids(struct index_reader *q, const char *seg, json_t **
 		walltime_format(sqlite3_column_int64(s, OBJ_NCOLS + 1), buf, sizeof(buf));
 		json_object_set_new(o, "seen_last", json_string(buf));
 		set_int(o, "nr_maps_in_segment", s, OBJ_NCOLS + 2);
-		charge(q, o);
-		json_array_append_new(arr, o);
+		append_row(q, arr, o);
 	}
 	if (step_error(q, rc, err, errlen) < 0)
 		goto fail;

@@ -1,6 +1,7 @@
 /*
  * walltime.h - wall-clock time: now, dates as users type them, and the one
- * format perfmapd prints (UTC, milliseconds).
+ * format perfmapd prints (UTC, milliseconds); and the monotonic clock, the
+ * one every deadline and every record's time stamp is on.
  */
 #ifndef PERFMAPD_WALLTIME_H
 #define PERFMAPD_WALLTIME_H
@@ -41,5 +42,7 @@ int	walltime_window(const char *since, const char *until, int64_t now_ns,
 void	walltime_format(int64_t ns, char *buf, size_t len);
 /* Wall clock now, ns. */
 int64_t	walltime_now(void);
+/* CLOCK_MONOTONIC now, ns: the events' clock (attr.clockid), and deadlines'. */
+uint64_t mono_ns(void);
 
 #endif

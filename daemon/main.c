@@ -2,13 +2,15 @@
  * main.c - perfmapd: options, configuration, state directory, and the
  * event loop that owns the rings, the timers and the signals.
  *
- *	start ─► config ─► state dir checked, taken over, locked
+ *	start (signals held) ─► config ─► nobody else on the socket
+ *	      ─► state dir checked, taken over, locked
  *	      (statedir.c) ─► recorder_init (segments
  *	      repaired, events opened) ─► index open (reconciled with the
  *	      segments) ─► capture worker ─► both listen to the recorder
  *	      ─► recorder_start (events on, /proc scan, first segment)
- *	      ─► READY=1 ─► loop ─► SIGTERM ─► last segment finished
- *	      ─► capture and index stopped ─► exit 0
+ *	      ─► socket bound ─► READY=1 ─► loop (signals taken)
+ *	      ─► SIGTERM ─► last segment finished ─► index closed
+ *	      ─► capture worker joined (5 s at most, else _exit) ─► exit 0
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -30,6 +30,7 @@
 #include "record/buildid_reader.h"
 #include "record/resolver.h"
 #include "record/wallclock.h"
+#include "walltime.h"
 
 #define NOPID	0x7ffffff0u	/* no such process: map_files fails, the path is tried */
 
@@ -499,7 +500,6 @@ START_TEST(test_known)
 }
 END_TEST
 
-static uint64_t mono_ns(void);
 
 /*
  * The wall clock's steps (wallclock.h), on made-up readings: a move of the
@@ -671,15 +671,6 @@ mmap_of(const struct bid_query *bq, struct record_mmap *m)
 	m->min = bq->min;
 	m->ino = bq->ino;
 	m->filename = bq->filename;
-}
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* Reads of one file queued together: one proof, every request answered. */

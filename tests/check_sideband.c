@@ -27,6 +27,7 @@
 #include "config.h"
 #include "record/recorder.h"
 #include "record/wallclock.h"
+#include "walltime.h"
 
 #define RINGSZ	65536u
 #define DEADPID	0x3ffffff0u		/* no such process: rule 2 (by name) */
@@ -199,14 +200,14 @@ warm_pin(struct harness *h)
 {
 	struct recorder *r = h->r;
 	struct resolver_stats rs;
-	uint64_t t = recorder_now();
+	uint64_t t = mono_ns();
 
 	put_mmap(h, 0, 0x10000, t);
-	drain_all(r, recorder_now() + 1);
+	drain_all(r, mono_ns() + 1);
 	ck_assert_uint_eq(r->st.mmaps_user_id, 1);
 	/* Proven by name from the cache: the request brings the pin, put adopts it. */
-	put_mmap(h, 0, 0x20000, recorder_now());
-	drain_all(r, recorder_now() + 1);
+	put_mmap(h, 0, 0x20000, mono_ns());
+	drain_all(r, mono_ns() + 1);
 	ck_assert_uint_eq(r->st.mmaps_user_id, 2);
 	resolver_stats(r->res, &rs);
 	ck_assert_uint_eq(rs.pins, 1);
@@ -230,10 +231,10 @@ START_TEST(test_unseen_read_then_pin)
 
 	r = setup_pinned(&h, 1);
 	/* A record old enough on first meeting, pinned: one look, no read kept. */
-	t = recorder_now();
+	t = mono_ns();
 	put_mmap(&h, 0, 0x30000, t);
 	ck_assert_int_eq(sideband_unseen(r), 1);
-	ck_assert_uint_eq(sideband_drain(r, recorder_now() + 1), 0);
+	ck_assert_uint_eq(sideband_drain(r, mono_ns() + 1), 0);
 	ck_assert_uint_eq(r->st.mmaps_user_id, 3);
 	ck_assert_uint_eq(r->sb[0].n, 0);
 	ck_assert_int_eq(sideband_unseen(r), 0);
@@ -267,14 +268,14 @@ START_TEST(test_proof_wall_not_segments)
 	pa.name = "cpu-clock";
 	pa.ids = &id;
 	pa.nids = 1;
-	t = recorder_now();
+	t = mono_ns();
 	ck_assert_int_eq(segment_open(&r->seg, h.dir, 1, t, recorder_wall_at(t) + 1000000000ULL,
 	    &pa, 1), 0);
 	usleep(100 * 1000);
 	snprintf(cmd, sizeof(cmd), "cp /usr/bin/false %s", h.path);
 	ck_assert_int_eq(system(cmd), 0);
 	put_mmap(&h, 0, 0x10000, t);
-	drain_all(r, recorder_now() + 1);
+	drain_all(r, mono_ns() + 1);
 	ck_assert_msg(r->st.mmaps_user_id == 0, "the rewritten file's build-id was given to the "
 	    "mapping made before the rewrite");
 	ck_assert_uint_eq(r->st.unknown[BIDC_CHANGED], 1);
@@ -296,20 +297,20 @@ START_TEST(test_clock_step)
 	struct timespec w, m;
 
 	r = setup_pinned(&h, 1);
-	put_mmap(&h, 0, 0x30000, recorder_now());
+	put_mmap(&h, 0, 0x30000, mono_ns());
 	/* A second back, then as it was: both are steps. */
 	clock_gettime(CLOCK_MONOTONIC, &m);
 	clock_gettime(CLOCK_REALTIME, &w);
 	wallclock_look_at((int64_t)w.tv_sec * 1000000000LL + w.tv_nsec - 1000000000LL,
 	    (uint64_t)m.tv_sec * 1000000000ULL + (uint64_t)m.tv_nsec);
 	wallclock_look(NULL);
-	drain_all(r, recorder_now() + 1);
+	drain_all(r, mono_ns() + 1);
 	ck_assert_uint_eq(r->st.unknown[BIDC_CLOCK], 1);
 	ck_assert_uint_eq(r->st.mmaps_user_id, 2);
 	resolver_stats(r->res, &rs);
 	ck_assert_uint_eq(rs.pins, 0);
-	put_mmap(&h, 0, 0x40000, recorder_now());
-	drain_all(r, recorder_now() + 1);
+	put_mmap(&h, 0, 0x40000, mono_ns());
+	drain_all(r, mono_ns() + 1);
 	ck_assert_uint_eq(r->st.mmaps_user_id, 3);
 	ck_assert_uint_eq(r->st.unknown[BIDC_CLOCK], 1);
 	teardown(&h);
@@ -325,10 +326,10 @@ START_TEST(test_two_rings_mixed)
 	int	 k;
 
 	r = setup_pinned(&h, 2);
-	t = recorder_now();
+	t = mono_ns();
 	for (k = 0; k < 20; k++)
 		put_mmap(&h, k & 1, 0x100000 + (uint64_t)k * 0x10000, t + (uint64_t)k);
-	drain_all(r, recorder_now() + 1);
+	drain_all(r, mono_ns() + 1);
 	ck_assert_uint_eq(r->st.mmaps_user_id, 22);
 	ck_assert_uint_eq(r->st.mmaps_no_id, 0);
 	ck_assert_uint_eq(r->sb[0].n + r->sb[1].n, 0);
@@ -346,7 +347,7 @@ mixed(int spill, int more)
 	int	 k, n = 0;
 
 	r = setup_pinned(&h, 2);
-	t = recorder_now();
+	t = mono_ns();
 	for (k = 0; k < 24; k++, n++)
 		put_file(&h, k & 1, (k / 2) % 3 == 1, 0x100000 + (uint64_t)k * 0x10000, t + (uint64_t)k);
 	if (spill) {
@@ -355,8 +356,8 @@ mixed(int spill, int more)
 	}
 	for (k = 0; k < more; k++, n++)
 		put_file(&h, k & 1, k % 3 == 2, 0x900000 + (uint64_t)k * 0x10000, t + 100 + (uint64_t)k);
-	sideband_drain(r, recorder_now() + 1);	/* one pass first: the rest waits on reads */
-	drain_all(r, recorder_now() + 1);
+	sideband_drain(r, mono_ns() + 1);	/* one pass first: the rest waits on reads */
+	drain_all(r, mono_ns() + 1);
 	ck_assert_uint_eq(r->st.mmaps_no_id, 0);
 	ck_assert_uint_eq(r->st.mmaps_user_id, 2 + (uint64_t)n);
 	ck_assert_uint_eq(r->sb[0].n + r->sb[1].n, 0);
@@ -391,7 +392,7 @@ START_TEST(test_young_then_old)
 	int	 k;
 
 	r = setup_pinned(&h, 2);
-	t = recorder_now();
+	t = mono_ns();
 	for (k = 0; k < 8; k++)
 		put_file(&h, k & 1, k % 3 == 0, 0x100000 + (uint64_t)k * 0x10000, t + (uint64_t)k * 1000);
 	/* Only the first two old enough. */
@@ -399,7 +400,7 @@ START_TEST(test_young_then_old)
 	ck_assert_int_eq(sideband_unseen(r), 0);
 	drain_all(r, t + 1500);
 	ck_assert_uint_eq(r->st.mmaps_user_id, 4);
-	drain_all(r, recorder_now() + 1);
+	drain_all(r, mono_ns() + 1);
 	ck_assert_uint_eq(r->st.mmaps_no_id, 0);
 	ck_assert_uint_eq(r->st.mmaps_user_id, 10);
 	ck_assert_uint_eq(r->sb[0].n + r->sb[1].n, 0);

@@ -16,6 +16,7 @@
 #include "capture_int.h"
 #include "log.h"
 #include "record/buildid_reader.h"
+#include "walltime.h"
 
 static void
 run_job(struct capture *c, struct job *j)
@@ -99,15 +100,6 @@ pin_maps(struct capture *c, struct jobq *q, size_t *pinned)
 	}
 }
 
-static uint64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /*
  * Stop asked: the JIT maps still to keep (the last segment's, queued at
  * its close, each perhaps after the watch it needs), in queue order,
@@ -118,7 +110,7 @@ static void
 keep_on_stop(struct capture *c, struct jobq *local)
 {
 	struct job *j, *next;
-	uint64_t end = mono_ms() + CAPTURE_STOP_KEEP_MS;
+	uint64_t end = mono_ns() + CAPTURE_STOP_KEEP_MS * 1000000ULL;
 	size_t	 late = 0;
 
 	pthread_mutex_lock(&c->mu);
@@ -128,7 +120,7 @@ keep_on_stop(struct capture *c, struct jobq *local)
 		next = TAILQ_NEXT(j, entry);
 		if (j->kind != JOB_JIT_WATCH && j->kind != JOB_JIT_KEEP)
 			continue;
-		if (mono_ms() >= end) {
+		if (mono_ns() >= end) {
 			late += j->kind == JOB_JIT_KEEP;
 			continue;
 		}

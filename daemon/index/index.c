@@ -122,7 +122,7 @@ index_commit(struct index *ix)
 	struct write_op *o;
 	size_t	 i;
 
-	ix->last_commit_ns = index_clock_ns();
+	ix->last_commit_ns = mono_ns();
 	ix->news = 0;
 	if (pending_rows(ix) == 0 && !ix->unres_dirty)
 		return;
@@ -286,7 +286,7 @@ index_handoff(struct index *ix)
 		return 0;
 	if (pending_rows(ix) == 0 && !ix->unres_dirty)
 		return ix->owed_seq > ix->q_seq ? ix->owed_seq : ix->q_seq;
-	now = index_clock_ns();
+	now = mono_ns();
 	gap = handoff_gap_ns(ix);
 	if (ix->handoff_ev == NULL && ix->base != NULL)
 		ix->handoff_ev = evtimer_new(ix->base, handoff_cb, ix);
@@ -325,7 +325,7 @@ index_tick(struct index *ix)
 
 	if (ix == NULL)
 		return;
-	now = index_clock_ns();
+	now = mono_ns();
 	if (ix->conf->index_retention_ms != 0 &&
 	    now - ix->last_retention_ns >= RETENTION_EVERY_NS) {
 		struct write_op *o = batch_add(&ix->early, OP_RETENTION);
@@ -563,7 +563,7 @@ index_open(struct index **out, const char *state_dir, const struct config *conf,
 			o->v[0] = walltime_now() - (int64_t)(conf->index_retention_ms * 1000000ULL);
 		index_commit(ix);
 	}
-	ix->last_retention_ns = ix->last_commit_ns = index_clock_ns();
+	ix->last_retention_ns = ix->last_commit_ns = mono_ns();
 	sqlite3_wal_hook(ix->db, writer_wal_cb, ix);
 	if ((rc = pthread_create(&ix->thread, NULL, writer_main, ix)) != 0) {
 		snprintf(err, errlen, "index: cannot start the writer: %s", strerror(rc));

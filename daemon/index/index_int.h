@@ -186,7 +186,6 @@ void	writer_prune(struct index *);
 void	batch_free_list(struct write_batch *list);
 
 /* table.c */
-uint64_t index_clock_ns(void);			/* CLOCK_MONOTONIC */
 struct write_op *batch_add(struct write_batch *, enum write_op_type);
 void	batch_free(struct write_batch *);
 int	batch_move(struct write_batch *dst, struct write_batch *src);

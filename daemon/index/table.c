@@ -24,14 +24,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-uint64_t
-index_clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 struct write_op *
 batch_add(struct write_batch *b, enum write_op_type type)

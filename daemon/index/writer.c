@@ -993,7 +993,7 @@ writer_run_batches(struct index *ix, struct write_batch *list)
 {
 	struct write_batch *b;
 	struct rows r = { 0 };
-	uint64_t t0 = index_clock_ns(), us, rows = 0;
+	uint64_t t0 = mono_ns(), us, rows = 0;
 	size_t	 i, n = 0;
 	uint32_t pos = 0;
 	int	 rc = 0;
@@ -1045,7 +1045,7 @@ writer_run_batches(struct index *ix, struct write_batch *list)
 		sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL);
 out:
 	rows_free(&r);
-	us = (index_clock_ns() - t0) / 1000;
+	us = (mono_ns() - t0) / 1000;
 	pthread_mutex_lock(&ix->mu);
 	ix->w_batches++;
 	ix->w_us_last = us;

@@ -38,6 +38,7 @@
 #include "buildid.h"
 #include "log.h"
 #include "probe.h"
+#include "walltime.h"
 
 #ifndef MFD_EXEC
 #define MFD_EXEC	0x0010U		/* Linux >= 6.3 with vm.memfd_noexec */
@@ -534,20 +535,11 @@ probe_judge(const struct probe_obs *o, struct probe_report *rep)
 	probe_judge_mmap3(o, rep);
 }
 
-static uint64_t
-probe_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 void
 probe_all(struct probe_report *rep, const char *state_dir, unsigned flags)
 {
 	struct probe_obs *o;
-	uint64_t t0 = probe_now_us();
+	uint64_t t0 = mono_ns();
 
 	memset(rep, 0, sizeof(*rep));
 	if ((o = malloc(sizeof(*o))) == NULL) {
@@ -564,7 +556,7 @@ probe_all(struct probe_report *rep, const char *state_dir, unsigned flags)
 		probe_judge(o, rep);
 	}
 	free(o);
-	rep->duration_us = probe_now_us() - t0;
+	rep->duration_us = (mono_ns() - t0) / 1000;
 }
 
 int

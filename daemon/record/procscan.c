@@ -18,6 +18,7 @@
 #include "binaries.h"
 #include "procscan.h"
 #include "recorder.h"
+#include "walltime.h"
 
 #define SCAN_BATCH	32	/* reads out at once */
 
@@ -49,9 +50,9 @@ settle(struct scan *sc)
 	while ((q = sc->head) != NULL) {
 		tick(sc);
 		sc->head = q->next;
-		resolver_check(sc->res, recorder_now());
+		resolver_check(sc->res, mono_ns());
 		resolver_wait(sc->res, q);
-		resolver_req_done(sc->res, q, recorder_now(), 0);
+		resolver_req_done(sc->res, q, mono_ns(), 0);
 		a = resolver_req_answer(q);
 		if (a->cause == BIDC_OK)
 			model_set_map_buildid(sc->m, q->q.pid, q->q.addr, a->id, a->size, BID_USER);
@@ -162,7 +163,7 @@ scan_maps(struct scan *sc, uint32_t pid)
 		/* When it was mapped is unknown: only map_files can answer (it is alive). */
 		if (!buildid_reader_is_file(r.filename) ||
 		    (q = resolver_req_new(sc->res, &r, (struct bid_when){ 0, 0 },
-		    recorder_now())) == NULL)
+		    mono_ns())) == NULL)
 			continue;
 		q->next = NULL;
 		*sc->tail = q;

@@ -57,6 +57,7 @@
 #include "recorder.h"
 #include "repair.h"
 #include "wallclock.h"
+#include "walltime.h"
 
 /* A time stamp further ahead than this is garbage, not a reason to wait. */
 #define FUTURE_NS		(1000ULL * 1000 * 1000)
@@ -98,14 +99,6 @@ struct recorder_loop {
 	int		 sb_watched;
 };
 
-uint64_t
-recorder_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 uint64_t
 recorder_wall_at(uint64_t mono)
@@ -221,7 +214,7 @@ uint64_t
 recorder_wall(struct recorder *r, const struct record *rec)
 {
 	if (!rec->has_sid || rec->sid.time == 0)
-		return recorder_wall_at(recorder_now());
+		return recorder_wall_at(mono_ns());
 	if (!r->seg.open)
 		return recorder_wall_at(rec->sid.time);
 	return (uint64_t)((int64_t)r->seg.wall_start_ns +
@@ -244,7 +237,7 @@ is_space_error(int rc)
 static int
 make_room(struct recorder *r)
 {
-	uint64_t now = recorder_now();
+	uint64_t now = mono_ns();
 
 	if (r->room_gone_at != 0 && now - r->room_gone_at < 1000000000ULL)
 		return -1;
@@ -464,7 +457,7 @@ pass(struct recorder *r, uint64_t limit, int full)
 	 * (a ring's wake-up can come before the rotation's timer): no record
 	 * stamped after it goes into the segment it ends.
 	 */
-	if (r->cut == 0 && (t = age_end(r)) < limit && t <= recorder_now()) {
+	if (r->cut == 0 && (t = age_end(r)) < limit && t <= mono_ns()) {
 		r->cut = t;
 		r->cut_why = ROTATE_AGE;
 		r->cut_rc = 0;
@@ -485,7 +478,7 @@ pass(struct recorder *r, uint64_t limit, int full)
 void
 recorder_drain(struct recorder *r)
 {
-	pass(r, recorder_now() - RECORDER_MARGIN_NS, 1);
+	pass(r, mono_ns() - RECORDER_MARGIN_NS, 1);
 }
 
 static void
@@ -680,7 +673,7 @@ recorder_rotate(struct recorder *r, enum rotate_reason why)
 
 	if (r->cut == 0) {
 		/* Exactly rotate_age after the start, or a little in the past. */
-		t = why == ROTATE_AGE ? age_end(r) : recorder_now() - RECORDER_MARGIN_NS;
+		t = why == ROTATE_AGE ? age_end(r) : mono_ns() - RECORDER_MARGIN_NS;
 		if (r->flight_on && t <= r->fl.from)	/* a window of at least 1 ns */
 			t = r->fl.from + 1;
 		else if (!r->flight_on && t <= r->seg.t_start)
@@ -690,7 +683,7 @@ recorder_rotate(struct recorder *r, enum rotate_reason why)
 		r->cut_rc = 0;
 	}
 	for (;;) {
-		pass(r, recorder_now() - RECORDER_MARGIN_NS, 1);
+		pass(r, mono_ns() - RECORDER_MARGIN_NS, 1);
 		if (r->cut == 0)
 			return r->cut_rc;
 		if (!wait)
@@ -710,7 +703,7 @@ recorder_check_rotate(struct recorder *r)
 		return;		/* one is under way */
 	if (r->flight_on) {
 		/* No rotation: records age out of the window, binaries out of the table. */
-		now = recorder_now();
+		now = mono_ns();
 		if (c->flight_age_ms != 0 && now > c->flight_age_ms * 1000000ULL + RECORDER_MARGIN_NS)
 			flight_expire(&r->fl, now - RECORDER_MARGIN_NS - c->flight_age_ms * 1000000ULL);
 		if (now - r->flight_pruned_at >= FLIGHT_PRUNE_NS) {
@@ -721,7 +714,7 @@ recorder_check_rotate(struct recorder *r)
 	}
 	if (!r->seg.open) {
 		/* A segment could not be opened (disk full?): try again. */
-		if (recorder_open_segment(r, recorder_now(), NULL) == 0)
+		if (recorder_open_segment(r, mono_ns(), NULL) == 0)
 			segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms,
 			    &r->notify);
 		return;
@@ -729,7 +722,7 @@ recorder_check_rotate(struct recorder *r)
 	if (c->rotate_size != 0 &&
 	    r->seg.pd.data_size - r->seg.start_size >= c->rotate_size)
 		recorder_rotate(r, ROTATE_SIZE);
-	else if (recorder_now() - RECORDER_MARGIN_NS >= age_end(r))
+	else if (mono_ns() - RECORDER_MARGIN_NS >= age_end(r))
 		recorder_rotate(r, ROTATE_AGE);
 }
 
@@ -767,7 +760,7 @@ after(struct recorder *r)
 
 	recorder_check_rotate(r);
 	sideband_relieve(r);		/* what waits does not overflow the kernel's rings */
-	now = recorder_now();
+	now = mono_ns();
 	resolver_kick(r->res);		/* files to close, reads started by a pass */
 	resolver_check(r->res, now);
 	if ((d = due(r)) == UINT64_MAX) {
@@ -802,7 +795,7 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct recorder *r = arg;
 
-	pass(r, recorder_now() - RECORDER_MARGIN_NS, 0);
+	pass(r, mono_ns() - RECORDER_MARGIN_NS, 0);
 	after(r);
 }
 
@@ -813,7 +806,7 @@ answer_cb(evutil_socket_t fd, short what, void *arg)
 
 	resolver_ack(r->res);
 	if (r->blocked != 0)
-		pass(r, recorder_now() - RECORDER_MARGIN_NS, 0);
+		pass(r, mono_ns() - RECORDER_MARGIN_NS, 0);
 	after(r);
 }
 
@@ -854,7 +847,7 @@ sb_ready_cb(evutil_socket_t fd, short what, void *arg)
 
 	/* Awake anyway: what is old enough is written too (no tick of its own). */
 	r->sb_news = 0;
-	pass(r, recorder_now() - RECORDER_MARGIN_NS, 0);
+	pass(r, mono_ns() - RECORDER_MARGIN_NS, 0);
 	sb_watch(r->loop, r->ev.ncpus, 0);
 	r->sb_holdoff_ms = SB_HOLDOFF_MS;
 	holdoff_arm(r);
@@ -871,7 +864,7 @@ holdoff_cb(evutil_socket_t fd, short what, void *arg)
 		uint64_t fill = sideband_fill(r), quarter = r->ev.sb_ring_size / 4;
 
 		r->st.sb_wakeups++;
-		pass(r, recorder_now() - RECORDER_MARGIN_NS, 0);
+		pass(r, mono_ns() - RECORDER_MARGIN_NS, 0);
 		if (r->sb_news != 0) {
 			if (r->sb_holdoff_ms > SB_HOLDOFF_MS) {
 				r->sb_holdoff_ms = SB_HOLDOFF_MS;
@@ -1099,7 +1092,7 @@ static void
 scan_tick(void *arg)
 {
 	struct recorder *r = arg;
-	uint64_t now = recorder_now();
+	uint64_t now = mono_ns();
 
 	if (now - r->spill_at < 10ULL * 1000 * 1000)
 		return;
@@ -1115,7 +1108,7 @@ recorder_start(struct recorder *r, char *err, size_t errlen)
 	int	 n, rc, i;
 
 	/* Enable before the scan: whatever changes during it is in the rings. */
-	r->start_mono_ns = t0 = recorder_now();
+	r->start_mono_ns = t0 = mono_ns();
 	if ((rc = events_enable(&r->ev)) < 0) {
 		snprintf(err, errlen, "PERF_EVENT_IOC_ENABLE: %s", strerror(-rc));
 		goto fail;
@@ -1170,7 +1163,7 @@ recorder_stop(struct recorder *r)
 		 */
 		while (pass(r, LIMIT_ALL, 1) != 0 || r->cut != 0)
 			sideband_wait(r);
-		recorder_close_segment(r, recorder_now());
+		recorder_close_segment(r, mono_ns());
 	}
 	release(r);
 }

@@ -145,7 +145,6 @@ struct recorder {
 	struct tab	*flight_born;		/* pid -> when its image began (flightrec.c) */
 };
 
-uint64_t recorder_now(void);	/* CLOCK_MONOTONIC ns, the events' clock */
 uint64_t recorder_wall_at(uint64_t mono);	/* that time on the wall clock (ns) */
 
 /*

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "resolver.h"
 #include "wallclock.h"
+#include "walltime.h"
 
 #define SLOW_NS		(30ULL * 1000000000ULL)	/* a device that hung, avoided this long */
 /* Every worker in one read this long, with reads waiting: start another. */
@@ -115,15 +116,6 @@ req_answered(void)
 	return q;
 }
 
-static uint64_t
-mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void
 req_unref(struct resolver *r, struct resolve_req *q)
 {
@@ -210,7 +202,7 @@ resolve_each(struct resolver *r, struct resolve_req *q)
 	for (i = 0; i < q->nm; i++) {
 		mb = &q->m[i];
 		/* The loop gives the whole request up at its deadline: no more reads. */
-		if (mono_now() >= q->deadline) {
+		if (mono_ns() >= q->deadline) {
 			memset(&mb->a, 0, sizeof(mb->a));
 			mb->a.cause = BIDC_TIMEOUT;
 			continue;
@@ -229,7 +221,7 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 {
 	struct bid_answer a;
 	struct bid_when when = { UINT64_MAX, UINT64_MAX };
-	uint64_t now = mono_now();
+	uint64_t now = mono_ns();
 	size_t	 i, live = 0;
 
 	for (i = 0; i < n; i++) {
@@ -287,7 +279,7 @@ worker_main(void *arg)
 		n = take_group(r, g);
 		pthread_mutex_unlock(&r->mu);
 
-		atomic_store(&w->busy_since, mono_now());
+		atomic_store(&w->busy_since, mono_ns());
 		memcpy(keep, g, n * sizeof(*g));
 		resolve_group(r, g, n);
 		atomic_store(&w->busy_since, 0);
@@ -564,7 +556,7 @@ pin_drop(struct resolver *r, int i)
 static void
 pin_adopt(struct resolver *r, struct resolve_req *q)
 {
-	uint64_t now = mono_now();
+	uint64_t now = mono_ns();
 	struct pin *pn;
 	int	 i;
 
@@ -938,7 +930,7 @@ resolver_wait(struct resolver *r, struct resolve_req *q)
 
 	resolver_kick(r);
 	while (!atomic_load_explicit(&q->done, memory_order_acquire) &&
-	    (now = mono_now()) < q->deadline) {
+	    (now = mono_ns()) < q->deadline) {
 		atomic_store(&r->want_wakeup, 1);
 		if (atomic_load_explicit(&q->done, memory_order_acquire))
 			break;
@@ -973,7 +965,7 @@ resolver_check(struct resolver *r, uint64_t now)
 void
 resolver_stats(struct resolver *r, struct resolver_stats *s)
 {
-	uint64_t now = mono_now(), busy;
+	uint64_t now = mono_ns(), busy;
 	int	 i;
 
 	memset(s, 0, sizeof(*s));

@@ -45,6 +45,7 @@
 
 #include "log.h"
 #include "recorder.h"
+#include "walltime.h"
 
 /*
  * Reads a ring keeps waiting for their turn, at most; a mapping beyond
@@ -571,6 +572,6 @@ sideband_wait(struct recorder *r)
 	/* Every read still out is due within RESOLVE_TIMEOUT_MS. */
 	for (i = 0; i < r->ev.ncpus; i++)
 		if (r->sb[i].n > 0 && (q = r->sb[i].rd[r->sb[i].first].q) != NULL &&
-		    !resolver_req_done(r->res, q, recorder_now(), 0))
+		    !resolver_req_done(r->res, q, mono_ns(), 0))
 			resolver_wait(r->res, q);
 }
