@@ -6,7 +6,7 @@
 need_events
 need_perf
 
-ROUNDS=${CRASH_ROUNDS:-20}
+ROUNDS=${CRASH_ROUNDS:-12}
 build_prog spin
 cp "$T/spin" "$T/pm-spin"
 "$T/pm-spin" 60 & BG_PIDS="$!"
@@ -19,8 +19,9 @@ while [ $i -lt "$ROUNDS" ]; do
 drain_interval = 250ms
 [segments]
 rotate_age = 1s"
-	# 0.3 .. 2.2 s: sometimes mid-segment, sometimes right around a rotation
-	sleep "$(awk -v s="$(od -An -N2 -tu2 /dev/urandom)" 'BEGIN { printf "%.2f", 0.3 + (s % 190) / 100 }')"
+	# 0.3 .. 1.6 s: in the first segment or the second, sometimes right
+	# around the rotation between them
+	sleep "$(awk -v s="$(od -An -N2 -tu2 /dev/urandom)" 'BEGIN { printf "%.2f", 0.3 + (s % 130) / 100 }')"
 	kill -9 "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=""
 	# killed between one segment's close and the next one's open (a
 	# rotation, longer on a loaded machine) leaves nothing torn: nothing

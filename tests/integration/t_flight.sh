@@ -157,11 +157,17 @@ build_prog spin
 "$T/spin" 10 & BG_PIDS="$!"
 ( end=$(( $(date +%s) + 10 )); while [ "$(date +%s)" -lt "$end" ]; do /bin/true; done ) &
 BG_PIDS="$BG_PIDS $!"
-max=0
-for _ in $(seq 1 20); do
+# RSS under the workload, until 2 s after the buffer first turned over
+# (10 s at most)
+max=0 since=""
+for i in $(seq 1 20); do
 	sleep 0.5
 	rss=$(awk '/^VmRSS/ { print $2 }' /proc/$DAEMON_PID/status)
 	[ "$rss" -gt "$max" ] && max=$rss
+	[ -n "$since" ] && [ $((i - since)) -ge 4 ] && break
+	[ -z "$since" ] && [ $((i % 2)) = 0 ] || continue
+	ctl --json status > "$T/st.json" || fail "status"
+	jq -e '.flight.dropped_records > 0' "$T/st.json" >/dev/null && since=$i
 done
 ctl --json status > "$T/st.json" || fail "status"
 jq -c .flight "$T/st.json"
@@ -184,7 +190,7 @@ seg=$(segments)
 [ -n "$seg" ] || fail "SIGUSR2 wrote no segment"
 perf report -i "$seg" --stdio --no-children --sort sym 2>/dev/null | grep -q pm_spin_inner ||
 	fail "SIGUSR2's snapshot: no pm_spin_inner"
-wait $BG_PIDS 2>/dev/null
+kill $BG_PIDS 2>/dev/null; wait $BG_PIDS 2>/dev/null
 BG_PIDS=""
 stop_daemon
 echo "PASS"

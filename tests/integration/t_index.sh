@@ -103,15 +103,20 @@ Q history "$APP" > "$T/h.live" || fail "history while the daemon runs failed"
 [ "$(jq '.objects | length' "$T/h.live")" = 2 ] || { cat "$T/h.live"; fail "live history: not 2 objects"; }
 stop_daemon
 
-# PID SEG PATH: what perf says of the samples of process PID in segment SEG
-# that fell in PATH, with the daemon's cache as its build-id directory: the
-# function of each (the leaf; the process ran other programs before its
-# exec).  perf script runs once per segment (closed segments do not change).
+# PID PATH: what perf says of the samples of process PID that fell in
+# PATH, with the daemon's cache as its build-id directory: "SEGMENT
+# FUNCTION" for each sample (the function of the leaf; the process ran
+# other programs before its exec).  perf script runs once per segment
+# (closed segments do not change); one awk reads them all (a host whose
+# fork is slow spent seconds on a process per segment).
 perf_syms() {
-	f=$T/script.$(basename "$2")
-	[ -f "$f" ] || perf --buildid-dir "$T/state/debug" script -i "$2" -G -F pid,ip,sym,dso \
-		2>/dev/null > "$f"
-	awk -v pid="$1" -v dso="($3)" '$1 == pid && $NF == dso { print $3 }' "$f"
+	for seg in $(segments); do
+		f=$T/script.${seg##*/}
+		[ -f "$f" ] || perf --buildid-dir "$T/state/debug" script -i "$seg" -G \
+			-F pid,ip,sym,dso 2>/dev/null > "$f"
+	done
+	awk -v pid="$1" -v dso="($2)" -v dir="$T/state/segments/" '$1 == pid && $NF == dso {
+		f = FILENAME; sub(/.*\/script\./, "", f); print dir f, $3 }' "$T"/script.*
 }
 
 # PATH ID OTHER: every segment buildid ID names is on disk and its build-id
@@ -191,16 +196,14 @@ check_replaced() {
 		set -- $which
 		pid=$(cat "$T/pid.$1")
 		Q buildid "$2" | jq -r '.segments[].path' > "$T/segs.$1"
-		: > "$T/syms"
-		for seg in $(segments); do
-			perf_syms "$pid" "$seg" "$path" > "$T/s1"
-			[ -s "$T/s1" ] || continue
+		perf_syms "$pid" "$path" > "$T/hits"
+		cut -d' ' -f2 "$T/hits" > "$T/syms"
+		for seg in $(cut -d' ' -f1 "$T/hits" | sort -u); do
 			grep -qx "$seg" "$T/segs.$1" ||
 				fail "$path: pid $pid ($1) has samples in $seg, which buildid $2 does not name"
 			# a version with samples is in the list perf archive packs
 			perf buildid-list --with-hits -i "$seg" 2>/dev/null | grep -q "^$2 $path\$" ||
 				fail "perf buildid-list --with-hits $seg does not list $2 $path"
-			cat "$T/s1" >> "$T/syms"
 		done
 		ours=$(grep -c "^pm_$1_" "$T/syms")
 		[ "$ours" -ge 1 ] || { sort "$T/syms" | uniq -c; fail "$path: perf names pm_$1_* for no sample of pid $pid"; }
@@ -218,12 +221,10 @@ check_replaced "$NS" "$IDA" "$IDB" a b
 Q segments > "$T/s"
 nfiles=$(segments | wc -l)
 [ "$(jq '.segments | length' "$T/s")" = "$nfiles" ] || fail "segments: $(jq '.segments | length' "$T/s") rows for $nfiles files"
-for seg in $(segments); do
-	size=$(stat -c %s "$seg")
-	jq -e --arg p "$seg" --argjson sz "$size" \
-	    '[.segments[] | select(.path == $p and .state == "closed" and .size == $sz)] | length == 1' \
-	    "$T/s" >/dev/null || fail "segments: no closed row of size $size for $seg"
-done
+# (one closed row of its size for each file: the two lists are the same)
+stat -c '%n closed %s' $(segments) | sort > "$T/files"
+jq -r '.segments[] | "\(.path) \(.state) \(.size)"' "$T/s" | sort > "$T/rows"
+diff "$T/files" "$T/rows" > "$T/d" || { cat "$T/d"; fail "segments: the rows are not the files, closed, of their sizes"; }
 jq -e '[.segments[] | .end_ns - .start_ns] | all(. > 0)' "$T/s" >/dev/null || fail "segments: empty range"
 # Per-segment list: the last segment lists the kernel.
 last=$(segments | tail -1)
@@ -301,10 +302,11 @@ grep -q 'index: reconciled' "$T/daemon.log" || { cat "$T/daemon.log"; fail "no r
 note "$(grep 'index: reconciled' "$T/daemon.log" | sed 's/.*index: //')"
 ls "$T/state/segments/" | grep -q '\.partial$' && fail "a .partial segment is left"
 # Consistent: every file has a live row, every live row its file, no dangling rows.
-for seg in $(segments); do
-	st=$(SQL "SELECT state FROM segments WHERE name = '$(basename "$seg")'")
-	case $st in closed|repaired) ;; *) fail "after kill -9: $(basename "$seg") is '$st' in the index";; esac
-done
+SQL "SELECT name, state FROM segments" > "$T/states"
+for seg in $(segments); do echo "${seg##*/}"; done > "$T/names"
+bad=$(awk -F'|' 'NR == FNR { st[$1] = $2; next }
+	st[$1] != "closed" && st[$1] != "repaired" { print $1 " is \"" st[$1] "\"" }' "$T/states" "$T/names")
+[ -z "$bad" ] || fail "after kill -9, in the index: $bad"
 for name in $(SQL "SELECT name FROM segments WHERE state != 'deleted'"); do
 	[ -f "$T/state/segments/$name" ] || fail "after kill -9: $name is in the index but not on disk"
 done
