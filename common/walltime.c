@@ -1,7 +1,7 @@
 /*
  * walltime.c - wall-clock times as users type them and as perfmapd prints
- * them (see walltime.h).  Shared by the index's read side, the control
- * commands and perfmapctl.
+ * them, and the monotonic clock (see walltime.h).  Shared by the index's
+ * read side, the control commands, perfmapctl and the daemon's threads.
  */
 #include <ctype.h>
 #include <errno.h>

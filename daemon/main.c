@@ -296,17 +296,24 @@ fail_bins:
  * index's last rows first, so that a capture worker stuck in a file
  * system (capture_stop gives up on it) cannot keep them from disk.
  */
+enum {
+	STOP_LEFT	= 1,	/* a capture thread is left running: _exit */
+	STOP_UNFINISHED	= 2,	/* the last segment is left partial: exit 1 */
+};
+
 static int
 stop(struct perfmapd *d)
 {
-	int	 left;
+	int	 how = 0;
 
-	recorder_stop(&d->rec);
+	if (recorder_stop(&d->rec) < 0)
+		how |= STOP_UNFINISHED;
 	capture_stop_begin(d->cap);	/* its keeps of JIT maps begin meanwhile */
 	index_close(d->index);
-	left = capture_stop(d->cap);
+	if (capture_stop(d->cap))
+		how |= STOP_LEFT;
 	binaries_free(&d->bins);
-	return left;
+	return how;
 }
 
 /*
@@ -319,18 +326,18 @@ static int
 finish(struct perfmapd *d)
 {
 	size_t	 k;
-	int	 left;
+	int	 how;
 
 	index_settle(d->index);	/* what a waiting query was promised: the loop is done */
 	querier_stop(d->querier);
 	control_close(d->control);
-	left = stop(d);
+	how = stop(d);
 	for (k = 0; k < sizeof(d->sig_evs) / sizeof(d->sig_evs[0]); k++)
 		if (d->sig_evs[k] != NULL)
 			event_free(d->sig_evs[k]);
 	event_free(d->notify_ev);
 	event_base_free(d->base);
-	return left;
+	return how;
 }
 
 int
@@ -353,7 +360,7 @@ main(int argc, char *argv[])
 	sigset_t	 held;
 	struct timeval	 tv;
 	char		 err[1024];
-	int		 ch, checkonly = 0, probeonly = 0, debug = 0, left;
+	int		 ch, checkonly = 0, probeonly = 0, debug = 0, how, status;
 	size_t		 k;
 
 	/*
@@ -493,7 +500,7 @@ main(int argc, char *argv[])
 	if ((d.control = control_open(&d, d.conf.socket_path, err, sizeof(err))) == NULL ||
 	    querier_start(&d.querier, &d, err, sizeof(err)) < 0) {
 		log_warnx("control socket: %s", err);
-		if (finish(&d)) {
+		if (finish(&d) & STOP_LEFT) {
 			fflush(NULL);
 			_exit(1);
 		}
@@ -509,16 +516,24 @@ main(int argc, char *argv[])
 	sd_notify(0, "READY=1");
 	notify_status(&d);
 	pthread_sigmask(SIG_UNBLOCK, &held, NULL);	/* what came during the start: the first turn's */
-	event_base_dispatch(d.base);
+	/* The loop ends at a stop (0) or when libevent fails (-1): a failure, for systemd too. */
+	status = event_base_dispatch(d.base) == -1;
+	if (status)
+		log_warn("the event loop failed: stopping");
 
 	sd_notify(0, "STOPPING=1");
-	left = finish(&d);
+	how = finish(&d);
+	if (how & STOP_UNFINISHED) {
+		log_warnx("stop: the last segment could not be finished: exit status 1 (a .partial "
+		    "segment left is repaired at the next start)");
+		status = 1;
+	}
 	log_stats(&d, "stopped");
 	statedir_close(&d.sd);
-	if (left) {
+	if (how & STOP_LEFT) {
 		/* A capture thread still runs: no exit handler (nor a sanitizer's) beside it. */
 		fflush(NULL);
-		_exit(0);
+		_exit(status);
 	}
-	return 0;
+	return status;
 }

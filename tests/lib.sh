@@ -228,7 +228,7 @@ readelf_buildid() {
 # readelf for all (a process per file is seconds a thousand on a host
 # whose fork is slow).  Paths without blanks.
 buildids() {
-	LC_ALL=C readelf -n "$@" 2>/dev/null | awk -v one="$1" -v n=$# '
+	LC_ALL=C readelf -n "$@" 2>/dev/null | awk -v one="${1-}" -v n=$# '
 		n == 1 && f == "" { f = one }
 		/^File: / { f = $2 }
 		/^ *Build ID: / && f != "" { print f, $3; f = "" }'

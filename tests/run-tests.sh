@@ -56,7 +56,7 @@ want() {
 
 all=""
 for t in tests/check_*.c; do
-	n=$(basename "$t" .c)
+	n=${t##*/}; n=${n%.c}
 	all="$all $n"
 	want "$n" || continue
 	if [ ! -x "$BUILD/tests/$n" ]; then
@@ -67,7 +67,7 @@ for t in tests/check_*.c; do
 	run "$n" env CK_FORK=yes "$BUILD/tests/$n"
 done
 for t in tests/integration/t_*.sh; do
-	n=$(basename "$t" .sh)
+	n=${t##*/}; n=${n%.sh}
 	all="$all $n"
 	want "$n" && run "$n" sh "$t"
 done

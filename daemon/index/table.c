@@ -24,7 +24,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-
 struct write_op *
 batch_add(struct write_batch *b, enum write_op_type type)
 {

@@ -99,7 +99,6 @@ struct recorder_loop {
 	int		 sb_watched;
 };
 
-
 uint64_t
 recorder_wall_at(uint64_t mono)
 {
@@ -1147,9 +1146,11 @@ fail:
 	return -1;
 }
 
-void
+int
 recorder_stop(struct recorder *r)
 {
+	int	 rc = 0;
+
 	loop_free(r);
 	events_disable(&r->ev);
 	if (r->flight_on)
@@ -1163,7 +1164,8 @@ recorder_stop(struct recorder *r)
 		 */
 		while (pass(r, LIMIT_ALL, 1) != 0 || r->cut != 0)
 			sideband_wait(r);
-		recorder_close_segment(r, mono_ns());
+		rc = recorder_close_segment(r, mono_ns());
 	}
 	release(r);
+	return rc < 0 ? -1 : 0;
 }

@@ -186,8 +186,12 @@ void	recorder_drain(struct recorder *);
 int	recorder_rotate(struct recorder *, enum rotate_reason);
 /* Rotate if the size or age limit is reached. */
 void	recorder_check_rotate(struct recorder *);
-/* Disable events, drain, finish the segment. */
-void	recorder_stop(struct recorder *);
+/*
+ * Disable events, drain, finish the segment.  -1 when the last segment
+ * could not be finished (logged; a .partial file left is repaired at the
+ * next start), else 0.
+ */
+int	recorder_stop(struct recorder *);
 
 /* For the other files of record/: */
 /* Write records to the current segment (disk-full handling); NREC of them. */

@@ -82,4 +82,31 @@ done
 [ "$(sqlite3 "$T/state/index.db" 'PRAGMA integrity_check')" = ok ] || fail "index.db is damaged"
 perf report -i "$seg" --stdio --sort comm 2>/dev/null | grep -q 'true\|execstorm' ||
 	fail "the segment taken after recovery has no samples of the storm"
-echo "PASS: $n segments deleted for space, $d1+ records dropped while full, resumed"
+
+# 5. a stop on a full disk, nothing left to delete: the last segment cannot
+# be finished, and the exit status says so (systemd marks the unit
+# failed); the next start repairs what was left
+rm -f "$T/state/segments/"perf-*.data
+start_daemon "[record]
+frequency = 999
+[segments]
+rotate_age = 0
+rotate_size = 0
+[cache]
+dir = $T/cache"
+sleep 1
+dd if=/dev/zero of="$T/state/filler" bs=1M count=64 status=none 2>/dev/null
+sleep 0.5
+kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; rc=$?; DAEMON_PID=""
+[ "$rc" = 1 ] || { tail -5 "$T/daemon.log"; fail "a stop that could not finish the last segment exited $rc"; }
+grep -q 'the last segment could not be finished' "$T/daemon.log" ||
+	{ tail -5 "$T/daemon.log"; fail "the unfinished segment at stop was not logged"; }
+rm -f "$T/state/filler"
+start_daemon "[cache]
+dir = $T/cache"
+stop_daemon
+ls "$T/state/segments" | grep -q '\.partial$' && fail "the segment left partial at stop was not repaired"
+for f in $(segments); do
+	perf report -i "$f" --stdio > /dev/null 2>&1 || fail "perf cannot read $f after the repair"
+done
+echo "PASS: $n segments deleted for space, $d1+ records dropped while full, resumed; a stop on a full disk exits 1, its segment repaired at the next start"

@@ -157,17 +157,18 @@ build_prog spin
 "$T/spin" 10 & BG_PIDS="$!"
 ( end=$(( $(date +%s) + 10 )); while [ "$(date +%s)" -lt "$end" ]; do /bin/true; done ) &
 BG_PIDS="$BG_PIDS $!"
-# RSS under the workload, until 2 s after the buffer first turned over
-# (10 s at most)
-max=0 since=""
+# RSS under the workload, until the buffer has turned over for as long as
+# it took to fill (2 s at least; 10 s in all at most)
+max=0 since="" need=0
 for i in $(seq 1 20); do
 	sleep 0.5
 	rss=$(awk '/^VmRSS/ { print $2 }' /proc/$DAEMON_PID/status)
 	[ "$rss" -gt "$max" ] && max=$rss
-	[ -n "$since" ] && [ $((i - since)) -ge 4 ] && break
+	[ -n "$since" ] && [ $((i - since)) -ge "$need" ] && break
 	[ -z "$since" ] && [ $((i % 2)) = 0 ] || continue
 	ctl --json status > "$T/st.json" || fail "status"
-	jq -e '.flight.dropped_records > 0' "$T/st.json" >/dev/null && since=$i
+	jq -e '.flight.dropped_records > 0' "$T/st.json" >/dev/null && since=$i need=$i
+	[ "$need" -lt 4 ] && need=4
 done
 ctl --json status > "$T/st.json" || fail "status"
 jq -c .flight "$T/st.json"

@@ -302,9 +302,9 @@ grep -q 'index: reconciled' "$T/daemon.log" || { cat "$T/daemon.log"; fail "no r
 note "$(grep 'index: reconciled' "$T/daemon.log" | sed 's/.*index: //')"
 ls "$T/state/segments/" | grep -q '\.partial$' && fail "a .partial segment is left"
 # Consistent: every file has a live row, every live row its file, no dangling rows.
-SQL "SELECT name, state FROM segments" > "$T/states"
+SQL -list -separator '|' "SELECT name, state FROM segments" > "$T/states"
 for seg in $(segments); do echo "${seg##*/}"; done > "$T/names"
-bad=$(awk -F'|' 'NR == FNR { st[$1] = $2; next }
+bad=$(awk -F'|' 'FILENAME == ARGV[1] { st[$1] = $2; next }
 	st[$1] != "closed" && st[$1] != "repaired" { print $1 " is \"" st[$1] "\"" }' "$T/states" "$T/names")
 [ -z "$bad" ] || fail "after kill -9, in the index: $bad"
 for name in $(SQL "SELECT name FROM segments WHERE state != 'deleted'"); do
