@@ -30,7 +30,8 @@
 #	hostile_start          the checks every test needs; user A (home H);
 #	                       $T/spin, for anyone to run
 #	secret_binary          root's private binary $T/secret/bin (0700, in a
-#	                       0700 directory) printing the marker $MARK; its
+#	                       0700 directory) printing the marker $MARK after
+#	                       0.3 s on the CPU (samples in the segment); its
 #	                       build-id in $K
 #	hostile_judge          stop the pinger: figures; fail on a ping that
 #	                       failed or took 100 ms, or a record lost
@@ -133,7 +134,9 @@ hostile_start() {
 secret_binary() {
 	MARK=pm-secret-$$-$(date +%s)
 	mkdir -m 0700 "$T/secret"
-	printf '#include <stdio.h>\nint main(void) { puts("%s"); return 0; }\n' "$MARK" > "$T/secret/s.c"
+	# (it runs on the CPU for 0.3 s before it prints: samples, so that an
+	# export of the segment's hits holds it)
+	printf '#include <stdio.h>\n#include <time.h>\nint main(void) { while (clock() < CLOCKS_PER_SEC * 3 / 10) ; puts("%s"); return 0; }\n' "$MARK" > "$T/secret/s.c"
 	cc -O0 -o "$T/secret/bin" "$T/secret/s.c" -Wl,--build-id || fail "cannot build the secret binary"
 	chmod 0700 "$T/secret/bin"
 	K=$(readelf_buildid "$T/secret/bin")

@@ -32,9 +32,11 @@ sleep 0.5
 seg=$(ctl snapshot) || fail "snapshot"
 
 # export packs both (the daemon survives it), twice
-ctl export "$seg" --all-binaries -o "$T/x.tar" > "$T/export.out" 2>&1 ||
+ctl export "$seg" -o "$T/x.tar" > "$T/export.out" 2>&1 ||
 	{ cat "$T/export.out"; fail "export"; }
 kill -0 "$DAEMON_PID" 2>/dev/null || { tail "$T/daemon.log"; fail "the daemon died in an export"; }
+n=$(tar -xOf "$T/x.tar" perf.symbols.tar.bz2 | tar -tjf - | LC_ALL=C grep -c '/pm-.*-bin/[0-9a-f]*/elf$')
+[ "$n" = 2 ] || fail "the export packs $n of the two binaries with these names"
 ctl export --since -1m -o "$T/y.tar" > /dev/null 2>&1 || fail "a second export"
 # store: one line per build-id, the names shown safely
 ctl store "$seg" > "$T/store.out" 2>&1 || { cat "$T/store.out"; fail "store"; }

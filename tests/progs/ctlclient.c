@@ -40,12 +40,27 @@ dial(void)
 	return fd;
 }
 
+/* The calls in BUF[0..LEN) answered: its replies but the "continues" ones. */
+static size_t
+answered(const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len, *z;
+	size_t	 n = 0;
+
+	while (p < end && (z = memchr(p, '\0', (size_t)(end - p))) != NULL) {
+		if (strstr(p, "\"continues\":true") == NULL)
+			n++;
+		p = z + 1;
+	}
+	return n;
+}
+
 /*
- * Read until EOF, TIMEOUT ms of silence, or (ONE) the end of the first
- * message; returns bytes read into BUF.
+ * Read until EOF, TIMEOUT ms of silence, or the replies to CALLS calls
+ * (0: no such end); returns bytes read into BUF.
  */
 static ssize_t
-slurp_until(int fd, char *buf, size_t cap, int timeout, int one)
+slurp_until(int fd, char *buf, size_t cap, int timeout, size_t calls)
 {
 	size_t	 len = 0;
 
@@ -58,17 +73,12 @@ slurp_until(int fd, char *buf, size_t cap, int timeout, int one)
 		if ((n = read(fd, buf + len, cap - len - 1)) <= 0)
 			break;
 		len += (size_t)n;
-		if (len + 1 >= cap || (one && memchr(buf, '\0', len) != NULL))
+		buf[len] = '\0';
+		if (len + 1 >= cap || (calls != 0 && answered(buf, len) >= calls))
 			break;
 	}
 	buf[len] = '\0';
 	return (ssize_t)len;
-}
-
-static ssize_t
-slurp(int fd, char *buf, size_t cap, int timeout)
-{
-	return slurp_until(fd, buf, cap, timeout, 0);
 }
 
 static int
@@ -87,7 +97,8 @@ do_raw(void)
 		len += (size_t)n;
 	if (write(fd, in, len) != (ssize_t)len)
 		perror("write");
-	n = slurp(fd, out, sizeof(out), 1000);
+	/* each call's reply, or EOF, or a second of silence (a call never ended) */
+	n = slurp_until(fd, out, sizeof(out), 1000, answered(in, len));
 	for (ssize_t i = 0; i < n; i++)
 		putchar(out[i] == '\0' ? '\n' : out[i]);
 	/* did the daemon close?  (then the socket reads EOF at once) */
