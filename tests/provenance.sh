@@ -1,5 +1,5 @@
-# tests/provenance.sh - the body of t_provenance.sh (default build-id mode)
-# and t_provenance_user.sh (buildid_mode = userspace); sourced after
+# tests/provenance.sh - the body of t_provenance.sh, once per build-id mode
+# it tests (auto, and userspace where auto is another); sourced after
 # tests/lib.sh with MODE set.
 #
 # The right binary for every sample, or an honest "unknown": two versions
