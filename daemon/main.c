@@ -298,7 +298,7 @@ fail_bins:
  */
 enum {
 	STOP_LEFT	= 1,	/* a capture thread is left running: _exit */
-	STOP_UNFINISHED	= 2,	/* the last segment is left partial: exit 1 */
+	STOP_UNFINISHED	= 2,	/* the last segment is left partial: exit 3 */
 };
 
 static int
@@ -523,10 +523,11 @@ main(int argc, char *argv[])
 
 	sd_notify(0, "STOPPING=1");
 	how = finish(&d);
-	if (how & STOP_UNFINISHED) {
-		log_warnx("stop: the last segment could not be finished: exit status 1 (a .partial "
+	if ((how & STOP_UNFINISHED) && status == 0) {
+		/* Not 1: a stop was asked, and the unit's Restart=on-failure must not undo it. */
+		log_warnx("stop: the last segment could not be finished: exit status 3 (a .partial "
 		    "segment left is repaired at the next start)");
-		status = 1;
+		status = 3;
 	}
 	log_stats(&d, "stopped");
 	statedir_close(&d.sd);

@@ -136,7 +136,8 @@ secret_binary() {
 	mkdir -m 0700 "$T/secret"
 	# (it runs on the CPU for 0.3 s before it prints: samples, so that an
 	# export of the segment's hits holds it)
-	printf '#include <stdio.h>\n#include <time.h>\nint main(void) { while (clock() < CLOCKS_PER_SEC * 3 / 10) ; puts("%s"); return 0; }\n' "$MARK" > "$T/secret/s.c"
+	# (clock() is a system call: the loop between two is what samples hit)
+	printf '#include <stdio.h>\n#include <time.h>\nint main(void) { volatile unsigned long i; while (clock() < CLOCKS_PER_SEC * 3 / 10) for (i = 0; i < 1000000; i++) ; puts("%s"); return 0; }\n' "$MARK" > "$T/secret/s.c"
 	cc -O0 -o "$T/secret/bin" "$T/secret/s.c" -Wl,--build-id || fail "cannot build the secret binary"
 	chmod 0700 "$T/secret/bin"
 	K=$(readelf_buildid "$T/secret/bin")

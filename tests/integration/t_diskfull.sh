@@ -84,29 +84,37 @@ perf report -i "$seg" --stdio --sort comm 2>/dev/null | grep -q 'true\|execstorm
 	fail "the segment taken after recovery has no samples of the storm"
 
 # 5. a stop on a full disk, nothing left to delete: the last segment cannot
-# be finished, and the exit status says so (systemd marks the unit
-# failed); the next start repairs what was left
+# be finished, and the exit status says so (3: the unit is failed, and not
+# restarted onto the same disk); the next start repairs what was left
 rm -f "$T/state/segments/"perf-*.data
 start_daemon "[record]
 frequency = 999
+drain_interval = 100ms
 [segments]
 rotate_age = 0
 rotate_size = 0
 [cache]
 dir = $T/cache"
+"$T/execstorm" 30 1 /bin/true > /dev/null & BG_PIDS=$!
 sleep 1
 dd if=/dev/zero of="$T/state/filler" bs=1M count=64 status=none 2>/dev/null
-sleep 0.5
+# a write has failed: the close cannot fit in what is left
+for _ in $(seq 1 60); do [ "$(dropped error)" != null ] && break; sleep 0.5; done
+[ "$(dropped error)" != null ] || { ctl status; fail "the full disk is not reported"; }
 kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; rc=$?; DAEMON_PID=""
-[ "$rc" = 1 ] || { tail -5 "$T/daemon.log"; fail "a stop that could not finish the last segment exited $rc"; }
-grep -q 'the last segment could not be finished' "$T/daemon.log" ||
+kill $BG_PIDS 2>/dev/null; wait $BG_PIDS 2>/dev/null; BG_PIDS=""
+[ "$rc" = 3 ] || { tail -5 "$T/daemon.log"; fail "a stop that could not finish the last segment exited $rc"; }
+grep -q 'the last segment could not be finished: exit status 3' "$T/daemon.log" ||
 	{ tail -5 "$T/daemon.log"; fail "the unfinished segment at stop was not logged"; }
+ls "$T/state/segments" | grep -q '\.partial$' || fail "no .partial segment left by the stop: nothing to repair"
 rm -f "$T/state/filler"
 start_daemon "[cache]
 dir = $T/cache"
 stop_daemon
-ls "$T/state/segments" | grep -q '\.partial$' && fail "the segment left partial at stop was not repaired"
+grep -q 'repaired' "$T/daemon.log" || { cat "$T/daemon.log"; fail "the segment left partial at stop was not repaired"; }
+ls "$T/state/segments" | grep -q '\.partial$' && fail "a .partial segment is left after the repair"
+[ "$(segments | wc -l)" -ge 1 ] || fail "no segment after the repair"
 for f in $(segments); do
 	perf report -i "$f" --stdio > /dev/null 2>&1 || fail "perf cannot read $f after the repair"
 done
-echo "PASS: $n segments deleted for space, $d1+ records dropped while full, resumed; a stop on a full disk exits 1, its segment repaired at the next start"
+echo "PASS: $n segments deleted for space, $d1+ records dropped while full, resumed; a stop on a full disk exits 3, its segment repaired at the next start"

@@ -26,8 +26,8 @@ drain_interval = 100ms"
 "$T/secret/bin" > /dev/null
 sleep 0.5
 seg=$("$PERFMAPCTL" -s "$T/control.sock" snapshot) || fail "snapshot"
-perf buildid-list -i "$seg" 2> /dev/null | grep -q "^$K $T/secret/bin" ||
-	fail "the segment does not name the secret binary ($K): the attack cannot be judged"
+perf buildid-list --with-hits -i "$seg" 2> /dev/null | grep -q "^$K $T/secret/bin" ||
+	fail "the segment has no sample of the secret binary ($K): the attack cannot be judged"
 mode=$(stat -c %a "$(readlink -f "$T/state/debug/.build-id/$(echo "$K" | cut -c1-2)/$(echo "$K" | cut -c3-)")/elf" 2>/dev/null)
 note "the cache's copy of the secret binary: mode ${mode:-none yet}"
 

@@ -40,15 +40,15 @@ dial(void)
 	return fd;
 }
 
-/* The calls in BUF[0..LEN) answered: its replies but the "continues" ones. */
+/* The messages in BUF[0..LEN) without the text SKIP (NULL: all of them). */
 static size_t
-answered(const char *buf, size_t len)
+messages(const char *buf, size_t len, const char *skip)
 {
 	const char *p = buf, *end = buf + len, *z;
 	size_t	 n = 0;
 
 	while (p < end && (z = memchr(p, '\0', (size_t)(end - p))) != NULL) {
-		if (strstr(p, "\"continues\":true") == NULL)
+		if (skip == NULL || strstr(p, skip) == NULL)
 			n++;
 		p = z + 1;
 	}
@@ -74,7 +74,8 @@ slurp_until(int fd, char *buf, size_t cap, int timeout, size_t calls)
 			break;
 		len += (size_t)n;
 		buf[len] = '\0';
-		if (len + 1 >= cap || (calls != 0 && answered(buf, len) >= calls))
+		if (len + 1 >= cap ||
+		    (calls != 0 && messages(buf, len, "\"continues\":true") >= calls))
 			break;
 	}
 	buf[len] = '\0';
@@ -97,8 +98,11 @@ do_raw(void)
 		len += (size_t)n;
 	if (write(fd, in, len) != (ssize_t)len)
 		perror("write");
-	/* each call's reply, or EOF, or a second of silence (a call never ended) */
-	n = slurp_until(fd, out, sizeof(out), 1000, answered(in, len));
+	/*
+	 * A final reply to each call (a oneway call has none), or EOF, or a
+	 * second of silence (a call never ended).
+	 */
+	n = slurp_until(fd, out, sizeof(out), 1000, messages(in, len, "\"oneway\":true"));
 	for (ssize_t i = 0; i < n; i++)
 		putchar(out[i] == '\0' ? '\n' : out[i]);
 	/* did the daemon close?  (then the socket reads EOF at once) */
