@@ -234,6 +234,9 @@ buildids() {
 		/^ *Build ID: / && f != "" { print f, $3; f = "" }'
 }
 
+# bundle_files BUNDLE: the members of an export's perf.symbols.tar.bz2.
+bundle_files() { tar -xOf "$1" perf.symbols.tar.bz2 | tar -tjf -; }
+
 segments() { ls "$T/state/segments/"perf-*.data 2>/dev/null | sort; }
 
 # $T/v1 and $T/v2: two versions of tests/progs/capver.c (v1 runs

@@ -134,9 +134,8 @@ hostile_start() {
 secret_binary() {
 	MARK=pm-secret-$$-$(date +%s)
 	mkdir -m 0700 "$T/secret"
-	# (it runs on the CPU for 0.3 s before it prints: samples, so that an
-	# export of the segment's hits holds it)
-	# (clock() is a system call: the loop between two is what samples hit)
+	# (0.3 s on the CPU in its own loop before it prints, clock() being a
+	# system call: samples, so that an export of the segment's hits holds it)
 	printf '#include <stdio.h>\n#include <time.h>\nint main(void) { volatile unsigned long i; while (clock() < CLOCKS_PER_SEC * 3 / 10) for (i = 0; i < 1000000; i++) ; puts("%s"); return 0; }\n' "$MARK" > "$T/secret/s.c"
 	cc -O0 -o "$T/secret/bin" "$T/secret/s.c" -Wl,--build-id || fail "cannot build the secret binary"
 	chmod 0700 "$T/secret/bin"

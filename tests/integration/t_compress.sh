@@ -120,7 +120,7 @@ note "profile of the compressed window: $n samples"
 start_daemon "$CONF"
 ctl export "$s1" -o "$T/x.tar" > /dev/null || fail "export"
 stop_daemon
-tar -xOf "$T/x.tar" perf.symbols.tar.bz2 | tar -tjf - | grep -q "/$ID/elf\$" ||
+bundle_files "$T/x.tar" | grep -q "/$ID/elf\$" ||
 	fail "export: pm-spin's binary ($ID) not in perf.symbols.tar.bz2"
 note "export: the segment's hits found through its compressed records"
 

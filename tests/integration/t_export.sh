@@ -97,7 +97,7 @@ note "export $ours bytes; perf archive $perfs bytes + the segment bzip2'd $segz 
 	fail "the export ($ours) is more than a little larger than perf archive's $perfs + $segz"
 
 ctl export "$seg" --all-binaries -o "$T/every.tar" > /dev/null || fail "export --all-binaries"
-every=$(tar -xOf "$T/every.tar" perf.symbols.tar.bz2 | tar -tjf - | grep -c '^\.build-id/')
+every=$(bundle_files "$T/every.tar" | grep -c '^\.build-id/')
 [ "$every" -gt "$(wc -l < "$T/ours")" ] || fail "--all-binaries packed $every binaries, no more than the hits"
 note "--all-binaries: $every binaries"
 

@@ -34,7 +34,7 @@ note "the cache's copy of the secret binary: mode ${mode:-none yet}"
 # The exports pack the segment's hits (the secret binary ran on the CPU):
 # with --all-binaries each took 6 s of bzip2 over every binary on the host.
 # symbols SYMS BUNDLE: the members of the bundle's perf.symbols.tar.bz2 into SYMS
-symbols() { tar -xOf "$2" perf.symbols.tar.bz2 | tar -tjf - > "$1" || fail "cannot list $2"; }
+symbols() { bundle_files "$2" > "$1" || fail "cannot list $2"; }
 
 as_user "$A" "$PERFMAPCTL" -s "$T/control.sock" --json export "$seg" \
 	-o "$H/a.tar" > "$T/a.json" 2> "$T/a.err" || fail "the member's export: $(cat "$T/a.err")"

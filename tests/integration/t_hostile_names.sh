@@ -35,7 +35,7 @@ seg=$(ctl snapshot) || fail "snapshot"
 ctl export "$seg" -o "$T/x.tar" > "$T/export.out" 2>&1 ||
 	{ cat "$T/export.out"; fail "export"; }
 kill -0 "$DAEMON_PID" 2>/dev/null || { tail "$T/daemon.log"; fail "the daemon died in an export"; }
-n=$(tar -xOf "$T/x.tar" perf.symbols.tar.bz2 | tar -tjf - | LC_ALL=C grep -c '/pm-.*-bin/[0-9a-f]*/elf$')
+n=$(bundle_files "$T/x.tar" | LC_ALL=C grep -c '/pm-.*-bin/[0-9a-f]*/elf$')
 [ "$n" = 2 ] || fail "the export packs $n of the two binaries with these names"
 ctl export --since -1m -o "$T/y.tar" > /dev/null 2>&1 || fail "a second export"
 # store: one line per build-id, the names shown safely

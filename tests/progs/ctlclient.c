@@ -40,7 +40,7 @@ dial(void)
 	return fd;
 }
 
-/* The messages in BUF[0..LEN) without the text SKIP (NULL: all of them). */
+/* The messages in BUF[0..LEN) without the text SKIP. */
 static size_t
 messages(const char *buf, size_t len, const char *skip)
 {
@@ -48,7 +48,7 @@ messages(const char *buf, size_t len, const char *skip)
 	size_t	 n = 0;
 
 	while (p < end && (z = memchr(p, '\0', (size_t)(end - p))) != NULL) {
-		if (skip == NULL || strstr(p, skip) == NULL)
+		if (strstr(p, skip) == NULL)
 			n++;
 		p = z + 1;
 	}
