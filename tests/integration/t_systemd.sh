@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs as a service: the unit files verify, sd_notify messages arrive in
 # order on a NOTIFY_SOCKET we listen on (READY, STATUS, WATCHDOG, RELOADING,
-# STOPPING), socket activation hands the control socket over, and the
+# STOPPING), the unit's ExecReload fails on a refused file (systemctl
+# reload says so), socket activation hands the control socket over, and the
 # installed tree (make install DESTDIR=...) works with its installed
 # configuration, and make uninstall removes it.
 . tests/lib.sh
@@ -29,7 +30,18 @@ for _ in $(seq 1 100); do grep -q '^READY=1' "$T/notify.log" && break; sleep 0.1
 grep -q '^READY=1' "$T/notify.log" || { cat "$T/daemon.log"; fail "no READY=1"; }
 "$PERFMAPCTL" -s "$T/control.sock" ping > /dev/null || fail "READY=1 before the socket answers"
 sleep 1.5
-"$PERFMAPCTL" -s "$T/control.sock" reload > /dev/null || fail "reload"
+# systemctl reload: the unit's ExecReload (as installed, the socket from
+# PERFMAPD_SOCKET) waits for the verdict, so a refused file fails it
+reload=$(sed -n "s/^ExecReload=//p" "$T/prefix/units/perfmapd.service" | sed "s/\\\$MAINPID/$DAEMON_PID/")
+[ -n "$reload" ] || fail "the unit has no ExecReload"
+printf '[record]\nfrequency = banana\n' > "$T/perfmapd.conf"
+PERFMAPD_SOCKET=$T/control.sock $reload > "$T/reload.bad" 2>&1 &&
+	fail "ExecReload ($reload) succeeded with a refused file: systemctl reload would say it worked"
+grep -q 'frequency' "$T/reload.bad" || { cat "$T/reload.bad"; fail "the refused reload does not say why"; }
+printf '[record]\n' > "$T/perfmapd.conf"
+PERFMAPD_SOCKET=$T/control.sock $reload > "$T/reload.good" 2>&1 ||
+	{ cat "$T/reload.good"; fail "ExecReload ($reload) failed with a good file"; }
+note "ExecReload=$reload: a refused file fails it ($(head -1 "$T/reload.bad"))"
 sleep 0.5
 kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; DAEMON_PID=""
 sleep 0.3
