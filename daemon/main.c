@@ -298,7 +298,7 @@ fail_bins:
  */
 enum {
 	STOP_LEFT	= 1,	/* a capture thread is left running: _exit */
-	STOP_UNFINISHED	= 2,	/* the last segment is left partial: exit 3 */
+	STOP_UNFINISHED	= 2,	/* a segment is left partial: exit 3 */
 };
 
 static int
@@ -525,8 +525,8 @@ main(int argc, char *argv[])
 	how = finish(&d);
 	if ((how & STOP_UNFINISHED) && status == 0) {
 		/* Not 1: a stop was asked, and the unit's Restart=on-failure must not undo it. */
-		log_warnx("stop: the last segment could not be finished: exit status 3 (a .partial "
-		    "segment left is repaired at the next start)");
+		log_warnx("stop: a segment could not be finished: exit status 3 (its .partial "
+		    "file is repaired at the next start)");
 		status = 3;
 	}
 	log_stats(&d, "stopped");

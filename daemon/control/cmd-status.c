@@ -185,6 +185,8 @@ cmd_status_run(struct control_request *req)
 	    json_integer((json_int_t)s->write_errors));
 	json_object_set_new(json_object_get(out, "disk"), "segments_deleted_for_space",
 	    json_integer((json_int_t)s->deleted_for_space));
+	json_object_set_new(json_object_get(out, "disk"), "segments_unfinished",
+	    json_integer((json_int_t)s->unfinished));
 	json_object_set_new(out, "cache", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 	    "buildids_seen", (json_int_t)cs.seen, "captured", (json_int_t)cs.captured,
 	    "already_cached", (json_int_t)cs.present, "failed", (json_int_t)cs.failed,

@@ -547,6 +547,8 @@ recorder_close_segment(struct recorder *r, uint64_t t_end)
 			if (rr == 1)	/* the index's open segment is gone */
 				notify_segment_deleted(&r->notify, strrchr(r->seg.path, '/') != NULL ?
 				    strrchr(r->seg.path, '/') + 1 : r->seg.path);
+			else		/* left for the repair at the stop or the next start */
+				r->st.unfinished++;
 			return rc;
 		}
 	}
@@ -1165,6 +1167,19 @@ recorder_stop(struct recorder *r)
 		while (pass(r, LIMIT_ALL, 1) != 0 || r->cut != 0)
 			sideband_wait(r);
 		rc = recorder_close_segment(r, mono_ns());
+	}
+	if (r->st.unfinished > 0) {
+		/*
+		 * A close that failed left its .partial (the last one's, or a
+		 * rotation's while the disk was full): the repair the next start
+		 * would make, now, so that what was recorded reads at once.
+		 */
+		int	 left, n = repair_partials(r->segdir, &left);
+
+		if (n > 0)
+			log_info("stop: %d segment%s left unfinished by a failed write repaired", n,
+			    n == 1 ? "" : "s");
+		rc = left > 0 ? -1 : 0;
 	}
 	release(r);
 	return rc < 0 ? -1 : 0;

@@ -46,6 +46,7 @@ struct recorder_stats {
 	uint64_t	 bad_records;		/* malformed, dropped */
 	uint64_t	 write_errors;		/* records that could not be written */
 	uint64_t	 deleted_for_space;	/* segments deleted because the disk was full */
+	uint64_t	 unfinished;		/* closes that failed, their .partial left */
 	uint64_t	 bytes;			/* written to segments */
 	uint64_t	 segments;		/* closed */
 	uint64_t	 rotations_size, rotations_age, rotations_signal, rotations_request;
@@ -187,9 +188,10 @@ int	recorder_rotate(struct recorder *, enum rotate_reason);
 /* Rotate if the size or age limit is reached. */
 void	recorder_check_rotate(struct recorder *);
 /*
- * Disable events, drain, finish the segment.  -1 when the last segment
- * could not be finished (logged; a .partial file left is repaired at the
- * next start), else 0.
+ * Disable events, drain, finish the segment, and repair the .partial
+ * files that failed closes left (the last segment's, or a rotation's on a
+ * full disk).  -1 when one is still left (logged; repaired at the next
+ * start), else 0.
  */
 int	recorder_stop(struct recorder *);
 

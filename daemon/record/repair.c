@@ -290,16 +290,18 @@ recheck_last(const char *dir)
 }
 
 int
-repair_all(const char *dir)
+repair_partials(const char *dir, int *left)
 {
 	DIR	*d;
 	struct dirent *de;
 	char	 path[PATH_MAX], err[1024];
-	int	 n = 0;
+	int	 n = 0, failed = 0;
 
-	recheck_last(dir);
-	if ((d = opendir(dir)) == NULL)
+	if ((d = opendir(dir)) == NULL) {
+		if (left != NULL)
+			*left = 0;
 		return 0;
+	}
 	while ((de = readdir(d)) != NULL) {
 		size_t	 len = strlen(de->d_name);
 
@@ -309,9 +311,20 @@ repair_all(const char *dir)
 			continue;
 		if (repair_segment(path, err, sizeof(err)) >= 0)
 			n++;
-		else
+		else {
+			failed++;
 			log_warnx("cannot repair: %s (left as is)", err);
+		}
 	}
 	closedir(d);
+	if (left != NULL)
+		*left = failed;
 	return n;
+}
+
+int
+repair_all(const char *dir)
+{
+	recheck_last(dir);
+	return repair_partials(dir, NULL);
 }

@@ -16,7 +16,13 @@
  */
 int	repair_segment(const char *partial, char *err, size_t errlen);
 
-/* Repair every NAME.partial in DIR; returns how many were repaired or removed. */
+/*
+ * Repair every NAME.partial in DIR; returns how many were repaired or
+ * removed, and in *LEFT (if not NULL) how many could not be.
+ */
+int	repair_partials(const char *dir, int *left);
+
+/* At start-up: the segments a power loss tore (renamed .partial), then repair_partials. */
 int	repair_all(const char *dir);
 
 #endif

@@ -6,7 +6,9 @@
 #   keeps running and answering;
 # - space returns: recording resumes, status clears;
 # and in the end every segment on disk is one perf reads, the index passes
-# SQLite's integrity check, and nothing is left half-written.
+# SQLite's integrity check, and nothing is left half-written; a stop that
+# cannot finish a segment exits 3, and a stop repairs what a rotation on a
+# full disk could not finish.
 . tests/lib.sh
 need_events
 need_perf
@@ -104,7 +106,7 @@ for _ in $(seq 1 60); do [ "$(dropped error)" != null ] && break; sleep 0.5; don
 kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; rc=$?; DAEMON_PID=""
 kill $BG_PIDS 2>/dev/null; wait $BG_PIDS 2>/dev/null; BG_PIDS=""
 [ "$rc" = 3 ] || { tail -5 "$T/daemon.log"; fail "a stop that could not finish the last segment exited $rc"; }
-grep -q 'the last segment could not be finished: exit status 3' "$T/daemon.log" ||
+grep -q 'a segment could not be finished: exit status 3' "$T/daemon.log" ||
 	{ tail -5 "$T/daemon.log"; fail "the unfinished segment at stop was not logged"; }
 ls "$T/state/segments" | grep -q '\.partial$' || fail "no .partial segment left by the stop: nothing to repair"
 rm -f "$T/state/filler"
@@ -117,4 +119,39 @@ ls "$T/state/segments" | grep -q '\.partial$' && fail "a .partial segment is lef
 for f in $(segments); do
 	perf report -i "$f" --stdio > /dev/null 2>&1 || fail "perf cannot read $f after the repair"
 done
-echo "PASS: $n segments deleted for space, $d1+ records dropped while full, resumed; a stop on a full disk exits 3, its segment repaired at the next start"
+
+# 6. a rotation on a full disk, nothing to delete: its close fails and
+# leaves a .partial; space returns and recording goes on; the stop repairs
+# what the rotation left (before: a clean exit with the .partial still
+# there, unreadable until the next start)
+rm -f "$T/state/segments/"perf-*.data
+start_daemon "[record]
+frequency = 999
+drain_interval = 100ms
+[segments]
+rotate_age = 0
+rotate_size = 0
+[cache]
+dir = $T/cache"
+"$T/execstorm" 30 1 /bin/true > /dev/null & BG_PIDS=$!
+sleep 1
+dd if=/dev/zero of="$T/state/filler" bs=1M count=64 status=none 2>/dev/null
+for _ in $(seq 1 60); do [ "$(dropped error)" != null ] && break; sleep 0.5; done
+[ "$(dropped error)" != null ] || { ctl status; fail "the full disk is not reported"; }
+ctl snapshot > /dev/null 2>&1	# the rotation: its close cannot fit
+[ "$(dropped segments_unfinished)" -ge 1 ] || { ctl --json status | jq .disk; fail "a close on the full disk did not fail"; }
+ls "$T/state/segments" | grep -q '\.partial$' || fail "the failed close left no .partial"
+rm -f "$T/state/filler"
+for _ in $(seq 1 40); do [ "$(dropped error)" = null ] && break; sleep 0.5; done
+[ "$(dropped error)" = null ] || { ctl status; fail "still in trouble after space returned"; }
+sleep 1
+kill $BG_PIDS 2>/dev/null; wait $BG_PIDS 2>/dev/null; BG_PIDS=""
+stop_daemon
+ls "$T/state/segments" | grep '\.partial$' && fail "a clean stop left the failed rotation's .partial: unreadable until the next start"
+grep -q 'stop: 1 segment left unfinished by a failed write repaired' "$T/daemon.log" ||
+	{ tail -5 "$T/daemon.log"; fail "the repair at the stop was not logged"; }
+[ "$(segments | wc -l)" -ge 2 ] || fail "not the repaired segment and the one after it"
+for f in $(segments); do
+	perf report -i "$f" --stdio > /dev/null 2>&1 || fail "perf cannot read $f after the stop's repair"
+done
+echo "PASS: $n segments deleted for space, $d1+ records dropped while full, resumed; a stop on a full disk exits 3, its segment repaired at the next start; a rotation's unfinished segment repaired at the stop"
