@@ -142,6 +142,9 @@ print_status(json_t *p, FILE *f)
 	else if (client_num(d, "segments_deleted_for_space") > 0)
 		client_print_kv(f, "disk was full", "%lld records dropped, %lld segments deleted "
 		    "to make room", client_num(d, "records_dropped"), client_num(d, "segments_deleted_for_space"));
+	if (client_num(d, "segments_unfinished") > 0)
+		client_print_kv(f, "unfinished", "%lld segments could not be closed (.partial files, "
+		    "repaired at the stop or the next start)", client_num(d, "segments_unfinished"));
 	if (json_is_object(json_object_get(p, "cache"))) {
 		json_t *k = json_object_get(p, "cache");
 

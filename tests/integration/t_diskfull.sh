@@ -141,6 +141,7 @@ for _ in $(seq 1 60); do [ "$(dropped error)" != null ] && break; sleep 0.5; don
 ctl snapshot > /dev/null 2>&1	# the rotation: its close cannot fit
 [ "$(dropped segments_unfinished)" -ge 1 ] || { ctl --json status | jq .disk; fail "a close on the full disk did not fail"; }
 ls "$T/state/segments" | grep -q '\.partial$' || fail "the failed close left no .partial"
+ctl status | grep -q '^unfinished .*1 segments could not be closed' || { ctl status; fail "status text does not show the unfinished segment"; }
 rm -f "$T/state/filler"
 for _ in $(seq 1 40); do [ "$(dropped error)" = null ] && break; sleep 0.5; done
 [ "$(dropped error)" = null ] || { ctl status; fail "still in trouble after space returned"; }
