@@ -27,9 +27,11 @@
 #define PIN_MAX			256		/* map_files fds held open at once */
 /*
  * At stop, the worker still keeps the JIT maps the last segment's close
- * queued (JOB_JIT_KEEP), for at most this long: without them that
- * segment's JIT frames have no names.  Other jobs are dropped (a copy of
- * a binary, a client's request: its client is gone with the daemon).
+ * queued (JOB_JIT_KEEP), then makes the copies of binaries still queued
+ * (the segments name them; a pinned map's file reads after its process
+ * is gone), for at most this long in all: without them that segment's
+ * JIT frames and binaries have no names.  A client's request is dropped
+ * (its client is gone with the daemon).
  */
 #define CAPTURE_STOP_KEEP_MS	2000
 /*
@@ -237,6 +239,7 @@ struct capture {
 	size_t		 nfails, failcap;
 	uint64_t	 last_evict_ns;
 	int		 evict_stuck;
+	uint64_t	 stop_by;	/* stopping: the end of the last jobs (mono ns), else 0 */
 	uint64_t	 start_wall_ns;
 
 	atomic_uint_least64_t n_seen, n_captured, n_present, n_failed, n_missed;

@@ -25,6 +25,7 @@
 #include "perfdata.h"
 #include "proto.h"
 #include "record/buildid_reader.h"
+#include "walltime.h"
 
 void
 segbids_free(struct segbid *v, size_t n)
@@ -458,11 +459,16 @@ run_store(struct capture *c, struct job *j)
 	memset(&x, 0, sizeof(x));
 	x.job = j;
 	x.debuginfod = j->debuginfod;
-	for (i = 0; i < nbids && !job_cancelled(j); i++)
+	for (i = 0; i < nbids && !job_cancelled(j) &&
+	    (c->stop_by == 0 || mono_ns() < c->stop_by); i++)	/* a lazy store at the stop */
 		result_post(c, j->req, store_one(c, &x, &bids[i]), 0, 0);
 	if (j->req == NULL && x.failed > 0)
 		log_info("lazy capture of %s: %llu of %zu build-ids could not be stored",
 		    nsegs == 1 ? segs[0] : "segments", (unsigned long long)x.failed, nbids);
+	if (i < nbids && c->stop_by != 0)
+		log_warnx("lazy capture of %s: stopping: %zu of %zu build-ids not stored within "
+		    "%d ms", nsegs == 1 ? segs[0] : "segments", nbids - i, nbids,
+		    CAPTURE_STOP_KEEP_MS);
 	result_post(c, j->req, json_pack("{s:I, s:I, s:I, s:I, s:I, s:s}",
 	    "segments", (json_int_t)nsegs, "buildids", (json_int_t)nbids,
 	    "ok", (json_int_t)x.ok, "failed", (json_int_t)x.failed,

@@ -99,37 +99,60 @@ pin_maps(struct capture *c, struct jobq *q, size_t *pinned)
 	}
 }
 
+/* What a stop still does: 1 the JIT maps, 2 the binaries the segments name, 0 nothing. */
+static int
+stop_rank(const struct job *j)
+{
+	switch (j->kind) {
+	case JOB_JIT_WATCH:
+	case JOB_JIT_KEEP:
+		return 1;
+	case JOB_MAP:
+	case JOB_KERNEL:
+	case JOB_MODULE:
+	case JOB_VDSO:
+	case JOB_CLOSED:	/* lazy: the last segment's binaries */
+		return 2;
+	default:		/* a client's request (cancelled), a missed map, a profile */
+		return 0;
+	}
+}
+
 /*
- * Stop asked: the JIT maps still to keep (the last segment's, queued at
- * its close, each perhaps after the watch it needs), in queue order,
- * within CAPTURE_STOP_KEEP_MS; LOCAL and the queue then hold only what
- * is dropped.
+ * Stop asked: within CAPTURE_STOP_KEEP_MS, the JIT maps still to keep
+ * (the last segment's, queued at its close, each perhaps after the watch
+ * it needs), then the copies of binaries still queued (each pinned map
+ * reads after its process is gone; a lazy store stops at the deadline),
+ * each in queue order; LOCAL and the queue then hold only what is
+ * dropped.
  */
 static void
-keep_on_stop(struct capture *c, struct jobq *local)
+finish_on_stop(struct capture *c, struct jobq *local)
 {
 	struct job *j, *next;
-	uint64_t end = mono_ns() + CAPTURE_STOP_KEEP_MS * 1000000ULL;
-	size_t	 late = 0;
+	size_t	 late[3] = { 0, 0, 0 };
+	int	 rank;
 
+	c->stop_by = mono_ns() + CAPTURE_STOP_KEEP_MS * 1000000ULL;
 	pthread_mutex_lock(&c->mu);
 	TAILQ_CONCAT(local, &c->jobs, entry);
 	pthread_mutex_unlock(&c->mu);
-	for (j = TAILQ_FIRST(local); j != NULL; j = next) {
-		next = TAILQ_NEXT(j, entry);
-		if (j->kind != JOB_JIT_WATCH && j->kind != JOB_JIT_KEEP)
-			continue;
-		if (mono_ns() >= end) {
-			late += j->kind == JOB_JIT_KEEP;
-			continue;
+	for (rank = 1; rank <= 2; rank++)
+		for (j = TAILQ_FIRST(local); j != NULL; j = next) {
+			next = TAILQ_NEXT(j, entry);
+			if (stop_rank(j) != rank)
+				continue;
+			if (mono_ns() >= c->stop_by) {
+				late[rank] += j->kind != JOB_JIT_WATCH;	/* its keep counts */
+				continue;
+			}
+			TAILQ_REMOVE(local, j, entry);
+			run_job(c, j);
+			job_free(j);
 		}
-		TAILQ_REMOVE(local, j, entry);
-		run_job(c, j);
-		job_free(j);
-	}
-	if (late > 0)
-		log_warnx("capture: stopping: %zu JIT maps not kept within %d ms", late,
-		    CAPTURE_STOP_KEEP_MS);
+	if (late[1] > 0 || late[2] > 0)
+		log_warnx("capture: stopping: %zu JIT maps not kept and %zu binary copies not "
+		    "made within %d ms", late[1], late[2], CAPTURE_STOP_KEEP_MS);
 }
 
 void *
@@ -146,7 +169,7 @@ worker_main(void *arg)
 			pthread_cond_wait(&c->cv, &c->mu);
 		if (c->stop) {
 			pthread_mutex_unlock(&c->mu);
-			keep_on_stop(c, &local);
+			finish_on_stop(c, &local);
 			break;
 		}
 		TAILQ_CONCAT(&local, &c->jobs, entry);

@@ -5,6 +5,9 @@
 # so a profile of that segment names their JIT frames.  Before, the stop
 # dropped the capture worker's queue, the keeps that close had just put in
 # it among them: the last segment of every run had no JIT maps.
+# Part 2: binaries first seen just before the stop, their copies queued
+# behind a long job of the worker, are in the cache after the stop (before:
+# dropped with the queue; a short-lived one was then lost for good).
 . tests/lib.sh
 need_events
 [ "$(uname -m)" = x86_64 ] || skip "the JIT test program is x86-64 code"
@@ -49,4 +52,33 @@ wait $PIDS 2>/dev/null
 BG_PIDS=""
 [ $kept -eq $N ] || fail "the segment closed at the stop kept $kept of $N JIT maps"
 note "the last segment, closed at the stop, kept all $N JIT maps ($size bytes each)"
+
+# --- 2. the copies of binaries queued at the stop -----------------------------
+K=4
+for i in $(seq 1 $K); do
+	cc -O0 -o "$T/late$i" tests/progs/spin.c $(unique_buildid) || fail "cannot build late$i"
+done
+start_daemon "[record]
+frequency = 499
+drain_interval = 50ms"
+S=$T/control.sock
+seg=$("$PERFMAPCTL" -s "$S" snapshot) || fail "snapshot"
+# the worker's long job: every binary of the host the segment names, packed
+"$PERFMAPCTL" -s "$S" export "$seg" --all-binaries -o "$T/busy.tar" > "$T/busy.out" 2>&1 &
+EXPORT=$!
+sleep 0.3
+for i in $(seq 1 $K); do "$T/late$i" 0.05; done	# short-lived: gone before the stop
+sleep 0.5	# seen by the loop, their copies queued behind the export
+kill -0 $EXPORT 2>/dev/null || fail "the export ended before the stop: the copies were not queued behind it"
+stop_daemon
+wait $EXPORT 2>/dev/null
+missing=""
+for i in $(seq 1 $K); do
+	id=$(readelf_buildid "$T/late$i")
+	f=$T/state/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-)/elf
+	cmp -s "$f" "$T/late$i" || missing="$missing late$i"
+done
+[ -z "$missing" ] || { grep -a 'capture' "$T/daemon.log" | tail -5; fail "binaries queued at the stop not copied:$missing"; }
+grep -q 'binary copies not made' "$T/daemon.log" && fail "the stop logged copies not made"
+note "the $K binaries first seen just before the stop, queued behind an export, were copied"
 exit 0
