@@ -324,5 +324,15 @@ void	evict_maybe(struct capture *, int force);
 void	evict_to(struct capture *, uint64_t target, int force);
 /* bidcache's admission: room under max_size, the owner's share (worker thread). */
 int	cache_admit(void *arg, unsigned uid, uint64_t size, char *err, size_t errlen);
+/*
+ * UID's share of the copies of users' files, binaries and JIT maps alike
+ * ([cache] user_bytes, user_files per user_interval; root has none):
+ * before a copy of SIZE bytes, 0 with *QP the share to charge once the
+ * copy is made (user_share_charge; NULL: nothing to charge), or -EDQUOT
+ * with ERR set (counted as refused_quota, logged once an interval).
+ */
+int	user_share(struct capture *, unsigned uid, uint64_t size, struct quota **qp,
+	    char *err, size_t errlen);
+void	user_share_charge(struct quota *, uint64_t size);
 
 #endif

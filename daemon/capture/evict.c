@@ -64,6 +64,40 @@ quota_of(struct capture *c, unsigned uid, uint64_t now)
 	return q;
 }
 
+int
+user_share(struct capture *c, unsigned uid, uint64_t size, struct quota **qp, char *err,
+    size_t errlen)
+{
+	struct quota *q;
+
+	*qp = NULL;
+	if (uid == 0 || (c->user_bytes == 0 && c->user_files == 0))
+		return 0;
+	q = quota_of(c, uid, (uint64_t)walltime_now());
+	if ((c->user_files != 0 && q->files + 1 > c->user_files) ||
+	    (c->user_bytes != 0 && q->bytes + size > c->user_bytes)) {
+		snprintf(err, errlen, "uid %u used its share of the cache (%llu files, "
+		    "%llu bytes this interval; user_files, user_bytes)", uid,
+		    (unsigned long long)q->files, (unsigned long long)q->bytes);
+		if (!q->logged++)
+			log_warnx("cache: %s: its binaries and JIT maps wait for the next "
+			    "interval", err);
+		atomic_fetch_add(&c->n_refused_quota, 1);
+		return -EDQUOT;
+	}
+	*qp = q;
+	return 0;
+}
+
+void
+user_share_charge(struct quota *q, uint64_t size)
+{
+	if (q != NULL) {
+		q->files++;
+		q->bytes += size;
+	}
+}
+
 /*
  * Before a copy of SIZE bytes of a file UID owns: the user's share (root's
  * binaries have none), then room under max_size, evicting first; a copy
@@ -73,21 +107,11 @@ int
 cache_admit(void *arg, unsigned uid, uint64_t size, char *err, size_t errlen)
 {
 	struct capture *c = arg;
-	struct quota *q = NULL;
+	struct quota *q;
+	int	 rc;
 
-	if (uid != 0 && (c->user_bytes != 0 || c->user_files != 0)) {
-		q = quota_of(c, uid, (uint64_t)walltime_now());
-		if ((c->user_files != 0 && q->files + 1 > c->user_files) ||
-		    (c->user_bytes != 0 && q->bytes + size > c->user_bytes)) {
-			snprintf(err, errlen, "uid %u used its share of the cache (%llu binaries, "
-			    "%llu bytes this interval; user_files, user_bytes)", uid,
-			    (unsigned long long)q->files, (unsigned long long)q->bytes);
-			if (!q->logged++)
-				log_warnx("cache: %s: its binaries wait for the next interval", err);
-			atomic_fetch_add(&c->n_refused_quota, 1);
-			return -EDQUOT;
-		}
-	}
+	if ((rc = user_share(c, uid, size, &q, err, errlen)) < 0)
+		return rc;
 	if (c->max_size != 0 && c->cache.size + size > c->max_size) {
 		if (size <= c->max_size)
 			evict_to(c, c->max_size - size, 0);
@@ -100,10 +124,7 @@ cache_admit(void *arg, unsigned uid, uint64_t size, char *err, size_t errlen)
 			return -ENOSPC;
 		}
 	}
-	if (q != NULL) {
-		q->files++;
-		q->bytes += size;
-	}
+	user_share_charge(q, size);
 	return 0;
 }
 

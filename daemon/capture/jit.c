@@ -356,8 +356,9 @@ void
 run_jit_keep(struct capture *c, struct job *j)
 {
 	struct jitproc *e = jit_find(c, j->pid);
+	struct quota *q;
 	struct stat st;
-	char	 path[96], name[32], dir[PATH_MAX];
+	char	 path[96], name[32], dir[PATH_MAX], why[256];
 	int	 fd;
 
 	if (e == NULL)
@@ -380,9 +381,17 @@ run_jit_keep(struct capture *c, struct job *j)
 		close(fd);
 		goto done;
 	}
+	/* a copy of a user's file into root's state directory: the user's share */
+	if (user_share(c, e->uid, (uint64_t)st.st_size, &q, why, sizeof(why)) < 0) {
+		log_debug("jit: %s not kept: %s", path, why);
+		close(fd);
+		goto done;
+	}
 	if ((size_t)snprintf(dir, sizeof(dir), "%s" PROFILE_JIT_SUFFIX, j->name) >= sizeof(dir) ||
 	    copy_map(fd, (uint64_t)st.st_size, dir, j->pid) < 0)
 		log_warn("jit: keeping %s in %s", path, dir);
+	else
+		user_share_charge(q, (uint64_t)st.st_size);
 	close(fd);
 done:
 	if (j->exited)

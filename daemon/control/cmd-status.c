@@ -5,11 +5,9 @@
  * start-up probes found and why the build-id mode follows; the perf limits
  * perfmapd shares with the host's other perf users (perflimits.h).
  */
-#include <dirent.h>
 #include <malloc.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include <sqlite3.h>
 
@@ -22,26 +20,6 @@
 #include "record/wallclock.h"
 #include "proto.h"
 #include "walltime.h"
-
-static void
-segdir_usage(const char *dir, json_int_t *count, json_int_t *bytes)
-{
-	DIR	*d = opendir(dir);
-	struct dirent *de;
-	struct stat st;
-
-	*count = *bytes = 0;
-	if (d == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, "perf-", 5) != 0 ||
-		    fstatat(dirfd(d), de->d_name, &st, 0) == -1)
-			continue;
-		(*count)++;
-		*bytes += (json_int_t)st.st_size;
-	}
-	closedir(d);
-}
 
 static const char *
 iso(uint64_t ns, char buf[32])
@@ -143,10 +121,10 @@ cmd_status_run(struct control_request *req)
 	struct index_stats is;
 	struct mallinfo2 mi;
 	char	 started[32], segstart[32];
-	json_int_t nseg, segbytes;
+	uint64_t nseg, segbytes;
 	json_t	*counters, *seg, *out;
 
-	segdir_usage(r->segdir, &nseg, &segbytes);
+	segment_dir_usage(r->segdir, &nseg, &segbytes);
 	capture_stats(req->d->cap, &cs);
 	index_get_stats(req->d->index, &is);
 	counters = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
@@ -175,7 +153,7 @@ cmd_status_run(struct control_request *req)
 	    "frequency", (int)d->conf.frequency, "callchain", d->conf.callchain,
 	    "cpus", r->ev.ncpus, "state_dir", d->conf.state_dir,
 	    "segment", seg, "counters", counters,
-	    "disk", "segments", nseg, "segments_bytes", segbytes,
+	    "disk", "segments", (json_int_t)nseg, "segments_bytes", (json_int_t)segbytes,
 	    "clients", (int)control_nclients(d->control),
 	    "model_processes", (json_int_t)r->model.nprocs,
 	    "model_maps", (json_int_t)r->model.nmaps);

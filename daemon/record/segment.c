@@ -255,6 +255,71 @@ segfile_cmp(const void *a, const void *b)
 }
 
 static int	segfiles_list(const char *, struct segfile **, size_t *, uint64_t *);
+
+/* The bytes of the plain files in directory NAME of DFD (a segment's .jit/). */
+static uint64_t
+dir_bytes(int dfd, const char *name)
+{
+	DIR	*d;
+	struct dirent *de;
+	struct stat st;
+	uint64_t n = 0;
+	int	 fd;
+
+	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return 0;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			n += (uint64_t)st.st_size;
+	closedir(d);
+	return n;
+}
+
+/* What is kept with segment NAME of DFD: its period's pprof, its JIT maps. */
+static uint64_t
+companion_bytes(int dfd, const char *name)
+{
+	char	 path[300];
+	struct stat st;
+	uint64_t n = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s.pb.gz", name) < sizeof(path) &&
+	    fstatat(dfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+		n += (uint64_t)st.st_size;
+	if ((size_t)snprintf(path, sizeof(path), "%s.jit", name) < sizeof(path))
+		n += dir_bytes(dfd, path);
+	return n;
+}
+
+void
+segment_dir_usage(const char *dir, uint64_t *count, uint64_t *bytes)
+{
+	DIR	*d;
+	struct dirent *de;
+	struct stat st;
+	int	 partial;
+
+	*count = *bytes = 0;
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "perf-", 5) != 0 ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+			continue;
+		if (name_seq(de->d_name, &partial) != 0)
+			(*count)++;
+		if (S_ISREG(st.st_mode))
+			*bytes += (uint64_t)st.st_size;
+		else if (S_ISDIR(st.st_mode))
+			*bytes += dir_bytes(dirfd(d), de->d_name);
+	}
+	closedir(d);
+}
 static int	delete_one(const char *, const char *, const char *,
 		    const struct notify *);
 
@@ -347,7 +412,11 @@ delete_one(const char *dir, const char *name, const char *why, const struct noti
 	return 0;
 }
 
-/* The closed segments of DIR, oldest first, and their total size. */
+/*
+ * The closed segments of DIR, oldest first, and their total size, each
+ * with what is kept with it (a user's JIT maps count: they are copies of
+ * users' files).
+ */
 static int
 segfiles_list(const char *dir, struct segfile **out, size_t *np, uint64_t *totalp)
 {
@@ -371,7 +440,7 @@ segfiles_list(const char *dir, struct segfile **out, size_t *np, uint64_t *total
 			break;
 		v = nv;
 		v[n].seq = seq;
-		v[n].size = (uint64_t)st.st_size;
+		v[n].size = (uint64_t)st.st_size + companion_bytes(dfd, de->d_name);
 		v[n].mtime = st.st_mtime;
 		snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
 		total += v[n].size;

@@ -74,6 +74,11 @@ uint64_t segment_last_seq(const char *dir);
  * left, -errno.
  */
 int	segment_delete_oldest(const char *dir, const struct notify *);
+/*
+ * The segments of DIR (closed and open) and the bytes of everything of
+ * theirs there: the segments, their pprof files, their JIT maps.
+ */
+void	segment_dir_usage(const char *dir, uint64_t *count, uint64_t *bytes);
 
 /*
  * Retention over DIR's closed segments, oldest first: delete while more

@@ -8,6 +8,11 @@
 # goes on; a FUSE server would hold the capture worker, a device would
 # be opened by root).  The map must be left alone, the FIFO never opened,
 # and a plain map of the user's next process still kept.
+# Part 2: a user's JIT maps grown to many MiB (a sparse truncate costs the
+# user nothing; each keep writes it whole) are copies of the user's files:
+# they stop at the user's share ([cache] user_bytes), and every segment's
+# maps count toward keep_size (before: no bound at all, and retention saw
+# only the segments' own bytes, so the state directory filled).
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
@@ -51,4 +56,55 @@ J2=$(cat "$H/jit2.pid")
 kept_map "$J2" > /dev/null || fail "the plain map of pid $J2 in the user's own /tmp was not kept"
 hostile_judge
 stop_daemon
-echo "PASS: a mount on a JIT map's name is not crossed; plain maps are kept"
+
+# --- 2. JIT maps grown to fill the disk --------------------------------------
+start_daemon "[record]
+frequency = 499
+drain_interval = 50ms
+[segments]
+rotate_size = 8M
+keep_size = 40M
+[cache]
+user_bytes = 20M"
+S=$T/control.sock
+# grow RUNAS: a JIT process of RUNAS ("" for root) whose map is a 12 MiB
+# sparse file when it exits; its pid in $GP
+grow() {
+	${1:+as_user "$1"} sh -c "'$T/jit' 0.6 & echo \$! > '$H/grow.pid'
+		sleep 0.3; truncate -s 12M /tmp/perf-\$(cat '$H/grow.pid').map; wait"
+	GP=$(cat "$H/grow.pid")
+	at_exit "rm -f /tmp/perf-$GP.map"
+}
+# a user's six: 72 MiB of copies asked for, 20 MiB of share
+apids=""
+for _ in 1 2 3 4 5 6; do grow "$A"; apids="$apids $GP"; done
+sleep 1
+kept=0
+for p in $apids; do
+	for f in "$T/state/segments/"*.jit/perf-$p.map; do
+		[ -f "$f" ] && kept=$((kept + $(stat -c %s "$f")))
+	done
+done
+[ $kept -le $((20 * 1048576)) ] || fail "the user's JIT maps took $kept bytes, past its share of 20 MiB"
+[ $kept -gt 0 ] || fail "none of the user's JIT maps was kept"
+"$PERFMAPCTL" -s "$S" --json status | jq -e '.cache.refused_quota >= 1' > /dev/null ||
+	fail "the maps beyond the share are not counted in refused_quota"
+grep -q "uid $(id -u "$A") used its share" "$T/daemon.log" || fail "the refusal is not logged"
+note "user: $kept bytes of JIT maps kept of 6 x 12 MiB asked for (share 20 MiB)"
+# root's, which have no share: three segments of two 12 MiB maps each; keep_size
+# (40 MiB) counts them, so the oldest go
+first=""
+for _ in 1 2 3; do
+	grow ""; grow ""
+	kept_map "$GP" > /dev/null || fail "root's map of pid $GP was not kept"
+	seg=$("$PERFMAPCTL" -s "$S" snapshot) || fail "snapshot"
+	[ -n "$first" ] || first=$seg
+done
+[ -d "$first.jit" ] && fail "keep_size 40M: the first of three segments with 24 MiB of JIT maps each is still there (maps not counted)"
+used=$("$PERFMAPCTL" -s "$S" --json status | jq .disk.segments_bytes)
+[ "$used" -ge $((24 * 1048576)) ] || fail "status disk.segments_bytes $used does not count the last segment's JIT maps"
+du=$(du -sb "$T/state/segments" | cut -f1)
+[ "$du" -le $((48 * 1048576)) ] || fail "the segments directory holds $du bytes, past keep_size and one segment"
+note "root: three segments of 24 MiB of JIT maps, keep_size 40 MiB: $du bytes on disk, status says $used"
+stop_daemon
+echo "PASS: a mount on a JIT map's name is not crossed; plain maps are kept; a user's maps stop at its share, and keep_size counts them"
