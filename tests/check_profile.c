@@ -511,12 +511,13 @@ START_TEST(test_hostile_names)
 	ck_assert_int_eq(symbolize_addr(sym, b, 0x1000, 1, fr), 0);
 	ck_assert_uint_ne(loc[0] = stacks_location(s, b, 0x4004, 1), 0);
 	ck_assert_uint_ne(loc[1] = stacks_location(s, b, 0x2004, 0), 0);
-	ck_assert_int_eq(stacks_add(s, 1, stacks_intern(s, "c\nm"), loc, 2, 10), 0);
-	ck_assert_int_eq(stacks_add(s, 2, stacks_intern(s, "c\nm"), loc, 2, 10), 0);
+	/* a process named "c\nm;main": its ';' would be a frame of the flame graph */
+	ck_assert_int_eq(stacks_add(s, 1, stacks_intern(s, "c\nm;main"), loc, 2, 10), 0);
+	ck_assert_int_eq(stacks_add(s, 2, stacks_intern(s, "c\nm;main"), loc, 2, 10), 0);
 	ck_assert_int_eq(folded_build(s, &f), 0);
 	ck_assert_uint_eq(f.n, 1);		/* two pids, one comm and stack: one line */
 	ck_assert_uint_eq(f.counts[0], 2);
-	ck_assert_str_eq(f.lines[0], "c?m;good_one_[j];a:b?<x>?&\"'_[j]");
+	ck_assert_str_eq(f.lines[0], "c?m:main;good_one_[j];a:b?<x>?&\"'_[j]");
 	folded_free(&f);
 	fd = open(map, O_RDWR | O_TRUNC);
 	ck_assert_int_eq(svg_write(s, &m, fd, &bytes, map, sizeof(map)), 0);

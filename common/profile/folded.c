@@ -63,7 +63,7 @@ folded_build(struct stacks *s, struct folded *f)
 			uint32_t l;
 
 			sb.len = 0;
-			sbuf_str(&sb, s->str[k->comm]);
+			stacks_name_text(&sb, s->str[k->comm]);
 			for (l = k->n; l > 0; l--) {
 				sbuf_add(&sb, ";", 1);
 				stacks_loc_text(s, k->locs[l - 1], &sb);

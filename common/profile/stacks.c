@@ -412,9 +412,8 @@ base_name(const char *path)
 	return slash != NULL && slash[1] != '\0' ? slash + 1 : path;
 }
 
-/* NAME with ';' as ':' (folded lines split on ';'). */
-static void
-add_name(struct sbuf *b, const char *name)
+void
+stacks_name_text(struct sbuf *b, const char *name)
 {
 	const char *p;
 
@@ -442,14 +441,14 @@ stacks_loc_text(struct stacks *s, uint32_t loc, struct sbuf *b)
 
 		if (name[0] != '[')
 			sbuf_str(b, "[");
-		add_name(b, name);
+		stacks_name_text(b, name);
 		if (name[0] != '[')
 			sbuf_str(b, "]");
 		sbuf_str(b, suffix);
 		return;
 	}
 	for (i = l->nlines; i > 0; i--) {
-		add_name(b, s->str[s->funcs[s->lines[l->line0 + i - 1].func - 1].name]);
+		stacks_name_text(b, s->str[s->funcs[s->lines[l->line0 + i - 1].func - 1].name]);
 		sbuf_str(b, suffix);
 		if (i > 1)
 			sbuf_add(b, ";", 1);

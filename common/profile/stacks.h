@@ -103,6 +103,11 @@ void	sbuf_free(struct sbuf *);
  * name becomes ':' so the line still parses.
  */
 void	stacks_loc_text(struct stacks *, uint32_t loc, struct sbuf *);
+/*
+ * NAME (a function's, a process's) with ';' as ':': folded lines split on
+ * ';', so a process named "sshd;main" is not a process and a frame.
+ */
+void	stacks_name_text(struct sbuf *, const char *name);
 
 /* Writers: 0 or -1 with ERR.  *BYTES gets what was written. */
 struct profile_req;
