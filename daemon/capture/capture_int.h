@@ -159,10 +159,20 @@ struct segbid {
 	char		*name;
 };
 
-struct liveproc_map {
+/*
+ * A path a store looks for in live processes (it names a build-id of the
+ * job's segments), and the first LIVE_PER_PATH mappings of it found
+ * (/proc/PID/maps): what a scan keeps is bounded by the segments' build-id
+ * tables, not by what users map.
+ */
+#define LIVE_PER_PATH	16
+struct livepath {
 	char		*path;
-	uint32_t	 pid;
-	uint64_t	 start, end;
+	uint32_t	 n;
+	struct {
+		uint32_t pid;
+		uint64_t start, end;
+	}		 m[LIVE_PER_PATH];
 };
 
 /* One user's share of the cache in the current interval (worker only). */
@@ -178,7 +188,9 @@ struct storectx {
 	struct job	*job;
 	int		 debuginfod;
 	debuginfod_client *dc;
-	struct liveproc_map *live;
+	const struct segbid *bids;	/* the job's, whose names live_scan looks for */
+	size_t		 nbids;
+	struct livepath	*live;		/* sorted by path */
 	size_t		 nlive;
 	int		 live_done;
 	uint64_t	 ok, failed, added;

@@ -313,6 +313,8 @@ run_export(struct capture *c, struct job *j)
 	memset(&x, 0, sizeof(x));
 	x.job = j;
 	x.debuginfod = j->debuginfod;
+	x.bids = bids;
+	x.nbids = nbids;
 	tmp[0] = syms[0] = '\0';
 	if (nsegs == 0) {
 		snprintf(err, sizeof(err), "no segment to export");

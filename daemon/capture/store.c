@@ -246,15 +246,51 @@ live_free(struct storectx *x)
 	x->nlive = 0;
 }
 
-/* Every file mapping of every live process, once per store job. */
+static int
+livepath_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct livepath *)a)->path, ((const struct livepath *)b)->path);
+}
+
+static struct livepath *
+live_find(struct storectx *x, const char *path)
+{
+	struct livepath key = { .path = (char *)(uintptr_t)path };
+
+	return x->nlive == 0 ? NULL :
+	    bsearch(&key, x->live, x->nlive, sizeof(*x->live), livepath_cmp);
+}
+
+/*
+ * The live mappings of the paths the job's build-ids name, once per job
+ * (a scan of every process's maps; only the first LIVE_PER_PATH of each
+ * wanted path are kept, so a user's many mappings cost time, not memory).
+ */
 static void
 live_scan(struct storectx *x)
 {
 	DIR	*d;
 	struct dirent *de;
+	char	 plain[PATH_MAX];
+	size_t	 i, n = 0;
 
 	x->live_done = 1;
-	if ((d = opendir("/proc")) == NULL)
+	if (x->nbids == 0 || (x->live = calloc(x->nbids, sizeof(*x->live))) == NULL)
+		return;
+	for (i = 0; i < x->nbids; i++) {
+		if (x->bids[i].name == NULL)
+			continue;
+		name_strip_deleted(x->bids[i].name, plain, sizeof(plain));
+		if (plain[0] == '/' && (x->live[n].path = strdup(plain)) != NULL)
+			n++;
+	}
+	qsort(x->live, n, sizeof(*x->live), livepath_cmp);
+	for (i = 0, x->nlive = 0; i < n; i++)		/* one entry a path */
+		if (x->nlive > 0 && strcmp(x->live[x->nlive - 1].path, x->live[i].path) == 0)
+			free(x->live[i].path);
+		else
+			x->live[x->nlive++] = x->live[i];
+	if (x->nlive == 0 || (d = opendir("/proc")) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
 		char	 path[64], line[PATH_MAX + 256];
@@ -267,7 +303,7 @@ live_scan(struct storectx *x)
 			continue;
 		while (fgets(line, sizeof(line), f) != NULL) {
 			unsigned long long s, e;
-			struct liveproc_map *nv;
+			struct livepath *lp;
 			char	*nl;
 			int	 off = 0;
 
@@ -276,17 +312,13 @@ live_scan(struct storectx *x)
 				continue;
 			if ((nl = strchr(line + off, '\n')) != NULL)
 				*nl = '\0';
-			if ((nv = reallocarray(x->live, x->nlive + 1, sizeof(*nv))) == NULL)
-				break;
-			x->live = nv;
-			nv[x->nlive].path = malloc(strlen(line + off) + 1);
-			if (nv[x->nlive].path == NULL)
-				break;
-			name_strip_deleted(line + off, nv[x->nlive].path, strlen(line + off) + 1);
-			nv[x->nlive].pid = (uint32_t)strtoul(de->d_name, NULL, 10);
-			nv[x->nlive].start = s;
-			nv[x->nlive].end = e;
-			x->nlive++;
+			name_strip_deleted(line + off, plain, sizeof(plain));
+			if ((lp = live_find(x, plain)) == NULL || lp->n == LIVE_PER_PATH)
+				continue;
+			lp->m[lp->n].pid = (uint32_t)strtoul(de->d_name, NULL, 10);
+			lp->m[lp->n].start = s;
+			lp->m[lp->n].end = e;
+			lp->n++;
 		}
 		fclose(f);
 	}
@@ -298,6 +330,7 @@ store_user(struct capture *c, struct storectx *x, const struct segbid *b, char *
     size_t filelen, const char **source, char *why, size_t whylen)
 {
 	char	 plain[PATH_MAX], path[128], err[512];
+	struct livepath *lp;
 	size_t	 i, tried = 0;
 	int	 rc, fd;
 
@@ -312,12 +345,10 @@ store_user(struct capture *c, struct storectx *x, const struct segbid *b, char *
 	*source = "map_files";
 	if (!x->live_done)
 		live_scan(x);
-	for (i = 0; i < x->nlive && tried < 16; i++) {
-		if (strcmp(x->live[i].path, plain) != 0)
-			continue;
+	for (i = 0, lp = live_find(x, plain); lp != NULL && i < lp->n; i++) {
 		tried++;
-		buildid_reader_map_files(path, sizeof(path), x->live[i].pid, x->live[i].start,
-		    x->live[i].end - x->live[i].start);
+		buildid_reader_map_files(path, sizeof(path), lp->m[i].pid, lp->m[i].start,
+		    lp->m[i].end - lp->m[i].start);
 		rc = try_path(c, path, 1, b->name, 0, b->id, b->len, file, filelen, why, whylen);
 		if (rc >= 0 || cache_side(rc))
 			return rc;
@@ -459,6 +490,8 @@ run_store(struct capture *c, struct job *j)
 	memset(&x, 0, sizeof(x));
 	x.job = j;
 	x.debuginfod = j->debuginfod;
+	x.bids = bids;
+	x.nbids = nbids;
 	for (i = 0; i < nbids && !job_cancelled(j) &&
 	    (c->stop_by == 0 || mono_ns() < c->stop_by); i++)	/* a lazy store at the stop */
 		result_post(c, j->req, store_one(c, &x, &bids[i]), 0, 0);

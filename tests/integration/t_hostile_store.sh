@@ -12,6 +12,10 @@
 #   (a watchdog starts at its open).
 # Root's store must report both as failures with the reason, copy nothing,
 # open nothing, and keep recording.
+# Meanwhile two processes of the user map one file at a 2 KB path 30,000
+# times each: store's look for live processes that map a path it wants
+# must not hold every mapping of the host (before: 60,000 copies of the
+# path, 120 MB more in the root daemon).
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
@@ -49,9 +53,36 @@ setpriv --reuid="$A" --regid="$(id -g "$A")" --init-groups -- \
 	sh -c "exec 3> '$H/fifo'; echo opened > '$H/opened'" &
 WRITER=$!
 BG_PIDS="${BG_PIDS:-} $WRITER"
-sleep 0.3
+for i in 1 2; do
+	as_user "$A" /usr/bin/python3 -c '
+import ctypes, os, sys, time
+d = sys.argv[1]
+for _ in range(10):
+	d = os.path.join(d, "d" * 200)
+	os.makedirs(d, exist_ok=True)
+p = os.path.join(d, "f")
+with open(p, "wb") as f:
+	f.write(b"\0" * 4096)
+fd = os.open(p, os.O_RDONLY)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+for _ in range(30000):	# PROT_READ, MAP_PRIVATE
+	if libc.mmap(None, 4096, 1, 2, fd, 0) in (None, ctypes.c_void_p(-1).value):
+		sys.exit(1)
+open(sys.argv[2], "w").write("ready")
+time.sleep(120)' "$H/long$i" "$H/ready$i" 2> "$T/mapper$i.err" &
+	BG_PIDS="$BG_PIDS $!"
+done
+for _ in $(seq 1 100); do [ -s "$H/ready1" ] && [ -s "$H/ready2" ] && break; sleep 0.1; done
+[ -s "$H/ready1" ] && [ -s "$H/ready2" ] || { cat "$T"/mapper*.err; fail "the user's mappers did not get ready"; }
+hwm0=$(daemon_hwm_kb)
 "$PERFMAPCTL" -s "$T/control.sock" store "$seg" > "$T/store.out" 2>&1
+hwm1=$(daemon_hwm_kb)
 note "store: $(grep -E "$K|$F" "$T/store.out" | tr '\n' ' ')"
+note "the daemon's peak RSS across the store: $hwm0 -> $hwm1 kB, beside 60,000 mappings of a 2 KB path"
+[ $((hwm1 - hwm0)) -le 32768 ] ||
+	fail "the store's look at live processes took $((hwm1 - hwm0)) kB: it holds every mapping users make"
 sleep 0.5
 [ -e "$H/opened" ] && fail "the daemon opened the user's FIFO $H/fifo"
 kill "$WRITER" 2>/dev/null
