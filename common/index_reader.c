@@ -459,11 +459,17 @@ index_reader_lookup_ns(struct index_reader *q, const char *path, int64_t at, int
 	int	 rc;
 
 	*out = NULL;
-	/* The host's row first at a tie: another namespace's never hides it. */
+	/*
+	 * The version seen last at or before AT: a row holds a version's first
+	 * and last sightings, so after a rollback (v1, v2, v1 again) v1's row
+	 * is the one seen last, though v2 was first seen after it.  Of those
+	 * seen up to AT (mapped then), the one first seen last; the host's row
+	 * first at a tie: another namespace's never hides it.
+	 */
 	if (prepare(q, 1, "SELECT " OBJ_COLS " FROM object_keys k CROSS JOIN objects o "
 	    "ON o.id = k.id WHERE k.path = ?1 AND "
-	    "o.first_seen <= ?2 AND (?3 OR o.mnt_ns = 0) ORDER BY o.first_seen DESC, "
-	    "o.mnt_ns != 0 LIMIT 1", &s, err, errlen) < 0)
+	    "o.first_seen <= ?2 AND (?3 OR o.mnt_ns = 0) ORDER BY min(o.last_seen, ?2) DESC, "
+	    "o.first_seen DESC, o.mnt_ns != 0 LIMIT 1", &s, err, errlen) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, at);

@@ -696,6 +696,59 @@ START_TEST(test_replace)
 }
 END_TEST
 
+/*
+ * A rollback: v1, then v2, then v1 again (a downgrade, an A/B switch).
+ * One row per version holds its first and last sightings: "current" is
+ * the version seen last at or before the time, not the one first seen
+ * last (which named v2 for ever after the rollback).
+ */
+START_TEST(test_rollback)
+{
+	struct index *ix = open_ix();
+	struct index_reader *q;
+	json_t	*o, *cur;
+	char	 err[512], h1[64], h2[64], name[128];
+	uint8_t	 v1[20], v2[20];
+
+	bid(v1, 11);
+	bid(v2, 12);
+	bidhex(h1, 11);
+	bidhex(h2, 12);
+	seg_name(name, sizeof(name), 1, T0);
+	index_segment_open(ix, 1, name, T0);
+	index_add_mapping(ix, "/usr/bin/app", v1, 20, BID_MMAP2, 100, T0 + 1 * SEC, 0);
+	index_add_mapping(ix, "/usr/bin/app", v1, 20, BID_MMAP2, 100, T0 + 3 * SEC, 0);
+	index_add_mapping(ix, "/usr/bin/app", v2, 20, BID_MMAP2, 200, T0 + 12 * SEC, 0);
+	index_add_mapping(ix, "/usr/bin/app", v2, 20, BID_MMAP2, 200, T0 + 14 * SEC, 0);
+	index_add_mapping(ix, "/usr/bin/app", v1, 20, BID_MMAP2, 300, T0 + 21 * SEC, 0);
+	index_add_mapping(ix, "/usr/bin/app", v1, 20, BID_MMAP2, 300, T0 + 23 * SEC, 0);
+	index_segment_close(ix, 1, T0 + 30 * SEC, 4096, 500, 0, 900);
+	ck_assert_int_eq(index_flush(ix), 0);
+	q = open_q();
+	/* during v2's time: v2 */
+	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 13 * SEC, &o, err, sizeof(err)), &o, err);
+	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), h2);
+	json_decref(o);
+	/* after the rollback, mapped and after its last sighting: v1 */
+	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 22 * SEC, &o, err, sizeof(err)), &o, err);
+	cur = json_object_get(o, "current");
+	ck_assert_str_eq(jstr(cur, "build_id"), h1);
+	ck_assert(json_is_true(json_object_get(cur, "mapped")));
+	json_decref(o);
+	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 40 * SEC, &o, err, sizeof(err)), &o, err);
+	cur = json_object_get(o, "current");
+	ck_assert_str_eq(jstr(cur, "build_id"), h1);
+	ck_assert(json_is_false(json_object_get(cur, "mapped")));
+	json_decref(o);
+	/* before v2: v1 */
+	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 5 * SEC, &o, err, sizeof(err)), &o, err);
+	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), h1);
+	json_decref(o);
+	index_reader_close(q);
+	index_close(ix);
+}
+END_TEST
+
 /* Two programs at one path at the same time (two mount namespaces): both mapped. */
 START_TEST(test_two_namespaces)
 {
@@ -2620,6 +2673,7 @@ index_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_replace);
+	tcase_add_test(tc, test_rollback);
 	tcase_add_test(tc, test_commit_news);
 	tcase_add_test(tc, test_handoff);
 	tcase_add_test(tc, test_two_namespaces);
