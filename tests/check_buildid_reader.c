@@ -216,6 +216,73 @@ START_TEST(test_map_files)
 END_TEST
 
 /*
+ * A library rewritten in place after it was mapped (cp over it: the same
+ * inode, other bytes): map_files reaches the rewritten file, whose
+ * build-id is not the mapping's.  Unknown (changed), not the new one.
+ * Unlinked after the mapping (an upgrade renames a new file over it),
+ * its bytes unchanged: still proven.
+ */
+START_TEST(test_map_files_rewritten)
+{
+	struct buildid_reader br;
+	struct bid_query q;
+	struct bid_answer a;
+	struct stat st;
+	char	 p[PATH_MAX], buf[65536];
+	void	*m;
+	ssize_t	 n;
+	int	 fd, in;
+
+	ck_assert_int_eq(buildid_reader_init(&br), 0);
+	copy_to("/proc/self/exe", "lib", p, sizeof(p));
+	ck_assert_int_ge(fd = open(p, O_RDONLY), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_ptr_ne(m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0), MAP_FAILED);
+	close(fd);
+	memset(&q, 0, sizeof(q));
+	q.pid = (uint32_t)getpid();
+	q.addr = (uint64_t)(uintptr_t)m;
+	q.len = 4096;
+	q.has_inode = 1;
+	q.maj = major(st.st_dev);
+	q.min = minor(st.st_dev);
+	q.ino = st.st_ino;
+	q.map.wall_ns = wall_ns(0);
+	q.filename = p;
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_OK);
+	ck_assert(ids_equal(&a, "/proc/self/exe"));
+	usleep(60000);		/* the rewrite, 60 ms after the mapping */
+	ck_assert_int_ge(in = open("/usr/bin/true", O_RDONLY), 0);
+	ck_assert_int_ge(fd = open(p, O_WRONLY | O_TRUNC), 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ck_assert_int_eq(write(fd, buf, (size_t)n), n);
+	close(in);
+	close(fd);
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_msg(a.cause == BIDC_CHANGED, "cause %d (the rewritten file's build-id: %d)",
+	    a.cause, a.cause == BIDC_OK && ids_equal(&a, "/usr/bin/true"));
+	ck_assert_int_eq(munmap(m, 4096), 0);
+	/* Unlinked after the mapping, its bytes as they were: proven. */
+	copy_to("/proc/self/exe", "lib2", p, sizeof(p));
+	ck_assert_int_ge(fd = open(p, O_RDONLY), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_ptr_ne(m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0), MAP_FAILED);
+	close(fd);
+	q.addr = (uint64_t)(uintptr_t)m;
+	q.ino = st.st_ino;
+	q.map.wall_ns = wall_ns(0);
+	usleep(60000);
+	ck_assert_int_eq(unlink(p), 0);
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_OK);
+	ck_assert(ids_equal(&a, "/proc/self/exe"));
+	ck_assert_int_eq(munmap(m, 4096), 0);
+	buildid_reader_free(&br);
+}
+END_TEST
+
+/*
  * A memfd whose inode number is a record's, mapped where the record's
  * file was (what a user can arrange by making memfds until one gets the
  * number of a system library): another device, so not the record's file,
@@ -1388,6 +1455,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_is_file);
 	tcase_add_test(tc, test_map_files);
 	tcase_add_test(tc, test_map_files_device);
+	tcase_add_test(tc, test_map_files_rewritten);
 	tcase_add_test(tc, test_guard);
 	tcase_add_test(tc, test_by_name);
 	tcase_add_test(tc, test_fifo);

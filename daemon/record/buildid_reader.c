@@ -127,6 +127,18 @@ changed_before(const struct stat *st, int64_t wall_ns)
 	return ctime_before(ts_ns(&st->st_ctim), ts_gran(st), wall_ns);
 }
 
+/*
+ * Were the bytes of the mapped file in state ST written clearly after
+ * WALL_NS, the mapping (see resolve_mapped)?  A deleted file by its mtime
+ * (its unlink, an upgrade's rename over it, moves the ctime and no byte),
+ * a linked one by its ctime (its owner can set the mtime back).
+ */
+static int
+written_after(const struct stat *st, int64_t wall_ns)
+{
+	return ts_ns(st->st_nlink == 0 ? &st->st_mtim : &st->st_ctim) > wall_ns + CTIME_SLACK_NS;
+}
+
 /* The wall clock now, by a look that sees its steps (wallclock.h). */
 static int64_t
 wall_now(void)
@@ -580,6 +592,17 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 		return 0;
 	if (!S_ISREG(st.st_mode)) {
 		a->cause = BIDC_NOT_FILE;
+		return 1;
+	}
+	/*
+	 * Its bytes now are the mapped ones unless it was written since: a
+	 * file rewritten in place (cp over a loaded library) keeps its inode,
+	 * and map_files reaches it.  Written clearly after the mapping:
+	 * changed.  A write within the margin of the mapping is not told from
+	 * a build just before the run (cc, then exec) and is not refused.
+	 */
+	if (q->map.wall_ns > 0 && written_after(&st, (int64_t)q->map.wall_ns)) {
+		a->cause = BIDC_CHANGED;
 		return 1;
 	}
 	if ((!q->has_inode || st.st_dev == makedev(q->maj, q->min)) && cache_get(b, &st, a))
