@@ -85,11 +85,11 @@ done
 perf report -i "$seg" --stdio --sort comm 2>/dev/null | grep -q 'true\|execstorm' ||
 	fail "the segment taken after recovery has no samples of the storm"
 
-# 5. a stop on a full disk, nothing left to delete: the last segment cannot
-# be finished, and the exit status says so (3: the unit is failed, and not
-# restarted onto the same disk); the next start repairs what was left
-rm -f "$T/state/segments/"perf-*.data
-start_daemon "[record]
+# full_under_storm: no segment left to delete, a daemon recording a storm,
+# and the disk filled until a write fails
+full_under_storm() {
+	rm -f "$T/state/segments/"perf-*.data
+	start_daemon "[record]
 frequency = 999
 drain_interval = 100ms
 [segments]
@@ -97,12 +97,17 @@ rotate_age = 0
 rotate_size = 0
 [cache]
 dir = $T/cache"
-"$T/execstorm" 30 1 /bin/true > /dev/null & BG_PIDS=$!
-sleep 1
-dd if=/dev/zero of="$T/state/filler" bs=1M count=64 status=none 2>/dev/null
-# a write has failed: the close cannot fit in what is left
-for _ in $(seq 1 60); do [ "$(dropped error)" != null ] && break; sleep 0.5; done
-[ "$(dropped error)" != null ] || { ctl status; fail "the full disk is not reported"; }
+	"$T/execstorm" 30 1 /bin/true > /dev/null & BG_PIDS=$!
+	sleep 1
+	dd if=/dev/zero of="$T/state/filler" bs=1M count=64 status=none 2>/dev/null
+	for _ in $(seq 1 60); do [ "$(dropped error)" != null ] && break; sleep 0.5; done
+	[ "$(dropped error)" != null ] || { ctl status; fail "the full disk is not reported"; }
+}
+
+# 5. a stop on a full disk, nothing left to delete: the last segment cannot
+# be finished, and the exit status says so (3: the unit is failed, and not
+# restarted onto the same disk); the next start repairs what was left
+full_under_storm	# the close cannot fit in what is left
 kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; rc=$?; DAEMON_PID=""
 kill $BG_PIDS 2>/dev/null; wait $BG_PIDS 2>/dev/null; BG_PIDS=""
 [ "$rc" = 3 ] || { tail -5 "$T/daemon.log"; fail "a stop that could not finish the last segment exited $rc"; }
@@ -124,20 +129,7 @@ done
 # leaves a .partial; space returns and recording goes on; the stop repairs
 # what the rotation left (before: a clean exit with the .partial still
 # there, unreadable until the next start)
-rm -f "$T/state/segments/"perf-*.data
-start_daemon "[record]
-frequency = 999
-drain_interval = 100ms
-[segments]
-rotate_age = 0
-rotate_size = 0
-[cache]
-dir = $T/cache"
-"$T/execstorm" 30 1 /bin/true > /dev/null & BG_PIDS=$!
-sleep 1
-dd if=/dev/zero of="$T/state/filler" bs=1M count=64 status=none 2>/dev/null
-for _ in $(seq 1 60); do [ "$(dropped error)" != null ] && break; sleep 0.5; done
-[ "$(dropped error)" != null ] || { ctl status; fail "the full disk is not reported"; }
+full_under_storm
 ctl snapshot > /dev/null 2>&1	# the rotation: its close cannot fit
 [ "$(dropped segments_unfinished)" -ge 1 ] || { ctl --json status | jq .disk; fail "a close on the full disk did not fail"; }
 ls "$T/state/segments" | grep -q '\.partial$' || fail "the failed close left no .partial"
