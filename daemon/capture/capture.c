@@ -427,7 +427,7 @@ jit_mapped_cb(void *arg, uint32_t pid)
 }
 
 static void
-jit_keep_cb(void *arg, uint32_t pid, const struct segment *seg, int exited)
+jit_keep_cb(void *arg, uint32_t pid, const struct segment *seg, uint64_t exited)
 {
 	capture_jit_keep(arg, pid, seg->path, exited);
 }
@@ -600,7 +600,7 @@ capture_jit_watch(struct capture *c, uint32_t pid)
 }
 
 void
-capture_jit_keep(struct capture *c, uint32_t pid, const char *segpath, int exited)
+capture_jit_keep(struct capture *c, uint32_t pid, const char *segpath, uint64_t exited)
 {
 	struct job *j;
 
@@ -718,6 +718,7 @@ capture_stop_begin(struct capture *c)
 		return;
 	pthread_mutex_lock(&c->mu);
 	c->stop = 1;
+	atomic_store(&c->stop_asked, mono_ns());
 	TAILQ_FOREACH(q, &c->reqs, entry)
 		atomic_store(&q->cancelled, 1);
 	pthread_cond_signal(&c->cv);

@@ -35,6 +35,12 @@
  */
 #define CAPTURE_STOP_KEEP_MS	2000
 /*
+ * A gone process's JIT map written later than its exit by more than this
+ * is another process's (the wall clock of the exit record against the
+ * file's mtime, which a coarse clock stamps a tick early).
+ */
+#define JIT_EXIT_SLACK_NS	20000000ULL
+/*
  * How long the stop waits for the worker and the profile thread.  A
  * thread still running then (a copy from a root-mounted file system that
  * does not answer, userfs.c guarding only users' mounts; a long profile)
@@ -71,6 +77,9 @@ struct jitproc {
 	uint32_t	 uid;
 	int		 tmp;		/* its /tmp in capture's jtmp[], or -1: the daemon's */
 	uint64_t	 start;		/* /proc/PID/stat starttime: tells pid reuse */
+	dev_t		 kept_dev;	/* its map as last kept (a close's keep ... */
+	ino_t		 kept_ino;
+	uint64_t	 kept_size;	/* ... charges only what it grew by since) */
 };
 
 /*
@@ -119,7 +128,9 @@ struct job {
 	int64_t		 since_ns, until_ns;
 	int		 all, debuginfod;
 	int		 all_binaries;	/* export: not only those with samples */
-	int		 exited;	/* JOB_JIT_KEEP: the process is gone */
+	uint64_t	 exited;	/* JOB_JIT_KEEP: the process is gone, since
+					   this wall-clock ns (1: not known); 0
+					   while it runs */
 	uint32_t	 uid;		/* JOB_JIT_WATCH: its owner when it mapped JIT code;
 					   a client's request: the client's */
 	uint32_t	 nspid;		/* JOB_JIT_WATCH: its pid in its pid namespace */
@@ -218,6 +229,7 @@ struct capture {
 	atomic_uint	 njitroots;		/* queued JOB_JIT_WATCH holding a root fd */
 	TAILQ_HEAD(, result) results;
 	int		 stop;
+	atomic_uint_least64_t stop_asked;	/* capture_stop_begin's time (mono ns), else 0 */
 	int		 efd;
 	struct event	*ev;
 
@@ -345,6 +357,12 @@ int	cache_admit(void *arg, unsigned uid, uint64_t size, char *err, size_t errlen
  */
 int	user_share(struct capture *, unsigned uid, uint64_t size, struct quota **qp,
 	    char *err, size_t errlen);
+/*
+ * Stopping, and past the time the last jobs have (CAPTURE_STOP_KEEP_MS
+ * from the worker's turn to them, or from the stop's ask for a job already
+ * running then): a long job (a lazy store) ends where it is.  Worker only.
+ */
+int	stop_late(struct capture *);
 void	user_share_charge(struct quota *, uint64_t size);
 
 #endif

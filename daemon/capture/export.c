@@ -183,8 +183,10 @@ keep_hits(char **segs, size_t nsegs, struct segbid *bids, size_t *nbids, char *w
 			bids[i] = t;
 		}
 	}
-	for (i = kept; i < *nbids; i++)
+	for (i = kept; i < *nbids; i++) {
 		free(bids[i].name);
+		bids[i].name = NULL;
+	}
 	*nbids = kept;
 	free(hit.v);
 }
@@ -313,8 +315,6 @@ run_export(struct capture *c, struct job *j)
 	memset(&x, 0, sizeof(x));
 	x.job = j;
 	x.debuginfod = j->debuginfod;
-	x.bids = bids;
-	x.nbids = nbids;
 	tmp[0] = syms[0] = '\0';
 	if (nsegs == 0) {
 		snprintf(err, sizeof(err), "no segment to export");
@@ -323,6 +323,8 @@ run_export(struct capture *c, struct job *j)
 	why[0] = '\0';
 	if (!j->all_binaries)
 		keep_hits(segs, nsegs, bids, &nbids, why, sizeof(why));
+	x.bids = bids;		/* what is left of them: live_scan's paths */
+	x.nbids = nbids;
 	if (mkdir(c->exportdir, 0750) == -1 && errno != EEXIST) {
 		snprintf(err, sizeof(err), "%s: %s", c->exportdir, strerror(errno));
 		goto out;

@@ -492,13 +492,12 @@ run_store(struct capture *c, struct job *j)
 	x.debuginfod = j->debuginfod;
 	x.bids = bids;
 	x.nbids = nbids;
-	for (i = 0; i < nbids && !job_cancelled(j) &&
-	    (c->stop_by == 0 || mono_ns() < c->stop_by); i++)	/* a lazy store at the stop */
+	for (i = 0; i < nbids && !job_cancelled(j) && !stop_late(c); i++)
 		result_post(c, j->req, store_one(c, &x, &bids[i]), 0, 0);
 	if (j->req == NULL && x.failed > 0)
 		log_info("lazy capture of %s: %llu of %zu build-ids could not be stored",
 		    nsegs == 1 ? segs[0] : "segments", (unsigned long long)x.failed, nbids);
-	if (i < nbids && c->stop_by != 0)
+	if (i < nbids && atomic_load(&c->stop_asked) != 0)
 		log_warnx("lazy capture of %s: stopping: %zu of %zu build-ids not stored within "
 		    "%d ms", nsegs == 1 ? segs[0] : "segments", nbids - i, nbids,
 		    CAPTURE_STOP_KEEP_MS);

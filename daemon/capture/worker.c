@@ -99,9 +99,18 @@ pin_maps(struct capture *c, struct jobq *q, size_t *pinned)
 	}
 }
 
+int
+stop_late(struct capture *c)
+{
+	uint64_t now = mono_ns(), asked = atomic_load(&c->stop_asked);
+
+	return (c->stop_by != 0 && now >= c->stop_by) ||
+	    (asked != 0 && now >= asked + CAPTURE_STOP_KEEP_MS * 1000000ULL);
+}
+
 /* What a stop still does: 1 the JIT maps, 2 the binaries the segments name, 0 nothing. */
 static int
-stop_rank(const struct job *j)
+stop_rank(const struct capture *c, const struct job *j)
 {
 	switch (j->kind) {
 	case JOB_JIT_WATCH:
@@ -111,8 +120,9 @@ stop_rank(const struct job *j)
 	case JOB_KERNEL:
 	case JOB_MODULE:
 	case JOB_VDSO:
-	case JOB_CLOSED:	/* lazy: the last segment's binaries */
 		return 2;
+	case JOB_CLOSED:	/* lazy: the last segment's binaries (eager: an eviction) */
+		return c->mode == CAPTURE_LAZY ? 2 : 0;
 	default:		/* a client's request (cancelled), a missed map, a profile */
 		return 0;
 	}
@@ -140,7 +150,7 @@ finish_on_stop(struct capture *c, struct jobq *local)
 	for (rank = 1; rank <= 2; rank++)
 		for (j = TAILQ_FIRST(local); j != NULL; j = next) {
 			next = TAILQ_NEXT(j, entry);
-			if (stop_rank(j) != rank)
+			if (stop_rank(c, j) != rank)
 				continue;
 			if (mono_ns() >= c->stop_by) {
 				late[rank] += j->kind != JOB_JIT_WATCH;	/* its keep counts */

@@ -305,7 +305,9 @@ repair_partials(const char *dir, int *left)
 	while ((de = readdir(d)) != NULL) {
 		size_t	 len = strlen(de->d_name);
 
-		if (len < 9 || strcmp(de->d_name + len - 8, ".partial") != 0)
+		/* segments only (a pprof's NAME.pb.gz.partial is the profile thread's) */
+		if (len < 19 || strncmp(de->d_name, "perf-", 5) != 0 ||
+		    strcmp(de->d_name + len - 13, ".data.partial") != 0)
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
 			continue;

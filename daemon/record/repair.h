@@ -17,8 +17,9 @@
 int	repair_segment(const char *partial, char *err, size_t errlen);
 
 /*
- * Repair every NAME.partial in DIR; returns how many were repaired or
- * removed, and in *LEFT (if not NULL) how many could not be.
+ * Repair every segment's NAME.partial in DIR (perf-*.data.partial);
+ * returns how many were repaired or removed, and in *LEFT (if not NULL)
+ * how many could not be.
  */
 int	repair_partials(const char *dir, int *left);
 

@@ -254,7 +254,7 @@ segfile_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int	segfiles_list(const char *, struct segfile **, size_t *, uint64_t *);
+static int	segfiles_list(const char *, int, struct segfile **, size_t *, uint64_t *);
 
 /* The bytes of the plain files in directory NAME of DFD (a segment's .jit/). */
 static uint64_t
@@ -333,7 +333,7 @@ segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
 	time_t		 now = time(NULL);
 	int		 deleted = 0;
 
-	if (segfiles_list(dir, &v, &n, &total) < 0)
+	if (segfiles_list(dir, keep_size != 0, &v, &n, &total) < 0)
 		return -errno;
 	for (i = 0; i + 1 < n; i++) {		/* the newest stays */
 		/* a file from the future (the clock went back) is not old */
@@ -360,7 +360,7 @@ segment_delete_oldest(const char *dir, const struct notify *notify)
 	uint64_t	 total;
 	int		 rc = 0;
 
-	if (segfiles_list(dir, &v, &n, &total) < 0)
+	if (segfiles_list(dir, 0, &v, &n, &total) < 0)
 		return -errno;
 	if (n > 0 && delete_one(dir, v[0].name, "disk full", notify) == 0)
 		rc = 1;
@@ -414,11 +414,11 @@ delete_one(const char *dir, const char *name, const char *why, const struct noti
 
 /*
  * The closed segments of DIR, oldest first, and their total size, each
- * with what is kept with it (a user's JIT maps count: they are copies of
- * users' files).
+ * with what is kept with it if SIZES (a user's JIT maps count: they are
+ * copies of users' files; a look in each .jit directory).
  */
 static int
-segfiles_list(const char *dir, struct segfile **out, size_t *np, uint64_t *totalp)
+segfiles_list(const char *dir, int sizes, struct segfile **out, size_t *np, uint64_t *totalp)
 {
 	DIR		*d;
 	struct dirent	*de;
@@ -440,7 +440,7 @@ segfiles_list(const char *dir, struct segfile **out, size_t *np, uint64_t *total
 			break;
 		v = nv;
 		v[n].seq = seq;
-		v[n].size = (uint64_t)st.st_size + companion_bytes(dfd, de->d_name);
+		v[n].size = (uint64_t)st.st_size + (sizes ? companion_bytes(dfd, de->d_name) : 0);
 		v[n].mtime = st.st_mtime;
 		snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
 		total += v[n].size;
