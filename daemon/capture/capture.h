@@ -104,9 +104,10 @@ void	capture_profile_period(struct capture *, const char *segpath, int64_t since
  * jit_mapped and jit_keep (capture_listener).  A process that maps
  * anonymous executable memory is watched: its owner is noted while it
  * lives.  capture_jit_keep copies its map, if it wrote one, into
- * SEGPATH.jit/ (EXITED: the process is gone, forget it).
+ * SEGPATH.jit/ (EXITED: the process is gone since that wall-clock ns, 1
+ * if not known: forget it, and keep no map written after it).
  */
 void	capture_jit_watch(struct capture *, uint32_t pid);
-void	capture_jit_keep(struct capture *, uint32_t pid, const char *segpath, int exited);
+void	capture_jit_keep(struct capture *, uint32_t pid, const char *segpath, uint64_t exited);
 
 #endif

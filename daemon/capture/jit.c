@@ -274,6 +274,9 @@ run_jit_watch(struct capture *c, struct job *j)
 	e->uid = j->uid;
 	e->tmp = -1;
 	e->start = proc_start(j->pid);	/* 0 if it is gone already: pid reuse not told */
+	e->kept_dev = 0;
+	e->kept_ino = 0;
+	e->kept_size = 0;
 	/* Its /tmp only with its name there: else the daemon's, as before. */
 	if (j->fd < 0 || j->nspid == 0)
 		return;
@@ -358,6 +361,7 @@ run_jit_keep(struct capture *c, struct job *j)
 	struct jitproc *e = jit_find(c, j->pid);
 	struct quota *q;
 	struct stat st;
+	uint64_t charge;
 	char	 path[96], name[32], dir[PATH_MAX], why[256];
 	int	 fd;
 
@@ -374,6 +378,18 @@ run_jit_keep(struct capture *c, struct job *j)
 		snprintf(path, sizeof(path), "/tmp/%s", name);
 	if ((fd = open_map(e->tmp >= 0 ? c->jtmp[e->tmp].fd : -1, name, &st)) < 0)
 		goto done;	/* it writes none, or not as a plain file */
+	/*
+	 * Gone: the map under its name is its own only if nothing wrote it
+	 * after the exit (a new process with its pid in its pid namespace, a
+	 * container restarted over the same /tmp, writes its own there).
+	 */
+	if (j->exited > 1 && (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
+	    (uint64_t)st.st_mtim.tv_nsec > j->exited + JIT_EXIT_SLACK_NS) {
+		log_debug("jit: %s was written after its process %u exited: not kept", path,
+		    j->pid);
+		close(fd);
+		goto done;
+	}
 	if (!S_ISREG(st.st_mode) || st.st_uid != e->uid ||
 	    (uint64_t)st.st_size > SYMBOLIZE_JIT_MAX) {
 		log_debug("jit: %s is not a regular file of uid %u up to %d bytes: not kept",
@@ -381,8 +397,16 @@ run_jit_keep(struct capture *c, struct job *j)
 		close(fd);
 		goto done;
 	}
-	/* a copy of a user's file into root's state directory: the user's share */
-	if (user_share(c, e->uid, (uint64_t)st.st_size, &q, why, sizeof(why)) < 0) {
+	/*
+	 * A copy of a user's file into root's state directory: the user's
+	 * share.  A long-lived process's map is kept again at every close: it
+	 * is charged only what it grew by since its last keep (a runtime
+	 * appends to it), not its whole size each time.
+	 */
+	charge = (uint64_t)st.st_size;
+	if (e->kept_ino == st.st_ino && e->kept_dev == st.st_dev && charge >= e->kept_size)
+		charge -= e->kept_size;
+	if (user_share(c, e->uid, charge, &q, why, sizeof(why)) < 0) {
 		log_debug("jit: %s not kept: %s", path, why);
 		close(fd);
 		goto done;
@@ -390,8 +414,12 @@ run_jit_keep(struct capture *c, struct job *j)
 	if ((size_t)snprintf(dir, sizeof(dir), "%s" PROFILE_JIT_SUFFIX, j->name) >= sizeof(dir) ||
 	    copy_map(fd, (uint64_t)st.st_size, dir, j->pid) < 0)
 		log_warn("jit: keeping %s in %s", path, dir);
-	else
-		user_share_charge(q, (uint64_t)st.st_size);
+	else {
+		user_share_charge(q, charge);
+		e->kept_dev = st.st_dev;
+		e->kept_ino = st.st_ino;
+		e->kept_size = (uint64_t)st.st_size;
+	}
 	close(fd);
 done:
 	if (j->exited)

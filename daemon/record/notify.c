@@ -76,7 +76,7 @@ notify_jit_mapped(const struct notify *n, uint32_t pid)
 }
 
 void
-notify_jit_keep(const struct notify *n, uint32_t pid, const struct segment *s, int exited)
+notify_jit_keep(const struct notify *n, uint32_t pid, const struct segment *s, uint64_t exited)
 {
 	EACH(n, jit_keep, pid, s, exited);
 }

@@ -27,7 +27,9 @@
  *	jit_mapped       PID mapped anonymous executable memory (JIT code) for
  *	                 the first time since its exec (or since the start)
  *	jit_keep         keep PID's /tmp/perf-PID.map with segment SEG: PID
- *	                 exited (EXITED), or SEG is about to close while it runs
+ *	                 exited (EXITED: the wall-clock ns of its exit, 1 if
+ *	                 not known), or (EXITED 0) SEG is about to close while
+ *	                 it runs
  */
 #ifndef PERFMAPD_NOTIFY_H
 #define PERFMAPD_NOTIFY_H
@@ -51,7 +53,7 @@ struct recorder_listener {
 	void	(*seen)(void *, const struct binary *, uint32_t pid, uint64_t wall_ns);
 	void	(*unresolved)(void *, const char *path, int cause, uint64_t wall_ns);
 	void	(*jit_mapped)(void *, uint32_t pid);
-	void	(*jit_keep)(void *, uint32_t pid, const struct segment *, int exited);
+	void	(*jit_keep)(void *, uint32_t pid, const struct segment *, uint64_t exited);
 	/*
 	 * Every drain_interval, on the recorder's drain timer: periodic work
 	 * of a listener rides on that wake-up of the loop instead of a timer
@@ -86,7 +88,8 @@ void	notify_unresolved(const struct notify *, const char *path, int cause,
 	    uint64_t wall_ns);
 
 void	notify_jit_mapped(const struct notify *, uint32_t pid);
-void	notify_jit_keep(const struct notify *, uint32_t pid, const struct segment *, int exited);
+void	notify_jit_keep(const struct notify *, uint32_t pid, const struct segment *,
+	    uint64_t exited);
 void	notify_tick(const struct notify *);
 
 #endif

@@ -68,9 +68,10 @@ keep_size = 40M
 user_bytes = 20M"
 S=$T/control.sock
 # grow RUNAS: a JIT process of RUNAS ("" for root) whose map is a 12 MiB
-# sparse file when it exits; its pid in $GP
+# sparse file when it exits (grown well before: a map written after its
+# process exited is another's); its pid in $GP
 grow() {
-	${1:+as_user "$1"} sh -c "'$T/jit' 0.6 & echo \$! > '$H/grow.pid'
+	${1:+as_user "$1"} sh -c "'$T/jit' 1.0 & echo \$! > '$H/grow.pid'
 		sleep 0.3; truncate -s 12M /tmp/perf-\$(cat '$H/grow.pid').map; wait"
 	GP=$(cat "$H/grow.pid")
 	at_exit "rm -f /tmp/perf-$GP.map"

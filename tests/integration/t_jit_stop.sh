@@ -8,6 +8,10 @@
 # Part 2: binaries first seen just before the stop, their copies queued
 # behind a long job of the worker, are in the cache after the stop (before:
 # dropped with the queue; a short-lived one was then lost for good).
+# Part 3: a JIT process that is pid 1 of its pid namespace exits, and the
+# next one (a container restarted over the same /tmp) writes its own
+# /tmp/perf-1.map before the keep of the first runs: the first's segment
+# must not keep the second's map as the first's (before: it did).
 . tests/lib.sh
 need_events
 [ "$(uname -m)" = x86_64 ] || skip "the JIT test program is x86-64 code"
@@ -81,4 +85,38 @@ done
 [ -z "$missing" ] || { grep -a 'capture' "$T/daemon.log" | tail -5; fail "binaries queued at the stop not copied:$missing"; }
 grep -q 'binary copies not made' "$T/daemon.log" && fail "the stop logged copies not made"
 note "the $K binaries first seen just before the stop, queued behind an export, were copied"
+
+# --- 3. a map written after its process exited --------------------------------
+command -v unshare > /dev/null || skip "unshare is not installed (util-linux)"
+unshare -fp true 2>/dev/null || skip "cannot unshare a pid namespace"
+at_exit "rm -f /tmp/perf-1.map"
+start_daemon "[record]
+frequency = 499
+drain_interval = 50ms"
+seg=$("$PERFMAPCTL" -s "$S" snapshot) || fail "snapshot"
+unshare -fp "$T/jit" 1.5 & U=$!
+sleep 0.5
+A=$(pgrep -P $U)
+[ -n "$A" ] || fail "no JIT process in the pid namespace"
+grep -q pm_jit_spin /tmp/perf-1.map || fail "the first JIT process wrote no /tmp/perf-1.map"
+echo "ffff0000 10 first_process_fn" >> /tmp/perf-1.map
+sleep 0.3	# watched while it runs; now the worker's long job, its keep queued behind it
+"$PERFMAPCTL" -s "$S" export "$seg" --all-binaries -o "$T/busy3.tar" > /dev/null 2>&1 &
+EXPORT=$!
+wait $U
+"$T/jit" 0.2 & C=$!	# an ordinary JIT process: its keep, queued behind too, is made
+unshare -fp "$T/jit" 0.3	# the next pid 1: its map over the first's
+echo "ffff0000 10 second_process_fn" >> /tmp/perf-1.map
+wait $C
+at_exit "rm -f /tmp/perf-$C.map"
+kill -0 $EXPORT 2>/dev/null || fail "the export ended before the keep: it did not wait behind it"
+stop_daemon
+wait $EXPORT 2>/dev/null
+kept=$(ls "$T/state/segments/"*.jit/perf-$A.map 2>/dev/null)
+for f in $kept; do
+	grep -q second_process_fn "$f" && fail "the exited process $A kept the next process's map ($f)"
+done
+ls "$T/state/segments/"*.jit/perf-$C.map > /dev/null 2>&1 ||
+	fail "the ordinary JIT process $C, gone before the stop, had its map not kept"
+note "the map of pid $A, rewritten by the next pid 1 before its keep: ${kept:-not kept}"
 exit 0
