@@ -271,7 +271,9 @@ obj_json(sqlite3_stmt *s, int c)
 	if (sqlite3_column_int64(s, c + 8) != 0) {
 		char	 label[96];
 
-		if (sqlite3_column_type(s, c + 9) == SQLITE_NULL)
+		if (sqlite3_column_int64(s, c + 8) == INDEX_MNT_NS_UNKNOWN)
+			snprintf(label, sizeof(label), "unknown");
+		else if (sqlite3_column_type(s, c + 9) == SQLITE_NULL)
 			snprintf(label, sizeof(label), "mnt:[%lld]",
 			    (long long)sqlite3_column_int64(s, c + 8));
 		else

@@ -74,6 +74,12 @@
 
 #define INDEX_SCHEMA_VERSION	6
 #define INDEX_FILE		"index.db"
+/*
+ * objects.mnt_ns of a mapping by a process whose namespace is not known
+ * (its FORK was lost and it was gone before it could be looked up): not
+ * the host's, and no namespace's inode (nsfs numbers start near 2^32).
+ */
+#define INDEX_MNT_NS_UNKNOWN	1
 
 struct index_reader;
 

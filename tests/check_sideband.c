@@ -25,6 +25,7 @@
 #include "check_main.h"
 
 #include "config.h"
+#include "index_reader.h"
 #include "record/recorder.h"
 #include "record/wallclock.h"
 #include "walltime.h"
@@ -117,9 +118,9 @@ setup(struct harness *h, int ncpus)
 	ck_assert_int_eq(sideband_init(r, err, sizeof(err)), 0);
 }
 
-/* An MMAP2 of the file by DEADPID at ADDR, stamped T, at the head of ring CPU (published). */
+/* An MMAP2 of the file by PID at ADDR, stamped T, at the head of ring CPU (published). */
 static uint64_t
-put_file(struct harness *h, int cpu, int file, uint64_t addr, uint64_t t)
+put_file_pid(struct harness *h, int cpu, int file, uint64_t addr, uint64_t t, uint32_t pid)
 {
 	const struct stat *st = file == 0 ? &h->st : &h->st2;
 	struct ring *g = &h->r->ev.cpus[cpu].sb_ring;
@@ -130,7 +131,7 @@ put_file(struct harness *h, int cpu, int file, uint64_t addr, uint64_t t)
 	size_t	 n, i;
 
 	memset(&m, 0, sizeof(m));
-	m.pid = m.tid = DEADPID;
+	m.pid = m.tid = pid;
 	m.addr = addr;
 	m.len = 4096;
 	m.has_inode = 1;
@@ -141,7 +142,7 @@ put_file(struct harness *h, int cpu, int file, uint64_t addr, uint64_t t)
 	m.flags = MAP_PRIVATE;
 	m.filename = file == 0 ? h->path : h->path2;
 	memset(&sid, 0, sizeof(sid));
-	sid.pid = sid.tid = DEADPID;
+	sid.pid = sid.tid = pid;
 	sid.time = t;
 	n = record_build_mmap2_plain(buf, &m, 0, &h->r->ev.sb_layout, &sid);
 	ck_assert_uint_le(head + n - g->meta->data_tail, RINGSZ);
@@ -149,6 +150,13 @@ put_file(struct harness *h, int cpu, int file, uint64_t addr, uint64_t t)
 		g->data[(head + i) & (RINGSZ - 1)] = buf[i];
 	__atomic_store_n(&g->meta->data_head, head + n, __ATOMIC_RELEASE);
 	return pos;
+}
+
+/* The same by DEADPID. */
+static uint64_t
+put_file(struct harness *h, int cpu, int file, uint64_t addr, uint64_t t)
+{
+	return put_file_pid(h, cpu, file, addr, t, DEADPID);
 }
 
 static uint64_t
@@ -221,6 +229,39 @@ setup_pinned(struct harness *h, int ncpus)
 	warm_pin(h);
 	return h->r;
 }
+
+/*
+ * Processes the model has no namespace for (their FORK lost): one alive is
+ * looked up in /proc (here this process, the host's), one gone is of no
+ * known namespace, which is not the host's: its binaries were the host's,
+ * so a user whose child's FORK was lost could write the host's history.
+ */
+START_TEST(test_unknown_namespace)
+{
+	struct harness h;
+	struct recorder *r;
+	const struct model_proc *p;
+	const struct binary *b;
+
+	setup(&h, 1);
+	r = h.r;
+	binaries_host_ns(&r->host_mnt_ns, &r->init_user_ns);
+	ck_assert_uint_ne(r->host_mnt_ns, 0);
+	put_file_pid(&h, 0, 0, 0x10000, mono_ns(), DEADPID);
+	put_file_pid(&h, 0, 1, 0x20000, mono_ns(), (uint32_t)getpid());
+	drain_all(r, mono_ns() + 1);
+	ck_assert_uint_eq(r->st.mmaps_user_id, 2);
+	ck_assert_ptr_nonnull(p = model_find(&r->model, DEADPID));
+	ck_assert_uint_eq(p->nmaps, 1);
+	ck_assert_ptr_nonnull(b = binaries_at(r->bins, p->maps[0].bin));
+	ck_assert_uint_eq(b->ns, INDEX_MNT_NS_UNKNOWN);
+	ck_assert_ptr_nonnull(p = model_find(&r->model, (uint32_t)getpid()));
+	ck_assert_uint_eq(p->nmaps, 1);
+	ck_assert_ptr_nonnull(b = binaries_at(r->bins, p->maps[0].bin));
+	ck_assert_uint_eq(b->ns, 0);
+	teardown(&h);
+}
+END_TEST
 
 START_TEST(test_unseen_read_then_pin)
 {
@@ -418,6 +459,7 @@ sideband_suite(void)
 	tcase_add_test(tc, test_proof_wall_not_segments);
 	tcase_add_test(tc, test_clock_step);
 	tcase_add_test(tc, test_unseen_read_then_pin);
+	tcase_add_test(tc, test_unknown_namespace);
 	tcase_add_test(tc, test_two_rings_mixed);
 	tcase_add_test(tc, test_mixed);
 	tcase_add_test(tc, test_mixed_spilled);

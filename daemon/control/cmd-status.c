@@ -139,6 +139,7 @@ cmd_status_run(struct control_request *req)
 	    "bytes_written", (json_int_t)s->bytes, "segments_closed", (json_int_t)s->segments);
 	json_object_set_new(counters, "buildid_unknown", unknown_causes(s));
 	json_object_set_new(counters, "lost_sideband", json_integer((json_int_t)s->lost_sideband));
+	json_object_set_new(counters, "ns_looked_up", json_integer((json_int_t)s->ns_looked_up));
 	seg = r->seg.open ? json_pack("{s:s, s:I, s:s, s:I, s:I, s:I}",
 	    "path", r->seg.partial, "seq", (json_int_t)r->seg.seq,
 	    "started", iso(r->seg.wall_start_ns, segstart),

@@ -49,7 +49,9 @@ enum binary_kind {
  * process's mount namespace, one a user made (unshare -Urm) and may fill
  * with bind mounts.  The same path and build-id from two such namespaces
  * are two binaries, so nothing seen in a user's namespace is counted as
- * the host's.
+ * the host's.  A process whose namespace is not known (its FORK lost, gone
+ * before a look at /proc) has NS INDEX_MNT_NS_UNKNOWN: not the host's
+ * either.
  */
 struct binary {
 	const char	*path;		/* arena, without " (deleted)"; NULL: a free entry */

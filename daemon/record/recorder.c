@@ -53,6 +53,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "index_reader.h"
 #include "procscan.h"
 #include "recorder.h"
 #include "repair.h"
@@ -135,12 +136,36 @@ recorder_proof_when(const struct recorder *r, const struct record *rec)
 
 static void prune_binaries(struct recorder *);
 
-/* The provenance of what process P maps (binaries.h NS). */
+/*
+ * The provenance of what process P maps (binaries.h NS).  The model knows
+ * a process's namespaces from the start's scan, its parent, or a
+ * NAMESPACES record; one it does not (its FORK was lost in an overflow, or
+ * came before its parent was seen) is looked up in /proc once, the
+ * kernel's files.  One gone by then is of no known namespace, which is
+ * never the host's: a lost record must not let a user's namespace write
+ * the host's history.
+ */
 static uint64_t
-proc_ns(const struct recorder *r, const struct model_proc *p)
+proc_ns(struct recorder *r, const struct model_proc *p)
 {
-	return p == NULL ? 0 : binaries_ns(r->host_mnt_ns, r->init_user_ns, p->mnt_ns,
-	    p->user_ns);
+	char	 path[64];
+	struct stat mnt, user;
+
+	if (r->host_mnt_ns == 0)
+		return 0;	/* no namespaces known at all: every binary is the host's */
+	if (p == NULL)
+		return INDEX_MNT_NS_UNKNOWN;
+	if (p->mnt_ns == 0) {
+		snprintf(path, sizeof(path), "/proc/%u/ns/mnt", p->pid);
+		if (stat(path, &mnt) == -1)
+			return INDEX_MNT_NS_UNKNOWN;
+		snprintf(path, sizeof(path), "/proc/%u/ns/user", p->pid);
+		if (stat(path, &user) == -1)
+			return INDEX_MNT_NS_UNKNOWN;
+		r->st.ns_looked_up++;
+		model_set_ns(&r->model, p->pid, (uint64_t)mnt.st_ino, (uint64_t)user.st_ino);
+	}
+	return binaries_ns(r->host_mnt_ns, r->init_user_ns, p->mnt_ns, p->user_ns);
 }
 
 /*
@@ -157,6 +182,8 @@ ns_owner_uid(struct recorder *r, uint32_t pid, uint64_t user_ns)
 	unsigned i;
 	int	 fd;
 
+	if (user_ns == 0)
+		return -1;	/* not known (and an unused slot's key) */
 	for (i = 0; i < sizeof(r->ns_owner) / sizeof(r->ns_owner[0]); i++)
 		if (r->ns_owner[i].user_ns == user_ns)
 			return r->ns_owner[i].uid;
@@ -186,7 +213,8 @@ recorder_binary(struct recorder *r, const struct model_proc *p, const char *name
 
 	if ((b = binaries_get_ns(r->bins, name, id, idsize, ns, &created)) != NULL &&
 	    created && ns != 0)
-		b->ns_uid = ns_owner_uid(r, p->pid, p->user_ns);
+		b->ns_uid = p != NULL && ns != INDEX_MNT_NS_UNKNOWN ?
+		    ns_owner_uid(r, p->pid, p->user_ns) : -1;
 	return b;
 }
 
@@ -1166,7 +1194,7 @@ recorder_stop(struct recorder *r)
 		 */
 		while (pass(r, LIMIT_ALL, 1) != 0 || r->cut != 0)
 			sideband_wait(r);
-		rc = recorder_close_segment(r, mono_ns());
+		recorder_close_segment(r, mono_ns());	/* a failure counts in unfinished */
 	}
 	if (r->st.unfinished > 0) {
 		/*
@@ -1182,5 +1210,5 @@ recorder_stop(struct recorder *r)
 		rc = left > 0 ? -1 : 0;
 	}
 	release(r);
-	return rc < 0 ? -1 : 0;
+	return rc;
 }

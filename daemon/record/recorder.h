@@ -47,6 +47,7 @@ struct recorder_stats {
 	uint64_t	 write_errors;		/* records that could not be written */
 	uint64_t	 deleted_for_space;	/* segments deleted because the disk was full */
 	uint64_t	 unfinished;		/* closes that failed, their .partial left */
+	uint64_t	 ns_looked_up;		/* processes whose namespaces the model lacked */
 	uint64_t	 bytes;			/* written to segments */
 	uint64_t	 segments;		/* closed */
 	uint64_t	 rotations_size, rotations_age, rotations_signal, rotations_request;
