@@ -263,7 +263,11 @@ START_TEST(test_map_files_rewritten)
 	ck_assert_msg(a.cause == BIDC_CHANGED, "cause %d (the rewritten file's build-id: %d)",
 	    a.cause, a.cause == BIDC_OK && ids_equal(&a, "/usr/bin/true"));
 	ck_assert_int_eq(munmap(m, 4096), 0);
-	/* Unlinked after the mapping, its bytes as they were: proven. */
+	/*
+	 * Linked elsewhere, its mode changed, then unlinked after the mapping
+	 * (an upgrade: dpkg's .dpkg-tmp link, the rename over it), its bytes
+	 * as they were: proven.
+	 */
 	copy_to("/proc/self/exe", "lib2", p, sizeof(p));
 	ck_assert_int_ge(fd = open(p, O_RDONLY), 0);
 	ck_assert_int_eq(fstat(fd, &st), 0);
@@ -273,7 +277,13 @@ START_TEST(test_map_files_rewritten)
 	q.ino = st.st_ino;
 	q.map.wall_ns = wall_ns(0);
 	usleep(60000);
+	snprintf(buf, sizeof(buf), "%s.dpkg-tmp", p);
+	ck_assert_int_eq(link(p, buf), 0);
+	ck_assert_int_eq(chmod(p, 0700), 0);
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_OK);
 	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(unlink(buf), 0);
 	buildid_reader_resolve(&br, &q, &a, NULL);
 	ck_assert_int_eq(a.cause, BIDC_OK);
 	ck_assert(ids_equal(&a, "/proc/self/exe"));

@@ -129,14 +129,16 @@ changed_before(const struct stat *st, int64_t wall_ns)
 
 /*
  * Were the bytes of the mapped file in state ST written clearly after
- * WALL_NS, the mapping (see resolve_mapped)?  A deleted file by its mtime
- * (its unlink, an upgrade's rename over it, moves the ctime and no byte),
- * a linked one by its ctime (its owner can set the mtime back).
+ * WALL_NS, the mapping (see resolve_mapped)?  By its mtime: the ctime also
+ * moves with what changes no byte (a chmod, a link, the unlink of an
+ * upgrade's rename over it, dpkg's .dpkg-tmp link before it).  Its owner
+ * can set the mtime back after a rewrite: only the owner's own processes'
+ * mappings would then be misnamed.
  */
 static int
 written_after(const struct stat *st, int64_t wall_ns)
 {
-	return ts_ns(st->st_nlink == 0 ? &st->st_mtim : &st->st_ctim) > wall_ns + CTIME_SLACK_NS;
+	return ts_ns(&st->st_mtim) > wall_ns + CTIME_SLACK_NS;
 }
 
 /* The wall clock now, by a look that sees its steps (wallclock.h). */
