@@ -1,7 +1,7 @@
 /*
  * perfmapctl.c - drive perfmapd over its control socket.
  *
- *	perfmapctl [-s SOCKET] [--json] COMMAND [ARGS]
+ *	perfmapctl [-s SOCKET | -c CONFIG] [--json] COMMAND [ARGS]
  *
  * One call per run: connect, send, print the replies (several for a
  * streamed command), exit with a status that says what happened.
@@ -12,15 +12,34 @@
 #include <string.h>
 
 #include "client.h"
+#include "config.h"
 
 #define DEFAULT_SOCKET	"/run/perfmapd/control.sock"
+#define DEFAULT_CONFIG	"/etc/perfmapd/perfmapd.conf"
+
+/*
+ * The socket the daemon's configuration FILE names ([daemon] socket), or
+ * NULL if FILE does not load (absent, unreadable, refused: the daemon
+ * does not run with it either).
+ */
+static const char *
+config_socket(const char *file)
+{
+	static struct config c;
+	char	 err[512];
+
+	config_defaults(&c);
+	if (config_load(&c, file, err, sizeof(err)) < 0)
+		return NULL;
+	return c.socket_path;
+}
 
 static void
 usage(FILE *f)
 {
 	size_t	 i;
 
-	fprintf(f, "usage: perfmapctl [-s|--socket PATH] [--json] COMMAND [ARGS]\n"
+	fprintf(f, "usage: perfmapctl [-s|--socket PATH | -c|--config FILE] [--json] COMMAND [ARGS]\n"
 	    "       perfmapctl --state-dir DIR [--json] lookup|history|buildid|segments|profile ARGS\n"
 	    "       perfmapctl COMMAND --help\n\ncommands:\n");
 	for (i = 0; i < client_ncmds; i++) {
@@ -30,8 +49,9 @@ usage(FILE *f)
 		else
 			fprintf(f, "  %-34s %s\n", client_cmds[i].usage, client_cmds[i].help);
 	}
-	fprintf(f, "\nThe socket is also taken from PERFMAPD_SOCKET (default %s).\n"
-	    "See perfmapctl(8).\n", DEFAULT_SOCKET);
+	fprintf(f, "\nThe socket is also taken from PERFMAPD_SOCKET, else from the daemon's\n"
+	    "configuration (%s), else %s.  See perfmapctl(8).\n", DEFAULT_CONFIG,
+	    DEFAULT_SOCKET);
 }
 
 int
@@ -39,6 +59,7 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
+		{ "config", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "state-dir", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
@@ -49,17 +70,18 @@ main(int argc, char *argv[])
 	const struct client_cmd *cmd;
 	json_t	*params;
 	char	 err[512];
+	const char *config = NULL;
 	int	 ch, i;
 
 	memset(&o, 0, sizeof(o));
-	o.socket = getenv("PERFMAPD_SOCKET");
-	if (o.socket == NULL || *o.socket == '\0')
-		o.socket = DEFAULT_SOCKET;
 	/* "+": options stop at the command; its own options are its business */
-	while ((ch = getopt_long(argc, argv, "+s:jh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+s:c:jh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			o.socket = optarg;
+			break;
+		case 'c':
+			config = optarg;
 			break;
 		case 'j':
 			o.json = 1;
@@ -78,10 +100,19 @@ main(int argc, char *argv[])
 			return EXIT_USAGE;
 		}
 	}
-	if (optind >= argc) {
+	if (optind >= argc || (o.socket != NULL && config != NULL)) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	/* -s, -c, PERFMAPD_SOCKET, the daemon's configuration, the default */
+	if (config != NULL && (o.socket = config_socket(config)) == NULL) {
+		fprintf(stderr, "perfmapctl: %s: not a configuration perfmapd loads (perfmapd "
+		    "-n -c %s says why)\n", config, config);
+		return EXIT_USAGE;
+	}
+	if (o.socket == NULL && ((o.socket = getenv("PERFMAPD_SOCKET")) == NULL ||
+	    *o.socket == '\0') && (o.socket = config_socket(DEFAULT_CONFIG)) == NULL)
+		o.socket = DEFAULT_SOCKET;
 	if ((cmd = client_find(argv[optind])) == NULL) {
 		fprintf(stderr, "perfmapctl: unknown command \"%s\" (perfmapctl --help "
 		    "lists them)\n", argv[optind]);

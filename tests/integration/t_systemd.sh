@@ -42,6 +42,16 @@ printf '[record]\n' > "$T/perfmapd.conf"
 PERFMAPD_SOCKET=$T/control.sock $reload > "$T/reload.good" 2>&1 ||
 	{ cat "$T/reload.good"; fail "ExecReload ($reload) failed with a good file"; }
 note "ExecReload=$reload: a refused file fails it ($(head -1 "$T/reload.bad"))"
+# perfmapctl finds a moved socket in the daemon's configuration (-c; by
+# default /etc/perfmapd/perfmapd.conf, which ExecReload and the timer use)
+printf '[daemon]\nsocket = %s\n' "$T/control.sock" > "$T/moved.conf"
+env -u PERFMAPD_SOCKET "$PERFMAPCTL" -c "$T/moved.conf" ping > /dev/null ||
+	fail "perfmapctl -c did not find the socket the configuration names"
+printf '[daemon]\nsocket = relative\n' > "$T/badsock.conf"
+env -u PERFMAPD_SOCKET "$PERFMAPCTL" -c "$T/badsock.conf" ping > "$T/badsock.out" 2>&1
+[ $? = 2 ] || { cat "$T/badsock.out"; fail "perfmapctl -c with a refused configuration did not exit 2"; }
+"$PERFMAPCTL" -s "$T/control.sock" -c "$T/moved.conf" ping > /dev/null 2>&1 &&
+	fail "perfmapctl took both -s and -c"
 sleep 0.5
 kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; DAEMON_PID=""
 sleep 0.3
