@@ -717,8 +717,9 @@ capture_stop_begin(struct capture *c)
 	if (c == NULL)
 		return;
 	pthread_mutex_lock(&c->mu);
+	if (!c->stop)		/* capture_stop asks again: the first ask's time */
+		atomic_store(&c->stop_asked, mono_ns());
 	c->stop = 1;
-	atomic_store(&c->stop_asked, mono_ns());
 	TAILQ_FOREACH(q, &c->reqs, entry)
 		atomic_store(&q->cancelled, 1);
 	pthread_cond_signal(&c->cv);

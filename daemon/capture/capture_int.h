@@ -77,9 +77,11 @@ struct jitproc {
 	uint32_t	 uid;
 	int		 tmp;		/* its /tmp in capture's jtmp[], or -1: the daemon's */
 	uint64_t	 start;		/* /proc/PID/stat starttime: tells pid reuse */
-	dev_t		 kept_dev;	/* its map as last kept (a close's keep ... */
-	ino_t		 kept_ino;
-	uint64_t	 kept_size;	/* ... charges only what it grew by since) */
+	dev_t		 kept_dev;	/* its map as last kept: unchanged since (the */
+	ino_t		 kept_ino;	/* same inode, size and ctime), the next keep */
+	uint64_t	 kept_size;	/* links that copy, no byte written or charged */
+	int64_t		 kept_ctime;
+	char		 kept_seg[64];	/* ... the segment it was kept with, or "" */
 };
 
 /*
@@ -358,9 +360,10 @@ int	cache_admit(void *arg, unsigned uid, uint64_t size, char *err, size_t errlen
 int	user_share(struct capture *, unsigned uid, uint64_t size, struct quota **qp,
 	    char *err, size_t errlen);
 /*
- * Stopping, and past the time the last jobs have (CAPTURE_STOP_KEEP_MS
- * from the worker's turn to them, or from the stop's ask for a job already
- * running then): a long job (a lazy store) ends where it is.  Worker only.
+ * Stopping, and past the time the last jobs have: CAPTURE_STOP_KEEP_MS
+ * from the worker's turn to them (finish_on_stop), or, for a job already
+ * running when the stop was asked, from that ask.  A long job (a lazy
+ * store) ends where it is.  Worker only.
  */
 int	stop_late(struct capture *);
 void	user_share_charge(struct quota *, uint64_t size);

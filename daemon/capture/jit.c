@@ -274,9 +274,7 @@ run_jit_watch(struct capture *c, struct job *j)
 	e->uid = j->uid;
 	e->tmp = -1;
 	e->start = proc_start(j->pid);	/* 0 if it is gone already: pid reuse not told */
-	e->kept_dev = 0;
-	e->kept_ino = 0;
-	e->kept_size = 0;
+	e->kept_seg[0] = '\0';
 	/* Its /tmp only with its name there: else the daemon's, as before. */
 	if (j->fd < 0 || j->nspid == 0)
 		return;
@@ -355,13 +353,56 @@ out:
 	return rc;
 }
 
+static int64_t
+ctime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+}
+
+/* Is the map in state ST the one E last kept, unchanged (any write moves the ctime)? */
+static int
+same_as_kept(const struct jitproc *e, const struct stat *st)
+{
+	return e->kept_seg[0] != '\0' && e->kept_dev == st->st_dev && e->kept_ino == st->st_ino &&
+	    e->kept_size == (uint64_t)st->st_size && e->kept_ctime == ctime_ns(st);
+}
+
+/* E's last copy, linked into DIR as PID's: 0, or -1 (gone with its segment: copy). */
+static int
+link_kept(struct capture *c, const struct jitproc *e, const char *dir, uint32_t pid)
+{
+	char	 from[PATH_MAX], to[PATH_MAX];
+
+	if ((size_t)snprintf(from, sizeof(from), "%s/%s" PROFILE_JIT_SUFFIX "/perf-%u.map",
+	    c->segdir, e->kept_seg, pid) >= sizeof(from) ||
+	    (size_t)snprintf(to, sizeof(to), "%s/perf-%u.map", dir, pid) >= sizeof(to) ||
+	    (mkdir(dir, 0750) == -1 && errno != EEXIST))
+		return -1;
+	return link(from, to) == 0 ? 0 : -1;
+}
+
+/* The map in state ST is kept with segment SEGPATH now. */
+static void
+note_kept(struct jitproc *e, const struct stat *st, const char *segpath)
+{
+	const char *base = strrchr(segpath, '/') != NULL ? strrchr(segpath, '/') + 1 : segpath;
+
+	e->kept_dev = st->st_dev;
+	e->kept_ino = st->st_ino;
+	e->kept_size = (uint64_t)st->st_size;
+	e->kept_ctime = ctime_ns(st);
+	if (strlen(base) < sizeof(e->kept_seg))
+		memcpy(e->kept_seg, base, strlen(base) + 1);
+	else
+		e->kept_seg[0] = '\0';
+}
+
 void
 run_jit_keep(struct capture *c, struct job *j)
 {
 	struct jitproc *e = jit_find(c, j->pid);
 	struct quota *q;
 	struct stat st;
-	uint64_t charge;
 	char	 path[96], name[32], dir[PATH_MAX], why[256];
 	int	 fd;
 
@@ -397,29 +438,30 @@ run_jit_keep(struct capture *c, struct job *j)
 		close(fd);
 		goto done;
 	}
-	/*
-	 * A copy of a user's file into root's state directory: the user's
-	 * share.  A long-lived process's map is kept again at every close: it
-	 * is charged only what it grew by since its last keep (a runtime
-	 * appends to it), not its whole size each time.
-	 */
-	charge = (uint64_t)st.st_size;
-	if (e->kept_ino == st.st_ino && e->kept_dev == st.st_dev && charge >= e->kept_size)
-		charge -= e->kept_size;
-	if (user_share(c, e->uid, charge, &q, why, sizeof(why)) < 0) {
-		log_debug("jit: %s not kept: %s", path, why);
+	if ((size_t)snprintf(dir, sizeof(dir), "%s" PROFILE_JIT_SUFFIX, j->name) >= sizeof(dir)) {
 		close(fd);
 		goto done;
 	}
-	if ((size_t)snprintf(dir, sizeof(dir), "%s" PROFILE_JIT_SUFFIX, j->name) >= sizeof(dir) ||
-	    copy_map(fd, (uint64_t)st.st_size, dir, j->pid) < 0)
-		log_warn("jit: keeping %s in %s", path, dir);
-	else {
-		user_share_charge(q, charge);
-		e->kept_dev = st.st_dev;
-		e->kept_ino = st.st_ino;
-		e->kept_size = (uint64_t)st.st_size;
+	/*
+	 * A long-lived process's map is kept again at every close: unchanged
+	 * since its last keep, that copy is linked (no byte written, nothing
+	 * charged).  Else a copy of a user's file into root's state
+	 * directory: the user's share, the whole of it.
+	 */
+	if (!same_as_kept(e, &st) || link_kept(c, e, dir, j->pid) < 0) {
+		if (user_share(c, e->uid, (uint64_t)st.st_size, &q, why, sizeof(why)) < 0) {
+			log_debug("jit: %s not kept: %s", path, why);
+			close(fd);
+			goto done;
+		}
+		if (copy_map(fd, (uint64_t)st.st_size, dir, j->pid) < 0) {
+			log_warn("jit: keeping %s in %s", path, dir);
+			close(fd);
+			goto done;
+		}
+		user_share_charge(q, (uint64_t)st.st_size);
 	}
+	note_kept(e, &st, j->name);
 	close(fd);
 done:
 	if (j->exited)

@@ -104,8 +104,9 @@ stop_late(struct capture *c)
 {
 	uint64_t now = mono_ns(), asked = atomic_load(&c->stop_asked);
 
-	return (c->stop_by != 0 && now >= c->stop_by) ||
-	    (asked != 0 && now >= asked + CAPTURE_STOP_KEEP_MS * 1000000ULL);
+	if (c->stop_by != 0)		/* the worker's turn to the last jobs: its own 2 s */
+		return now >= c->stop_by;
+	return asked != 0 && now >= asked + CAPTURE_STOP_KEEP_MS * 1000000ULL;
 }
 
 /* What a stop still does: 1 the JIT maps, 2 the binaries the segments name, 0 nothing. */

@@ -92,6 +92,22 @@ done
 	fail "the maps beyond the share are not counted in refused_quota"
 grep -q "uid $(id -u "$A") used its share" "$T/daemon.log" || fail "the refusal is not logged"
 note "user: $kept bytes of JIT maps kept of 6 x 12 MiB asked for (share 20 MiB)"
+# the same user's long-lived JIT process, its 6 MiB map unchanged across
+# two closes: kept with both segments, the second a link to the first
+# (charged once: the 8 MiB left of the share would not take two copies)
+as_user "$A" sh -c "'$T/jit' 3 & echo \$! > '$H/long.pid'; sleep 0.3
+	truncate -s 6M /tmp/perf-\$(cat '$H/long.pid').map; wait" &
+LJ=$!
+sleep 0.8
+LP=$(cat "$H/long.pid")
+at_exit "rm -f /tmp/perf-$LP.map"
+s1=$("$PERFMAPCTL" -s "$S" snapshot) || fail "snapshot"
+s2=$("$PERFMAPCTL" -s "$S" snapshot) || fail "snapshot"
+wait $LJ
+i1=$(stat -c %i "$s1.jit/perf-$LP.map" 2>/dev/null) || fail "the long-lived map was not kept with the first segment"
+i2=$(stat -c %i "$s2.jit/perf-$LP.map" 2>/dev/null) ||
+	fail "the long-lived map, unchanged, was not kept with the second segment (charged twice?)"
+[ "$i1" = "$i2" ] || fail "the unchanged map was copied again, not linked"
 # root's, which have no share: three segments of two 12 MiB maps each; keep_size
 # (40 MiB) counts them, so the oldest go
 first=""
