@@ -281,7 +281,8 @@ obj_json(sqlite3_stmt *s, int c)
 			    (long long)sqlite3_column_int64(s, c + 8),
 			    (long long)sqlite3_column_int64(s, c + 9));
 		json_object_set_new(o, "mnt_ns", json_string(label));
-		set_int(o, "mnt_ns_ino", s, c + 8);
+		if (sqlite3_column_int64(s, c + 8) != INDEX_MNT_NS_UNKNOWN)
+			set_int(o, "mnt_ns_ino", s, c + 8);
 		if (sqlite3_column_type(s, c + 9) != SQLITE_NULL)
 			set_int(o, "ns_uid", s, c + 9);
 	}

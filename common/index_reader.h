@@ -78,6 +78,8 @@
  * objects.mnt_ns of a mapping by a process whose namespace is not known
  * (its FORK was lost and it was gone before it could be looked up): not
  * the host's, and no namespace's inode (nsfs numbers start near 2^32).
+ * The capture files its binaries with users' untrusted copies: the same
+ * number as bidcache.h's BIDCACHE_NS_USER, on purpose.
  */
 #define INDEX_MNT_NS_UNKNOWN	1
 

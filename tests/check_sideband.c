@@ -259,6 +259,8 @@ START_TEST(test_unknown_namespace)
 	ck_assert_uint_eq(p->nmaps, 1);
 	ck_assert_ptr_nonnull(b = binaries_at(r->bins, p->maps[0].bin));
 	ck_assert_uint_eq(b->ns, 0);
+	ck_assert_uint_eq(r->st.ns_looked_up, 1);	/* looked up, not taken for the host's */
+	ck_assert_uint_eq(p->mnt_ns, r->host_mnt_ns);
 	teardown(&h);
 }
 END_TEST

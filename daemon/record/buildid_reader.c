@@ -129,16 +129,16 @@ changed_before(const struct stat *st, int64_t wall_ns)
 
 /*
  * Were the bytes of the mapped file in state ST written clearly after
- * WALL_NS, the mapping (see resolve_mapped)?  By its mtime: the ctime also
- * moves with what changes no byte (a chmod, a link, the unlink of an
- * upgrade's rename over it, dpkg's .dpkg-tmp link before it).  Its owner
- * can set the mtime back after a rewrite: only the owner's own processes'
- * mappings would then be misnamed.
+ * WALL_NS, the mapping (see resolve_mapped)?  A linked file by its ctime:
+ * `cp -p` or `rsync --inplace -t` rewrite it and set the mtime back, and
+ * no one sets the ctime (a chmod or a link after the mapping is then taken
+ * for a write: unknown, not wrong).  A deleted one by its mtime: its
+ * unlink, an upgrade's rename over it, moved the ctime and no byte.
  */
 static int
 written_after(const struct stat *st, int64_t wall_ns)
 {
-	return ts_ns(&st->st_mtim) > wall_ns + CTIME_SLACK_NS;
+	return ts_ns(st->st_nlink == 0 ? &st->st_mtim : &st->st_ctim) > wall_ns + CTIME_SLACK_NS;
 }
 
 /* The wall clock now, by a look that sees its steps (wallclock.h). */
