@@ -6,10 +6,12 @@
  * One call per run: connect, send, print the replies (several for a
  * streamed command), exit with a status that says what happened.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "client.h"
 #include "config.h"
@@ -17,19 +19,30 @@
 #define DEFAULT_SOCKET	"/run/perfmapd/control.sock"
 #define DEFAULT_CONFIG	"/etc/perfmapd/perfmapd.conf"
 
+#define CONFIG_MAX	(1U << 20)	/* bytes: a configuration is a page or two */
+
 /*
  * The socket the daemon's configuration FILE names ([daemon] socket), or
- * NULL if FILE does not load (absent, unreadable, refused: the daemon
- * does not run with it either).
+ * NULL with ERR if FILE does not load (absent, unreadable, not a plain
+ * file of at most CONFIG_MAX bytes, refused: the daemon does not run with
+ * it either).
  */
 static const char *
-config_socket(const char *file)
+config_socket(const char *file, char *err, size_t errlen)
 {
 	static struct config c;
-	char	 err[512];
+	struct stat st;
 
+	if (stat(file, &st) == -1) {
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > CONFIG_MAX) {
+		snprintf(err, errlen, "%s: not a plain file of at most %u bytes", file, CONFIG_MAX);
+		return NULL;
+	}
 	config_defaults(&c);
-	if (config_load(&c, file, err, sizeof(err)) < 0)
+	if (config_load(&c, file, err, errlen) < 0)
 		return NULL;
 	return c.socket_path;
 }
@@ -105,14 +118,14 @@ main(int argc, char *argv[])
 		return EXIT_USAGE;
 	}
 	/* -s, -c, PERFMAPD_SOCKET, the daemon's configuration, the default */
-	if (config != NULL && (o.socket = config_socket(config)) == NULL) {
-		fprintf(stderr, "perfmapctl: %s: not a configuration perfmapd loads (perfmapd "
-		    "-n -c %s says why)\n", config, config);
+	if (config != NULL && (o.socket = config_socket(config, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "perfmapctl: %s\n", err);
 		return EXIT_USAGE;
 	}
 	if (o.socket == NULL && ((o.socket = getenv("PERFMAPD_SOCKET")) == NULL ||
-	    *o.socket == '\0') && (o.socket = config_socket(DEFAULT_CONFIG)) == NULL)
-		o.socket = DEFAULT_SOCKET;
+	    *o.socket == '\0') && (o.socket = config_socket(DEFAULT_CONFIG, err,
+	    sizeof(err))) == NULL)
+		o.socket = DEFAULT_SOCKET;	/* no configuration, or one the daemon refuses */
 	if ((cmd = client_find(argv[optind])) == NULL) {
 		fprintf(stderr, "perfmapctl: unknown command \"%s\" (perfmapctl --help "
 		    "lists them)\n", argv[optind]);
