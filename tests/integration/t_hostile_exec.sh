@@ -65,8 +65,9 @@ for _ in $(seq 1 20); do
 done
 hostile_judge
 # what is given back is given back by the loop's next rotations and
-# prunes: on a loaded machine they come later (up to 10 s more)
-for _ in $(seq 1 20); do
+# prunes: on a loaded machine they come later (up to 20 s more; a clean-
+# clone CI run once measured 2.3 MB after 10, where 1.3 MB is usual)
+for _ in $(seq 1 40); do
 	st > "$T/st2.json"
 	heap2=$(heap "$T/st2.json")
 	[ $((heap2 - heap0)) -lt 2097152 ] && break
