@@ -155,9 +155,13 @@ check-asan: deps
 #   t_hostile_pins, t_sideband_holdoff  storms judged by their counts; the
 #                    pins and the hold-off run in every storm
 #   t_coexist, t_perftools  stock perf
+#   t_index          its rebuild, corruption and reconciliation after a
+#                    crash: check_index (test_rebuild_from_segments,
+#                    test_corrupt_*, test_reconcile_after_crash); the writer
+#                    and the listener: every test that records (55 s here)
 # make check-asan runs them all.
 ASAN_CI_SKIP := t_crash t_capture_storm t_coexist t_perftools t_hostile_control \
-	t_control t_export t_compress t_record t_hostile_pins t_sideband_holdoff
+	t_control t_export t_compress t_record t_hostile_pins t_sideband_holdoff t_index
 ASAN_CI_TESTS := $(filter-out $(ASAN_CI_SKIP),$(patsubst tests/%.c,%,$(TEST_SRC)) \
 	$(patsubst tests/integration/%.sh,%,$(wildcard tests/integration/t_*.sh)))
 check-asan-ci:

@@ -67,18 +67,19 @@ keep_size = 40M
 [cache]
 user_bytes = 20M"
 S=$T/control.sock
-# grow RUNAS: a JIT process of RUNAS ("" for root) whose map is a 12 MiB
-# sparse file when it exits (grown well before: a map written after its
-# process exited is another's); its pid in $GP
+# grow RUNAS N: N JIT processes of RUNAS ("" for root) at once, each map a
+# 12 MiB sparse file when they exit (grown well before: a map written
+# after its process exited is another's); their pids in $GP
 grow() {
-	${1:+as_user "$1"} sh -c "'$T/jit' 1.0 & echo \$! > '$H/grow.pid'
-		sleep 0.3; truncate -s 12M /tmp/perf-\$(cat '$H/grow.pid').map; wait"
-	GP=$(cat "$H/grow.pid")
-	at_exit "rm -f /tmp/perf-$GP.map"
+	${1:+as_user "$1"} sh -c "for i in \$(seq 1 $2); do '$T/jit' 1.0 & echo \$!; done > '$H/grow.pid'
+		sleep 0.3; for p in \$(cat '$H/grow.pid'); do truncate -s 12M /tmp/perf-\$p.map; done
+		wait"
+	GP=$(tr '\n' ' ' < "$H/grow.pid")
+	at_exit "for p in $GP; do rm -f /tmp/perf-\$p.map; done"
 }
 # a user's six: 72 MiB of copies asked for, 20 MiB of share
-apids=""
-for _ in 1 2 3 4 5 6; do grow "$A"; apids="$apids $GP"; done
+grow "$A" 6
+apids=$GP
 sleep 1
 kept=0
 for p in $apids; do
@@ -95,7 +96,7 @@ note "user: $kept bytes of JIT maps kept of 6 x 12 MiB asked for (share 20 MiB)"
 # the same user's long-lived JIT process, its 6 MiB map unchanged across
 # two closes: kept with both segments, the second a link to the first
 # (charged once: the 8 MiB left of the share would not take two copies)
-as_user "$A" sh -c "'$T/jit' 3 & echo \$! > '$H/long.pid'; sleep 0.3
+as_user "$A" sh -c "'$T/jit' 1.5 & echo \$! > '$H/long.pid'; sleep 0.3
 	truncate -s 6M /tmp/perf-\$(cat '$H/long.pid').map; wait" &
 LJ=$!
 sleep 0.8
@@ -112,8 +113,8 @@ i2=$(stat -c %i "$s2.jit/perf-$LP.map" 2>/dev/null) ||
 # (40 MiB) counts them, so the oldest go
 first=""
 for _ in 1 2 3; do
-	grow ""; grow ""
-	kept_map "$GP" > /dev/null || fail "root's map of pid $GP was not kept"
+	grow "" 2
+	for p in $GP; do kept_map "$p" > /dev/null || fail "root's map of pid $p was not kept"; done
 	seg=$("$PERFMAPCTL" -s "$S" snapshot) || fail "snapshot"
 	[ -n "$first" ] || first=$seg
 done
