@@ -354,9 +354,9 @@ out:
 }
 
 static int64_t
-ctime_ns(const struct stat *st)
+ts_ns(const struct timespec *ts)
 {
-	return (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
 }
 
 /* Is the map in state ST the one E last kept, unchanged (any write moves the ctime)? */
@@ -364,7 +364,7 @@ static int
 same_as_kept(const struct jitproc *e, const struct stat *st)
 {
 	return e->kept_seg[0] != '\0' && e->kept_dev == st->st_dev && e->kept_ino == st->st_ino &&
-	    e->kept_size == (uint64_t)st->st_size && e->kept_ctime == ctime_ns(st);
+	    e->kept_size == (uint64_t)st->st_size && e->kept_ctime == ts_ns(&st->st_ctim);
 }
 
 /* E's last copy, linked into DIR as PID's: 0, or -1 (gone with its segment: copy). */
@@ -390,7 +390,7 @@ note_kept(struct jitproc *e, const struct stat *st, const char *segpath)
 	e->kept_dev = st->st_dev;
 	e->kept_ino = st->st_ino;
 	e->kept_size = (uint64_t)st->st_size;
-	e->kept_ctime = ctime_ns(st);
+	e->kept_ctime = ts_ns(&st->st_ctim);
 	if (strlen(base) < sizeof(e->kept_seg))
 		memcpy(e->kept_seg, base, strlen(base) + 1);
 	else
@@ -424,8 +424,7 @@ run_jit_keep(struct capture *c, struct job *j)
 	 * after the exit (a new process with its pid in its pid namespace, a
 	 * container restarted over the same /tmp, writes its own there).
 	 */
-	if (j->exited > 1 && (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
-	    (uint64_t)st.st_mtim.tv_nsec > j->exited + JIT_EXIT_SLACK_NS) {
+	if (j->exited > 1 && (uint64_t)ts_ns(&st.st_mtim) > j->exited + JIT_EXIT_SLACK_NS) {
 		log_debug("jit: %s was written after its process %u exited: not kept", path,
 		    j->pid);
 		close(fd);

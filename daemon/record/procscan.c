@@ -106,20 +106,19 @@ scan_threads(struct model *m, uint32_t pid)
 	closedir(d);
 }
 
-/* Its mount and user namespaces: what the NAMESPACES records say of later ones. */
-static void
-scan_ns(struct model *m, uint32_t pid)
+int
+procscan_ns(struct model *m, uint32_t pid)
 {
 	char	 path[64];
 	struct stat mnt, user;
 
 	snprintf(path, sizeof(path), "/proc/%u/ns/mnt", pid);
 	if (stat(path, &mnt) == -1)
-		return;
+		return -1;
 	snprintf(path, sizeof(path), "/proc/%u/ns/user", pid);
 	if (stat(path, &user) == -1)
-		return;
-	model_set_ns(m, pid, (uint64_t)mnt.st_ino, (uint64_t)user.st_ino);
+		return -1;
+	return model_set_ns(m, pid, (uint64_t)mnt.st_ino, (uint64_t)user.st_ino);
 }
 
 static void
@@ -197,7 +196,7 @@ procscan_run(struct model *m, struct resolver *res, uint64_t unknown[BIDC_NCAUSE
 		scan_threads(m, pid);
 		if (model_find(m, pid) == NULL)
 			continue;	/* gone already */
-		scan_ns(m, pid);
+		procscan_ns(m, pid);
 		scan_maps(&sc, pid);
 		n++;
 	}

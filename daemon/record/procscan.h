@@ -11,6 +11,13 @@
 #include "resolver.h"
 
 /*
+ * PID's mount and user namespaces from /proc (the kernel's files), into
+ * the model: what the NAMESPACES records say of later ones.  0, or -1 if
+ * PID is gone.
+ */
+int	procscan_ns(struct model *, uint32_t pid);
+
+/*
  * Fill the model from /proc, the build-ids read through RES; the maps
  * left without one are counted in UNKNOWN by cause.  TICK (if not NULL)
  * is called with ARG between reads, often (the recorder keeps its rings

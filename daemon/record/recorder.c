@@ -148,22 +148,14 @@ static void prune_binaries(struct recorder *);
 static uint64_t
 proc_ns(struct recorder *r, const struct model_proc *p)
 {
-	char	 path[64];
-	struct stat mnt, user;
-
 	if (r->host_mnt_ns == 0)
 		return 0;	/* no namespaces known at all: every binary is the host's */
 	if (p == NULL)
 		return INDEX_MNT_NS_UNKNOWN;
 	if (p->mnt_ns == 0) {
-		snprintf(path, sizeof(path), "/proc/%u/ns/mnt", p->pid);
-		if (stat(path, &mnt) == -1)
-			return INDEX_MNT_NS_UNKNOWN;
-		snprintf(path, sizeof(path), "/proc/%u/ns/user", p->pid);
-		if (stat(path, &user) == -1)
+		if (procscan_ns(&r->model, p->pid) < 0)
 			return INDEX_MNT_NS_UNKNOWN;
 		r->st.ns_looked_up++;
-		model_set_ns(&r->model, p->pid, (uint64_t)mnt.st_ino, (uint64_t)user.st_ino);
 	}
 	return binaries_ns(r->host_mnt_ns, r->init_user_ns, p->mnt_ns, p->user_ns);
 }

@@ -303,11 +303,10 @@ repair_partials(const char *dir, int *left)
 		return 0;
 	}
 	while ((de = readdir(d)) != NULL) {
-		size_t	 len = strlen(de->d_name);
+		int	 partial;
 
 		/* segments only (a pprof's NAME.pb.gz.partial is the profile thread's) */
-		if (len < 19 || strncmp(de->d_name, "perf-", 5) != 0 ||
-		    strcmp(de->d_name + len - 13, ".data.partial") != 0)
+		if (segment_name_seq(de->d_name, &partial) == 0 || !partial)
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
 			continue;

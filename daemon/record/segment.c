@@ -206,9 +206,8 @@ segment_abandon(struct segment *seg)
 	seg->open = 0;
 }
 
-/* Sequence number of a segment file name, 0 if it is not one. */
-static uint64_t
-name_seq(const char *name, int *partial)
+uint64_t
+segment_name_seq(const char *name, int *partial)
 {
 	unsigned long long seq;
 	size_t	 len = strlen(name);
@@ -233,7 +232,7 @@ segment_last_seq(const char *dir)
 	if ((d = opendir(dir)) == NULL)
 		return 0;
 	while ((de = readdir(d)) != NULL)
-		if ((s = name_seq(de->d_name, &partial)) > max)
+		if ((s = segment_name_seq(de->d_name, &partial)) > max)
 			max = s;
 	closedir(d);
 	return max;
@@ -311,7 +310,7 @@ segment_dir_usage(const char *dir, uint64_t *count, uint64_t *bytes)
 		if (strncmp(de->d_name, "perf-", 5) != 0 ||
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1)
 			continue;
-		if (name_seq(de->d_name, &partial) != 0)
+		if (segment_name_seq(de->d_name, &partial) != 0)
 			(*count)++;
 		if (S_ISREG(st.st_mode))
 			*bytes += (uint64_t)st.st_size;
@@ -432,7 +431,7 @@ segfiles_list(const char *dir, int sizes, struct segfile **out, size_t *np, uint
 	dfd = dirfd(d);
 	while ((de = readdir(d)) != NULL) {
 		struct stat st;
-		uint64_t seq = name_seq(de->d_name, &partial);
+		uint64_t seq = segment_name_seq(de->d_name, &partial);
 
 		if (seq == 0 || partial || fstatat(dfd, de->d_name, &st, 0) == -1)
 			continue;

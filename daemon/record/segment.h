@@ -74,6 +74,8 @@ uint64_t segment_last_seq(const char *dir);
  * left, -errno.
  */
 int	segment_delete_oldest(const char *dir, const struct notify *);
+/* Sequence number of a segment file name (*PARTIAL: NAME.partial), 0 if it is not one. */
+uint64_t segment_name_seq(const char *name, int *partial);
 /*
  * The segments of DIR (closed and open) and the bytes of everything of
  * theirs there: the segments, their pprof files, their JIT maps.
