@@ -112,8 +112,11 @@ test_user() {
 	pw_run useradd --no-create-home --no-user-group --gid "$3" --home-dir /nonexistent \
 		--shell "${4:-/usr/sbin/nologin}" "$_n" || fail "useradd $_n"
 	# what the test started as this user goes first (userdel refuses a
-	# user with processes)
-	at_exit "pkill -9 -u '$_n' 2>/dev/null; sleep 0.1; pw_run userdel '$_n'"
+	# user with processes), then the JIT maps it left in /tmp: a later
+	# process of the same pid would find a map that is not its own
+	at_exit "pkill -9 -u '$_n' 2>/dev/null; sleep 0.1
+		find /tmp -maxdepth 1 -user '$_n' -name 'perf-*.map' -delete 2>/dev/null
+		pw_run userdel '$_n'"
 	eval "$1=\$_n"
 }
 

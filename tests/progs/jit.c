@@ -7,6 +7,7 @@
  *	symlink	/tmp/perf-PID.map is a symlink to the real map (refused)
  *	chown	the map belongs to another user (refused)
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,13 @@ main(int argc, char **argv)
 	fn = (long (*)(long))(void *)(p + 64);
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
 	snprintf(real, sizeof(real), "/tmp/pm-jit-real-%d.map", (int)getpid());
+	/* a map left by an earlier process of this pid is not ours (the
+	   daemon refuses a map owned by another user); one we cannot remove
+	   is an error, not a silent refusal later */
+	if (unlink(path) == -1 && errno != ENOENT) {
+		perror(path);
+		return 1;
+	}
 	if ((f = fopen(strcmp(mode, "symlink") == 0 ? real : path, "w")) == NULL)
 		return 1;
 	fprintf(f, "%lx %zx pm_jit_spin\n", (unsigned long)(uintptr_t)(p + 64), sizeof(code));
