@@ -180,7 +180,7 @@ check-tsan: deps
 # nothing to find, and ASan runs them all) and the integration
 # tests that drive the threads (the index writer, the capture worker, the
 # query thread, the build-id readers that close the pins, the worker's
-# stop) without a timing
+# stop; an export on the worker: t_hostile_export, 5 s, not t_export's 29) without a timing
 # bound a 5-15x slower daemon cannot meet (the rings of t_control and
 # t_capture_storm overflow under it).  Not t_index: what only it runs (the
 # rebuild, the reconciliation after a crash, perfmapctl --state-dir) runs
@@ -189,7 +189,7 @@ check-tsan: deps
 # check-tsan runs everything (about 5.5).
 TSAN_CI_UNITS := check_bidcache check_buildid check_buildid_reader check_index check_profile \
 	check_sideband
-TSAN_CI_TESTS := $(TSAN_CI_UNITS) t_capture t_export t_store \
+TSAN_CI_TESTS := $(TSAN_CI_UNITS) t_capture t_hostile_export t_store \
 	t_retention t_reload t_hostile_cache t_hostile_ns t_hostile_exec t_hostile_control \
 	t_hostile_pins t_hostile_queue t_jit_stop t_stop_stalled
 check-tsan-ci:

@@ -32,6 +32,7 @@
 #include "bidcache.h"
 #include "buildid.h"
 #include "record.h"
+#include "walltime.h"
 
 #define DECOMPRESS_MAX	(512U << 20)	/* a decompressed module, at most */
 
@@ -710,7 +711,7 @@ scan(struct bidcache *c, struct centry **out, size_t *nout)
 			if (fstatat(c->dirfd, linkrel, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
 			    read_link(c->dirfd, linkrel, rel, sizeof(rel)) < 0)
 				continue;
-			e.ref_ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+			e.ref_ns = ts_ns(&st.st_mtim);
 			entry_size(c->dirfd, rel, &e.size);
 			if ((e.rel = strdup(rel)) == NULL)
 				break;

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /*
  * A date as users type it, into wall-clock ns since the epoch:
@@ -44,5 +45,11 @@ void	walltime_format(int64_t ns, char *buf, size_t len);
 int64_t	walltime_now(void);
 /* CLOCK_MONOTONIC now, ns: the events' clock (attr.clockid), and deadlines'. */
 uint64_t mono_ns(void);
+/* A timespec (a clock's, a file's times) in ns. */
+static inline int64_t
+ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
 
 #endif

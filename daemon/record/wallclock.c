@@ -7,18 +7,13 @@
 
 #include "log.h"
 #include "wallclock.h"
+#include "walltime.h"
 
 #define NO_REF	INT64_MIN
 
 static atomic_int_least64_t ref_off = NO_REF;	/* the offset of the last step seen */
 static atomic_uint_least64_t stepped;	/* the monotonic time of the last look that saw one */
 static atomic_uint_least64_t nsteps;
-
-static uint64_t
-ns_of(const struct timespec *ts)
-{
-	return (uint64_t)ts->tv_sec * 1000000000ULL + (uint64_t)ts->tv_nsec;
-}
 
 void
 wallclock_look_at(int64_t wall, uint64_t mono)
@@ -60,10 +55,10 @@ wallclock_look(uint64_t *mono)
 
 	clock_gettime(CLOCK_MONOTONIC, &m);
 	clock_gettime(CLOCK_REALTIME, &w);
-	wallclock_look_at((int64_t)ns_of(&w), ns_of(&m));
+	wallclock_look_at(ts_ns(&w), (uint64_t)ts_ns(&m));
 	if (mono != NULL)
-		*mono = ns_of(&m);
-	return (int64_t)ns_of(&w);
+		*mono = (uint64_t)ts_ns(&m);
+	return ts_ns(&w);
 }
 
 int64_t

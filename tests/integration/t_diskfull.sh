@@ -14,12 +14,12 @@ need_events
 need_perf
 command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 mkdir -p "$T/state" "$T/cache"
-mount -t tmpfs -o size=24m,mode=0750 tmpfs "$T/state" 2>/dev/null || skip "cannot mount a tmpfs"
+mount -t tmpfs -o size=20m,mode=0750 tmpfs "$T/state" 2>/dev/null || skip "cannot mount a tmpfs"
 cleanup_mount() { umount -l "$T/state" 2>/dev/null; }
 trap 'TEST_RC=$?; cleanup_mount; cleanup' EXIT
 cc -O2 -o "$T/execstorm" tests/bench/execstorm.c || fail "cannot build execstorm"
-# 16 of the 24 MiB taken: segments fill the rest within seconds
-dd if=/dev/zero of="$T/state/filler" bs=1M count=16 status=none
+# 15 of the 20 MiB taken: segments fill the rest within seconds
+dd if=/dev/zero of="$T/state/filler" bs=1M count=15 status=none
 
 start_daemon "[record]
 frequency = 999
@@ -37,10 +37,10 @@ ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
 dropped() { ctl --json status | jq -r ".disk.$1"; }
 "$T/execstorm" 60 2 /bin/true > /dev/null & BG_PIDS=$!
 # closed segments to sacrifice; from now on only the open one grows
-for i in 1 2 3 4; do sleep 1; ctl snapshot > /dev/null || fail "snapshot $i"; done
+for i in 1 2 3 4; do sleep 0.5; ctl snapshot > /dev/null || fail "snapshot $i"; done
 
 # 1. squeezed: the oldest segments make room
-for _ in $(seq 1 60); do [ "$(dropped segments_deleted_for_space)" -gt 0 ] && break; sleep 0.5; done
+for _ in $(seq 1 150); do [ "$(dropped segments_deleted_for_space)" -gt 0 ] && break; sleep 0.2; done
 n=$(dropped segments_deleted_for_space)
 [ "$n" -gt 0 ] || { ctl status; df -h "$T/state"; fail "no segment was deleted to make room"; }
 grep -q 'disk full: deleted perf-' "$T/daemon.log" || fail "deletions for space not logged"
@@ -48,7 +48,7 @@ note "squeezed: $n segments deleted to make room, $(ls "$T/state/segments" | wc 
 
 # 2. completely full: the open segment has taken all the room the closed
 # ones gave; nothing left to delete, records dropped, still answering
-for _ in $(seq 1 60); do [ "$(dropped error)" != null ] && break; sleep 0.5; done
+for _ in $(seq 1 150); do [ "$(dropped error)" != null ] && break; sleep 0.2; done
 [ "$(dropped error)" != null ] || { ctl status; fail "status does not report the full disk"; }
 ctl status | grep -q '^DISK TROUBLE' || fail "status text does not show the trouble"
 sleep 2
@@ -60,7 +60,7 @@ note "full: $(dropped error), $d1 records dropped so far"
 
 # 3. space returns: recording resumes
 rm -f "$T/state/filler" "$T/state/filler2"
-for _ in $(seq 1 40); do [ "$(dropped error)" = null ] && break; sleep 0.5; done
+for _ in $(seq 1 100); do [ "$(dropped error)" = null ] && break; sleep 0.2; done
 [ "$(dropped error)" = null ] || { ctl status; fail "status still reports trouble after space returned"; }
 grep -q 'writing again' "$T/daemon.log" || fail "recovery not logged"
 before=$(ls "$T/state/segments" | grep -c '\.data$')
@@ -100,7 +100,7 @@ dir = $T/cache"
 	"$T/execstorm" 30 1 /bin/true > /dev/null & BG_PIDS=$!
 	sleep 1
 	dd if=/dev/zero of="$T/state/filler" bs=1M count=64 status=none 2>/dev/null
-	for _ in $(seq 1 60); do [ "$(dropped error)" != null ] && break; sleep 0.5; done
+	for _ in $(seq 1 150); do [ "$(dropped error)" != null ] && break; sleep 0.2; done
 	[ "$(dropped error)" != null ] || { ctl status; fail "the full disk is not reported"; }
 }
 
@@ -135,7 +135,7 @@ ctl snapshot > /dev/null 2>&1	# the rotation: its close cannot fit
 ls "$T/state/segments" | grep -q '\.partial$' || fail "the failed close left no .partial"
 ctl status | grep -q '^unfinished .*1 segments could not be closed' || { ctl status; fail "status text does not show the unfinished segment"; }
 rm -f "$T/state/filler"
-for _ in $(seq 1 40); do [ "$(dropped error)" = null ] && break; sleep 0.5; done
+for _ in $(seq 1 100); do [ "$(dropped error)" = null ] && break; sleep 0.2; done
 [ "$(dropped error)" = null ] || { ctl status; fail "still in trouble after space returned"; }
 sleep 1
 kill $BG_PIDS 2>/dev/null; wait $BG_PIDS 2>/dev/null; BG_PIDS=""
