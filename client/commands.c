@@ -156,6 +156,10 @@ print_status(json_t *p, FILE *f)
 			client_print_kv(f, "cache refused", "%lld copies (no room under max_size), "
 			    "%lld (a user's share used)", client_num(k, "refused_full"),
 			    client_num(k, "refused_quota"));
+		if (client_num(k, "jit_unwatched") > 0)
+			client_print_kv(f, "jit unwatched", "%lld processes with JIT code (their "
+			    "share of the watches, or the queue, was full): maps not kept",
+			    client_num(k, "jit_unwatched"));
 	}
 	if (json_is_object(json_object_get(p, "index"))) {
 		json_t *x = json_object_get(p, "index");

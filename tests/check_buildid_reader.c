@@ -364,8 +364,9 @@ static dev_t	 guard_dev;
 static int	 guard_seen;
 
 static int
-refuse_dev(int pathfd, char *why, size_t whylen)
+refuse_dev(int pathfd, uint32_t pid, char *why, size_t whylen)
 {
+	(void)pid;
 	struct stat st;
 
 	if (fstat(pathfd, &st) == 0 && st.st_dev == guard_dev) {
@@ -378,7 +379,7 @@ refuse_dev(int pathfd, char *why, size_t whylen)
 
 static char	 guard_why[128];
 static const struct bid_guard refuse_dev_guard[1] = { { refuse_dev, guard_why,
-    sizeof(guard_why) } };
+    sizeof(guard_why), 0 } };
 
 /* The guard's reason, as the caller gets it: the Nth refusal of the device. */
 static void

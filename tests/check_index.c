@@ -1132,7 +1132,8 @@ struct segrec {
 	uint32_t	 pid;
 	uint64_t	 t;		/* CLOCK_MONOTONIC */
 	int		 synth;		/* before FINISHED_INIT */
-	uint32_t	 type;		/* 0: MMAP2 of path; FORK (from ppid), EXIT, COMM (exec) */
+	uint32_t	 type;		/* 0: MMAP2 of path; FORK (from ppid), EXIT, COMM (exec),
+					   NAMESPACES (mount namespace ppid) */
 	uint32_t	 ppid;		/* FORK: the parent; EXIT: the thread (0: the leader) */
 };
 
@@ -1200,6 +1201,12 @@ write_segment(uint64_t seq, int64_t wall, const struct segrec *r, size_t n, int 
 			sid.tid = tid;
 			len = build_task(buf, r[i].type, r[i].pid,
 			    r[i].type == PERF_RECORD_FORK ? r[i].ppid : r[i].pid, tid, &sid);
+			ck_assert_int_eq(segment_write(&seg, buf, len), 0);
+			continue;
+		}
+		if (r[i].type == PERF_RECORD_NAMESPACES) {
+			len = record_build_namespaces(buf, r[i].pid, r[i].pid, r[i].ppid, 0, &LAYOUT,
+			    &sid);
 			ck_assert_int_eq(segment_write(&seg, buf, len), 0);
 			continue;
 		}
@@ -1363,6 +1370,69 @@ START_TEST(test_rebuild_exit_times)
 	expect_seen(q, "/usr/bin/other", T0 + 4 * SEC + 1000, T0 + 6 * SEC);
 	expect_seen(q, "/usr/bin/old", T0, T0 + 7 * SEC);
 	expect_seen(q, "/usr/bin/thr", T0, T0);
+	index_reader_close(q);
+}
+END_TEST
+
+/*
+ * Provenance read back: the start state's processes and what they fork
+ * are the host's; a process whose FORK the recorder lost, and whose
+ * namespace it could not look up, has a NAMESPACES record of mount
+ * namespace 1 (record/recorder.c, proc_ns): its binary must not enter the
+ * host's history after a rebuild either.
+ */
+static const struct segrec SEG_NS[] = {
+	{ "/usr/bin/host", 5, 300, MONO0, 1, 0, 0 },
+	{ NULL, 0, 301, MONO0 + 1 * SEC, 0, PERF_RECORD_FORK, 300 },
+	{ "/usr/bin/child", 6, 301, MONO0 + 2 * SEC, 0, 0, 0 },
+	{ "orphan", 0, 500, MONO0 + 3 * SEC, 0, PERF_RECORD_COMM, 0 },
+	{ NULL, 0, 500, MONO0 + 3 * SEC + 500, 0, PERF_RECORD_NAMESPACES, INDEX_MNT_NS_UNKNOWN },
+	{ "/usr/bin/orphan", 7, 500, MONO0 + 3 * SEC + 1000, 0, 0, 0 },
+	{ NULL, 0, 500, MONO0 + 4 * SEC, 0, PERF_RECORD_EXIT, 0 },
+};
+
+/* The mnt_ns label of PATH's one object (NULL: the host's), ALL_NS or not; "" when none. */
+static char *
+ns_label(struct index_reader *q, const char *path, int all_ns)
+{
+	json_t	*o = NULL, *objs, *ns;
+	char	 err[512], *s;
+	int	 rc;
+
+	rc = index_reader_history_ns(q, path, all_ns, &o, err, sizeof(err));
+	if (rc == -ENOENT)
+		return strdup("");
+	o = query(rc, &o, err);
+	objs = json_object_get(o, "objects");
+	if (json_array_size(objs) == 0) {
+		json_decref(o);
+		return strdup("");
+	}
+	ck_assert_uint_eq(json_array_size(objs), 1);
+	ns = json_object_get(json_array_get(objs, 0), "mnt_ns");
+	s = ns == NULL ? NULL : strdup(json_string_value(ns));
+	json_decref(o);
+	return s;
+}
+
+START_TEST(test_rebuild_unknown_ns)
+{
+	struct index_reader *q;
+	char	*s;
+
+	write_segment(1, T0, SEG_NS, sizeof(SEG_NS) / sizeof(SEG_NS[0]), 0);
+	index_close(open_ix());
+	q = open_q();
+	ck_assert_ptr_null(ns_label(q, "/usr/bin/host", 0));
+	ck_assert_ptr_null(ns_label(q, "/usr/bin/child", 0));
+	s = ns_label(q, "/usr/bin/orphan", 0);
+	ck_assert_msg(s != NULL && *s == '\0',
+	    "a process of no known namespace entered the host's history after a rebuild");
+	free(s);
+	s = ns_label(q, "/usr/bin/orphan", 1);
+	ck_assert_msg(s != NULL && strcmp(s, "unknown") == 0, "orphan's mnt_ns: %s",
+	    s == NULL ? "(the host's)" : s);
+	free(s);
 	index_reader_close(q);
 }
 END_TEST
@@ -2695,6 +2765,7 @@ index_suite(void)
 	tcase_add_test(tc, test_newer_refused);
 	tcase_add_test(tc, test_rebuild_from_segments);
 	tcase_add_test(tc, test_rebuild_exit_times);
+	tcase_add_test(tc, test_rebuild_unknown_ns);
 	tcase_add_test(tc, test_corrupt_truncated);
 	tcase_add_test(tc, test_corrupt_overwritten);
 	tcase_add_test(tc, test_corrupt_header);

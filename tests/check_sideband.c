@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 
 #include <linux/magic.h>
 
@@ -221,6 +223,72 @@ warm_pin(struct harness *h)
 	ck_assert_uint_eq(rs.pins, 1);
 }
 
+/* What the recorder writes goes into a segment in H's directory (seg_ns reads it). */
+static const uint64_t SEG_IDS[1] = { 7 };
+
+static void
+seg_open(struct harness *h, struct perfdata_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->attr = h->attr;
+	a->attr.type = PERF_TYPE_SOFTWARE;
+	a->attr.config = PERF_COUNT_SW_DUMMY;
+	a->attr.size = PERF_FILE_ATTR_SIZE;
+	a->name = "dummy";
+	a->ids = SEG_IDS;
+	a->nids = 1;
+	ck_assert_int_eq(segment_open(&h->r->seg, h->dir, 1, mono_ns(), (uint64_t)walltime_now(),
+	    a, 1), 0);
+}
+
+struct ns_seen {
+	const struct record_layout *l;
+	uint32_t pid;
+	uint64_t mnt_ns;
+	int	 n;
+};
+
+static int
+ns_seen_cb(const struct perf_event_header *eh, void *arg)
+{
+	struct ns_seen *s = arg;
+	struct record rec;
+
+	if (eh->type == PERF_RECORD_NAMESPACES && record_decode(eh, eh->size, s->l, &rec) == 0 &&
+	    rec.ns.pid == s->pid) {
+		s->mnt_ns = rec.ns.mnt_ns;
+		s->n++;
+	}
+	return 0;
+}
+
+/* Close the segment seg_open began: the NAMESPACES records of each of PIDS, their mnt_ns into NS. */
+static void
+seg_ns(struct harness *h, struct perfdata_attr *a, const uint32_t *pids, uint64_t *ns, int npids)
+{
+	struct perfdata_meta m;
+	struct perfdata_file f;
+	struct ns_seen s;
+	char	 err[256];
+	int	 i;
+
+	memset(&m, 0, sizeof(m));
+	m.hostname = m.osrelease = m.arch = m.version = "check";
+	m.clockid = CLOCK_MONOTONIC;
+	h->r->seg.t_end = mono_ns();
+	ck_assert_int_eq(segment_close(&h->r->seg, a, 1, &m), 0);
+	ck_assert_msg(perfdata_open(&f, h->r->seg.path, err, sizeof(err)) == 0, "%s", err);
+	for (i = 0; i < npids; i++) {
+		memset(&s, 0, sizeof(s));
+		s.l = &h->r->ev.sb_layout;
+		s.pid = pids[i];
+		ck_assert_int_ge(perfdata_walk(&f, ns_seen_cb, &s), 0);
+		ck_assert_int_le(s.n, 1);	/* one look per process */
+		ns[i] = s.n == 0 ? 0 : s.mnt_ns;
+	}
+	perfdata_file_close(&f);
+}
+
 /* A recorder over NCPUS fake rings whose file is pinned already. */
 static struct recorder *
 setup_pinned(struct harness *h, int ncpus)
@@ -235,24 +303,32 @@ setup_pinned(struct harness *h, int ncpus)
  * looked up in /proc (here this process, the host's), one gone is of no
  * known namespace, which is not the host's: its binaries were the host's,
  * so a user whose child's FORK was lost could write the host's history.
+ * Both findings go into the segment as NAMESPACES records, the unknown as
+ * mount namespace 1: a rebuild of the index from the segment (which shows
+ * no FORK of either) reads them, and takes neither for the host's by default.
  */
 START_TEST(test_unknown_namespace)
 {
 	struct harness h;
 	struct recorder *r;
+	struct perfdata_attr a;
 	const struct model_proc *p;
 	const struct binary *b;
+	uint32_t pids[2] = { DEADPID, (uint32_t)getpid() };
+	uint64_t ns[2];
 
 	setup(&h, 1);
 	r = h.r;
 	binaries_host_ns(&r->host_mnt_ns, &r->init_user_ns);
 	ck_assert_uint_ne(r->host_mnt_ns, 0);
+	seg_open(&h, &a);
 	put_file_pid(&h, 0, 0, 0x10000, mono_ns(), DEADPID);
 	put_file_pid(&h, 0, 1, 0x20000, mono_ns(), (uint32_t)getpid());
+	put_file_pid(&h, 0, 1, 0x30000, mono_ns(), DEADPID);	/* no second look */
 	drain_all(r, mono_ns() + 1);
-	ck_assert_uint_eq(r->st.mmaps_user_id, 2);
+	ck_assert_uint_eq(r->st.mmaps_user_id, 3);
 	ck_assert_ptr_nonnull(p = model_find(&r->model, DEADPID));
-	ck_assert_uint_eq(p->nmaps, 1);
+	ck_assert_uint_eq(p->nmaps, 2);
 	ck_assert_ptr_nonnull(b = binaries_at(r->bins, p->maps[0].bin));
 	ck_assert_uint_eq(b->ns, INDEX_MNT_NS_UNKNOWN);
 	ck_assert_ptr_nonnull(p = model_find(&r->model, (uint32_t)getpid()));
@@ -261,6 +337,52 @@ START_TEST(test_unknown_namespace)
 	ck_assert_uint_eq(b->ns, 0);
 	ck_assert_uint_eq(r->st.ns_looked_up, 1);	/* looked up, not taken for the host's */
 	ck_assert_uint_eq(p->mnt_ns, r->host_mnt_ns);
+	seg_ns(&h, &a, pids, ns, 2);
+	ck_assert_msg(ns[0] == INDEX_MNT_NS_UNKNOWN,
+	    "the segment does not say the gone process's namespace is unknown (mnt_ns %llu)",
+	    (unsigned long long)ns[0]);
+	ck_assert_uint_eq(ns[1], r->host_mnt_ns);
+	teardown(&h);
+}
+END_TEST
+
+/*
+ * The same with the pid reused: the record's process is gone, and the
+ * process under its pid at the turn (a child started after the record)
+ * is another, whose namespace says nothing of the record's.
+ */
+START_TEST(test_unknown_namespace_pid_reused)
+{
+	struct harness h;
+	struct recorder *r;
+	const struct model_proc *p;
+	const struct binary *b;
+	uint64_t t;
+	pid_t	 child;
+
+	setup(&h, 1);
+	r = h.r;
+	binaries_host_ns(&r->host_mnt_ns, &r->init_user_ns);
+	t = mono_ns();
+	usleep(50 * 1000);	/* more than a clock tick: /proc's start times are in ticks */
+	if ((child = fork()) == 0) {
+		alarm(30);	/* gone even if an assertion ends the test before its kill */
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_gt(child, 0);
+	put_file_pid(&h, 0, 0, 0x10000, t, (uint32_t)child);
+	drain_all(r, mono_ns() + 1);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	ck_assert_uint_eq(r->st.mmaps_user_id, 1);
+	ck_assert_ptr_nonnull(p = model_find(&r->model, (uint32_t)child));
+	ck_assert_uint_eq(p->nmaps, 1);
+	ck_assert_ptr_nonnull(b = binaries_at(r->bins, p->maps[0].bin));
+	ck_assert_msg(b->ns == INDEX_MNT_NS_UNKNOWN,
+	    "a process started after the record was taken for the record's (ns %llu)",
+	    (unsigned long long)b->ns);
+	ck_assert_uint_eq(r->st.ns_looked_up, 0);
 	teardown(&h);
 }
 END_TEST
@@ -462,6 +584,7 @@ sideband_suite(void)
 	tcase_add_test(tc, test_clock_step);
 	tcase_add_test(tc, test_unseen_read_then_pin);
 	tcase_add_test(tc, test_unknown_namespace);
+	tcase_add_test(tc, test_unknown_namespace_pid_reused);
 	tcase_add_test(tc, test_two_rings_mixed);
 	tcase_add_test(tc, test_mixed);
 	tcase_add_test(tc, test_mixed_spilled);

@@ -595,8 +595,11 @@ capture_jit_watch(struct capture *c, uint32_t pid)
 		atomic_fetch_add(&c->njitroots, 1);	/* bounded: fds, whatever the queue */
 	j->nspid = jit_ns_pid(pid);
 	root = j->fd >= 0;
-	if (submit(c, j) < 0 && root)
-		atomic_fetch_sub(&c->njitroots, 1);	/* freed, its fd closed */
+	if (submit(c, j) < 0) {
+		atomic_fetch_add(&c->n_jit_unwatched, 1);	/* the queue was full */
+		if (root)
+			atomic_fetch_sub(&c->njitroots, 1);	/* freed, its fd closed */
+	}
 }
 
 void
@@ -604,7 +607,20 @@ capture_jit_keep(struct capture *c, uint32_t pid, const char *segpath, uint64_t 
 {
 	struct job *j;
 
-	if (c == NULL || segpath[0] == '\0' || (j = job_new()) == NULL)
+	if (c == NULL || segpath[0] == '\0')
+		return;
+	/*
+	 * A close: one job keeps the map of every process the worker watches
+	 * (pid 0), however many the recorder names: one queue slot, not one
+	 * each of a user's thousands.
+	 */
+	if (exited == 0) {
+		if (strcmp(c->jit_close_seg, segpath) == 0)
+			return;
+		snprintf(c->jit_close_seg, sizeof(c->jit_close_seg), "%s", segpath);
+		pid = 0;
+	}
+	if ((j = job_new()) == NULL)
 		return;
 	j->kind = JOB_JIT_KEEP;
 	j->pid = pid;
@@ -631,6 +647,7 @@ capture_stats(struct capture *c, struct capture_stats *s)
 	s->cache_entries = atomic_load(&c->cache_entries);
 	s->refused_full = atomic_load(&c->n_refused_full);
 	s->refused_quota = atomic_load(&c->n_refused_quota);
+	s->jit_unwatched = atomic_load(&c->n_jit_unwatched);
 }
 
 int

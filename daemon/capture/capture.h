@@ -45,6 +45,7 @@ struct capture_stats {
 	uint64_t	 cache_bytes, cache_entries;
 	uint64_t	 refused_full;	/* no room under max_size, nothing to evict */
 	uint64_t	 refused_quota;	/* its owner had used their share */
+	uint64_t	 jit_unwatched;	/* JIT processes not watched: share or queue full */
 };
 
 /* Open the cache (conf->cache_dir or STATE/debug) and start the worker. */
@@ -105,7 +106,9 @@ void	capture_profile_period(struct capture *, const char *segpath, int64_t since
  * anonymous executable memory is watched: its owner is noted while it
  * lives.  capture_jit_keep copies its map, if it wrote one, into
  * SEGPATH.jit/ (EXITED: the process is gone since that wall-clock ns, 1
- * if not known: forget it, and keep no map written after it).
+ * if not known: forget it, and keep no map written after it).  EXITED 0,
+ * SEGPATH closes: the first call keeps the maps of every process watched
+ * that still lives (one job), the others of the same close do nothing.
  */
 void	capture_jit_watch(struct capture *, uint32_t pid);
 void	capture_jit_keep(struct capture *, uint32_t pid, const char *segpath, uint64_t exited);

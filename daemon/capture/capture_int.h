@@ -65,9 +65,12 @@ enum job_kind {
 };
 
 #define JIT_WATCH_MAX		4096		/* processes with JIT code watched */
+#define JIT_WATCH_USERS_MAX	3072		/* of which users' (not root's) processes */
+#define JIT_WATCH_USER_MAX	512		/* ... and one user's */
 #define JIT_TMP_MAX		64		/* their distinct /tmp directories held open */
 #define JIT_TMP_USER_MAX	8		/* of which one user's (not root's) processes' */
 #define JIT_ROOTS_QUEUED_MAX	64		/* watch jobs queued holding a process's root */
+#define JIT_SWEEP_MS		1000		/* at most one sweep of the gone this often */
 #define PROFILES_KEPT		4		/* newest profile files kept */
 
 /* A process that may write /tmp/perf-PID.map: who owned it (worker only). */
@@ -260,6 +263,8 @@ struct capture {
 	size_t		 njit;
 	struct jittmp	 jtmp[JIT_TMP_MAX];
 	size_t		 njtmp;
+	uint64_t	 jit_sweep_after;	/* no sweep before (mono ns) */
+	char		 jit_close_seg[PATH_MAX];	/* loop: the close asked to keep every map */
 	struct bidcache	 cache;
 	struct failrec	*fails;
 	size_t		 nfails, failcap;
@@ -270,6 +275,7 @@ struct capture {
 
 	atomic_uint_least64_t n_seen, n_captured, n_present, n_failed, n_missed;
 	atomic_uint_least64_t n_refused_full, n_refused_quota;
+	atomic_uint_least64_t n_jit_unwatched;	/* JIT processes not watched: share, queue full */
 	atomic_uint_least64_t cache_bytes, cache_entries;
 };
 
@@ -294,13 +300,15 @@ void	reason_add(char *buf, size_t len, const char *fmt, ...)
 /*
  * userfs.c: 1, with the reason in WHY, for an open file or O_PATH handle
  * the worker must not read because a user's process serves it (FUSE not
- * mounted by root), found without asking the file system anything.  The
- * worker's openers show it every handle (buildid_reader.h, struct
- * bid_guard): userfs_guard(WHY) is that guard, its reason into WHY.
+ * mounted by root), or may (a mount of a namespace a user made, reached
+ * through process PID, 0: none, that is not a tmpfs), found without asking
+ * the file system anything.  The worker's openers show it every handle
+ * (buildid_reader.h, struct bid_guard): userfs_guard(WHY, PID) is that
+ * guard, its reason into WHY.
  */
-int	userfs_fd(int fd, char *why, size_t whylen);
-#define userfs_guard(why)	(&(struct bid_guard){ userfs_fd, (why), sizeof(why) })
-int	try_path(struct capture *, const char *path, int magic, const char *name, uint64_t ns,
+int	userfs_fd(int fd, uint32_t pid, char *why, size_t whylen);
+#define userfs_guard(why, pid)	(&(struct bid_guard){ userfs_fd, (why), sizeof(why), (pid) })
+int	try_path(struct capture *, const char *path, uint32_t pid, const char *name, uint64_t ns,
 	    const uint8_t *id, size_t idlen, char *file, size_t filelen, char *why,
 	    size_t whylen);
 void	count_result(struct capture *, int rc);

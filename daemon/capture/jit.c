@@ -9,7 +9,9 @@
  *	        /proc/PID/root (O_PATH), its pid in its pid namespace
  *	        ─► JOB_JIT_WATCH worker: note that owner, the start time, and
  *	        the process's own /tmp (held open, shared: struct jittmp)
- *	loop: PID exits, or a segment closes with PID alive ─► JOB_JIT_KEEP
+ *	loop: PID exits ─► JOB_JIT_KEEP (PID)
+ *	      a segment closes ─► JOB_JIT_KEEP (pid 0: every process watched
+ *	        that still lives; one job, however many there are)
  *	        worker: TMP/perf-NSPID.map ─► STATE/segments/SEG.jit/perf-PID.map
  *
  * The /tmp is the process's, not the daemon's: a container's, a unit's
@@ -30,7 +32,11 @@
  * not kept.  The /tmp directories held are shared by mount, at most
  * JIT_TMP_MAX, JIT_TMP_USER_MAX of them a user's; when a new one does not
  * fit, processes that are gone are forgotten (jit_sweep), only that
- * user's when the user's share is what is full.
+ * user's when the user's share is what is full.  The processes watched
+ * are shared the same way: at most JIT_WATCH_MAX, of which
+ * JIT_WATCH_USERS_MAX users' (not root's) and JIT_WATCH_USER_MAX one
+ * user's, so that no user's idle processes with a page of executable
+ * memory each keep root's JIT processes, or another user's, unwatched.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,8 +52,10 @@
 #include "capture_int.h"
 #include "record/buildid_reader.h"
 #include "log.h"
+#include "procfs.h"
 #include "profile.h"
 #include "symbolize.h"
+#include "walltime.h"
 
 /* /proc/PID/WHAT into BUF (one read of at most LEN - 1 bytes, NUL ended); 0 if none. */
 static int
@@ -68,20 +76,11 @@ proc_read(uint32_t pid, const char *what, char *buf, size_t len)
 	return 1;
 }
 
-/* Field 22 of /proc/PID/stat (the start time in clock ticks), 0 if unknown. */
+/* The start time of PID (clock ticks), 0 if unknown. */
 static uint64_t
 proc_start(uint32_t pid)
 {
-	char	 buf[1024], *p;
-	int	 field;
-
-	if (!proc_read(pid, "stat", buf, sizeof(buf)))
-		return 0;
-	if ((p = strrchr(buf, ')')) == NULL)	/* the comm may hold spaces and ')' */
-		return 0;
-	for (field = 2; field < 22 && p != NULL; field++)
-		p = strchr(p + 1, ' ');
-	return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
+	return procfs_start(-1, pid);
 }
 
 /*
@@ -168,28 +167,68 @@ jit_forget(struct capture *c, struct jitproc *e)
 	*e = c->jit[--c->njit];
 }
 
+/* Whose gone processes a sweep forgets. */
+#define SWEEP_ALL	UINT32_MAX		/* everyone's */
+#define SWEEP_USERS	(UINT32_MAX - 1)	/* every user's but root's */
+
 /*
  * Forget the processes watched that are gone (an exit not seen, or its
- * keep job dropped), but SKIP's; with UID (not UINT32_MAX), only those
- * holding a /tmp of that user's.  Run only when a slot is wanted and
- * none is free: a process gone whose keep job is still queued loses its
- * map, so a user's own shortage sweeps only that user's.
+ * keep job dropped), but SKIP's: WHO's (a uid, SWEEP_ALL, SWEEP_USERS);
+ * BY_TMP: a uid's are those holding a /tmp of that user's.  Run only when
+ * a slot is wanted and none is free: a process gone whose keep job is
+ * still queued loses its map, so a user's shortage sweeps only users'
+ * (its own when its own share is what is full), never root's.
  */
+static int
+sweep_of(const struct capture *c, const struct jitproc *e, uint32_t who, int by_tmp)
+{
+	if (who == SWEEP_ALL)
+		return 1;
+	if (who == SWEEP_USERS)
+		return e->uid != 0;
+	if (by_tmp)
+		return e->tmp >= 0 && c->jtmp[e->tmp].uid == who;
+	return e->uid == who;
+}
+
 static void
-jit_sweep(struct capture *c, uint32_t uid, uint32_t skip)
+jit_sweep(struct capture *c, uint32_t who, int by_tmp, uint32_t skip)
 {
 	struct jitproc *e;
 	size_t	 i = 0;
 
 	while (i < c->njit) {
 		e = &c->jit[i];
-		if (e->pid != skip && (uid == UINT32_MAX ||
-		    (e->tmp >= 0 && c->jtmp[e->tmp].uid == uid)) &&
+		if (e->pid != skip && sweep_of(c, e, who, by_tmp) &&
 		    (e->start == 0 || proc_start(e->pid) != e->start))
 			jit_forget(c, e);	/* the last entry moves into I */
 		else
 			i++;
 	}
+}
+
+/*
+ * Is there a watch slot for a process of UID?  Else *SWEEP: whose gone
+ * processes to forget for one (jit_sweep's WHO).
+ */
+static int
+watch_room(const struct capture *c, uint32_t uid, uint32_t *sweep)
+{
+	size_t	 i, users = 0, own = 0;
+
+	*sweep = uid == 0 ? SWEEP_ALL : SWEEP_USERS;
+	if (c->njit == JIT_WATCH_MAX)
+		return 0;
+	if (uid == 0)
+		return 1;
+	for (i = 0; i < c->njit; i++) {
+		users += c->jit[i].uid != 0;
+		own += c->jit[i].uid == uid;
+	}
+	if (users >= JIT_WATCH_USERS_MAX)
+		return 0;
+	*sweep = uid;
+	return own < JIT_WATCH_USER_MAX;
 }
 
 /*
@@ -209,7 +248,7 @@ tmp_hold(struct capture *c, int rootfd, uint32_t uid, uint32_t pid)
 	int	 fd;
 
 	/* A user's FUSE root or /tmp: its server could hold the worker for ever. */
-	if (userfs_fd(rootfd, why, sizeof(why))) {
+	if (userfs_fd(rootfd, pid, why, sizeof(why))) {
 		log_debug("jit: a root %s", why);
 		return -1;
 	}
@@ -218,7 +257,7 @@ tmp_hold(struct capture *c, int rootfd, uint32_t uid, uint32_t pid)
 	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 	if ((fd = (int)syscall(SYS_openat2, rootfd, "tmp", &how, sizeof(how))) == -1)
 		return -1;
-	if (userfs_fd(fd, why, sizeof(why))) {
+	if (userfs_fd(fd, pid, why, sizeof(why))) {
 		log_debug("jit: a /tmp %s", why);
 		close(fd);
 		return -1;
@@ -238,7 +277,7 @@ tmp_hold(struct capture *c, int rootfd, uint32_t uid, uint32_t pid)
 			return (int)i;
 		}
 	if (tmp_full(c, uid))
-		jit_sweep(c, c->njtmp == JIT_TMP_MAX ? UINT32_MAX : uid, pid);
+		jit_sweep(c, c->njtmp == JIT_TMP_MAX ? SWEEP_ALL : uid, 1, pid);
 	if (tmp_full(c, uid)) {
 		log_debug("jit: %zu /tmp directories held (%zu of uid %u), no more", c->njtmp,
 		    tmp_of_user(c, uid), uid);
@@ -255,15 +294,27 @@ void
 run_jit_watch(struct capture *c, struct job *j)
 {
 	struct jitproc *e;
+	uint32_t sweep;
 	int	 tmp;
 
 	if (j->fd >= 0)
 		atomic_fetch_sub(&c->njitroots, 1);	/* its fd is closed with the job */
-	if (jit_find(c, j->pid) == NULL && c->njit == JIT_WATCH_MAX)
-		jit_sweep(c, UINT32_MAX, j->pid);	/* a slot wanted, none free */
+	/*
+	 * A slot wanted, none free: the gone are forgotten, at most once a
+	 * JIT_SWEEP_MS (a sweep reads /proc for every process it may forget:
+	 * a user past its share must not make the worker do it for each of
+	 * its processes).
+	 */
+	if (jit_find(c, j->pid) == NULL && !watch_room(c, j->uid, &sweep) &&
+	    mono_ns() >= c->jit_sweep_after) {
+		jit_sweep(c, sweep, 0, j->pid);
+		c->jit_sweep_after = mono_ns() + JIT_SWEEP_MS * 1000000ULL;
+	}
 	if ((e = jit_find(c, j->pid)) == NULL) {
-		if (c->njit == JIT_WATCH_MAX) {
-			log_debug("jit: %u processes watched, pid %u is not", JIT_WATCH_MAX, j->pid);
+		if (!watch_room(c, j->uid, &sweep)) {
+			atomic_fetch_add(&c->n_jit_unwatched, 1);
+			log_debug("jit: %zu processes watched, none more of uid %u: pid %u is not",
+			    c->njit, j->uid, j->pid);
 			return;
 		}
 		e = &c->jit[c->njit++];
@@ -353,12 +404,6 @@ out:
 	return rc;
 }
 
-static int64_t
-ts_ns(const struct timespec *ts)
-{
-	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
-}
-
 /* Is the map in state ST the one E last kept, unchanged (any write moves the ctime)? */
 static int
 same_as_kept(const struct jitproc *e, const struct stat *st)
@@ -397,24 +442,22 @@ note_kept(struct jitproc *e, const struct stat *st, const char *segpath)
 		e->kept_seg[0] = '\0';
 }
 
-void
-run_jit_keep(struct capture *c, struct job *j)
+/* E's map kept with segment J->name (J->exited: the process ended then; it is forgotten). */
+static void
+keep_one(struct capture *c, struct jitproc *e, const struct job *j)
 {
-	struct jitproc *e = jit_find(c, j->pid);
 	struct quota *q;
 	struct stat st;
 	char	 path[96], name[32], dir[PATH_MAX], why[256];
 	int	 fd;
 
-	if (e == NULL)
-		return;
-	if (!j->exited && e->start != 0 && proc_start(j->pid) != e->start) {
-		jit_forget(c, e);	/* another process has the pid now */
+	if (!j->exited && e->start != 0 && proc_start(e->pid) != e->start) {
+		jit_forget(c, e);	/* gone, another process has the pid now */
 		return;
 	}
 	snprintf(name, sizeof(name), "perf-%u.map", e->tmp >= 0 ? e->nspid : e->pid);
 	if (e->tmp >= 0)
-		snprintf(path, sizeof(path), "/proc/%u/root/tmp/%s", j->pid, name);
+		snprintf(path, sizeof(path), "/proc/%u/root/tmp/%s", e->pid, name);
 	else
 		snprintf(path, sizeof(path), "/tmp/%s", name);
 	if ((fd = open_map(e->tmp >= 0 ? c->jtmp[e->tmp].fd : -1, name, &st)) < 0)
@@ -426,7 +469,7 @@ run_jit_keep(struct capture *c, struct job *j)
 	 */
 	if (j->exited > 1 && (uint64_t)ts_ns(&st.st_mtim) > j->exited + JIT_EXIT_SLACK_NS) {
 		log_debug("jit: %s was written after its process %u exited: not kept", path,
-		    j->pid);
+		    e->pid);
 		close(fd);
 		goto done;
 	}
@@ -447,13 +490,13 @@ run_jit_keep(struct capture *c, struct job *j)
 	 * charged).  Else a copy of a user's file into root's state
 	 * directory: the user's share, the whole of it.
 	 */
-	if (!same_as_kept(e, &st) || link_kept(c, e, dir, j->pid) < 0) {
+	if (!same_as_kept(e, &st) || link_kept(c, e, dir, e->pid) < 0) {
 		if (user_share(c, e->uid, (uint64_t)st.st_size, &q, why, sizeof(why)) < 0) {
 			log_debug("jit: %s not kept: %s", path, why);
 			close(fd);
 			goto done;
 		}
-		if (copy_map(fd, (uint64_t)st.st_size, dir, j->pid) < 0) {
+		if (copy_map(fd, (uint64_t)st.st_size, dir, e->pid) < 0) {
 			log_warn("jit: keeping %s in %s", path, dir);
 			close(fd);
 			goto done;
@@ -465,4 +508,27 @@ run_jit_keep(struct capture *c, struct job *j)
 done:
 	if (j->exited)
 		jit_forget(c, e);
+}
+
+/*
+ * PID's map kept with segment NAME, or (pid 0: a segment closes) the map
+ * of every process watched that still lives.
+ */
+void
+run_jit_keep(struct capture *c, struct job *j)
+{
+	struct jitproc *e;
+	size_t	 i = 0, n;
+
+	if (j->pid != 0) {
+		if ((e = jit_find(c, j->pid)) != NULL)
+			keep_one(c, e, j);
+		return;
+	}
+	while (i < c->njit && !stop_late(c)) {
+		n = c->njit;
+		keep_one(c, &c->jit[i], j);
+		if (c->njit == n)
+			i++;	/* else forgotten: the last entry moved into I */
+	}
 }

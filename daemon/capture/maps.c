@@ -147,19 +147,19 @@ reason_add(char *buf, size_t len, const char *fmt, ...)
 }
 
 /*
- * Copy PATH (opened here; MAGIC: a map_files link) into the cache under
- * NAME.  1 or 0 (present) on success; else -errno with the reason
- * appended to WHY.
+ * Copy PATH (opened here; PID not 0: a map_files link of that process)
+ * into the cache under NAME.  1 or 0 (present) on success; else -errno
+ * with the reason appended to WHY.
  */
 int
-try_path(struct capture *c, const char *path, int magic, const char *name, uint64_t ns,
+try_path(struct capture *c, const char *path, uint32_t pid, const char *name, uint64_t ns,
     const uint8_t *id, size_t idlen, char *file, size_t filelen, char *why, size_t whylen)
 {
 	struct stat st;
 	char	 err[PATH_MAX + 128];
 	int	 fd, rc;
 
-	if ((fd = buildid_reader_open_regular(path, magic, userfs_guard(err), &st)) < 0) {
+	if ((fd = buildid_reader_open_regular(path, pid != 0, userfs_guard(err, pid), &st)) < 0) {
 		reason_add(why, whylen, "%s: %s", path, fd == -ELOOP ?
 		    "a symbolic link on the path, not followed" : fd == -EISDIR ?
 		    "not a regular file, not opened" : fd == -EBID_GUARD ? err :
@@ -229,14 +229,14 @@ run_map(struct capture *c, struct job *j)
 	buildid_reader_map_files(path, sizeof(path), j->pid, j->addr, j->len);
 	if (j->kind == JOB_MISSED)
 		reason_add(why, sizeof(why), "capture queue was full");
-	else if (j->fd >= 0 && userfs_fd(j->fd, why, sizeof(why)))
+	else if (j->fd >= 0 && userfs_fd(j->fd, j->pid, why, sizeof(why)))
 		rc = -EPERM;	/* the reader's file, a user's FUSE: a copy could wait for ever */
 	else {
 		/* A pin the guard refused: refused again here, for the reason. */
 		if ((fd = j->fd) < 0)
 			fd = j->pin_errno != 0 && j->pin_errno != EBID_GUARD ? -j->pin_errno :
 			    buildid_reader_open_mapped(j->pid, j->addr, j->len, j->has_inode,
-			    j->maj, j->min, j->ino, j->gen, userfs_guard(err), &st);
+			    j->maj, j->min, j->ino, j->gen, userfs_guard(err, j->pid), &st);
 		if (fd >= 0) {
 			rc = copy_fd(c, j, fd, path, why, sizeof(why));
 			if (fd != j->fd)
@@ -251,7 +251,7 @@ run_map(struct capture *c, struct job *j)
 				reason_add(why, sizeof(why), "%s: no inode in the record to check "
 				    "it against", plain);
 			else if ((fd = buildid_reader_open_verified(plain, j->maj, j->min, j->ino,
-			    j->gen, userfs_guard(err), &st)) >= 0) {
+			    j->gen, userfs_guard(err, 0), &st)) >= 0) {
 				rc = copy_fd(c, j, fd, plain, why, sizeof(why));
 				close(fd);
 			} else

@@ -349,7 +349,8 @@ store_user(struct capture *c, struct storectx *x, const struct segbid *b, char *
 		tried++;
 		buildid_reader_map_files(path, sizeof(path), lp->m[i].pid, lp->m[i].start,
 		    lp->m[i].end - lp->m[i].start);
-		rc = try_path(c, path, 1, b->name, 0, b->id, b->len, file, filelen, why, whylen);
+		rc = try_path(c, path, lp->m[i].pid, b->name, 0, b->id, b->len, file, filelen, why,
+		    whylen);
 		if (rc >= 0 || cache_side(rc))
 			return rc;
 	}

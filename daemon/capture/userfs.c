@@ -19,11 +19,22 @@
  * device the table does not list is not trusted.  Without /sys/fs/fuse the
  * kernel has no FUSE.  Nothing here asks the file system in question
  * anything: procfs, sysfs, and statx with AT_STATX_DONT_SYNC.
+ *
+ * A device does not show everything: an overlay has a device of its own
+ * and passes reads on to its layers, and a user may make one (in a user
+ * namespace of their own) over their FUSE mount.  So a handle reached
+ * through a process (its map_files, its root) on a mount the table does
+ * not list and of no block device, when that process's user namespace is
+ * not the initial one (a namespace a user made, not a root container's),
+ * is read only if the process's own mountinfo says the mount is a tmpfs or
+ * ramfs (nothing behind them); anything else, or what cannot be told, is
+ * not read.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +47,7 @@
 #define FUSECTL_DIR		"/sys/fs/fuse/connections"
 #define FUSECTL_SUPER_MAGIC	0x65735543
 #define MOUNTINFO_MAX		(64U << 20)	/* bytes of mountinfo read, at most */
+#define FOREIGN_MOUNTINFO_MAX	(4U << 20)	/* ... of a user's namespace's */
 
 struct mnt {
 	uint64_t id;
@@ -255,12 +267,84 @@ judge_dev(uint32_t maj, uint32_t min, char *why, size_t whylen)
 	return 1;
 }
 
+/* Is PID in a user namespace other than the initial one (one a user made)?  Gone: yes. */
+static int
+user_made(uint32_t pid)
+{
+	static atomic_uint_least64_t init_user;	/* the worker's and the profile thread's */
+	char	 path[64];
+	struct stat st;
+
+	if (atomic_load(&init_user) == 0) {
+		if (stat("/proc/self/ns/user", &st) == -1)
+			return 1;
+		atomic_store(&init_user, (uint64_t)st.st_ino);	/* the daemon's: the initial one */
+	}
+	snprintf(path, sizeof(path), "/proc/%u/ns/user", pid);
+	return stat(path, &st) == -1 || (uint64_t)st.st_ino != atomic_load(&init_user);
+}
+
+/*
+ * The type of mount ID as PID's mountinfo lists it, into TYPE; 0, or -1
+ * when it is not there (or past FOREIGN_MOUNTINFO_MAX bytes: a user can
+ * make mounts without end).
+ */
+static int
+mount_type(uint32_t pid, uint64_t id, char *type, size_t typelen)
+{
+	char	 path[64], *line = NULL, *sep, *end;
+	size_t	 cap = 0, total = 0;
+	ssize_t	 n;
+	FILE	*f;
+	int	 rc = -1;
+
+	snprintf(path, sizeof(path), "/proc/%u/mountinfo", pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (rc < 0 && (n = getline(&line, &cap, f)) > 0 &&
+	    (total += (size_t)n) <= FOREIGN_MOUNTINFO_MAX) {
+		if (strtoull(line, &end, 10) != id || *end != ' ' ||
+		    (sep = strstr(line, " - ")) == NULL)
+			continue;
+		sep += 3;
+		snprintf(type, typelen, "%.*s", (int)strcspn(sep, " \n"), sep);
+		rc = 0;
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+/*
+ * A handle on mount MNT_ID (0: not known), of no block device and not in
+ * the daemon's table, reached through PID: 1 with the reason unless PID's
+ * namespaces are root's or the mount is a tmpfs or ramfs (see the top).
+ */
+static int
+judge_foreign(uint32_t pid, uint64_t mnt_id, char *why, size_t whylen)
+{
+	char	 type[64];
+
+	if (!user_made(pid))
+		return 0;
+	if (mnt_id == 0 || mount_type(pid, mnt_id, type, sizeof(type)) < 0) {
+		snprintf(why, whylen, "on a mount of a namespace a user made that its mountinfo "
+		    "does not show (pid %u): not read", pid);
+		return 1;
+	}
+	if (strcmp(type, "tmpfs") == 0 || strcmp(type, "ramfs") == 0)
+		return 0;
+	snprintf(why, whylen, "on a mount of type %s of a namespace a user made (pid %u; what "
+	    "it passes reads on to may be a user's FUSE server): not read", type, pid);
+	return 1;
+}
+
 int
-userfs_fd(int fd, char *why, size_t whylen)
+userfs_fd(int fd, uint32_t pid, char *why, size_t whylen)
 {
 	const struct mnt *m;
 	struct statx stx;
-	int	 rc;
+	int	 rc, foreign = 0;
 
 	/* The attributes the kernel holds: no request to a FUSE server. */
 	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == -1)
@@ -269,8 +353,13 @@ userfs_fd(int fd, char *why, size_t whylen)
 	table_fresh();
 	if ((stx.stx_mask & STATX_MNT_ID) && tab.loaded && (m = by_id(stx.stx_mnt_id)) != NULL)
 		rc = judge(m, why, whylen);	/* a mount of the daemon's namespace */
-	else
+	else {
 		rc = judge_dev(stx.stx_dev_major, stx.stx_dev_minor, why, whylen);
+		foreign = rc == 0 && pid != 0 && stx.stx_dev_major == 0;
+	}
 	pthread_mutex_unlock(&tab.mu);
+	if (foreign)
+		rc = judge_foreign(pid, (stx.stx_mask & STATX_MNT_ID) ? stx.stx_mnt_id : 0, why,
+		    whylen);
 	return rc;
 }

@@ -89,7 +89,7 @@ pin_maps(struct capture *c, struct jobq *q, size_t *pinned)
 			continue;
 		/* A user's FUSE server could hold the open for ever: run_map says why. */
 		if ((j->fd = buildid_reader_open_mapped(j->pid, j->addr, j->len, j->has_inode,
-		    j->maj, j->min, j->ino, j->gen, userfs_guard(why), &st)) < 0) {
+		    j->maj, j->min, j->ino, j->gen, userfs_guard(why, j->pid), &st)) < 0) {
 			j->pin_errno = -j->fd;
 			j->fd = -1;
 		} else {

@@ -29,6 +29,7 @@
 #include "buildid_reader.h"
 #include "hash.h"
 #include "wallclock.h"
+#include "walltime.h"
 
 #define READER_MAX	65536		/* cache entries before it is cleared */
 /*
@@ -93,12 +94,6 @@ buildid_reader_is_file(const char *f)
 	case 'S': return strncmp(f, "/SYSV", 5) != 0;
 	default: return 1;
 	}
-}
-
-static int64_t
-ts_ns(const struct timespec *ts)
-{
-	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
 }
 
 /*
@@ -372,7 +367,7 @@ is_record_file(int fd, const struct stat *st, uint32_t maj, uint32_t min, uint64
 static int
 refused(const struct bid_guard *guard, int pfd)
 {
-	return guard != NULL && guard->fn(pfd, guard->why, guard->whylen);
+	return guard != NULL && guard->fn(pfd, guard->pid, guard->why, guard->whylen);
 }
 
 int

@@ -197,14 +197,16 @@ void	buildid_reader_map_files(char *buf, size_t len, uint32_t pid, uint64_t addr
 /*
  * A guard is shown every O_PATH handle before anything is opened or
  * looked up through it; FN returning nonzero refuses it, its reason in
- * WHY.  The capture worker's is userfs_fd: its reads have no deadline, so
- * nothing a user's FUSE server serves may be reached.  The reader's reads
- * have one: no guard (NULL).
+ * WHY; PID is the process the handle is reached through (its map_files,
+ * its root), 0 for a path of the daemon's.  The capture worker's is
+ * userfs_fd: its reads have no deadline, so nothing a user's FUSE server
+ * serves may be reached.  The reader's reads have one: no guard (NULL).
  */
 struct bid_guard {
-	int	(*fn)(int pathfd, char *why, size_t whylen);
+	int	(*fn)(int pathfd, uint32_t pid, char *why, size_t whylen);
 	char	*why;
 	size_t	 whylen;
+	uint32_t pid;
 };
 #define EBID_GUARD	EREMOTEIO	/* -EBID_GUARD: a guard refused (not a kernel's EPERM) */
 

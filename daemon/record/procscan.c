@@ -9,13 +9,16 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/mman.h>
 
 #include "binaries.h"
+#include "procfs.h"
 #include "procscan.h"
 #include "recorder.h"
 #include "walltime.h"
@@ -107,18 +110,25 @@ scan_threads(struct model *m, uint32_t pid)
 }
 
 int
-procscan_ns(struct model *m, uint32_t pid)
+procscan_ns(struct model *m, uint32_t pid, uint64_t before)
 {
 	char	 path[64];
 	struct stat mnt, user;
+	uint64_t start;
+	int	 dfd, rc = -1;
 
-	snprintf(path, sizeof(path), "/proc/%u/ns/mnt", pid);
-	if (stat(path, &mnt) == -1)
+	/* The directory holds on to the process: another under its pid is not seen through it. */
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	if ((dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
 		return -1;
-	snprintf(path, sizeof(path), "/proc/%u/ns/user", pid);
-	if (stat(path, &user) == -1)
-		return -1;
-	return model_set_ns(m, pid, (uint64_t)mnt.st_ino, (uint64_t)user.st_ino);
+	if (before != 0 && (start = procfs_start(dfd, pid)) != 0 &&
+	    procfs_start_mono(start) > before)
+		goto out;	/* started after: the pid's process is gone, this is another */
+	if (fstatat(dfd, "ns/mnt", &mnt, 0) == 0 && fstatat(dfd, "ns/user", &user, 0) == 0)
+		rc = model_set_ns(m, pid, (uint64_t)mnt.st_ino, (uint64_t)user.st_ino);
+out:
+	close(dfd);
+	return rc;
 }
 
 static void
@@ -196,7 +206,7 @@ procscan_run(struct model *m, struct resolver *res, uint64_t unknown[BIDC_NCAUSE
 		scan_threads(m, pid);
 		if (model_find(m, pid) == NULL)
 			continue;	/* gone already */
-		procscan_ns(m, pid);
+		procscan_ns(m, pid, 0);
 		scan_maps(&sc, pid);
 		n++;
 	}

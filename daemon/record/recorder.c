@@ -108,8 +108,8 @@ recorder_wall_at(uint64_t mono)
 
 	clock_gettime(CLOCK_REALTIME, &w);
 	clock_gettime(CLOCK_MONOTONIC, &m);
-	wn = (uint64_t)w.tv_sec * 1000000000ULL + (uint64_t)w.tv_nsec;
-	mn = (uint64_t)m.tv_sec * 1000000000ULL + (uint64_t)m.tv_nsec;
+	wn = (uint64_t)ts_ns(&w);
+	mn = (uint64_t)ts_ns(&m);
 	return wn - (mn - mono);
 }
 
@@ -143,8 +143,32 @@ static void prune_binaries(struct recorder *);
  * came before its parent was seen) is looked up in /proc once, the
  * kernel's files.  One gone by then is of no known namespace, which is
  * never the host's: a lost record must not let a user's namespace write
- * the host's history.
+ * the host's history.  Nor must a pid reused since: a process under it
+ * that started after the record at its turn is another's.  What the look
+ * finds is the model's from then on (unknown: mount namespace
+ * INDEX_MNT_NS_UNKNOWN, which binaries_ns gives back, and which its
+ * children inherit), and it goes into the stream as a NAMESPACES record
+ * before the record at its turn: the start state of the next segment
+ * carries it (synth.c) and a rebuild of the index from the segment
+ * (index/rebuild.c) reads the same provenance, never the host's for a
+ * process the segment shows no FORK of.
  */
+static void
+write_ns(struct recorder *r, const struct model_proc *p)
+{
+	struct record_sample_id sid;
+	uint8_t	 buf[64 + 16 * 16 + sizeof(sid)];
+	size_t	 n;
+
+	if (r->turn_rec == NULL || !r->turn_rec->has_sid)
+		return;
+	sid = r->turn_rec->sid;
+	sid.pid = sid.tid = p->pid;
+	n = record_build_namespaces(buf, p->pid, p->pid, p->mnt_ns, p->user_ns, &r->ev.sb_layout,
+	    &sid);
+	recorder_write(r, buf, n, 1);
+}
+
 static uint64_t
 proc_ns(struct recorder *r, const struct model_proc *p)
 {
@@ -153,9 +177,11 @@ proc_ns(struct recorder *r, const struct model_proc *p)
 	if (p == NULL)
 		return INDEX_MNT_NS_UNKNOWN;
 	if (p->mnt_ns == 0) {
-		if (procscan_ns(&r->model, p->pid) < 0)
+		if (procscan_ns(&r->model, p->pid, r->turn_t) == 0)
+			r->st.ns_looked_up++;
+		else if (model_set_ns(&r->model, p->pid, INDEX_MNT_NS_UNKNOWN, 0) < 0)
 			return INDEX_MNT_NS_UNKNOWN;
-		r->st.ns_looked_up++;
+		write_ns(r, p);
 	}
 	return binaries_ns(r->host_mnt_ns, r->init_user_ns, p->mnt_ns, p->user_ns);
 }
@@ -529,7 +555,7 @@ fill_meta(struct recorder *r, struct perfdata_meta *m, struct utsname *u,
 	m->argv = r->argv;
 	m->clockid = CLOCK_MONOTONIC;
 	clock_getres(CLOCK_MONOTONIC, &res);
-	m->clockid_res_ns = (uint64_t)res.tv_nsec + (uint64_t)res.tv_sec * 1000000000ULL;
+	m->clockid_res_ns = (uint64_t)ts_ns(&res);
 	/* The reference pair at this segment's start: dates for its timestamps. */
 	mono = r->seg.t_start;
 	m->clock_ref_ns = mono;

@@ -104,6 +104,8 @@ struct recorder {
 	struct segment	 seg;
 	uint64_t	 seq;
 	uint64_t	 now;		/* of this pass */
+	uint64_t	 turn_t;	/* the time stamp of the side-band record at its turn, or 0 */
+	const struct record *turn_rec;	/* ... that record, decoded, or NULL */
 	int64_t		 wall_off;	/* the wall clock's offset at this pass's look (recorder_look) */
 	uint64_t	 wall_look;	/* the monotonic time of that look */
 	uint64_t	 limit;		/* this pass consumes records stamped before */

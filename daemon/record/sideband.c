@@ -452,7 +452,11 @@ sb_record_cb(const struct perf_event_header *h, void *arg)
 		}
 	}
 	r->st.sb_records++;
+	r->turn_t = t;
+	r->turn_rec = &rec;
 	process_record(r, h, &rec, a, fd);
+	r->turn_t = 0;
+	r->turn_rec = NULL;
 	if (e != NULL)
 		read_pop(r, s);
 	return 0;

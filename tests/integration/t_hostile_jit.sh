@@ -13,6 +13,8 @@
 # they stop at the user's share ([cache] user_bytes), and every segment's
 # maps count toward keep_size (before: no bound at all, and retention saw
 # only the segments' own bytes, so the state directory filled).
+# Part 3: a user's idle processes with a page of executable memory each
+# take at most their share of the JIT watches; root's JIT map is kept.
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
@@ -125,4 +127,50 @@ du=$(du -sb "$T/state/segments" | cut -f1)
 [ "$du" -le $((48 * 1048576)) ] || fail "the segments directory holds $du bytes, past keep_size and one segment"
 note "root: three segments of 24 MiB of JIT maps, keep_size 40 MiB: $du bytes on disk, status says $used"
 stop_daemon
-echo "PASS: a mount on a JIT map's name is not crossed; plain maps are kept; a user's maps stop at its share, and keep_size counts them"
+
+# --- 3. every JIT watch taken by a user's idle processes -----------------------
+# A page of executable memory is all it takes to be watched as a JIT
+# process; the daemon watches at most 4096.  The user's 4200 idle ones
+# (forked, cheap) must leave root's JIT process watched and its map kept
+# (before: the user's took every watch, and root's map was not kept).
+build_prog jitidle
+chmod 0755 "$T/jitidle"
+start_daemon "[record]
+frequency = 99
+drain_interval = 50ms"
+S=$T/control.sock
+# (setpriv execs it: $! is jitidle itself, killed before the exit's wait)
+setpriv --reuid="$A" --regid="$(id -g "$A")" --init-groups -- \
+	"$T/jitidle" 4200 "$H/idle.ready" 2> "$T/jitidle.err" &
+IDLE=$!
+BG_PIDS="${BG_PIDS:-} $IDLE"
+at_exit "pkill -9 -u '$A' jitidle 2>/dev/null"
+for _ in $(seq 1 300); do
+	[ -e "$H/idle.ready" ] && break
+	kill -0 $IDLE 2>/dev/null ||
+		skip "the user could not start 4200 processes: $(cat "$T/jitidle.err")"
+	sleep 0.1
+done
+[ -e "$H/idle.ready" ] || fail "the user's 4200 idle JIT processes did not start in 30 s"
+# the watches are taken on the worker: wait until the count stops growing
+u=0
+for _ in $(seq 1 60); do
+	sleep 0.5
+	n=$("$PERFMAPCTL" -s "$S" --json status | jq .cache.jit_unwatched)
+	[ "$n" -gt 0 ] && [ "$n" = "$u" ] && break
+	u=$n
+done
+"$T/jit" 0.3 & RJ=$!
+wait $RJ || fail "root's JIT process failed"
+at_exit "rm -f /tmp/perf-$RJ.map"
+kept_map "$RJ" > /dev/null ||
+	fail "root's JIT map of pid $RJ was not kept beside a user's 4200 idle JIT processes"
+u=$("$PERFMAPCTL" -s "$S" --json status | jq .cache.jit_unwatched)
+lost=$("$PERFMAPCTL" -s "$S" --json status | jq .counters.lost)
+# 4200 - 512 of them beyond the user's share, less any whose records were lost
+[ "$u" -ge $((4200 - 512 - lost)) ] ||
+	fail "status cache.jit_unwatched is $u ($lost records lost): the user's processes beyond its share of 512 are not counted"
+note "a user's 4200 idle JIT processes: $u not watched ($lost records lost), root's map kept"
+kill -9 $IDLE 2>/dev/null; pkill -9 -u "$A" jitidle 2>/dev/null; wait $IDLE 2>/dev/null
+stop_daemon
+echo "PASS: a mount on a JIT map's name is not crossed; plain maps are kept; a user's maps stop at its share, and keep_size counts them; a user's JIT processes take at most their share of the watches"

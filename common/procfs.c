@@ -1,0 +1,62 @@
+/*
+ * procfs.c - what the kernel's /proc files say of a process (procfs.h).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "walltime.h"
+
+uint64_t
+procfs_stat_start(const char *stat)
+{
+	const char *p;
+	int	 field;
+
+	if ((p = strrchr(stat, ')')) == NULL)
+		return 0;
+	for (field = 2; field < 22 && p != NULL; field++)
+		p = strchr(p + 1, ' ');
+	return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+uint64_t
+procfs_start(int dirfd, uint32_t pid)
+{
+	char	 buf[1024], path[32];
+	ssize_t	 n;
+	int	 fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = dirfd >= 0 ? openat(dirfd, "stat", O_RDONLY | O_CLOEXEC) :
+	    open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return procfs_stat_start(buf);
+}
+
+uint64_t
+procfs_start_mono(uint64_t ticks)
+{
+	struct timespec b, m;
+	long	 hz = sysconf(_SC_CLK_TCK);
+	uint64_t boot, asleep;
+
+	if (hz <= 0)
+		hz = 100;
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	/* CLOCK_BOOTTIME runs on while suspended, CLOCK_MONOTONIC does not */
+	asleep = ts_ns(&b) > ts_ns(&m) ? (uint64_t)(ts_ns(&b) - ts_ns(&m)) : 0;
+	boot = ticks / (uint64_t)hz * 1000000000ULL + ticks % (uint64_t)hz * (1000000000ULL / (uint64_t)hz);
+	return boot > asleep ? boot - asleep : 0;
+}

@@ -1,0 +1,28 @@
+/*
+ * procfs.h - what the kernel's /proc files say of a process: never a
+ * user's path, but read in bounded buffers all the same.
+ */
+#ifndef PERFMAPD_PROCFS_H
+#define PERFMAPD_PROCFS_H
+
+#include <stdint.h>
+
+/*
+ * The start time of a process from its /proc/PID/stat text (field 22,
+ * after the last ')': the name may hold spaces and parentheses), in clock
+ * ticks since boot; 0 if it cannot be read.
+ */
+uint64_t procfs_stat_start(const char *stat);
+/*
+ * The same of the process /proc/PID names, DIRFD its directory (-1: by
+ * PID), or 0.
+ */
+uint64_t procfs_start(int dirfd, uint32_t pid);
+/*
+ * A start time in clock ticks since boot on CLOCK_MONOTONIC, ns (the
+ * events' clock), truncated as the ticks are: a process started at or
+ * after the result.
+ */
+uint64_t procfs_start_mono(uint64_t ticks);
+
+#endif
