@@ -180,9 +180,9 @@ check-tsan: deps
 # nothing to find, and ASan runs them all) and the integration
 # tests that drive the threads (the index writer, the capture worker, the
 # query thread, the build-id readers that close the pins, the worker's
-# stop; an export on the worker: t_hostile_export, 5 s, not t_export's 29) without a timing
-# bound a 5-15x slower daemon cannot meet (the rings of t_control and
-# t_capture_storm overflow under it).  Not t_index: what only it runs (the
+# stop; an export on the worker: t_hostile_export, 5 s, not t_export's
+# 29) without a timing bound a 5-15x slower daemon cannot meet (the
+# rings of t_control and t_capture_storm overflow under it).  Not t_index: what only it runs (the
 # rebuild, the reconciliation after a crash, perfmapctl --state-dir) runs
 # before the writer thread starts (index_open) or in a process of one
 # thread, and it took 46 s of the CI under TSan.  About 3.5 minutes; make

@@ -366,7 +366,6 @@ static int	 guard_seen;
 static int
 refuse_dev(int pathfd, uint32_t pid, char *why, size_t whylen)
 {
-	(void)pid;
 	struct stat st;
 
 	if (fstat(pathfd, &st) == 0 && st.st_dev == guard_dev) {

@@ -15,7 +15,7 @@ AT_EXIT=""
 # must take with it (a copy of a test program left running shares its
 # build-id with every other test's copy: tests/progs/ builds the same bytes).
 left_running() {
-	# one find, not a readlink per process (a fork each: half a second a test)
+	# one find, not a readlink per process (a fork each: a third of a second a test)
 	find /proc -mindepth 2 -maxdepth 2 -name exe -lname "$T/*" 2>/dev/null | cut -d/ -f3
 }
 # TEST_RC: the test's exit status, taken first thing by the EXIT trap (a

@@ -70,7 +70,8 @@ submit(struct capture *c, struct job *j)
 		pthread_mutex_unlock(&c->mu);
 		return 0;
 	}
-	if ((j->kind == JOB_JIT_WATCH || j->kind == JOB_JIT_KEEP) && c->njitq >= c->qmax) {
+	if ((j->kind == JOB_JIT_WATCH || (j->kind == JOB_JIT_KEEP && j->pid != 0)) &&
+	    c->njitq >= c->qmax) {
 		pthread_mutex_unlock(&c->mu);	/* bounded like the map jobs */
 		job_free(j);
 		return -1;
@@ -617,7 +618,6 @@ capture_jit_keep(struct capture *c, uint32_t pid, const char *segpath, uint64_t 
 	if (exited == 0) {
 		if (strcmp(c->jit_close_seg, segpath) == 0)
 			return;
-		snprintf(c->jit_close_seg, sizeof(c->jit_close_seg), "%s", segpath);
 		pid = 0;
 	}
 	if ((j = job_new()) == NULL)
@@ -629,7 +629,9 @@ capture_jit_keep(struct capture *c, uint32_t pid, const char *segpath, uint64_t 
 		free(j);
 		return;
 	}
-	submit(c, j);
+	/* A close's one job is taken whatever the queue holds (one per close, a bound of its own). */
+	if (submit(c, j) == 0 && pid == 0)
+		snprintf(c->jit_close_seg, sizeof(c->jit_close_seg), "%s", segpath);
 }
 
 void

@@ -263,7 +263,8 @@ struct capture {
 	size_t		 njit;
 	struct jittmp	 jtmp[JIT_TMP_MAX];
 	size_t		 njtmp;
-	uint64_t	 jit_sweep_after;	/* no sweep before (mono ns) */
+	uint64_t	 jit_sweep_after[2];	/* no sweep before (mono ns): root's, users' */
+	size_t		 jit_late;		/* maps a close's job left at the stop's bound */
 	char		 jit_close_seg[PATH_MAX];	/* loop: the close asked to keep every map */
 	struct bidcache	 cache;
 	struct failrec	*fails;

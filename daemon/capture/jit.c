@@ -196,6 +196,17 @@ jit_sweep(struct capture *c, uint32_t who, int by_tmp, uint32_t skip)
 {
 	struct jitproc *e;
 	size_t	 i = 0;
+	uint64_t *after = &c->jit_sweep_after[who != SWEEP_ALL];
+
+	/*
+	 * At most once a JIT_SWEEP_MS for root's shortages, and once for the
+	 * users' (a sweep reads /proc for every process it may forget: a user
+	 * past a share must not make the worker do it for each of its
+	 * processes, nor take root's turn).
+	 */
+	if (mono_ns() < *after)
+		return;
+	*after = mono_ns() + JIT_SWEEP_MS * 1000000ULL;
 
 	while (i < c->njit) {
 		e = &c->jit[i];
@@ -276,8 +287,9 @@ tmp_hold(struct capture *c, int rootfd, uint32_t uid, uint32_t pid)
 			close(fd);
 			return (int)i;
 		}
-	if (tmp_full(c, uid))
-		jit_sweep(c, c->njtmp == JIT_TMP_MAX ? SWEEP_ALL : uid, 1, pid);
+	if (tmp_full(c, uid))	/* a user's shortage forgets no process of root's */
+		jit_sweep(c, uid == 0 ? SWEEP_ALL : c->njtmp == JIT_TMP_MAX ? SWEEP_USERS : uid, 1,
+		    pid);
 	if (tmp_full(c, uid)) {
 		log_debug("jit: %zu /tmp directories held (%zu of uid %u), no more", c->njtmp,
 		    tmp_of_user(c, uid), uid);
@@ -299,17 +311,8 @@ run_jit_watch(struct capture *c, struct job *j)
 
 	if (j->fd >= 0)
 		atomic_fetch_sub(&c->njitroots, 1);	/* its fd is closed with the job */
-	/*
-	 * A slot wanted, none free: the gone are forgotten, at most once a
-	 * JIT_SWEEP_MS (a sweep reads /proc for every process it may forget:
-	 * a user past its share must not make the worker do it for each of
-	 * its processes).
-	 */
-	if (jit_find(c, j->pid) == NULL && !watch_room(c, j->uid, &sweep) &&
-	    mono_ns() >= c->jit_sweep_after) {
-		jit_sweep(c, sweep, 0, j->pid);
-		c->jit_sweep_after = mono_ns() + JIT_SWEEP_MS * 1000000ULL;
-	}
+	if (jit_find(c, j->pid) == NULL && !watch_room(c, j->uid, &sweep))
+		jit_sweep(c, sweep, 0, j->pid);	/* a slot wanted, none free */
 	if ((e = jit_find(c, j->pid)) == NULL) {
 		if (!watch_room(c, j->uid, &sweep)) {
 			atomic_fetch_add(&c->n_jit_unwatched, 1);
@@ -531,4 +534,5 @@ run_jit_keep(struct capture *c, struct job *j)
 		if (c->njit == n)
 			i++;	/* else forgotten: the last entry moved into I */
 	}
+	c->jit_late += c->njit - i;	/* a stop's bound came first: not kept (worker.c says so) */
 }

@@ -22,13 +22,15 @@
  *
  * A device does not show everything: an overlay has a device of its own
  * and passes reads on to its layers, and a user may make one (in a user
- * namespace of their own) over their FUSE mount.  So a handle reached
- * through a process (its map_files, its root) on a mount the table does
- * not list and of no block device, when that process's user namespace is
- * not the initial one (a namespace a user made, not a root container's),
- * is read only if the process's own mountinfo says the mount is a tmpfs or
- * ramfs (nothing behind them); anything else, or what cannot be told, is
- * not read.
+ * namespace of their own) over their FUSE mount.  So a handle on a
+ * superblock of no device that no mount of the daemon's namespace has
+ * (a root container's overlay is mounted on the host too) is read only
+ * if it was reached through a process (its map_files, its root) whose own
+ * mountinfo lists the mount - not through another's /proc/PID/root - and
+ * the mount is a tmpfs or ramfs (nothing behind them), or the process's
+ * mount namespace is root's (owned by the initial user namespace, or by
+ * one whose owner is uid 0: a container's).  Anything else, or what
+ * cannot be told (the process gone), is not read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,8 +41,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <linux/nsfs.h>
 
 #include "capture_int.h"
 
@@ -267,40 +271,58 @@ judge_dev(uint32_t maj, uint32_t min, char *why, size_t whylen)
 	return 1;
 }
 
-/* Is PID in a user namespace other than the initial one (one a user made)?  Gone: yes. */
+/*
+ * Did a user make the mount namespace of the process whose /proc
+ * directory is DFD?  Its owning user namespace is the initial one, or one
+ * root made (a container's: its owner uid 0): no.  What cannot be told:
+ * yes.
+ */
 static int
-user_made(uint32_t pid)
+ns_user_made(int dfd)
 {
 	static atomic_uint_least64_t init_user;	/* the worker's and the profile thread's */
-	char	 path[64];
 	struct stat st;
+	uid_t	 owner = 1;
+	int	 nsfd, ufd, made = 1;
 
 	if (atomic_load(&init_user) == 0) {
 		if (stat("/proc/self/ns/user", &st) == -1)
 			return 1;
 		atomic_store(&init_user, (uint64_t)st.st_ino);	/* the daemon's: the initial one */
 	}
-	snprintf(path, sizeof(path), "/proc/%u/ns/user", pid);
-	return stat(path, &st) == -1 || (uint64_t)st.st_ino != atomic_load(&init_user);
+	if ((nsfd = openat(dfd, "ns/mnt", O_RDONLY | O_CLOEXEC)) == -1)
+		return 1;
+	if ((ufd = ioctl(nsfd, NS_GET_USERNS)) >= 0) {
+		if (fstat(ufd, &st) == 0 && (uint64_t)st.st_ino == atomic_load(&init_user))
+			made = 0;
+		else if (ioctl(ufd, NS_GET_OWNER_UID, &owner) == 0 && owner == 0)
+			made = 0;
+		close(ufd);
+	}
+	close(nsfd);
+	return made;
 }
 
 /*
- * The type of mount ID as PID's mountinfo lists it, into TYPE; 0, or -1
- * when it is not there (or past FOREIGN_MOUNTINFO_MAX bytes: a user can
- * make mounts without end).
+ * The type of mount ID as the mountinfo of the process whose /proc
+ * directory is DFD lists it, into TYPE; 0, or -1 when it is not there (or
+ * past FOREIGN_MOUNTINFO_MAX bytes: a user can make mounts without end).
  */
 static int
-mount_type(uint32_t pid, uint64_t id, char *type, size_t typelen)
+mount_type(int dfd, uint64_t id, char *type, size_t typelen)
 {
-	char	 path[64], *line = NULL, *sep, *end;
+	char	*line = NULL, *sep, *end;
 	size_t	 cap = 0, total = 0;
 	ssize_t	 n;
 	FILE	*f;
-	int	 rc = -1;
+	int	 fd, rc = -1;
 
-	snprintf(path, sizeof(path), "/proc/%u/mountinfo", pid);
-	if ((f = fopen(path, "re")) == NULL)
+	if ((fd = openat(dfd, "mountinfo", O_RDONLY | O_CLOEXEC)) == -1)
 		return -1;
+	if ((f = fdopen(fd, "r")) == NULL) {
+		close(fd);
+		return -1;
+	}
 	while (rc < 0 && (n = getline(&line, &cap, f)) > 0 &&
 	    (total += (size_t)n) <= FOREIGN_MOUNTINFO_MAX) {
 		if (strtoull(line, &end, 10) != id || *end != ' ' ||
@@ -316,27 +338,41 @@ mount_type(uint32_t pid, uint64_t id, char *type, size_t typelen)
 }
 
 /*
- * A handle on mount MNT_ID (0: not known), of no block device and not in
- * the daemon's table, reached through PID: 1 with the reason unless PID's
- * namespaces are root's or the mount is a tmpfs or ramfs (see the top).
+ * A handle on mount MNT_ID (0: not known) of a superblock of no device
+ * that no mount of the daemon's namespace has, reached through process
+ * PID (0: none): 1 with the reason, unless the mount is PID's own (its
+ * mountinfo lists it) and either a tmpfs or ramfs, or of a namespace
+ * root made (see the top).
  */
 static int
 judge_foreign(uint32_t pid, uint64_t mnt_id, char *why, size_t whylen)
 {
-	char	 type[64];
+	char	 path[32], type[64];
+	int	 dfd, rc = 1;
 
-	if (!user_made(pid))
-		return 0;
-	if (mnt_id == 0 || mount_type(pid, mnt_id, type, sizeof(type)) < 0) {
-		snprintf(why, whylen, "on a mount of a namespace a user made that its mountinfo "
-		    "does not show (pid %u): not read", pid);
+	if (pid == 0 || mnt_id == 0) {
+		snprintf(why, whylen, "on a mount the daemon's namespace does not have, of no "
+		    "process known: not read");
 		return 1;
 	}
-	if (strcmp(type, "tmpfs") == 0 || strcmp(type, "ramfs") == 0)
-		return 0;
-	snprintf(why, whylen, "on a mount of type %s of a namespace a user made (pid %u; what "
-	    "it passes reads on to may be a user's FUSE server): not read", type, pid);
-	return 1;
+	/* the directory holds on to the process: another under its pid is not looked at */
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	if ((dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		snprintf(why, whylen, "on a mount the daemon's namespace does not have, of "
+		    "process %u, gone: not read", pid);
+		return 1;
+	}
+	if (mount_type(dfd, mnt_id, type, sizeof(type)) < 0)
+		snprintf(why, whylen, "on a mount that neither the daemon's namespace nor that "
+		    "of process %u has (another's, reached through a /proc/PID/root?): not read",
+		    pid);
+	else if (strcmp(type, "tmpfs") == 0 || strcmp(type, "ramfs") == 0 || !ns_user_made(dfd))
+		rc = 0;
+	else
+		snprintf(why, whylen, "on a mount of type %s of a namespace a user made (pid %u; "
+		    "what it passes reads on to may be a user's FUSE server): not read", type, pid);
+	close(dfd);
+	return rc;
 }
 
 int
@@ -355,7 +391,13 @@ userfs_fd(int fd, uint32_t pid, char *why, size_t whylen)
 		rc = judge(m, why, whylen);	/* a mount of the daemon's namespace */
 	else {
 		rc = judge_dev(stx.stx_dev_major, stx.stx_dev_minor, why, whylen);
-		foreign = rc == 0 && pid != 0 && stx.stx_dev_major == 0;
+		/*
+		 * A superblock of no device that no mount of the daemon's has
+		 * (a Docker overlay is mounted on the host too: by_dev finds
+		 * it), where the kernel has FUSE to hide behind it.
+		 */
+		foreign = rc == 0 && stx.stx_dev_major == 0 && tab.loaded &&
+		    by_dev(0, stx.stx_dev_minor) == NULL && access("/sys/fs/fuse", F_OK) == 0;
 	}
 	pthread_mutex_unlock(&tab.mu);
 	if (foreign)

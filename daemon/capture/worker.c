@@ -154,13 +154,16 @@ finish_on_stop(struct capture *c, struct jobq *local)
 			if (stop_rank(c, j) != rank)
 				continue;
 			if (mono_ns() >= c->stop_by) {
-				late[rank] += j->kind != JOB_JIT_WATCH;	/* its keep counts */
+				/* a watch's keep counts; a close's one job, every map it was to keep */
+				late[rank] += j->kind == JOB_JIT_KEEP && j->pid == 0 ? c->njit :
+				    j->kind != JOB_JIT_WATCH;
 				continue;
 			}
 			TAILQ_REMOVE(local, j, entry);
 			run_job(c, j);
 			job_free(j);
 		}
+	late[1] += c->jit_late;
 	if (late[1] > 0 || late[2] > 0)
 		log_warnx("capture: stopping: %zu JIT maps not kept and %zu binary copies not "
 		    "made within %d ms", late[1], late[2], CAPTURE_STOP_KEEP_MS);

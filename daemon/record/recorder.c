@@ -440,16 +440,28 @@ recorder_jit_watch(struct recorder *r, struct model_proc *p)
 	notify_jit_mapped(&r->notify, p->pid);
 }
 
-/* A segment closes: the JIT maps of its live processes are kept with it. */
+/*
+ * A segment closes: the JIT maps of its live processes are kept with it.
+ * First the processes of the state perfmapd started with are watched, all
+ * of them: the keeps come after their watches (capture keeps a close's
+ * maps in one job, which must find them watched).
+ */
+static int
+jit_watch_cb(struct model_proc *p, void *arg)
+{
+	size_t	 i;
+
+	for (i = 0; i < p->nmaps && !p->jit; i++)
+		if ((p->maps[i].prot & PROT_EXEC) && record_name_is_anon(p->maps[i].file->name))
+			recorder_jit_watch(arg, p);
+	return 0;
+}
+
 static int
 jit_keep_cb(struct model_proc *p, void *arg)
 {
 	struct recorder *r = arg;
-	size_t	 i;
 
-	for (i = 0; i < p->nmaps && !p->jit; i++)	/* the state perfmapd started with */
-		if ((p->maps[i].prot & PROT_EXEC) && record_name_is_anon(p->maps[i].file->name))
-			recorder_jit_watch(r, p);
 	if (p->jit)
 		notify_jit_keep(&r->notify, p->pid, &r->seg, 0);
 	return 0;
@@ -574,6 +586,7 @@ recorder_close_segment(struct recorder *r, uint64_t t_end)
 
 	if (!r->seg.open)
 		return 0;
+	model_foreach(&r->model, jit_watch_cb, r);
 	model_foreach(&r->model, jit_keep_cb, r);
 	r->seg.t_end = t_end;
 	fill_meta(r, &meta, &u, host, sizeof(host));

@@ -151,3 +151,45 @@ hostile_judge() {
 	ping_ok "$_line"
 	no_loss
 }
+
+# stallfs_mount: the user's stalling FUSE file system (tests/progs/stallfs.c,
+# "late": the build-id read answered, a copy not) on $H/mnt serving $T/big
+# (build-id $FID) as prog, and $T/plain (build-id $PID_), a binary of
+# root's to see captured after it; the connection aborted at exit.
+stallfs_mount() {
+	stallfs_setup
+	FID=$(readelf_buildid "$T/big")
+	cc -O0 -g -Wl,--build-id -DVERSION=2 $(unique_buildid) -o "$T/plain" tests/progs/capver.c ||
+		fail "cannot build capver"
+	PID_=$(readelf_buildid "$T/plain")
+	mkdir "$H/mnt" && chown "$A" "$H/mnt"
+	setpriv --ruid="$A" -- "$T/stallfs" "$T/big" "$H/mnt" "$T/target.pid" late > "$T/fs.log" 2>&1 &
+	FS=$!
+	trap 'TEST_RC=$?; fs_abort; hostile_cleanup' EXIT
+	for _ in $(seq 1 50); do [ -x "$H/mnt/prog" ] && break; sleep 0.1; done
+	[ -x "$H/mnt/prog" ] || { cat "$T/fs.log"; fail "the FUSE file system did not come up"; }
+}
+fs_abort() { fuse_abort "$H/mnt" "$FS"; }
+
+# capture_goes_on WHAT: after the user's program (WHAT) was read, root's
+# plain program is captured, a snapshot's store answers within 20 s (its
+# output in $T/store.out, the segment $seg), ping stayed quick, and the
+# user's program's build-id was read (its copy tried).
+capture_goes_on() {
+	"$T/plain" 0.3 || fail "the plain program failed"
+	_cached=""
+	for _ in $(seq 1 100); do
+		[ -e "$T/state/debug/.build-id/$(echo "$PID_" | cut -c1-2)/$(echo "$PID_" | cut -c3-)" ] &&
+			{ _cached=1; break; }
+		sleep 0.1
+	done
+	seg=$(timeout 10 "$PERFMAPCTL" -s "$T/control.sock" snapshot) || fail "snapshot"
+	timeout 20 "$PERFMAPCTL" -s "$T/control.sock" store "$seg" > "$T/store.out" 2>&1
+	_rc=$?
+	note "store (rc $_rc): $(grep -E "$FID|$PID_" "$T/store.out" | tr '\n' ' ')"
+	hostile_judge
+	[ -n "$_cached" ] || fail "a plain binary was not captured after $1"
+	[ "$_rc" = 124 ] && fail "store did not answer within 20 s"
+	perf buildid-list -i "$seg" 2>/dev/null | grep -q "^$FID " ||
+		fail "the build-id of $1 was not read: the copy was never tried"
+}

@@ -12,11 +12,42 @@
 # next one (a container restarted over the same /tmp) writes its own
 # /tmp/perf-1.map before the keep of the first runs: the first's segment
 # must not keep the second's map as the first's (before: it did).
+# Part 0: JIT processes that run before the daemon starts are watched at
+# the first close, and their maps kept with that segment, every one of
+# them (the close's keeps come after all of their watches).
 . tests/lib.sh
 need_events
 [ "$(uname -m)" = x86_64 ] || skip "the JIT test program is x86-64 code"
 
 build_prog jit
+
+# --- 0. JIT processes older than the daemon ----------------------------------
+OLD=""
+for _ in 1 2 3; do "$T/jit" 30 & OLD="$OLD $!"; done
+BG_PIDS=$OLD
+at_exit "for p in $OLD; do rm -f /tmp/perf-\$p.map; done"
+for _ in $(seq 1 50); do
+	n=0
+	for p in $OLD; do [ -s /tmp/perf-$p.map ] && n=$((n + 1)); done
+	[ $n -eq 3 ] && break
+	sleep 0.1
+done
+start_daemon "[record]
+frequency = 499
+drain_interval = 50ms"
+seg=$("$PERFMAPCTL" -s "$T/control.sock" snapshot) || fail "snapshot"
+kept=0
+for p in $OLD; do
+	for _ in $(seq 1 30); do [ -s "$seg.jit/perf-$p.map" ] && break; sleep 0.1; done
+	[ -s "$seg.jit/perf-$p.map" ] && kept=$((kept + 1))
+done
+kill $OLD 2>/dev/null
+wait $OLD 2>/dev/null
+BG_PIDS=""
+[ $kept -eq 3 ] || fail "the first segment kept $kept of the maps of 3 JIT processes older than the daemon"
+note "JIT processes older than the daemon: 3 of 3 maps kept with the first segment"
+stop_daemon
+
 start_daemon "[record]
 frequency = 499
 drain_interval = 50ms"
