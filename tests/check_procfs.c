@@ -43,7 +43,7 @@ START_TEST(test_start_mono)
 	ck_assert_uint_gt(self, 0);
 	ck_assert_uint_le(self, mono_ns());
 	before = mono_ns();
-	usleep(30 * 1000);
+	usleep(200 * 1000);	/* past a tick, and past a preemption between two clock reads */
 	if ((child = fork()) == 0) {
 		alarm(30);
 		pause();

@@ -186,8 +186,8 @@ sweep_of(const struct capture *c, const struct jitproc *e, uint32_t who, int by_
 		return 1;
 	if (who == SWEEP_USERS)
 		return e->uid != 0;
-	if (by_tmp)
-		return e->tmp >= 0 && c->jtmp[e->tmp].uid == who;
+	if (by_tmp)	/* that user's own, holding a /tmp that user found first */
+		return e->uid == who && e->tmp >= 0 && c->jtmp[e->tmp].uid == who;
 	return e->uid == who;
 }
 

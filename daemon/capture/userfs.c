@@ -22,17 +22,21 @@
  *
  * A device does not show everything: an overlay has a device of its own
  * and passes reads on to its layers, and a user may make one (in a user
- * namespace of their own) over their FUSE mount.  So a handle on a
- * superblock of no device that no mount of the daemon's namespace has
- * (a root container's overlay is mounted on the host too) is read only
- * if it was reached through a process (its map_files, its root) whose own
- * mountinfo lists the mount - not through another's /proc/PID/root - and
- * the mount is a tmpfs or ramfs (nothing behind them), or the process's
- * mount namespace is root's (owned by the initial user namespace, or by
- * one whose owner is uid 0: a container's).  Anything else, or what
- * cannot be told (the process gone), is not read.
+ * namespace of their own, or as the root of a container with one) over a
+ * FUSE mount of theirs.  So while a FUSE connection exists that a user
+ * may serve (mounted by a user, or in no mount of the daemon's table: on
+ * most hosts there is none, and nothing changes), a handle on a
+ * superblock of no device that no mount of the daemon's table has (a
+ * root container's overlay is mounted on the host too; so are tmpfs, NFS
+ * and ZFS) is read only if it was reached through a process (its
+ * map_files, its root) whose own mountinfo lists the mount - not through
+ * another's /proc/PID/root - and either the process's mount namespace is
+ * owned by the initial user namespace (only root mounts there) or the
+ * mount's type passes no read on (not overlay, shiftfs or FUSE).  Anything
+ * else, or what cannot be told (the process gone), is not read.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -272,17 +276,17 @@ judge_dev(uint32_t maj, uint32_t min, char *why, size_t whylen)
 }
 
 /*
- * Did a user make the mount namespace of the process whose /proc
- * directory is DFD?  Its owning user namespace is the initial one, or one
- * root made (a container's: its owner uid 0): no.  What cannot be told:
- * yes.
+ * Is the mount namespace of the process whose /proc directory is DFD
+ * owned by a user namespace other than the initial one?  Then whoever is
+ * root in it (a user's unshare -Urm, or the tenant of a container root
+ * made with a user namespace: LXD, Kubernetes) can mount an overlay or a
+ * FUSE file system there.  What cannot be told: yes.
  */
 static int
 ns_user_made(int dfd)
 {
 	static atomic_uint_least64_t init_user;	/* the worker's and the profile thread's */
 	struct stat st;
-	uid_t	 owner = 1;
 	int	 nsfd, ufd, made = 1;
 
 	if (atomic_load(&init_user) == 0) {
@@ -294,8 +298,6 @@ ns_user_made(int dfd)
 		return 1;
 	if ((ufd = ioctl(nsfd, NS_GET_USERNS)) >= 0) {
 		if (fstat(ufd, &st) == 0 && (uint64_t)st.st_ino == atomic_load(&init_user))
-			made = 0;
-		else if (ioctl(ufd, NS_GET_OWNER_UID, &owner) == 0 && owner == 0)
 			made = 0;
 		close(ufd);
 	}
@@ -337,12 +339,21 @@ mount_type(int dfd, uint64_t id, char *type, size_t typelen)
 	return rc;
 }
 
+/* Types a user namespace can mount that pass reads on to what is beneath. */
+static int
+passes_reads(const char *type)
+{
+	return strcmp(type, "overlay") == 0 || strcmp(type, "shiftfs") == 0 ||
+	    strncmp(type, "fuse", 4) == 0;
+}
+
 /*
  * A handle on mount MNT_ID (0: not known) of a superblock of no device
  * that no mount of the daemon's namespace has, reached through process
- * PID (0: none): 1 with the reason, unless the mount is PID's own (its
- * mountinfo lists it) and either a tmpfs or ramfs, or of a namespace
- * root made (see the top).
+ * PID (0: none), while a FUSE connection the daemon's table does not
+ * list exists: 1 with the reason, unless the mount is PID's own (its
+ * mountinfo lists it) and either the namespace is root's or the mount is
+ * of a type that passes no read on (see the top).
  */
 static int
 judge_foreign(uint32_t pid, uint64_t mnt_id, char *why, size_t whylen)
@@ -352,27 +363,57 @@ judge_foreign(uint32_t pid, uint64_t mnt_id, char *why, size_t whylen)
 
 	if (pid == 0 || mnt_id == 0) {
 		snprintf(why, whylen, "on a mount the daemon's namespace does not have, of no "
-		    "process known: not read");
+		    "process known, beside a FUSE mount of another namespace: not read");
 		return 1;
 	}
 	/* the directory holds on to the process: another under its pid is not looked at */
 	snprintf(path, sizeof(path), "/proc/%u", pid);
 	if ((dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
 		snprintf(why, whylen, "on a mount the daemon's namespace does not have, of "
-		    "process %u, gone: not read", pid);
+		    "process %u, gone, beside a FUSE mount of another namespace: not read", pid);
 		return 1;
 	}
 	if (mount_type(dfd, mnt_id, type, sizeof(type)) < 0)
 		snprintf(why, whylen, "on a mount that neither the daemon's namespace nor that "
 		    "of process %u has (another's, reached through a /proc/PID/root?): not read",
 		    pid);
-	else if (strcmp(type, "tmpfs") == 0 || strcmp(type, "ramfs") == 0 || !ns_user_made(dfd))
+	else if (!passes_reads(type) || !ns_user_made(dfd))
 		rc = 0;
 	else
-		snprintf(why, whylen, "on a mount of type %s of a namespace a user made (pid %u; "
-		    "what it passes reads on to may be a user's FUSE server): not read", type, pid);
+		snprintf(why, whylen, "on a mount of type %s of a namespace a user or a "
+		    "container's root made (pid %u; what it passes reads on to may be a FUSE "
+		    "server of theirs): not read", type, pid);
 	close(dfd);
 	return rc;
+}
+
+/*
+ * Is there a FUSE connection (fusectl) whose server a user may run: one
+ * the daemon's table has mounted by a user (user_id= not 0), or does not
+ * have at all (another namespace's)?  Only then can a mount the table
+ * does not have pass reads on to such a server.  Under tab.mu, the table
+ * fresh.
+ */
+static int
+foreign_fuse(void)
+{
+	const struct mnt *m;
+	struct dirent *de;
+	unsigned long minor;
+	char	*end;
+	DIR	*d;
+	int	 found = 0;
+
+	if ((d = opendir(FUSECTL_DIR)) == NULL)
+		return 1;	/* cannot tell */
+	while (!found && (de = readdir(d)) != NULL) {
+		minor = strtoul(de->d_name, &end, 10);
+		if (end == de->d_name || *end != '\0')
+			continue;
+		found = (m = by_dev(0, (unsigned int)minor)) == NULL || !m->fuse || m->user != 0;
+	}
+	closedir(d);
+	return found;
 }
 
 int
@@ -397,7 +438,8 @@ userfs_fd(int fd, uint32_t pid, char *why, size_t whylen)
 		 * it), where the kernel has FUSE to hide behind it.
 		 */
 		foreign = rc == 0 && stx.stx_dev_major == 0 && tab.loaded &&
-		    by_dev(0, stx.stx_dev_minor) == NULL && access("/sys/fs/fuse", F_OK) == 0;
+		    by_dev(0, stx.stx_dev_minor) == NULL && access("/sys/fs/fuse", F_OK) == 0 &&
+		    foreign_fuse();
 	}
 	pthread_mutex_unlock(&tab.mu);
 	if (foreign)

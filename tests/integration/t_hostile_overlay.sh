@@ -12,6 +12,10 @@
 # Part 2: the same overlay, its program run from outside the namespace
 # through /proc/P/root of a process inside it: the process mapping it is
 # then in the host's namespaces, and the mount in none of its own.
+# Part 3: the root of a container that root made with a user namespace
+# (LXD, Kubernetes user namespaces: its owner is uid 0) mounts a FUSE file
+# system and an overlay over it inside: the tenant is no more trusted
+# than a user.
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
@@ -33,26 +37,60 @@ drain_interval = 100ms"
 	echo "$DAEMON_PID" > "$T/target.pid"
 	start_pinger
 }
+# running_user_prog: the user's programs still running, $FID's judged while they live
+stop_user_progs() { pkill -9 -u "$A" -f 'ovl/prog' 2>/dev/null; pkill -9 -u "$A" sleep 2>/dev/null; }
+at_exit stop_user_progs
 fresh_daemon
 as_user "$A" unshare -Urm sh -c "mount -t overlay overlay -o lowerdir='$H/mnt':'$H/empty' '$H/ovl' &&
-	exec '$H/ovl/prog' 2" || fail "the user's program on the overlay failed"
+	exec '$H/ovl/prog' 8" &
+BG_PIDS="${BG_PIDS:-} $!"
+sleep 1
 capture_goes_on "the user's program on the overlay"
-grep -q "mount of type overlay of a namespace a user made" "$T/daemon.log" "$T/store.out" ||
-	fail "no reason names the overlay: $(grep "$FID" "$T/store.out")"
+grep -q "mount of type overlay of a namespace a user or a container's root made" \
+	"$T/daemon.log" "$T/store.out" ||
+	fail "no reason names the overlay: $(grep -h "$FID" "$T/daemon.log" "$T/store.out")"
+stop_user_progs
 stop_daemon
 
 # --- 2. through /proc/P/root, from the host's namespaces ---------------------
 fresh_daemon
 as_user "$A" unshare -Urm sh -c "mount -t overlay overlay -o lowerdir='$H/mnt':'$H/empty' '$H/ovl' &&
 	echo \$\$ > '$H/p1.pid' && exec sleep 30" &
+BG_PIDS="${BG_PIDS:-} $!"
 for _ in $(seq 1 50); do [ -s "$H/p1.pid" ] && break; sleep 0.1; done
 P1=$(cat "$H/p1.pid") || fail "the process holding the overlay did not start"
-as_user "$A" "/proc/$P1/root$H/ovl/prog" 2 ||
-	fail "the user's program on the overlay, run through /proc/$P1/root, failed"
+as_user "$A" "/proc/$P1/root$H/ovl/prog" 8 &
+BG_PIDS="$BG_PIDS $!"
+sleep 1
 capture_goes_on "the user's program on the overlay, run from the host's namespaces"
-grep -h "$FID" "$T/daemon.log" "$T/store.out" | grep -q "mount.*not read" ||
-	fail "no reason names the mount: $(grep -h "$FID" "$T/daemon.log" "$T/store.out")"
-kill "$P1" 2>/dev/null
+grep -h "$FID" "$T/daemon.log" "$T/store.out" |
+	grep -q "neither the daemon's namespace nor that of process" ||
+	fail "no reason says the mount is not the process's: $(grep -h "$FID" "$T/daemon.log" "$T/store.out")"
+stop_user_progs
 fs_abort
 stop_daemon
-echo "PASS: a user's FUSE server behind an overlay, in the user's namespace or reached from outside it, holds up no capture, store or ping"
+
+# --- 3. a container tenant's FUSE and overlay ---------------------------------
+C=$T/container
+mkdir -p "$C/mnt" "$C/ovl" "$C/empty"
+ctr_abort() {
+	[ -s "$C/conn" ] && echo 1 > "/sys/fs/fuse/connections/$(cat "$C/conn")/abort" 2>/dev/null
+	pkill -9 -f "$C/" 2>/dev/null
+}
+at_exit ctr_abort
+fresh_daemon
+unshare -U -m --map-root-user sh -c "'$T/stallfs' '$T/big' '$C/mnt' '$T/target.pid' late > '$C/fs.log' 2>&1 &
+	for i in \$(seq 1 50); do [ -x '$C/mnt/prog' ] && break; sleep 0.1; done
+	awk '\$5 == \"$C/mnt\" { split(\$3, d, \":\"); print d[2] }' /proc/self/mountinfo > '$C/conn'
+	mount -t overlay overlay -o lowerdir='$C/mnt':'$C/empty' '$C/ovl' || exit 1
+	exec '$C/ovl/prog' 8" 2> "$C/err" &
+BG_PIDS="${BG_PIDS:-} $!"
+sleep 1.5
+[ -s "$C/conn" ] || skip "root cannot mount FUSE in a user namespace here: $(cat "$C/err" "$C/fs.log")"
+capture_goes_on "the container tenant's program on its overlay"
+grep -q "mount of type overlay of a namespace a user or a container's root made" \
+	"$T/daemon.log" "$T/store.out" ||
+	fail "no reason names the overlay: $(grep -h "$FID" "$T/daemon.log" "$T/store.out")"
+ctr_abort
+stop_daemon
+echo "PASS: a FUSE server behind an overlay, a user's (in the user's namespace or reached from outside it) or a container tenant's, holds up no capture, store or ping"

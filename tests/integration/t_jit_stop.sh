@@ -32,14 +32,18 @@ for _ in $(seq 1 50); do
 	[ $n -eq 3 ] && break
 	sleep 0.1
 done
+[ $n -eq 3 ] || fail "only $n of 3 JIT processes wrote their maps"
 start_daemon "[record]
 frequency = 499
 drain_interval = 50ms"
 seg=$("$PERFMAPCTL" -s "$T/control.sock" snapshot) || fail "snapshot"
+# (the worker keeps them after the first copies of the host's binaries: 30 s in all)
 kept=0
-for p in $OLD; do
-	for _ in $(seq 1 30); do [ -s "$seg.jit/perf-$p.map" ] && break; sleep 0.1; done
-	[ -s "$seg.jit/perf-$p.map" ] && kept=$((kept + 1))
+for _ in $(seq 1 300); do
+	kept=0
+	for p in $OLD; do [ -s "$seg.jit/perf-$p.map" ] && kept=$((kept + 1)); done
+	[ $kept -eq 3 ] && break
+	sleep 0.1
 done
 kill $OLD 2>/dev/null
 wait $OLD 2>/dev/null
