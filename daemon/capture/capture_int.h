@@ -301,9 +301,10 @@ void	reason_add(char *buf, size_t len, const char *fmt, ...)
 /*
  * userfs.c: 1, with the reason in WHY, for an open file or O_PATH handle
  * the worker must not read because a user's process serves it (FUSE not
- * mounted by root), or may (a mount of a namespace a user made, reached
- * through process PID, 0: none, that is not a tmpfs), found without asking
- * the file system anything.  The worker's openers show it every handle
+ * mounted by root), or may (while a FUSE server a user may run exists: a
+ * mount the daemon's table does not have, reached through process PID, 0:
+ * none, unless PID's own and root's or of a type that passes no read on),
+ * found without asking the file system anything.  The worker's openers show it every handle
  * (buildid_reader.h, struct bid_guard): userfs_guard(WHY, PID) is that
  * guard, its reason into WHY.
  */

@@ -399,7 +399,7 @@ foreign_fuse(void)
 {
 	const struct mnt *m;
 	struct dirent *de;
-	unsigned long minor;
+	unsigned long dev;
 	char	*end;
 	DIR	*d;
 	int	 found = 0;
@@ -407,10 +407,12 @@ foreign_fuse(void)
 	if ((d = opendir(FUSECTL_DIR)) == NULL)
 		return 1;	/* cannot tell */
 	while (!found && (de = readdir(d)) != NULL) {
-		minor = strtoul(de->d_name, &end, 10);
+		/* named by the kernel's dev_t: major << 20 | minor (a fuseblk's major is a block's) */
+		dev = strtoul(de->d_name, &end, 10);
 		if (end == de->d_name || *end != '\0')
 			continue;
-		found = (m = by_dev(0, (unsigned int)minor)) == NULL || !m->fuse || m->user != 0;
+		found = (m = by_dev((unsigned int)(dev >> 20), (unsigned int)(dev & 0xfffff))) ==
+		    NULL || !m->fuse || m->user != 0;
 	}
 	closedir(d);
 	return found;

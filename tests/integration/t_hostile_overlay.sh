@@ -37,12 +37,13 @@ drain_interval = 100ms"
 	echo "$DAEMON_PID" > "$T/target.pid"
 	start_pinger
 }
-# running_user_prog: the user's programs still running, $FID's judged while they live
+# The user's programs sleep (capver -s) until stop_user_progs: their mappings
+# are judged while they live, however long the worker takes to come to them.
 stop_user_progs() { pkill -9 -u "$A" -f 'ovl/prog' 2>/dev/null; pkill -9 -u "$A" sleep 2>/dev/null; }
 at_exit stop_user_progs
 fresh_daemon
 as_user "$A" unshare -Urm sh -c "mount -t overlay overlay -o lowerdir='$H/mnt':'$H/empty' '$H/ovl' &&
-	exec '$H/ovl/prog' 8" &
+	exec '$H/ovl/prog' -s 120000" &
 BG_PIDS="${BG_PIDS:-} $!"
 sleep 1
 capture_goes_on "the user's program on the overlay"
@@ -55,11 +56,11 @@ stop_daemon
 # --- 2. through /proc/P/root, from the host's namespaces ---------------------
 fresh_daemon
 as_user "$A" unshare -Urm sh -c "mount -t overlay overlay -o lowerdir='$H/mnt':'$H/empty' '$H/ovl' &&
-	echo \$\$ > '$H/p1.pid' && exec sleep 30" &
+	echo \$\$ > '$H/p1.pid' && exec sleep 120" &
 BG_PIDS="${BG_PIDS:-} $!"
 for _ in $(seq 1 50); do [ -s "$H/p1.pid" ] && break; sleep 0.1; done
 P1=$(cat "$H/p1.pid") || fail "the process holding the overlay did not start"
-as_user "$A" "/proc/$P1/root$H/ovl/prog" 8 &
+as_user "$A" "/proc/$P1/root$H/ovl/prog" -s 120000 &
 BG_PIDS="$BG_PIDS $!"
 sleep 1
 capture_goes_on "the user's program on the overlay, run from the host's namespaces"
@@ -77,16 +78,20 @@ ctr_abort() {
 	[ -s "$C/conn" ] && echo 1 > "/sys/fs/fuse/connections/$(cat "$C/conn")/abort" 2>/dev/null
 	pkill -9 -f "$C/" 2>/dev/null
 }
-at_exit ctr_abort
+# the tenant's connection aborted before the daemon is waited for (a worker
+# stuck in it would keep even a killed daemon)
+trap 'TEST_RC=$?; ctr_abort; fs_abort; hostile_cleanup' EXIT
 fresh_daemon
 unshare -U -m --map-root-user sh -c "'$T/stallfs' '$T/big' '$C/mnt' '$T/target.pid' late > '$C/fs.log' 2>&1 &
 	for i in \$(seq 1 50); do [ -x '$C/mnt/prog' ] && break; sleep 0.1; done
 	awk '\$5 == \"$C/mnt\" { split(\$3, d, \":\"); print d[2] }' /proc/self/mountinfo > '$C/conn'
 	mount -t overlay overlay -o lowerdir='$C/mnt':'$C/empty' '$C/ovl' || exit 1
-	exec '$C/ovl/prog' 8" 2> "$C/err" &
-BG_PIDS="${BG_PIDS:-} $!"
-sleep 1.5
+	exec '$C/ovl/prog' -s 120000" 2> "$C/err" &
+CT=$!
+BG_PIDS="${BG_PIDS:-} $CT"
+for _ in $(seq 1 100); do [ -s "$C/conn" ] && break; kill -0 $CT 2>/dev/null || break; sleep 0.1; done
 [ -s "$C/conn" ] || skip "root cannot mount FUSE in a user namespace here: $(cat "$C/err" "$C/fs.log")"
+sleep 0.5
 capture_goes_on "the container tenant's program on its overlay"
 grep -q "mount of type overlay of a namespace a user or a container's root made" \
 	"$T/daemon.log" "$T/store.out" ||
