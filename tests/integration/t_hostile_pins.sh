@@ -196,8 +196,15 @@ done
 sleep 1
 touch "$T/v1.stop"
 wait "$V1"
-[ -n "$(pinned "$P")" ] || fail "v1, run all the time, was let go under the churn"
-note "v1 still held under the churn: v2 copied over it"
+# A sanitized daemon (5-15 times slower) can take longer than a pin's
+# 100 ms unused between two of v1's runs: then the cp below is not over a
+# held pin, and this run tests the rest (make check judges it unsanitized).
+if [ -n "$(pinned "$P")" ]; then
+	note "v1 still held under the churn: v2 copied over it"
+else
+	sanitized || fail "v1, run all the time, was let go under the churn"
+	note "v1 was let go under the churn (a sanitized daemon): v2 copied over no held pin"
+fi
 cp "$T/v2" "$P"
 [ "$(stat -c %i "$P")" = "$ino" ] || fail "cp did not keep the inode"
 i=0; while [ $i -lt 100 ]; do
