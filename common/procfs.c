@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "procfs.h"
 #include "walltime.h"
@@ -59,4 +60,17 @@ procfs_start_mono(uint64_t ticks)
 	asleep = ts_ns(&b) > ts_ns(&m) ? (uint64_t)(ts_ns(&b) - ts_ns(&m)) : 0;
 	boot = ticks / (uint64_t)hz * 1000000000ULL + ticks % (uint64_t)hz * (1000000000ULL / (uint64_t)hz);
 	return boot > asleep ? boot - asleep : 0;
+}
+
+void
+procfs_host_ns(uint64_t *mnt_ns, uint64_t *user_ns)
+{
+	struct stat mnt, user;
+
+	*mnt_ns = *user_ns = 0;
+	if (stat("/proc/self/ns/user", &user) == -1 ||
+	    (stat("/proc/1/ns/mnt", &mnt) == -1 && stat("/proc/self/ns/mnt", &mnt) == -1))
+		return;
+	*mnt_ns = (uint64_t)mnt.st_ino;
+	*user_ns = (uint64_t)user.st_ino;
 }

@@ -24,5 +24,12 @@ uint64_t procfs_start(int dirfd, uint32_t pid);
  * after the result.
  */
 uint64_t procfs_start_mono(uint64_t ticks);
+/*
+ * The host's mount namespace and the initial user namespace (their
+ * inodes): PID 1's mount namespace (ours where PID 1 cannot be looked
+ * at) and our user namespace (a root daemon runs in the initial one).
+ * 0 and 0 when /proc does not say.
+ */
+void	procfs_host_ns(uint64_t *mnt_ns, uint64_t *user_ns);
 
 #endif

@@ -28,6 +28,7 @@
 
 #include "config.h"
 #include "index_reader.h"
+#include "procfs.h"
 #include "record/recorder.h"
 #include "record/wallclock.h"
 #include "walltime.h"
@@ -319,7 +320,7 @@ START_TEST(test_unknown_namespace)
 
 	setup(&h, 1);
 	r = h.r;
-	binaries_host_ns(&r->host_mnt_ns, &r->init_user_ns);
+	procfs_host_ns(&r->host_mnt_ns, &r->init_user_ns);
 	ck_assert_uint_ne(r->host_mnt_ns, 0);
 	seg_open(&h, &a);
 	put_file_pid(&h, 0, 0, 0x10000, mono_ns(), DEADPID);
@@ -362,7 +363,7 @@ START_TEST(test_unknown_namespace_pid_reused)
 
 	setup(&h, 1);
 	r = h.r;
-	binaries_host_ns(&r->host_mnt_ns, &r->init_user_ns);
+	procfs_host_ns(&r->host_mnt_ns, &r->init_user_ns);
 	t = mono_ns();
 	usleep(50 * 1000);	/* more than a clock tick: /proc's start times are in ticks */
 	if ((child = fork()) == 0) {

@@ -76,13 +76,6 @@ proc_read(uint32_t pid, const char *what, char *buf, size_t len)
 	return 1;
 }
 
-/* The start time of PID (clock ticks), 0 if unknown. */
-static uint64_t
-proc_start(uint32_t pid)
-{
-	return procfs_start(-1, pid);
-}
-
 /*
  * PID as its own pid namespace numbers it (the last of NSpid), or 0 if
  * that cannot be read whole (a read cut short in a long Groups line would
@@ -211,7 +204,7 @@ jit_sweep(struct capture *c, uint32_t who, int by_tmp, uint32_t skip)
 	while (i < c->njit) {
 		e = &c->jit[i];
 		if (e->pid != skip && sweep_of(c, e, who, by_tmp) &&
-		    (e->start == 0 || proc_start(e->pid) != e->start))
+		    (e->start == 0 || procfs_start(-1, e->pid) != e->start))
 			jit_forget(c, e);	/* the last entry moves into I */
 		else
 			i++;
@@ -327,7 +320,7 @@ run_jit_watch(struct capture *c, struct job *j)
 	e->nspid = j->nspid;
 	e->uid = j->uid;
 	e->tmp = -1;
-	e->start = proc_start(j->pid);	/* 0 if it is gone already: pid reuse not told */
+	e->start = procfs_start(-1, j->pid);	/* 0 if it is gone already: pid reuse not told */
 	e->kept_seg[0] = '\0';
 	/* Its /tmp only with its name there: else the daemon's, as before. */
 	if (j->fd < 0 || j->nspid == 0)
@@ -454,7 +447,7 @@ keep_one(struct capture *c, struct jitproc *e, const struct job *j)
 	char	 path[96], name[32], dir[PATH_MAX], why[256];
 	int	 fd;
 
-	if (!j->exited && e->start != 0 && proc_start(e->pid) != e->start) {
+	if (!j->exited && e->start != 0 && procfs_start(-1, e->pid) != e->start) {
 		jit_forget(c, e);	/* gone, another process has the pid now */
 		return;
 	}

@@ -27,6 +27,7 @@
 #include "index_int.h"
 #include "log.h"
 #include "perfdata.h"
+#include "procfs.h"
 #include "record.h"
 #include "record/model.h"
 
@@ -257,7 +258,7 @@ scan_segment(struct index *ix, const char *name, uint64_t seq, int count,
 		return -1;
 	}
 	c.ix = ix;
-	binaries_host_ns(&c.host_mnt_ns, &c.init_user_ns);
+	procfs_host_ns(&c.host_mnt_ns, &c.init_user_ns);
 	c.count = count;
 	if (perfdata_layouts(&f, &c.layouts) < 0)
 		log_warnx("index: %s: cannot read the sample ids", path);

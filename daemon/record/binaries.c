@@ -7,24 +7,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "binaries.h"
 #include "hash.h"
 #include "record.h"
-
-void
-binaries_host_ns(uint64_t *mnt_ns, uint64_t *user_ns)
-{
-	struct stat mnt, user;
-
-	*mnt_ns = *user_ns = 0;
-	if (stat("/proc/self/ns/user", &user) == -1 ||
-	    (stat("/proc/1/ns/mnt", &mnt) == -1 && stat("/proc/self/ns/mnt", &mnt) == -1))
-		return;
-	*mnt_ns = (uint64_t)mnt.st_ino;
-	*user_ns = (uint64_t)user.st_ino;
-}
 
 uint64_t
 binaries_ns(uint64_t host_mnt_ns, uint64_t init_user_ns, uint64_t mnt_ns, uint64_t user_ns)

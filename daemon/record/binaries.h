@@ -104,13 +104,9 @@ int	binaries_match(const struct binary *e, const char *name, const uint8_t *id,
 	    uint8_t idsize, uint64_t ns);
 
 /*
- * The host's mount namespace and the initial user namespace, for NS: PID
- * 1's mount namespace (ours where PID 1 cannot be looked at) and our user
- * namespace (a root daemon runs in the initial one).  0 and 0 when /proc
- * does not say: every binary is then the host's.
+ * NS of a mapping by a process in mount namespace MNT_NS and user
+ * namespace USER_NS; HOST_MNT_NS and INIT_USER_NS from procfs_host_ns.
  */
-void	binaries_host_ns(uint64_t *mnt_ns, uint64_t *user_ns);
-/* NS of a mapping by a process in mount namespace MNT_NS and user namespace USER_NS. */
 uint64_t binaries_ns(uint64_t host_mnt_ns, uint64_t init_user_ns, uint64_t mnt_ns,
 	    uint64_t user_ns);
 

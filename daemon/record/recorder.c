@@ -54,6 +54,7 @@
 
 #include "log.h"
 #include "index_reader.h"
+#include "procfs.h"
 #include "procscan.h"
 #include "recorder.h"
 #include "repair.h"
@@ -1119,7 +1120,7 @@ recorder_init(struct recorder *r, const struct config *c, const char *state_dir,
 	}
 	if (mkdir_p(r->segdir, err, errlen) < 0)
 		return -1;
-	binaries_host_ns(&r->host_mnt_ns, &r->init_user_ns);
+	procfs_host_ns(&r->host_mnt_ns, &r->init_user_ns);
 	if (r->host_mnt_ns == 0)
 		log_warnx("/proc/self/ns: no namespaces; every mapping is taken as the host's");
 	repair_all(r->segdir);
