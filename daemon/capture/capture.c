@@ -433,6 +433,12 @@ jit_keep_cb(void *arg, uint32_t pid, const struct segment *seg, uint64_t exited)
 	capture_jit_keep(arg, pid, seg->path, exited);
 }
 
+static void
+jit_close_cb(void *arg, const struct segment *seg)
+{
+	capture_jit_close(arg, seg->path);
+}
+
 void
 capture_listener(struct capture *c, struct recorder_listener *l)
 {
@@ -442,6 +448,7 @@ capture_listener(struct capture *c, struct recorder_listener *l)
 		.binary_new = binary_new_cb,
 		.jit_mapped = jit_mapped_cb,
 		.jit_keep = jit_keep_cb,
+		.jit_close = jit_close_cb,
 		.arg = c,
 	};
 }
@@ -603,24 +610,13 @@ capture_jit_watch(struct capture *c, uint32_t pid)
 	}
 }
 
-void
-capture_jit_keep(struct capture *c, uint32_t pid, const char *segpath, uint64_t exited)
+/* PID 0: every map the worker watches (a close). */
+static void
+jit_keep(struct capture *c, uint32_t pid, const char *segpath, uint64_t exited)
 {
 	struct job *j;
 
-	if (c == NULL || segpath[0] == '\0')
-		return;
-	/*
-	 * A close: one job keeps the map of every process the worker watches
-	 * (pid 0), however many the recorder names: one queue slot, not one
-	 * each of a user's thousands.
-	 */
-	if (exited == 0) {
-		if (strcmp(c->jit_close_seg, segpath) == 0)
-			return;
-		pid = 0;
-	}
-	if ((j = job_new()) == NULL)
+	if (c == NULL || segpath[0] == '\0' || (j = job_new()) == NULL)
 		return;
 	j->kind = JOB_JIT_KEEP;
 	j->pid = pid;
@@ -629,9 +625,24 @@ capture_jit_keep(struct capture *c, uint32_t pid, const char *segpath, uint64_t 
 		free(j);
 		return;
 	}
-	/* A close's one job is taken whatever the queue holds (one per close, a bound of its own). */
-	if (submit(c, j) == 0 && pid == 0)
-		snprintf(c->jit_close_seg, sizeof(c->jit_close_seg), "%s", segpath);
+	submit(c, j);
+}
+
+void
+capture_jit_keep(struct capture *c, uint32_t pid, const char *segpath, uint64_t exited)
+{
+	jit_keep(c, pid, segpath, exited != 0 ? exited : 1);
+}
+
+/*
+ * One job keeps the map of every process the worker watches, however
+ * many there are: one queue slot, not one each of a user's thousands,
+ * and taken whatever the queue holds (one per close, a bound of its own).
+ */
+void
+capture_jit_close(struct capture *c, const char *segpath)
+{
+	jit_keep(c, 0, segpath, 0);
 }
 
 void

@@ -265,7 +265,6 @@ struct capture {
 	size_t		 njtmp;
 	uint64_t	 jit_sweep_after[2];	/* no sweep before (mono ns): root's, users' */
 	size_t		 jit_late;		/* maps a close's job left at the stop's bound */
-	char		 jit_close_seg[PATH_MAX];	/* loop: the close asked to keep every map */
 	struct bidcache	 cache;
 	struct failrec	*fails;
 	size_t		 nfails, failcap;

@@ -82,6 +82,12 @@ notify_jit_keep(const struct notify *n, uint32_t pid, const struct segment *s, u
 }
 
 void
+notify_jit_close(const struct notify *n, const struct segment *s)
+{
+	EACH(n, jit_close, s);
+}
+
+void
 notify_tick(const struct notify *n)
 {
 	EACH(n, tick);

@@ -28,8 +28,10 @@
  *	                 the first time since its exec (or since the start)
  *	jit_keep         keep PID's /tmp/perf-PID.map with segment SEG: PID
  *	                 exited (EXITED: the wall-clock ns of its exit, 1 if
- *	                 not known), or (EXITED 0) SEG is about to close while
- *	                 it runs
+ *	                 not known)
+ *	jit_close        SEG is about to close: keep the map of every process
+ *	                 with JIT code that runs (once per close, after the
+ *	                 jit_mapped of each)
  */
 #ifndef PERFMAPD_NOTIFY_H
 #define PERFMAPD_NOTIFY_H
@@ -54,6 +56,7 @@ struct recorder_listener {
 	void	(*unresolved)(void *, const char *path, int cause, uint64_t wall_ns);
 	void	(*jit_mapped)(void *, uint32_t pid);
 	void	(*jit_keep)(void *, uint32_t pid, const struct segment *, uint64_t exited);
+	void	(*jit_close)(void *, const struct segment *);
 	/*
 	 * Every drain_interval, on the recorder's drain timer: periodic work
 	 * of a listener rides on that wake-up of the loop instead of a timer
@@ -90,6 +93,7 @@ void	notify_unresolved(const struct notify *, const char *path, int cause,
 void	notify_jit_mapped(const struct notify *, uint32_t pid);
 void	notify_jit_keep(const struct notify *, uint32_t pid, const struct segment *,
 	    uint64_t exited);
+void	notify_jit_close(const struct notify *, const struct segment *);
 void	notify_tick(const struct notify *);
 
 #endif

@@ -444,27 +444,24 @@ recorder_jit_watch(struct recorder *r, struct model_proc *p)
 /*
  * A segment closes: the JIT maps of its live processes are kept with it.
  * First the processes of the state perfmapd started with are watched, all
- * of them: the keeps come after their watches (capture keeps a close's
- * maps in one job, which must find them watched).
+ * of them, then one jit_close: the keep comes after the watches (capture
+ * keeps a close's maps in one job, which must find them watched).
  */
+struct jit_walk {
+	struct recorder	*r;
+	size_t		 jit;		/* processes with JIT code */
+};
+
 static int
 jit_watch_cb(struct model_proc *p, void *arg)
 {
+	struct jit_walk *w = arg;
 	size_t	 i;
 
 	for (i = 0; i < p->nmaps && !p->jit; i++)
 		if ((p->maps[i].prot & PROT_EXEC) && record_name_is_anon(p->maps[i].file->name))
-			recorder_jit_watch(arg, p);
-	return 0;
-}
-
-static int
-jit_keep_cb(struct model_proc *p, void *arg)
-{
-	struct recorder *r = arg;
-
-	if (p->jit)
-		notify_jit_keep(&r->notify, p->pid, &r->seg, 0);
+			recorder_jit_watch(w->r, p);
+	w->jit += p->jit;
 	return 0;
 }
 
@@ -579,6 +576,7 @@ int
 recorder_close_segment(struct recorder *r, uint64_t t_end)
 {
 	struct perfdata_meta meta;
+	struct jit_walk jw = { .r = r };
 	struct utsname u;
 	struct stat st;
 	char	 host[256];
@@ -587,8 +585,9 @@ recorder_close_segment(struct recorder *r, uint64_t t_end)
 
 	if (!r->seg.open)
 		return 0;
-	model_foreach(&r->model, jit_watch_cb, r);
-	model_foreach(&r->model, jit_keep_cb, r);
+	model_foreach(&r->model, jit_watch_cb, &jw);
+	if (jw.jit > 0)
+		notify_jit_close(&r->notify, &r->seg);
 	r->seg.t_end = t_end;
 	fill_meta(r, &meta, &u, host, sizeof(host));
 	if ((rc = segment_close(&r->seg, r->attrs, 2, &meta)) < 0) {
