@@ -155,6 +155,34 @@ put_file_pid(struct harness *h, int cpu, int file, uint64_t addr, uint64_t t, ui
 	return pos;
 }
 
+/* An MMAP2 of anonymous executable memory (JIT code) by PID at ADDR, stamped T, in ring 0. */
+static void
+put_jit(struct harness *h, uint32_t pid, uint64_t addr, uint64_t t)
+{
+	struct ring *g = &h->r->ev.cpus[0].sb_ring;
+	struct record_mmap m;
+	struct record_sample_id sid;
+	uint8_t	 buf[512];
+	uint64_t head = g->meta->data_head;
+	size_t	 n, i;
+
+	memset(&m, 0, sizeof(m));
+	m.pid = m.tid = pid;
+	m.addr = addr;
+	m.len = 4096;
+	m.prot = PROT_READ | PROT_EXEC;
+	m.flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	m.filename = "//anon";
+	memset(&sid, 0, sizeof(sid));
+	sid.pid = sid.tid = pid;
+	sid.time = t;
+	n = record_build_mmap2_plain(buf, &m, 0, &h->r->ev.sb_layout, &sid);
+	ck_assert_uint_le(head + n - g->meta->data_tail, RINGSZ);
+	for (i = 0; i < n; i++)
+		g->data[(head + i) & (RINGSZ - 1)] = buf[i];
+	__atomic_store_n(&g->meta->data_head, head + n, __ATOMIC_RELEASE);
+}
+
 /* The same by DEADPID. */
 static uint64_t
 put_file(struct harness *h, int cpu, int file, uint64_t addr, uint64_t t)
@@ -343,6 +371,58 @@ START_TEST(test_unknown_namespace)
 	    "the segment does not say the gone process's namespace is unknown (mnt_ns %llu)",
 	    (unsigned long long)ns[0]);
 	ck_assert_uint_eq(ns[1], r->host_mnt_ns);
+	teardown(&h);
+}
+END_TEST
+
+/* A listener of JIT processes that takes none until told to. */
+struct jit_listener {
+	int	 calls, take;
+};
+
+static int
+jit_mapped_cb(void *arg, uint32_t pid)
+{
+	struct jit_listener *l = arg;
+
+	(void)pid;
+	l->calls++;
+	return l->take ? 0 : -1;
+}
+
+/*
+ * A JIT process whose watch the listener could not take (capture's queue
+ * full) is told again at its next JIT mapping, and again until one is
+ * taken; then no more.  (Before: it was marked watched at the first try,
+ * and its map was never kept.)
+ */
+START_TEST(test_jit_watch_retried)
+{
+	struct harness h;
+	struct recorder *r;
+	struct jit_listener jl = { 0, 0 };
+	struct recorder_listener l = { .jit_mapped = jit_mapped_cb, .arg = &jl };
+	const struct model_proc *p;
+
+	setup(&h, 1);
+	r = h.r;
+	ck_assert_int_eq(notify_listen(&r->notify, &l), 0);
+	put_jit(&h, DEADPID, 0x10000, mono_ns());
+	drain_all(r, mono_ns() + 1);
+	ck_assert_int_eq(jl.calls, 1);
+	ck_assert_ptr_nonnull(p = model_find(&r->model, DEADPID));
+	ck_assert_int_eq(p->jit, 0);		/* not taken: not watched */
+	put_jit(&h, DEADPID, 0x20000, mono_ns());
+	drain_all(r, mono_ns() + 1);
+	ck_assert_int_eq(jl.calls, 2);		/* told again */
+	jl.take = 1;
+	put_jit(&h, DEADPID, 0x30000, mono_ns());
+	drain_all(r, mono_ns() + 1);
+	ck_assert_int_eq(jl.calls, 3);
+	ck_assert_int_eq(model_find(&r->model, DEADPID)->jit, 1);
+	put_jit(&h, DEADPID, 0x40000, mono_ns());
+	drain_all(r, mono_ns() + 1);
+	ck_assert_int_eq(jl.calls, 3);		/* taken: once */
 	teardown(&h);
 }
 END_TEST
@@ -586,6 +666,7 @@ sideband_suite(void)
 	tcase_add_test(tc, test_unseen_read_then_pin);
 	tcase_add_test(tc, test_unknown_namespace);
 	tcase_add_test(tc, test_unknown_namespace_pid_reused);
+	tcase_add_test(tc, test_jit_watch_retried);
 	tcase_add_test(tc, test_two_rings_mixed);
 	tcase_add_test(tc, test_mixed);
 	tcase_add_test(tc, test_mixed_spilled);

@@ -421,10 +421,10 @@ binary_new_cb(void *arg, const struct binary *b, const struct record_mmap *m, in
 		capture_map(arg, m, fd, b->ns);
 }
 
-static void
+static int
 jit_mapped_cb(void *arg, uint32_t pid)
 {
-	capture_jit_watch(arg, pid);
+	return capture_jit_watch(arg, pid);
 }
 
 static void
@@ -574,7 +574,7 @@ profile_handoff(struct capture *c, struct job *j)
 	pthread_mutex_unlock(&c->mu);
 }
 
-void
+int
 capture_jit_watch(struct capture *c, uint32_t pid)
 {
 	struct job *j;
@@ -588,8 +588,10 @@ capture_jit_watch(struct capture *c, uint32_t pid)
 	 * process is gone.  /proc/PID is procfs, not a user's path.
 	 */
 	snprintf(path, sizeof(path), "/proc/%u", pid);
-	if (c == NULL || stat(path, &st) == -1 || (j = job_new()) == NULL)
-		return;
+	if (c == NULL || stat(path, &st) == -1)
+		return 0;	/* gone: nothing to watch */
+	if ((j = job_new()) == NULL)
+		return -1;
 	j->kind = JOB_JIT_WATCH;
 	j->pid = pid;
 	j->uid = st.st_uid;
@@ -607,7 +609,9 @@ capture_jit_watch(struct capture *c, uint32_t pid)
 		atomic_fetch_add(&c->n_jit_unwatched, 1);	/* the queue was full */
 		if (root)
 			atomic_fetch_sub(&c->njitroots, 1);	/* freed, its fd closed */
+		return -1;
 	}
+	return 0;
 }
 
 /* PID 0: every map the worker watches (a close). */

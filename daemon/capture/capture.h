@@ -102,15 +102,16 @@ void	capture_profile_period(struct capture *, const char *segpath, int64_t since
 
 /*
  * JIT maps (perf's /tmp/perf-PID.map convention), from the recorder's
- * jit_mapped and jit_keep (capture_listener).  A process that maps
- * anonymous executable memory is watched: its owner is noted while it
- * lives.  capture_jit_keep copies its map, if it wrote one, into
+ * jit_mapped, jit_keep and jit_close (capture_listener).  A process that
+ * maps anonymous executable memory is watched: its owner is noted while it
+ * lives (capture_jit_watch: -1 when the worker's queue is full, and the
+ * recorder tells it again later).  capture_jit_keep copies its map, if it wrote one, into
  * SEGPATH.jit/ (EXITED: the process is gone since that wall-clock ns, 1
  * if not known: forget it, and keep no map written after it).
  * capture_jit_close, SEGPATH closes: the maps of every process watched
  * that still lives are kept, in one job.
  */
-void	capture_jit_watch(struct capture *, uint32_t pid);
+int	capture_jit_watch(struct capture *, uint32_t pid);
 void	capture_jit_keep(struct capture *, uint32_t pid, const char *segpath, uint64_t exited);
 void	capture_jit_close(struct capture *, const char *segpath);
 

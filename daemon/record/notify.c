@@ -69,10 +69,16 @@ notify_unresolved(const struct notify *n, const char *path, int cause, uint64_t 
 	EACH(n, unresolved, path, cause, wall_ns);
 }
 
-void
+int
 notify_jit_mapped(const struct notify *n, uint32_t pid)
 {
-	EACH(n, jit_mapped, pid);
+	size_t	 i;
+	int	 rc = 0;
+
+	for (i = 0; i < n->n; i++)
+		if (n->l[i].jit_mapped != NULL && n->l[i].jit_mapped(n->l[i].arg, pid) < 0)
+			rc = -1;
+	return rc;
 }
 
 void

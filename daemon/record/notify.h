@@ -25,7 +25,10 @@
  *	unresolved       a file mapping whose build-id could not be proven;
  *	                 CAUSE says why (enum bid_cause, buildid_reader.h)
  *	jit_mapped       PID mapped anonymous executable memory (JIT code) for
- *	                 the first time since its exec (or since the start)
+ *	                 the first time since its exec (or since the start);
+ *	                 -1 if the listener could not take it now (a full
+ *	                 queue): it is told again at the next such mapping or
+ *	                 segment close
  *	jit_keep         keep PID's /tmp/perf-PID.map with segment SEG: PID
  *	                 exited (EXITED: the wall-clock ns of its exit, 1 if
  *	                 not known)
@@ -54,7 +57,7 @@ struct recorder_listener {
 		    uint8_t source);
 	void	(*seen)(void *, const struct binary *, uint32_t pid, uint64_t wall_ns);
 	void	(*unresolved)(void *, const char *path, int cause, uint64_t wall_ns);
-	void	(*jit_mapped)(void *, uint32_t pid);
+	int	(*jit_mapped)(void *, uint32_t pid);
 	void	(*jit_keep)(void *, uint32_t pid, const struct segment *, uint64_t exited);
 	void	(*jit_close)(void *, const struct segment *);
 	/*
@@ -90,7 +93,8 @@ void	notify_seen(const struct notify *, const struct binary *, uint32_t pid,
 void	notify_unresolved(const struct notify *, const char *path, int cause,
 	    uint64_t wall_ns);
 
-void	notify_jit_mapped(const struct notify *, uint32_t pid);
+/* -1 if a listener could not take it now. */
+int	notify_jit_mapped(const struct notify *, uint32_t pid);
 void	notify_jit_keep(const struct notify *, uint32_t pid, const struct segment *,
 	    uint64_t exited);
 void	notify_jit_close(const struct notify *, const struct segment *);

@@ -223,7 +223,10 @@ struct binary *recorder_binary(struct recorder *, const struct model_proc *, con
  */
 struct binary *recorder_file_binary(struct recorder *, const struct model_proc *,
 	    struct model_file *f);
-/* P mapped JIT code: watch its perf-PID.map (notify jit_mapped, once). */
+/*
+ * P mapped JIT code: watch its perf-PID.map (notify jit_mapped, once it
+ * is taken).
+ */
 void	recorder_jit_watch(struct recorder *, struct model_proc *);
 /* Is a record stamped T left for a later pass? */
 int	recorder_not_yet(const struct recorder *, uint64_t t);
