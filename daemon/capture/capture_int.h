@@ -68,7 +68,8 @@ enum job_kind {
 #define JIT_WATCH_USERS_MAX	3072		/* of which users' (not root's) processes */
 #define JIT_WATCH_USER_MAX	512		/* ... and one user's */
 #define JIT_TMP_MAX		64		/* their distinct /tmp directories held open */
-#define JIT_TMP_USER_MAX	8		/* of which one user's (not root's) processes' */
+#define JIT_TMP_USERS_MAX	48		/* of which users' (not root's) processes' */
+#define JIT_TMP_USER_MAX	8		/* ... and one user's */
 #define JIT_ROOTS_QUEUED_MAX	64		/* watch jobs queued holding a process's root */
 #define JIT_SWEEP_MS		1000		/* at most one sweep of the gone this often */
 #define PROFILES_KEPT		4		/* newest profile files kept */

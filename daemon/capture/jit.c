@@ -30,9 +30,11 @@
  * by the process's uid and at most SYMBOLIZE_JIT_MAX bytes, and read up
  * to that size.  A pid reused by another process (start time differs) is
  * not kept.  The /tmp directories held are shared by mount, at most
- * JIT_TMP_MAX, JIT_TMP_USER_MAX of them a user's; when a new one does not
- * fit, processes that are gone are forgotten (jit_sweep), only that
- * user's when the user's share is what is full.  The processes watched
+ * JIT_TMP_MAX, of which JIT_TMP_USERS_MAX users' and JIT_TMP_USER_MAX one
+ * user's (root's containers always have the rest); when a new one does
+ * not fit, processes that are gone are forgotten (jit_sweep), only
+ * users' when the users' share is what is full, only that user's when
+ * the user's own is.  The processes watched
  * are shared the same way: at most JIT_WATCH_MAX, of which
  * JIT_WATCH_USERS_MAX users' (not root's) and JIT_WATCH_USER_MAX one
  * user's, so that no user's idle processes with a page of executable
@@ -103,20 +105,40 @@ jit_ns_pid(uint32_t pid)
 	}
 }
 
-static size_t
-tmp_of_user(const struct capture *c, uint32_t uid)
-{
-	size_t	 i, n = 0;
+/* Whose gone processes a sweep forgets. */
+#define SWEEP_ALL	UINT32_MAX		/* everyone's */
+#define SWEEP_USERS	(UINT32_MAX - 1)	/* every user's but root's */
 
-	for (i = 0; i < c->njtmp; i++)
-		n += c->jtmp[i].uid == uid;
-	return n;
+/*
+ * A share of N slots taken of MAX, USERS of them users' (USERS_MAX at
+ * most) and OWN of them UID's (USER_MAX at most): room for one of UID's?
+ * Else *SWEEP: whose gone processes to forget for one (jit_sweep's WHO).
+ */
+static int
+share_room(size_t n, size_t max, size_t users, size_t users_max, size_t own, size_t user_max,
+    uint32_t uid, uint32_t *sweep)
+{
+	if (uid == 0)
+		*sweep = SWEEP_ALL;
+	else if (n >= max || users >= users_max)
+		*sweep = SWEEP_USERS;
+	else
+		*sweep = uid;
+	return n < max && (uid == 0 || (users < users_max && own < user_max));
 }
 
+/* Is there a /tmp slot for a process of UID?  Else *SWEEP (share_room). */
 static int
-tmp_full(const struct capture *c, uint32_t uid)
+tmp_room(const struct capture *c, uint32_t uid, uint32_t *sweep)
 {
-	return c->njtmp == JIT_TMP_MAX || (uid != 0 && tmp_of_user(c, uid) >= JIT_TMP_USER_MAX);
+	size_t	 i, users = 0, own = 0;
+
+	for (i = 0; i < c->njtmp; i++) {
+		users += c->jtmp[i].uid != 0;
+		own += c->jtmp[i].uid == uid;
+	}
+	return share_room(c->njtmp, JIT_TMP_MAX, users, JIT_TMP_USERS_MAX, own, JIT_TMP_USER_MAX,
+	    uid, sweep);
 }
 
 static void
@@ -159,10 +181,6 @@ jit_forget(struct capture *c, struct jitproc *e)
 	tmp_release(c, e->tmp);
 	*e = c->jit[--c->njit];
 }
-
-/* Whose gone processes a sweep forgets. */
-#define SWEEP_ALL	UINT32_MAX		/* everyone's */
-#define SWEEP_USERS	(UINT32_MAX - 1)	/* every user's but root's */
 
 /*
  * Forget the processes watched that are gone (an exit not seen, or its
@@ -220,19 +238,12 @@ watch_room(const struct capture *c, uint32_t uid, uint32_t *sweep)
 {
 	size_t	 i, users = 0, own = 0;
 
-	*sweep = uid == 0 ? SWEEP_ALL : SWEEP_USERS;
-	if (c->njit == JIT_WATCH_MAX)
-		return 0;
-	if (uid == 0)
-		return 1;
-	for (i = 0; i < c->njit; i++) {
+	for (i = 0; uid != 0 && i < c->njit; i++) {
 		users += c->jit[i].uid != 0;
 		own += c->jit[i].uid == uid;
 	}
-	if (users >= JIT_WATCH_USERS_MAX)
-		return 0;
-	*sweep = uid;
-	return own < JIT_WATCH_USER_MAX;
+	return share_room(c->njit, JIT_WATCH_MAX, users, JIT_WATCH_USERS_MAX, own,
+	    JIT_WATCH_USER_MAX, uid, sweep);
 }
 
 /*
@@ -248,6 +259,7 @@ tmp_hold(struct capture *c, int rootfd, uint32_t uid, uint32_t pid)
 	struct open_how how;
 	struct statx stx;
 	char	 why[PATH_MAX + 128];
+	uint32_t sweep;
 	size_t	 i;
 	int	 fd;
 
@@ -280,12 +292,10 @@ tmp_hold(struct capture *c, int rootfd, uint32_t uid, uint32_t pid)
 			close(fd);
 			return (int)i;
 		}
-	if (tmp_full(c, uid))	/* a user's shortage forgets no process of root's */
-		jit_sweep(c, uid == 0 ? SWEEP_ALL : c->njtmp == JIT_TMP_MAX ? SWEEP_USERS : uid, 1,
-		    pid);
-	if (tmp_full(c, uid)) {
-		log_debug("jit: %zu /tmp directories held (%zu of uid %u), no more", c->njtmp,
-		    tmp_of_user(c, uid), uid);
+	if (!tmp_room(c, uid, &sweep))	/* a user's shortage forgets no process of root's */
+		jit_sweep(c, sweep, 1, pid);
+	if (!tmp_room(c, uid, &sweep)) {
+		log_debug("jit: %zu /tmp directories held, none more for uid %u", c->njtmp, uid);
 		close(fd);
 		return -1;
 	}
