@@ -12,13 +12,43 @@
  * by its mount (statx STATX_MNT_ID): a walk in the daemon's own namespace
  * only meets mounts the table lists.  A handle whose mount the table does
  * not list (another namespace's, an overlay's private layer) is judged by
- * its device: a block device's is root's; a
+ * its device: a block device as below; a
  * FUSE connection is one /sys/fs/fuse/connections (fusectl, which lists
  * every connection, whatever the namespace) has, and a user's unless the
  * table has it mounted by root; without fusectl, a device of no block
  * device the table does not list is not trusted.  Without /sys/fs/fuse the
  * kernel has no FUSE.  Nothing here asks the file system in question
  * anything: procfs, sysfs, and statx with AT_STATX_DONT_SYNC.
+ *
+ * Only root mounts a block device, but what is beneath one may be a
+ * user's: udisks binds a loop device, for a user of an active session,
+ * to a file the user passes as a descriptor (LoopSetup), which may be on
+ * the user's FUSE mount, and mounts what is in it (/media/USER/X); every
+ * read the page cache misses is then a read of the user's server.  So a
+ * handle on a block device, of a mount the table lists or not, is read
+ * only if no loop device is beneath it - through a partition's disk and
+ * a stacked device's slaves/ (dm-crypt, LVM, md), at most BLK_DEPTH_MAX
+ * steps and BLK_VISIT_MAX devices - whose backing file may be a user's
+ * FUSE file.  sysfs names the file (loop/backing_file); nothing looks at
+ * the file itself, nor asks LOOP_GET_STATUS64, which asks its file
+ * system for its attributes.  Where no FUSE connection a user may serve
+ * exists, no loop device's file is one (snaps on a server).  Where one
+ * exists, the path is placed by the table: no mount whose point is a
+ * prefix of it may be a user's FUSE (every one, not only the longest: a
+ * file opened before a mount over one of its directories keeps its
+ * path), and a block device's is judged in turn (a loop device in a
+ * loop device).  Snaps, on root's files in /var/lib/snapd/snaps, stay
+ * read on a desktop whose users' FUSE mounts (gvfsd-fuse, the document
+ * portal) are all in the table.  The path is the file's in its own
+ * mount's namespace: it places nothing while a FUSE connection exists
+ * that the table does not list (another namespace's, or one unmounted
+ * lazily, whose paths start at its own root), and then no loop device is
+ * read, nor without fusectl.  What cannot be told is not read.  A limit:
+ * a user who can make a mount namespace (unshare -Urm, bwrap) can bind
+ * their FUSE mount, one the table lists, over a path of root's there and
+ * hand udisks a file through it; its path then names root's mount.
+ * Verdicts are kept per device until the table is read again
+ * (judge_block says why that is enough).
  *
  * A device does not show everything: an overlay has a device of its own
  * and passes reads on to its layers, and a user may make one (in a user
@@ -38,6 +68,7 @@
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -56,6 +87,9 @@
 #define FUSECTL_SUPER_MAGIC	0x65735543
 #define MOUNTINFO_MAX		(64U << 20)	/* bytes of mountinfo read, at most */
 #define FOREIGN_MOUNTINFO_MAX	(4U << 20)	/* ... of a user's namespace's */
+#define BLK_DEPTH_MAX		6	/* steps down from a block device: a partition's disk, a */
+					/* stacked device's slave, a loop's file's mount */
+#define BLK_VISIT_MAX		32	/* devices looked at for one verdict */
 
 struct mnt {
 	uint64_t id;
@@ -65,12 +99,20 @@ struct mnt {
 	long	 user;			/* its user_id=, -1 if none */
 };
 
+/* A block device's verdict (judge_block), kept until the table is read again. */
+struct blkverdict {
+	unsigned int maj, min;
+	char	*why;			/* NULL: read */
+};
+
 static struct {
 	pthread_mutex_t	 mu;
 	int		 fd;		/* /proc/self/mountinfo, polled for changes */
 	int		 loaded;
 	struct mnt	*m;
 	size_t		 n;
+	struct blkverdict *bv;
+	size_t		 nbv, capbv;
 } tab = { .mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
 /* "\040" and the like, as mountinfo escapes a mount point, in place. */
@@ -135,6 +177,11 @@ table_clear(void)
 	tab.m = NULL;
 	tab.n = 0;
 	tab.loaded = 0;
+	for (i = 0; i < tab.nbv; i++)
+		free(tab.bv[i].why);
+	free(tab.bv);
+	tab.bv = NULL;
+	tab.nbv = tab.capbv = 0;
 }
 
 /* Read the whole file again (from the polled fd: that is what resets its event). */
@@ -252,6 +299,281 @@ judge(const struct mnt *m, char *why, size_t whylen)
 	return 1;
 }
 
+/*
+ * The FUSE connections (fusectl) whose server a user may run: in
+ * *UNLISTED whether one exists that the daemon's table does not have
+ * mounted (another namespace's, or one lazily unmounted), in *USER
+ * whether one the table has mounted by a user (user_id= not 0).  -1 when
+ * it cannot be told (no fusectl).  Under tab.mu, the table fresh.
+ */
+static int
+fuse_scan(int *user, int *unlisted)
+{
+	const struct mnt *m;
+	struct dirent *de;
+	unsigned long dev;
+	char	*end;
+	DIR	*d;
+
+	*user = *unlisted = 0;
+	if ((d = opendir(FUSECTL_DIR)) == NULL)
+		return -1;
+	while (!*unlisted && (de = readdir(d)) != NULL) {
+		/* named by the kernel's dev_t: major << 20 | minor (a fuseblk's major is a block's) */
+		dev = strtoul(de->d_name, &end, 10);
+		if (end == de->d_name || *end != '\0')
+			continue;
+		if ((m = by_dev((unsigned int)(dev >> 20), (unsigned int)(dev & 0xfffff))) == NULL ||
+		    !m->fuse)
+			*unlisted = 1;
+		else if (m->user != 0)
+			*user = 1;
+	}
+	closedir(d);
+	return 0;
+}
+
+/*
+ * Is mount point POINT, component by component, a prefix of PATH: "/a"
+ * is one of "/a" and "/a/b", not of "/ab"; "/" is one of every absolute
+ * path.
+ */
+int
+userfs_path_under(const char *point, const char *path)
+{
+	size_t	 n = strlen(point);
+
+	while (n > 0 && point[n - 1] == '/')
+		n--;
+	return strncmp(point, path, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* What the FUSE connections say of a loop device's backing file (see judge_block). */
+enum {
+	LOOPS_UNASKED = -1,
+	LOOPS_TRUSTED,		/* no FUSE server a user may run exists */
+	LOOPS_PLACE,		/* a user's, all in the table: place the file by its path */
+	LOOPS_UNLISTED,		/* one the table does not list: its path places nothing */
+	LOOPS_NOCTL		/* no fusectl: cannot be told */
+};
+
+struct blkwalk {
+	int	 visits;
+	int	 loops;		/* LOOPS_* */
+	char	*why;
+	size_t	 whylen;
+};
+
+static int	blk_judge_dir(struct blkwalk *, const char *dir, int depth);
+
+/* The kernel's name of the block device whose sysfs directory is DIR, into NAME. */
+static void
+blk_name(const char *dir, char *name, size_t namelen)
+{
+	char	*rp, *b;
+
+	if ((rp = realpath(dir, NULL)) == NULL) {
+		snprintf(name, namelen, "%s", dir);
+		return;
+	}
+	b = strrchr(rp, '/');
+	snprintf(name, namelen, "%s", b != NULL ? b + 1 : rp);
+	free(rp);
+}
+
+static int
+blk_untold(struct blkwalk *w, const char *dir, const char *what)
+{
+	char	 name[64];
+
+	blk_name(dir, name, sizeof(name));
+	snprintf(w->why, w->whylen, "on block device %s, %s: whether a user's FUSE server "
+	    "serves its reads cannot be told: not read", name, what);
+	return 1;
+}
+
+/* A sysfs file of at most LEN - 1 bytes into BUF, its last newline cut: its length, or -1. */
+static ssize_t
+read_small(const char *path, char *buf, size_t len)
+{
+	ssize_t	 n;
+	int	 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	if ((size_t)n == len - 1) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	buf[n] = '\0';
+	return n;
+}
+
+/*
+ * The loop device whose sysfs directory is DIR reads FILE (its
+ * loop/backing_file).  The file is judged by the mounts of the daemon's
+ * table its path is under: a user's FUSE refuses it, a block device is
+ * judged in turn.  Every one of them, not only the longest: a file opened
+ * before a mount over one of its directories keeps its path, and is on a
+ * mount the path's longest prefix no longer names.
+ */
+static int
+blk_judge_loop(struct blkwalk *w, const char *dir, char *file, int depth)
+{
+	static const char deleted[] = " (deleted)";
+	char	 name[64], sub[64], bare[PATH_MAX];
+	const struct mnt *m;
+	size_t	 i, n;
+	int	 user, unlisted, rc;
+
+	if (w->loops == LOOPS_UNASKED) {
+		if (!fusectl() || fuse_scan(&user, &unlisted) < 0)
+			w->loops = LOOPS_NOCTL;
+		else
+			w->loops = unlisted ? LOOPS_UNLISTED : user ? LOOPS_PLACE : LOOPS_TRUSTED;
+	}
+	if (w->loops == LOOPS_TRUSTED)
+		return 0;	/* every FUSE server is root's: none of a user's is beneath */
+	blk_name(dir, name, sizeof(name));
+	if (w->loops == LOOPS_NOCTL) {
+		snprintf(w->why, w->whylen, "through loop device %s on %s, while fusectl is not "
+		    "mounted (whether it is a user's FUSE file cannot be told): not read", name,
+		    file);
+		return 1;
+	}
+	if (w->loops == LOOPS_UNLISTED) {
+		snprintf(w->why, w->whylen, "through loop device %s on %s, while a FUSE file system "
+		    "the daemon's mount table does not list exists (another namespace's, or one "
+		    "unmounted lazily: where the file is cannot be told by its path): not read",
+		    name, file);
+		return 1;
+	}
+	if (file[0] != '/')
+		return blk_untold(w, dir, "a loop device on a file of no path");
+	/* an unlinked file's path ends in " (deleted)", unless that is its name */
+	snprintf(bare, sizeof(bare), "%s", file);
+	if ((n = strlen(bare)) > sizeof(deleted) - 1 &&
+	    strcmp(bare + n - (sizeof(deleted) - 1), deleted) == 0)
+		bare[n - (sizeof(deleted) - 1)] = '\0';
+	for (i = 0; i < tab.n; i++) {
+		m = &tab.m[i];
+		if (!userfs_path_under(m->point, file) && !userfs_path_under(m->point, bare))
+			continue;
+		if (m->fuse && m->user != 0) {
+			if (m->user > 0)
+				snprintf(w->why, w->whylen, "through loop device %s on %s, a file "
+				    "of %s, a FUSE file system of uid %ld (its server could "
+				    "stall the capture): not read", name, file, m->point, m->user);
+			else
+				snprintf(w->why, w->whylen, "through loop device %s on %s, a file "
+				    "of %s, a FUSE file system of no known owner: not read", name,
+				    file, m->point);
+			return 1;
+		}
+		if (m->maj == 0)
+			continue;
+		snprintf(sub, sizeof(sub), "/sys/dev/block/%u:%u", m->maj, m->min);
+		if ((rc = blk_judge_dir(w, sub, depth + 1)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * The block device whose sysfs directory is DIR, and what is beneath it:
+ * a partition's disk, a stacked device's slaves (dm-crypt, LVM, md), a
+ * loop device's backing file.  DEPTH counts the steps down.
+ */
+static int
+blk_judge_dir(struct blkwalk *w, const char *dir, int depth)
+{
+	char	 path[PATH_MAX], file[PATH_MAX];
+	struct dirent *de;
+	DIR	*d;
+	int	 rc = 0;
+
+	if (depth > BLK_DEPTH_MAX || ++w->visits > BLK_VISIT_MAX)
+		return blk_untold(w, dir, "over devices stacked too deep or too many");
+	if (access(dir, F_OK) == -1)
+		return blk_untold(w, dir, "of no sysfs directory");
+	/* a partition: the directory above is its disk's */
+	snprintf(path, sizeof(path), "%s/partition", dir);
+	if (access(path, F_OK) == 0) {
+		snprintf(path, sizeof(path), "%s/..", dir);
+		return blk_judge_dir(w, path, depth + 1);
+	}
+	snprintf(path, sizeof(path), "%s/loop/backing_file", dir);
+	if (read_small(path, file, sizeof(file)) >= 0)
+		return blk_judge_loop(w, dir, file, depth);
+	if (errno != ENOENT)
+		return blk_untold(w, dir, "a loop device whose backing file was not read");
+	snprintf(path, sizeof(path), "%s/slaves", dir);
+	if ((d = opendir(path)) == NULL)
+		return errno == ENOENT ? 0 : blk_untold(w, dir, "whose slaves were not read");
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/slaves/%s", dir, de->d_name);
+		rc = blk_judge_dir(w, path, depth + 1);
+	}
+	closedir(d);
+	return rc;
+}
+
+/*
+ * A block device: 1 with the reason if a loop device is beneath it whose
+ * backing file may be a user's FUSE file (see the top).  The verdict is
+ * kept until the table is read again.  What it rests on cannot change
+ * while a superblock on the device lives: a device held open (by a mount,
+ * a partition's or a stacked device's) is not rebound, LOOP_CLR_FD only
+ * marks it to be cleared at its last close; another superblock on it
+ * comes with a mount, which the table sees (udisks mounts in the host's
+ * namespace; a block device is mounted elsewhere only by root).  Under
+ * tab.mu, the table fresh.
+ */
+static int
+judge_block(unsigned int maj, unsigned int min, char *why, size_t whylen)
+{
+	struct blkverdict *nv;
+	struct blkwalk w = { .loops = LOOPS_UNASKED, .why = why, .whylen = whylen };
+	char	 dir[64];
+	size_t	 i;
+	int	 rc;
+
+	if (access("/sys/fs/fuse", F_OK) == -1)
+		return 0;	/* no FUSE in the kernel */
+	for (i = 0; i < tab.nbv; i++)
+		if (tab.bv[i].maj == maj && tab.bv[i].min == min) {
+			if (tab.bv[i].why == NULL)
+				return 0;
+			snprintf(why, whylen, "%s", tab.bv[i].why);
+			return 1;
+		}
+	snprintf(dir, sizeof(dir), "/sys/dev/block/%u:%u", maj, min);
+	rc = blk_judge_dir(&w, dir, 0);
+	if (!tab.loaded)
+		return rc;
+	if (tab.nbv == tab.capbv) {
+		if ((nv = reallocarray(tab.bv, tab.capbv ? tab.capbv * 2 : 16, sizeof(*nv))) == NULL)
+			return rc;
+		tab.bv = nv;
+		tab.capbv = tab.capbv ? tab.capbv * 2 : 16;
+	}
+	tab.bv[tab.nbv].maj = maj;
+	tab.bv[tab.nbv].min = min;
+	tab.bv[tab.nbv].why = NULL;
+	if (rc && (tab.bv[tab.nbv].why = strdup(why)) == NULL)
+		return rc;
+	tab.nbv++;
+	return rc;
+}
+
 /* A device, under tab.mu with the table fresh (or not loaded: NULL lookups). */
 static int
 judge_dev(uint32_t maj, uint32_t min, char *why, size_t whylen)
@@ -260,8 +582,10 @@ judge_dev(uint32_t maj, uint32_t min, char *why, size_t whylen)
 	char	 conn[64];
 	int	 ctl;
 
-	/* Block devices: only root mounts those, FUSE (fuseblk) or not. */
-	if (maj != 0 || access("/sys/fs/fuse", F_OK) == -1)
+	/* Block devices: only root mounts those, FUSE (fuseblk) or not; a loop device's file aside. */
+	if (maj != 0)
+		return judge_block(maj, min, why, whylen);
+	if (access("/sys/fs/fuse", F_OK) == -1)
 		return 0;
 	if ((ctl = fusectl())) {
 		snprintf(conn, sizeof(conn), FUSECTL_DIR "/%u", min);
@@ -397,25 +721,9 @@ judge_foreign(uint32_t pid, uint64_t mnt_id, char *why, size_t whylen)
 static int
 foreign_fuse(void)
 {
-	const struct mnt *m;
-	struct dirent *de;
-	unsigned long dev;
-	char	*end;
-	DIR	*d;
-	int	 found = 0;
+	int	 user, unlisted;
 
-	if ((d = opendir(FUSECTL_DIR)) == NULL)
-		return 1;	/* cannot tell */
-	while (!found && (de = readdir(d)) != NULL) {
-		/* named by the kernel's dev_t: major << 20 | minor (a fuseblk's major is a block's) */
-		dev = strtoul(de->d_name, &end, 10);
-		if (end == de->d_name || *end != '\0')
-			continue;
-		found = (m = by_dev((unsigned int)(dev >> 20), (unsigned int)(dev & 0xfffff))) ==
-		    NULL || !m->fuse || m->user != 0;
-	}
-	closedir(d);
-	return found;
+	return fuse_scan(&user, &unlisted) < 0 || user || unlisted;	/* cannot tell: yes */
 }
 
 int
@@ -430,9 +738,11 @@ userfs_fd(int fd, uint32_t pid, char *why, size_t whylen)
 		return 0;	/* not a file, and nothing read from it */
 	pthread_mutex_lock(&tab.mu);
 	table_fresh();
-	if ((stx.stx_mask & STATX_MNT_ID) && tab.loaded && (m = by_id(stx.stx_mnt_id)) != NULL)
+	if ((stx.stx_mask & STATX_MNT_ID) && tab.loaded && (m = by_id(stx.stx_mnt_id)) != NULL) {
 		rc = judge(m, why, whylen);	/* a mount of the daemon's namespace */
-	else {
+		if (rc == 0 && m->maj != 0)
+			rc = judge_block(m->maj, m->min, why, whylen);
+	} else {
 		rc = judge_dev(stx.stx_dev_major, stx.stx_dev_minor, why, whylen);
 		/*
 		 * A superblock of no device that no mount of the daemon's has
