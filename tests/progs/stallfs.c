@@ -8,7 +8,12 @@
  * stall.  With "late", only its reads from 1 MiB on never get an answer:
  * the build-id read (the first pages) is answered, a copy of the whole
  * file is not (t_hostile_fuse.sh).
- * Usage: stallfs ELF MOUNTPOINT PIDFILE [late]   (runs in the foreground)
+ * With "below=LIMIT" the file is "img", the bytes of a file system image,
+ * and no read that reaches byte LIMIT gets an answer, whoever asks: a
+ * loop device on it reads from the kernel's threads, not the daemon's
+ * (t_hostile_loop.sh); PIDFILE is not read.
+ * Usage: stallfs ELF MOUNTPOINT PIDFILE [late | below=LIMIT]
+ * (runs in the foreground)
  */
 #define FUSE_USE_VERSION 31
 
@@ -25,6 +30,8 @@ static char	*image;
 static size_t	 imagelen;
 static const char *pidfile;
 static int	 late;
+static long long below = -1;	/* below=LIMIT; -1: not that mode */
+static const char *name = "/prog";
 
 static long
 read_number(const char *path, const char *key)
@@ -73,11 +80,11 @@ fs_getattr(const char *p, struct stat *st, struct fuse_file_info *fi)
 		st->st_nlink = 2;
 		return 0;
 	}
-	if (strcmp(p, "/prog") != 0)
+	if (strcmp(p, name) != 0)
 		return -ENOENT;
-	if (!late && hostile())
+	if (below < 0 && !late && hostile())
 		never();
-	st->st_mode = S_IFREG | 0755;
+	st->st_mode = S_IFREG | (below < 0 ? 0755 : 0644);
 	st->st_nlink = 1;
 	st->st_size = (off_t)imagelen;
 	st->st_ino = 2;
@@ -92,16 +99,16 @@ fs_readdir(const char *p, void *buf, fuse_fill_dir_t fill, off_t off,
 		return -ENOENT;
 	fill(buf, ".", NULL, 0, 0);
 	fill(buf, "..", NULL, 0, 0);
-	fill(buf, "prog", NULL, 0, 0);
+	fill(buf, name + 1, NULL, 0, 0);
 	return 0;
 }
 
 static int
 fs_open(const char *p, struct fuse_file_info *fi)
 {
-	if (strcmp(p, "/prog") != 0)
+	if (strcmp(p, name) != 0)
 		return -ENOENT;
-	if (!late && hostile())
+	if (below < 0 && !late && hostile())
 		never();
 	return 0;
 }
@@ -109,7 +116,8 @@ fs_open(const char *p, struct fuse_file_info *fi)
 static int
 fs_read(const char *p, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	if ((!late || off + (off_t)size > (1 << 20)) && hostile())
+	if (below >= 0 ? off + (off_t)size > below :
+	    (!late || off + (off_t)size > (1 << 20)) && hostile())
 		never();
 	if ((size_t)off >= imagelen)
 		return 0;
@@ -134,12 +142,15 @@ main(int argc, char **argv)
 	struct stat st;
 	int	 fd;
 
-	if (argc != 4 && !(argc == 5 && strcmp(argv[4], "late") == 0)) {
-		fprintf(stderr, "usage: stallfs ELF MOUNTPOINT PIDFILE [late]\n");
+	if (argc == 5 && strncmp(argv[4], "below=", 6) == 0) {
+		below = strtoll(argv[4] + 6, NULL, 10);
+		name = "/img";
+	} else if (argc != 4 && !(argc == 5 && strcmp(argv[4], "late") == 0)) {
+		fprintf(stderr, "usage: stallfs ELF MOUNTPOINT PIDFILE [late | below=LIMIT]\n");
 		return 2;
 	}
 	pidfile = argv[3];
-	late = argc == 5;
+	late = argc == 5 && below < 0;
 	if ((fd = open(argv[1], O_RDONLY)) == -1 || fstat(fd, &st) == -1 ||
 	    (image = malloc((size_t)st.st_size)) == NULL ||
 	    read(fd, image, (size_t)st.st_size) != st.st_size) {

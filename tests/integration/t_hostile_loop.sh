@@ -1,0 +1,169 @@
+#!/bin/sh
+# Adversarial: a user's FUSE server behind a loop device.  On a desktop
+# udisks sets up a loop device for a user in an active session on a file
+# the user passes as a descriptor (LoopSetup), wherever it lives - on the
+# user's own FUSE mount too - and mounts the file system in it (ext4 at
+# /media/USER/X).  A binary run from there is a file of a block device,
+# yet every read of it the page cache misses is a read of the user's FUSE
+# file, by the loop device's kernel threads.  The server answers the
+# mount and the build-id read and never the copy.  The capture worker
+# reads with no deadline: stuck there it would capture nothing more for
+# anyone, and store would queue behind it (before: so it did).  The
+# daemon must leave a file on such a device alone (reported: "through
+# loop device loopN on FILE"), go on capturing other binaries, and answer
+# store and ping.
+# Part 2: the same through a partition of the loop device (loopNp1, of
+# the blkext major): udisks asks for the loop device's partitions to be
+# scanned.  (A device-mapper device over it, as udisks unlocks LUKS on
+# one, is judged by the same walk down slaves/; the kernels of this CI
+# have no device-mapper.)
+#
+# What udisks does is done here by hand: root builds an ext4 image
+# holding the big program (mkfs.ext4 -d, no mount), user A serves it from
+# a FUSE mount of theirs (tests/progs/stallfs.c, below=: no read that
+# reaches the program's second MiB is answered, whoever asks), passes
+# the image's descriptor to root (tests/hostile/loopsetup.py), root binds
+# a loop device to it and mounts it read-only, and A runs the program
+# from there.  The mount allows others: since Linux 6.17 or so the loop
+# driver asks the server for the file's size as the caller of
+# LOOP_SET_FD (udisks: root), which a user's mount without allow_other
+# refuses (a loop device of no size); before, it took the size the
+# kernel held.
+. tests/lib.sh
+. tests/hostile/lib.sh
+hostile_start
+need_perf
+for c in mkfs.ext4 debugfs losetup; do
+	command -v $c >/dev/null 2>&1 || skip "$c is not installed (e2fsprogs, mount)"
+done
+[ -x /usr/bin/python3 ] || skip "no /usr/bin/python3 (the descriptor passing)"
+[ -c /dev/loop-control ] && losetup -f >/dev/null 2>&1 || skip "no free loop device here"
+stallfs_setup
+cc -O0 -g -Wl,--build-id -DVERSION=2 $(unique_buildid) -o "$T/plain" tests/progs/capver.c ||
+	fail "cannot build capver"
+PID_=$(readelf_buildid "$T/plain")
+uid=$(id -u "$A")
+cp tests/hostile/loopsetup.py "$T/loopsetup.py" && chmod 0755 "$T/loopsetup.py"
+
+# Every exit: A's programs first, the connections aborted before anything
+# is waited for (a thread stuck in one, the loop device's or the daemon's,
+# would hold up the rest), then the mounts and the devices.
+stop_user_progs() { pkill -9 -u "$A" -f 'media/prog' 2>/dev/null; }
+loop_down() {
+	stop_user_progs
+	for _fs in "$H"/fs*; do
+		[ -e "$_fs.pid" ] && fuse_abort "$_fs" "$(cat "$_fs.pid")"
+	done
+	for _m in "$T"/media*; do
+		mountpoint -q "$_m" 2>/dev/null || continue
+		umount "$_m" 2>/dev/null || umount -l "$_m"
+	done
+	# a device still held (by a daemon not yet gone) is cleared at its last close
+	for _l in "$T"/loopdev*; do
+		[ -s "$_l" ] && losetup -d "$(cat "$_l")" 2>/dev/null
+		rm -f "$_l"
+	done
+}
+trap 'TEST_RC=$?; loop_down; hostile_cleanup' EXIT
+
+# make_image N [OFFSET]: $T/img.N, an ext4 image holding $T/prog.N (the
+# big program with a build-id of its own: FID), at byte OFFSET of the
+# image (a partition's start); LIMIT the image's byte where the
+# program's second MiB begins.  The program is padded with bytes that
+# are not 0: mkfs.ext4 -d leaves blocks of zeros out (holes are read
+# from no device).
+make_image() {
+	cc -O0 -g -Wl,--build-id $(unique_buildid) -o "$T/v.$1" tests/progs/capver.c ||
+		fail "cannot build capver"
+	FID=$(readelf_buildid "$T/v.$1")
+	mkdir "$T/imgdir.$1" &&
+		{ cat "$T/v.$1"; head -c 4194304 /dev/zero | tr '\0' '\377'; } > "$T/imgdir.$1/prog" &&
+		chmod 0755 "$T/imgdir.$1/prog" || fail "the image's directory"
+	mkfs.ext4 -q -F -b 4096 -O ^has_journal -d "$T/imgdir.$1" "$T/fs.$1" 16M > "$T/mkfs.log" 2>&1 ||
+		skip "mkfs.ext4 -d cannot build the image: $(cat "$T/mkfs.log")"
+	_blk=$(debugfs -R "bmap /prog 256" "$T/fs.$1" 2>/dev/null)
+	[ -n "$_blk" ] && [ "$_blk" -gt 0 ] 2>/dev/null ||
+		fail "debugfs found no block 256 of /prog: '$_blk'"
+	_off=${2:-0}
+	LIMIT=$((_off + _blk * 4096))
+	{ head -c "$_off" /dev/zero; cat "$T/fs.$1"; } > "$T/img.$1" && rm -f "$T/fs.$1" ||
+		fail "the image"
+}
+
+# serve_image N: A serves $T/img.N on $H/fs.N (its user_id A's), answering no read past LIMIT.
+serve_image() {
+	mkdir "$H/fs.$1" && chown "$A" "$H/fs.$1"
+	setpriv --ruid="$A" -- "$T/stallfs" "$T/img.$1" "$H/fs.$1" /dev/null "below=$LIMIT" \
+		> "$T/fs.$1.log" 2>&1 &
+	echo $! > "$H/fs.$1.pid"
+	for _ in $(seq 1 50); do as_user "$A" test -r "$H/fs.$1/img" && break; sleep 0.1; done
+	as_user "$A" test -r "$H/fs.$1/img" ||
+		{ cat "$T/fs.$1.log"; fail "the FUSE file system did not come up"; }
+	awk -v m="$H/fs.$1" '$5 == m' /proc/self/mountinfo | grep -q "user_id=$uid[,]" ||
+		fail "the mount is not the user's: $(awk -v m="$H/fs.$1" '$5 == m' /proc/self/mountinfo)"
+}
+
+# loop_image N [partscan]: udisks' LoopSetup of $H/fs.N/img, the
+# descriptor A's, the loop device root's: LOOPDEV.
+loop_image() {
+	/usr/bin/python3 "$T/loopsetup.py" serve "$T/loop.sock" "$T/loopdev.$1" ${2:-} \
+		2> "$T/loopsetup.err" &
+	_ls=$!
+	for _ in $(seq 1 50); do [ -S "$T/loop.sock" ] && break; sleep 0.1; done
+	as_user "$A" /usr/bin/python3 "$T/loopsetup.py" send "$T/loop.sock" "$H/fs.$1/img" ||
+		{ kill $_ls; fail "the user's descriptor did not go over: $(cat "$T/loopsetup.err")"; }
+	wait $_ls || fail "no loop device was set up: $(cat "$T/loopsetup.err")"
+	rm -f "$T/loop.sock"
+	LOOPDEV=$(cat "$T/loopdev.$1")
+	grep -qx "$H/fs.$1/img" "/sys/block/${LOOPDEV#/dev/}/loop/backing_file" ||
+		fail "$LOOPDEV is not on the user's file"
+}
+
+fresh_daemon() {
+	rm -rf "$T/state"
+	start_daemon "[record]
+frequency = 499
+drain_interval = 100ms"
+	start_pinger
+}
+
+# run_judged DEV WHAT: DEV mounted read-only on $T/media.N (udisks'
+# /media/A/X), A's program run from it (sleeping until stop_user_progs:
+# its mapping is judged while it lives), the capture judged.
+run_judged() {
+	mkdir "$T/media.$N"
+	mount -t ext4 -o ro,nosuid,nodev "$1" "$T/media.$N" || fail "cannot mount $1"
+	note "$1 ($LOOPDEV on $H/fs.$N/img) mounted on $T/media.$N"
+	fresh_daemon
+	as_user "$A" "$T/media.$N/prog" -s 120000 &
+	BG_PIDS="${BG_PIDS:-} $!"
+	sleep 1
+	capture_goes_on "$2"
+	grep -h "$FID" "$T/daemon.log" "$T/store.out" |
+		grep -q "through loop device ${LOOPDEV#/dev/} on $H/fs.$N/img" ||
+		fail "no reason names the loop device: $(grep -h "$FID" "$T/daemon.log" "$T/store.out")"
+	loop_down
+	stop_daemon
+}
+
+# --- 1. ext4 on the loop device -------------------------------------------------
+N=1
+make_image $N
+note "the server answers no read of the image past byte $LIMIT"
+serve_image $N
+loop_image $N
+run_judged "$LOOPDEV" "the user's program on a loop device over their FUSE file"
+
+# --- 2. ext4 on a partition of the loop device -----------------------------------
+# The partition added as the kernel's scan of a table would (BLKPG: this
+# CI's kernels read no partition table), from 1 MiB, 16 MiB long.
+command -v addpart >/dev/null 2>&1 || skip "addpart is not installed (util-linux)"
+N=2
+make_image $N 1048576
+serve_image $N
+loop_image $N partscan
+addpart "$LOOPDEV" 1 2048 32768 || fail "cannot add a partition to $LOOPDEV"
+for _ in $(seq 1 30); do [ -b "${LOOPDEV}p1" ] && break; sleep 0.1; done
+[ -b "${LOOPDEV}p1" ] || fail "no partition ${LOOPDEV}p1"
+run_judged "${LOOPDEV}p1" "the user's program on a partition of a loop device over their FUSE file"
+echo "PASS: a user's FUSE server behind a loop device, or a partition of one, holds up no capture, store or ping"
