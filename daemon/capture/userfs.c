@@ -25,30 +25,22 @@
  * to a file the user passes as a descriptor (LoopSetup), which may be on
  * the user's FUSE mount, and mounts what is in it (/media/USER/X); every
  * read the page cache misses is then a read of the user's server.  So a
- * handle on a block device, of a mount the table lists or not, is read
- * only if no loop device is beneath it - through a partition's disk and
- * a stacked device's slaves/ (dm-crypt, LVM, md), at most BLK_DEPTH_MAX
- * steps and BLK_VISIT_MAX devices - whose backing file may be a user's
- * FUSE file.  sysfs names the file (loop/backing_file); nothing looks at
- * the file itself, nor asks LOOP_GET_STATUS64, which asks its file
- * system for its attributes.  Where no FUSE connection a user may serve
- * exists, no loop device's file is one (snaps on a server).  Where one
- * exists, the path is placed by the table: no mount whose point is a
- * prefix of it may be a user's FUSE (every one, not only the longest: a
- * file opened before a mount over one of its directories keeps its
- * path), and a block device's is judged in turn (a loop device in a
- * loop device).  Snaps, on root's files in /var/lib/snapd/snaps, stay
- * read on a desktop whose users' FUSE mounts (gvfsd-fuse, the document
- * portal) are all in the table.  The path is the file's in its own
- * mount's namespace: it places nothing while a FUSE connection exists
- * that the table does not list (another namespace's, or one unmounted
- * lazily, whose paths start at its own root), and then no loop device is
- * read, nor without fusectl.  What cannot be told is not read.  A limit:
- * a user who can make a mount namespace (unshare -Urm, bwrap) can bind
- * their FUSE mount, one the table lists, over a path of root's there and
- * hand udisks a file through it; its path then names root's mount.
- * Verdicts are kept per device until the table is read again
- * (judge_block says why that is enough).
+ * handle on a block device, of a mount the table lists or not, is not
+ * read while a loop device is beneath it - through a partition's disk
+ * and a stacked device's slaves/ (dm-crypt, LVM, md), at most
+ * BLK_DEPTH_MAX steps and BLK_VISIT_MAX devices - and a FUSE connection
+ * exists that a user may serve (as for the overlays below).  Where
+ * the loop device's file is cannot be told without asking its file
+ * system (LOOP_GET_STATUS64 asks it for the file's attributes), and its
+ * path (sysfs: loop/backing_file) is the file's in the namespace it was
+ * opened in: a user who can make one (unshare -Urm, bwrap) can bind a
+ * FUSE mount of theirs over a path of root's there, and hand udisks a
+ * file through it.  Where no such connection exists, no loop device's
+ * file is a user's FUSE file (a loop device holds its file, and so its
+ * file system, as long as it is bound): snaps, on a server, are read;
+ * on a desktop (gvfsd-fuse, the document portal) they are not copied
+ * (their build-ids are still read).  Verdicts are kept per device until
+ * the table is read again (judge_block says why that is enough).
  *
  * A device does not show everything: an overlay has a device of its own
  * and passes reads on to its layers, and a user may make one (in a user
@@ -300,66 +292,40 @@ judge(const struct mnt *m, char *why, size_t whylen)
 }
 
 /*
- * The FUSE connections (fusectl) whose server a user may run: in
- * *UNLISTED whether one exists that the daemon's table does not have
- * mounted (another namespace's, or one lazily unmounted), in *USER
- * whether one the table has mounted by a user (user_id= not 0).  -1 when
- * it cannot be told (no fusectl).  Under tab.mu, the table fresh.
+ * Is there a FUSE connection (fusectl) whose server a user may run: one
+ * the daemon's table has mounted by a user (user_id= not 0), or does not
+ * have at all (another namespace's, or one unmounted lazily)?  Only then
+ * can a mount the table does not have, or a loop device's file, pass
+ * reads on to such a server.  Without fusectl: yes.  Under tab.mu, the
+ * table fresh.
  */
 static int
-fuse_scan(int *user, int *unlisted)
+foreign_fuse(void)
 {
 	const struct mnt *m;
 	struct dirent *de;
 	unsigned long dev;
 	char	*end;
 	DIR	*d;
+	int	 found = 0;
 
-	*user = *unlisted = 0;
-	if ((d = opendir(FUSECTL_DIR)) == NULL)
-		return -1;
-	while (!*unlisted && (de = readdir(d)) != NULL) {
+	if (!fusectl() || (d = opendir(FUSECTL_DIR)) == NULL)
+		return 1;	/* cannot tell */
+	while (!found && (de = readdir(d)) != NULL) {
 		/* named by the kernel's dev_t: major << 20 | minor (a fuseblk's major is a block's) */
 		dev = strtoul(de->d_name, &end, 10);
 		if (end == de->d_name || *end != '\0')
 			continue;
-		if ((m = by_dev((unsigned int)(dev >> 20), (unsigned int)(dev & 0xfffff))) == NULL ||
-		    !m->fuse)
-			*unlisted = 1;
-		else if (m->user != 0)
-			*user = 1;
+		found = (m = by_dev((unsigned int)(dev >> 20), (unsigned int)(dev & 0xfffff))) ==
+		    NULL || !m->fuse || m->user != 0;
 	}
 	closedir(d);
-	return 0;
+	return found;
 }
-
-/*
- * Is mount point POINT, component by component, a prefix of PATH: "/a"
- * is one of "/a" and "/a/b", not of "/ab"; "/" is one of every absolute
- * path.
- */
-int
-userfs_path_under(const char *point, const char *path)
-{
-	size_t	 n = strlen(point);
-
-	while (n > 0 && point[n - 1] == '/')
-		n--;
-	return strncmp(point, path, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
-/* What the FUSE connections say of a loop device's backing file (see judge_block). */
-enum {
-	LOOPS_UNASKED = -1,
-	LOOPS_TRUSTED,		/* no FUSE server a user may run exists */
-	LOOPS_PLACE,		/* a user's, all in the table: place the file by its path */
-	LOOPS_UNLISTED,		/* one the table does not list: its path places nothing */
-	LOOPS_NOCTL		/* no fusectl: cannot be told */
-};
 
 struct blkwalk {
 	int	 visits;
-	int	 loops;		/* LOOPS_* */
+	int	 foreign;	/* foreign_fuse(), -1: not asked yet */
 	char	*why;
 	size_t	 whylen;
 };
@@ -417,72 +383,23 @@ read_small(const char *path, char *buf, size_t len)
 
 /*
  * The loop device whose sysfs directory is DIR reads FILE (its
- * loop/backing_file).  The file is judged by the mounts of the daemon's
- * table its path is under: a user's FUSE refuses it, a block device is
- * judged in turn.  Every one of them, not only the longest: a file opened
- * before a mount over one of its directories keeps its path, and is on a
- * mount the path's longest prefix no longer names.
+ * loop/backing_file): not read while a FUSE server a user may run exists
+ * (see the top: its path does not tell where the file is).
  */
 static int
-blk_judge_loop(struct blkwalk *w, const char *dir, char *file, int depth)
+blk_judge_loop(struct blkwalk *w, const char *dir, const char *file)
 {
-	static const char deleted[] = " (deleted)";
-	char	 name[64], sub[64], bare[PATH_MAX];
-	const struct mnt *m;
-	size_t	 i, n;
-	int	 user, unlisted, rc;
+	char	 name[64];
 
-	if (w->loops == LOOPS_UNASKED) {
-		if (!fusectl() || fuse_scan(&user, &unlisted) < 0)
-			w->loops = LOOPS_NOCTL;
-		else
-			w->loops = unlisted ? LOOPS_UNLISTED : user ? LOOPS_PLACE : LOOPS_TRUSTED;
-	}
-	if (w->loops == LOOPS_TRUSTED)
-		return 0;	/* every FUSE server is root's: none of a user's is beneath */
+	if (w->foreign < 0)
+		w->foreign = foreign_fuse();
+	if (!w->foreign)
+		return 0;	/* no user's FUSE server exists: none is beneath */
 	blk_name(dir, name, sizeof(name));
-	if (w->loops == LOOPS_NOCTL) {
-		snprintf(w->why, w->whylen, "through loop device %s on %s, while fusectl is not "
-		    "mounted (whether it is a user's FUSE file cannot be told): not read", name,
-		    file);
-		return 1;
-	}
-	if (w->loops == LOOPS_UNLISTED) {
-		snprintf(w->why, w->whylen, "through loop device %s on %s, while a FUSE file system "
-		    "the daemon's mount table does not list exists (another namespace's, or one "
-		    "unmounted lazily: where the file is cannot be told by its path): not read",
-		    name, file);
-		return 1;
-	}
-	if (file[0] != '/')
-		return blk_untold(w, dir, "a loop device on a file of no path");
-	/* an unlinked file's path ends in " (deleted)", unless that is its name */
-	snprintf(bare, sizeof(bare), "%s", file);
-	if ((n = strlen(bare)) > sizeof(deleted) - 1 &&
-	    strcmp(bare + n - (sizeof(deleted) - 1), deleted) == 0)
-		bare[n - (sizeof(deleted) - 1)] = '\0';
-	for (i = 0; i < tab.n; i++) {
-		m = &tab.m[i];
-		if (!userfs_path_under(m->point, file) && !userfs_path_under(m->point, bare))
-			continue;
-		if (m->fuse && m->user != 0) {
-			if (m->user > 0)
-				snprintf(w->why, w->whylen, "through loop device %s on %s, a file "
-				    "of %s, a FUSE file system of uid %ld (its server could "
-				    "stall the capture): not read", name, file, m->point, m->user);
-			else
-				snprintf(w->why, w->whylen, "through loop device %s on %s, a file "
-				    "of %s, a FUSE file system of no known owner: not read", name,
-				    file, m->point);
-			return 1;
-		}
-		if (m->maj == 0)
-			continue;
-		snprintf(sub, sizeof(sub), "/sys/dev/block/%u:%u", m->maj, m->min);
-		if ((rc = blk_judge_dir(w, sub, depth + 1)) != 0)
-			return rc;
-	}
-	return 0;
+	snprintf(w->why, w->whylen, "through loop device %s on %s, while a FUSE file system "
+	    "a user may serve exists (the file may be on it: its path, perhaps of a namespace "
+	    "of the user's, does not tell): not read", name, file);
+	return 1;
 }
 
 /*
@@ -510,7 +427,7 @@ blk_judge_dir(struct blkwalk *w, const char *dir, int depth)
 	}
 	snprintf(path, sizeof(path), "%s/loop/backing_file", dir);
 	if (read_small(path, file, sizeof(file)) >= 0)
-		return blk_judge_loop(w, dir, file, depth);
+		return blk_judge_loop(w, dir, file);
 	if (errno != ENOENT)
 		return blk_untold(w, dir, "a loop device whose backing file was not read");
 	snprintf(path, sizeof(path), "%s/slaves", dir);
@@ -541,7 +458,7 @@ static int
 judge_block(unsigned int maj, unsigned int min, char *why, size_t whylen)
 {
 	struct blkverdict *nv;
-	struct blkwalk w = { .loops = LOOPS_UNASKED, .why = why, .whylen = whylen };
+	struct blkwalk w = { .foreign = -1, .why = why, .whylen = whylen };
 	char	 dir[64];
 	size_t	 i;
 	int	 rc;
@@ -709,21 +626,6 @@ judge_foreign(uint32_t pid, uint64_t mnt_id, char *why, size_t whylen)
 		    "server of theirs): not read", type, pid);
 	close(dfd);
 	return rc;
-}
-
-/*
- * Is there a FUSE connection (fusectl) whose server a user may run: one
- * the daemon's table has mounted by a user (user_id= not 0), or does not
- * have at all (another namespace's)?  Only then can a mount the table
- * does not have pass reads on to such a server.  Under tab.mu, the table
- * fresh.
- */
-static int
-foreign_fuse(void)
-{
-	int	 user, unlisted;
-
-	return fuse_scan(&user, &unlisted) < 0 || user || unlisted;	/* cannot tell: yes */
 }
 
 int

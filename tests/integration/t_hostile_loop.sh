@@ -12,6 +12,8 @@
 # daemon must leave a file on such a device alone (reported: "through
 # loop device loopN on FILE"), go on capturing other binaries, and answer
 # store and ping.
+# Part 0: where no FUSE connection exists at all, a binary on a loop
+# device over root's file is copied (snaps on a server).
 # Part 2: the same through a partition of the loop device (loopNp1, of
 # the blkext major): udisks asks for the loop device's partitions to be
 # scanned.  (A device-mapper device over it, as udisks unlocks LUKS on
@@ -145,6 +147,33 @@ run_judged() {
 	loop_down
 	stop_daemon
 }
+
+# --- 0. a loop device over root's file, no FUSE anywhere --------------------------
+# Where no user may serve a FUSE file system, a binary on a loop device
+# is copied (snaps on a server): the rule refuses only what it must.
+N=0
+if [ -n "$(ls /sys/fs/fuse/connections 2>/dev/null)" ]; then
+	note "part 0 not run: this host has FUSE connections ($(ls /sys/fs/fuse/connections | tr '\n' ' '))"
+else
+	make_image $N
+	LOOPDEV=$(losetup -f --show -r "$T/img.$N") || fail "losetup on root's image"
+	echo "$LOOPDEV" > "$T/loopdev.$N"
+	mkdir "$T/media.$N"
+	mount -t ext4 -o ro "$LOOPDEV" "$T/media.$N" || fail "cannot mount $LOOPDEV"
+	fresh_daemon
+	"$T/media.$N/prog" 0.3 || fail "root's program on the loop device failed"
+	_c=""
+	for _ in $(seq 1 100); do
+		[ -e "$T/state/debug/.build-id/$(echo "$FID" | cut -c1-2)/$(echo "$FID" | cut -c3-)" ] &&
+			{ _c=1; break; }
+		sleep 0.1
+	done
+	grep -h "$FID" "$T/daemon.log" | grep -q "through loop device" &&
+		fail "root's binary on a loop device over root's file was refused with no FUSE on the host: $(grep -h "$FID" "$T/daemon.log")"
+	[ -n "$_c" ] || fail "root's binary on a loop device over root's file, no FUSE on the host, was not copied"
+	loop_down
+	stop_daemon
+fi
 
 # --- 1. ext4 on the loop device -------------------------------------------------
 N=1
