@@ -25,11 +25,13 @@
  * to a file the user passes as a descriptor (LoopSetup), which may be on
  * the user's FUSE mount, and mounts what is in it (/media/USER/X); every
  * read the page cache misses is then a read of the user's server.  So a
- * handle on a block device, of a mount the table lists or not, is not
- * read while a loop device is beneath it - through a partition's disk
- * and a stacked device's slaves/ (dm-crypt, LVM, md), at most
- * BLK_DEPTH_MAX steps and BLK_VISIT_MAX devices - and a FUSE connection
- * exists that a user may serve (as for the overlays below).  Where
+ * handle on a block device, of a mount the table lists or not (or on a
+ * file system of no major whose source names one: btrfs), is not read
+ * while a FUSE connection exists that a user may serve (as for the
+ * overlays below) and a loop device is beneath it - through a
+ * partition's disk and a stacked device's slaves/ (dm-crypt, LVM, md),
+ * at most BLK_DEPTH_MAX steps and BLK_VISIT_MAX devices, past which, as
+ * for a source sysfs does not know, it cannot be told.  Where
  * the loop device's file is cannot be told without asking its file
  * system (LOOP_GET_STATUS64 asks it for the file's attributes), and its
  * path (sysfs: loop/backing_file) is the file's in the namespace it was
@@ -39,8 +41,8 @@
  * file is a user's FUSE file (a loop device holds its file, and so its
  * file system, as long as it is bound): snaps, on a server, are read;
  * on a desktop (gvfsd-fuse, the document portal) they are not copied
- * (their build-ids are still read).  Verdicts are kept per device until
- * the table is read again (judge_block says why that is enough).
+ * (their build-ids are still read), nor the JIT maps of processes whose
+ * root is a snap's.  Nothing is walked where no such connection exists.
  *
  * A device does not show everything: an overlay has a device of its own
  * and passes reads on to its layers, and a user may make one (in a user
@@ -79,8 +81,8 @@
 #define FUSECTL_SUPER_MAGIC	0x65735543
 #define MOUNTINFO_MAX		(64U << 20)	/* bytes of mountinfo read, at most */
 #define FOREIGN_MOUNTINFO_MAX	(4U << 20)	/* ... of a user's namespace's */
-#define BLK_DEPTH_MAX		6	/* steps down from a block device: a partition's disk, a */
-					/* stacked device's slave, a loop's file's mount */
+#define BLK_DEPTH_MAX		6	/* steps down from a block device: a partition's */
+					/* disk, a stacked device's slave */
 #define BLK_VISIT_MAX		32	/* devices looked at for one verdict */
 
 struct mnt {
@@ -89,12 +91,7 @@ struct mnt {
 	char	*point;
 	int	 fuse;			/* fuse, fuse.NAME or fuseblk */
 	long	 user;			/* its user_id=, -1 if none */
-};
-
-/* A block device's verdict (judge_block), kept until the table is read again. */
-struct blkverdict {
-	unsigned int maj, min;
-	char	*why;			/* NULL: read */
+	char	*source;		/* a device of no major's source "/dev/...", or NULL */
 };
 
 static struct {
@@ -103,8 +100,6 @@ static struct {
 	int		 loaded;
 	struct mnt	*m;
 	size_t		 n;
-	struct blkverdict *bv;
-	size_t		 nbv, capbv;
 } tab = { .mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
 /* "\040" and the like, as mountinfo escapes a mount point, in place. */
@@ -125,12 +120,12 @@ unescape(char *s)
 }
 
 /*
- * One line of mountinfo into M (its point not yet copied: *POINT); -1 if
- * it is not one:
+ * One line of mountinfo into M (its point and source not yet copied:
+ * *POINT, and *SOURCE where M keeps one, else NULL); -1 if it is not one:
  * "ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPEROPTIONS"
  */
 static int
-parse_line(char *line, struct mnt *m, char **point)
+parse_line(char *line, struct mnt *m, char **point, char **source)
 {
 	char	*f[5], *sep, *fstype, *opts, *u, *save = NULL;
 	unsigned long long id;
@@ -155,6 +150,17 @@ parse_line(char *line, struct mnt *m, char **point)
 	if ((opts = strrchr(fstype, ' ')) != NULL && (u = strstr(opts, "user_id=")) != NULL &&
 	    (u == opts + 1 || u[-1] == ','))
 		m->user = strtol(u + 8, NULL, 10);
+	/*
+	 * A file system of no major that names a device (btrfs, bcachefs):
+	 * what is beneath it is judged as a block device's (judge_beneath).
+	 */
+	*source = NULL;
+	if (m->maj == 0 && !m->fuse && (u = strchr(fstype, ' ')) != NULL &&
+	    strncmp(u + 1, "/dev/", 5) == 0 && opts != NULL && opts > u) {
+		*opts = '\0';
+		*source = u + 1;
+		unescape(*source);
+	}
 	return 0;
 }
 
@@ -163,17 +169,14 @@ table_clear(void)
 {
 	size_t	 i;
 
-	for (i = 0; i < tab.n; i++)
+	for (i = 0; i < tab.n; i++) {
 		free(tab.m[i].point);
+		free(tab.m[i].source);
+	}
 	free(tab.m);
 	tab.m = NULL;
 	tab.n = 0;
 	tab.loaded = 0;
-	for (i = 0; i < tab.nbv; i++)
-		free(tab.bv[i].why);
-	free(tab.bv);
-	tab.bv = NULL;
-	tab.nbv = tab.capbv = 0;
 }
 
 /* Read the whole file again (from the polled fd: that is what resets its event). */
@@ -183,7 +186,7 @@ table_load(void)
 	char	*buf = NULL, *nb, *line, *nl;
 	size_t	 len = 0, cap = 0, nm = 0;
 	struct mnt m, *nv;
-	char	*point;
+	char	*point, *source;
 	ssize_t	 r;
 
 	table_clear();
@@ -211,7 +214,7 @@ table_load(void)
 		if ((nl = strchr(line, '\n')) == NULL)
 			nl = buf + len;
 		*nl = '\0';
-		if (parse_line(line, &m, &point) < 0)
+		if (parse_line(line, &m, &point, &source) < 0)
 			continue;
 		if (tab.n == nm) {
 			nm = nm ? nm * 2 : 256;
@@ -221,6 +224,11 @@ table_load(void)
 		}
 		if ((m.point = strdup(point)) == NULL)
 			break;
+		m.source = NULL;
+		if (source != NULL && (m.source = strdup(source)) == NULL) {
+			free(m.point);
+			break;
+		}
 		tab.m[tab.n++] = m;
 	}
 	free(buf);
@@ -325,7 +333,6 @@ foreign_fuse(void)
 
 struct blkwalk {
 	int	 visits;
-	int	 foreign;	/* foreign_fuse(), -1: not asked yet */
 	char	*why;
 	size_t	 whylen;
 };
@@ -383,18 +390,14 @@ read_small(const char *path, char *buf, size_t len)
 
 /*
  * The loop device whose sysfs directory is DIR reads FILE (its
- * loop/backing_file): not read while a FUSE server a user may run exists
- * (see the top: its path does not tell where the file is).
+ * loop/backing_file), while a FUSE server a user may run exists: not
+ * read (see the top: its path does not tell where the file is).
  */
 static int
 blk_judge_loop(struct blkwalk *w, const char *dir, const char *file)
 {
 	char	 name[64];
 
-	if (w->foreign < 0)
-		w->foreign = foreign_fuse();
-	if (!w->foreign)
-		return 0;	/* no user's FUSE server exists: none is beneath */
 	blk_name(dir, name, sizeof(name));
 	snprintf(w->why, w->whylen, "through loop device %s on %s, while a FUSE file system "
 	    "a user may serve exists (the file may be on it: its path, perhaps of a namespace "
@@ -444,51 +447,84 @@ blk_judge_dir(struct blkwalk *w, const char *dir, int depth)
 }
 
 /*
- * A block device: 1 with the reason if a loop device is beneath it whose
- * backing file may be a user's FUSE file (see the top).  The verdict is
- * kept until the table is read again.  What it rests on cannot change
- * while a superblock on the device lives: a device held open (by a mount,
- * a partition's or a stacked device's) is not rebound, LOOP_CLR_FD only
- * marks it to be cleared at its last close; another superblock on it
- * comes with a mount, which the table sees (udisks mounts in the host's
- * namespace; a block device is mounted elsewhere only by root).  Under
- * tab.mu, the table fresh.
+ * A block device: 1 with the reason if a loop device is beneath it while
+ * a FUSE server a user may run exists (see the top).  Where none exists,
+ * nothing is walked: a loop device's file is on no such server, and what
+ * cannot be told (devices stacked past the walk's bounds) is no matter.
+ * Under tab.mu, the table fresh.
  */
 static int
 judge_block(unsigned int maj, unsigned int min, char *why, size_t whylen)
 {
-	struct blkverdict *nv;
-	struct blkwalk w = { .foreign = -1, .why = why, .whylen = whylen };
+	struct blkwalk w = { .why = why, .whylen = whylen };
 	char	 dir[64];
-	size_t	 i;
-	int	 rc;
 
-	if (access("/sys/fs/fuse", F_OK) == -1)
-		return 0;	/* no FUSE in the kernel */
-	for (i = 0; i < tab.nbv; i++)
-		if (tab.bv[i].maj == maj && tab.bv[i].min == min) {
-			if (tab.bv[i].why == NULL)
-				return 0;
-			snprintf(why, whylen, "%s", tab.bv[i].why);
-			return 1;
-		}
+	if (access("/sys/fs/fuse", F_OK) == -1 || !foreign_fuse())
+		return 0;
 	snprintf(dir, sizeof(dir), "/sys/dev/block/%u:%u", maj, min);
-	rc = blk_judge_dir(&w, dir, 0);
-	if (!tab.loaded)
-		return rc;
-	if (tab.nbv == tab.capbv) {
-		if ((nv = reallocarray(tab.bv, tab.capbv ? tab.capbv * 2 : 16, sizeof(*nv))) == NULL)
-			return rc;
-		tab.bv = nv;
-		tab.capbv = tab.capbv ? tab.capbv * 2 : 16;
+	return blk_judge_dir(&w, dir, 0);
+}
+
+/*
+ * The block device a source "/dev/NAME" or "/dev/mapper/NAME" names,
+ * found in sysfs (nothing under /dev is looked at): 0, or -1.
+ */
+static int
+source_dev(const char *source, unsigned int *maj, unsigned int *min)
+{
+	const char *name = source + 5;
+	struct dirent *de;
+	char	 path[PATH_MAX], buf[256];
+	DIR	*d;
+	int	 rc = -1;
+
+	if (strncmp(name, "mapper/", 7) != 0) {
+		if (strchr(name, '/') != NULL || name[0] == '.' ||
+		    (size_t)snprintf(path, sizeof(path), "/sys/class/block/%s/dev", name) >=
+		    sizeof(path) || read_small(path, buf, sizeof(buf)) < 0)
+			return -1;
+		return sscanf(buf, "%u:%u", maj, min) == 2 ? 0 : -1;
 	}
-	tab.bv[tab.nbv].maj = maj;
-	tab.bv[tab.nbv].min = min;
-	tab.bv[tab.nbv].why = NULL;
-	if (rc && (tab.bv[tab.nbv].why = strdup(why)) == NULL)
-		return rc;
-	tab.nbv++;
+	name += 7;
+	if ((d = opendir("/sys/class/block")) == NULL)
+		return -1;
+	while (rc < 0 && (de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "dm-", 3) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/block/%s/dm/name", de->d_name);
+		if (read_small(path, buf, sizeof(buf)) < 0 || strcmp(buf, name) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/block/%s/dev", de->d_name);
+		if (read_small(path, buf, sizeof(buf)) >= 0 && sscanf(buf, "%u:%u", maj, min) == 2)
+			rc = 0;
+	}
+	closedir(d);
 	return rc;
+}
+
+/*
+ * What is beneath mount M, a block device: its own, or the one a file
+ * system of no major names as its source (btrfs on a loop device).  1
+ * with the reason when it must not be read (judge_block).
+ */
+static int
+judge_beneath(const struct mnt *m, char *why, size_t whylen)
+{
+	unsigned int maj, min;
+
+	if (m->maj != 0)
+		return judge_block(m->maj, m->min, why, whylen);
+	if (m->source == NULL)
+		return 0;
+	if (source_dev(m->source, &maj, &min) < 0) {
+		if (access("/sys/fs/fuse", F_OK) == -1 || !foreign_fuse())
+			return 0;
+		snprintf(why, whylen, "on %s, of %s, a device not found in sysfs (whether a "
+		    "user's FUSE server serves its reads cannot be told): not read", m->point,
+		    m->source);
+		return 1;
+	}
+	return judge_block(maj, min, why, whylen);
 }
 
 /* A device, under tab.mu with the table fresh (or not loaded: NULL lookups). */
@@ -641,19 +677,20 @@ userfs_fd(int fd, uint32_t pid, char *why, size_t whylen)
 	pthread_mutex_lock(&tab.mu);
 	table_fresh();
 	if ((stx.stx_mask & STATX_MNT_ID) && tab.loaded && (m = by_id(stx.stx_mnt_id)) != NULL) {
-		rc = judge(m, why, whylen);	/* a mount of the daemon's namespace */
-		if (rc == 0 && m->maj != 0)
-			rc = judge_block(m->maj, m->min, why, whylen);
+		/* a mount of the daemon's namespace, and what is beneath it */
+		rc = judge(m, why, whylen) || judge_beneath(m, why, whylen);
 	} else {
 		rc = judge_dev(stx.stx_dev_major, stx.stx_dev_minor, why, whylen);
+		m = stx.stx_dev_major == 0 && tab.loaded ? by_dev(0, stx.stx_dev_minor) : NULL;
+		if (rc == 0 && m != NULL)
+			rc = judge_beneath(m, why, whylen);	/* btrfs on a loop device */
 		/*
 		 * A superblock of no device that no mount of the daemon's has
 		 * (a Docker overlay is mounted on the host too: by_dev finds
 		 * it), where the kernel has FUSE to hide behind it.
 		 */
-		foreign = rc == 0 && stx.stx_dev_major == 0 && tab.loaded &&
-		    by_dev(0, stx.stx_dev_minor) == NULL && access("/sys/fs/fuse", F_OK) == 0 &&
-		    foreign_fuse();
+		foreign = rc == 0 && stx.stx_dev_major == 0 && tab.loaded && m == NULL &&
+		    access("/sys/fs/fuse", F_OK) == 0 && foreign_fuse();
 	}
 	pthread_mutex_unlock(&tab.mu);
 	if (foreign)

@@ -19,6 +19,8 @@
 # scanned.  (A device-mapper device over it, as udisks unlocks LUKS on
 # one, is judged by the same walk down slaves/; the kernels of this CI
 # have no device-mapper.)
+# Part 3: btrfs on the loop device, whose superblock's device has no
+# major: the mount's source names the loop device.
 #
 # What udisks does is done here by hand: root builds an ext4 image
 # holding the big program (mkfs.ext4 -d, no mount), user A serves it from
@@ -35,7 +37,7 @@
 . tests/hostile/lib.sh
 hostile_start
 need_perf
-for c in mkfs.ext4 debugfs losetup; do
+for c in mkfs.ext4 losetup; do
 	command -v $c >/dev/null 2>&1 || skip "$c is not installed (e2fsprogs, mount)"
 done
 [ -x /usr/bin/python3 ] || skip "no /usr/bin/python3 (the descriptor passing)"
@@ -68,34 +70,40 @@ loop_down() {
 }
 trap 'TEST_RC=$?; loop_down; hostile_cleanup' EXIT
 
-# make_image N [OFFSET]: $T/img.N, an ext4 image holding $T/prog.N (the
-# big program with a build-id of its own: FID), at byte OFFSET of the
-# image (a partition's start); LIMIT the image's byte where the
-# program's second MiB begins.  The program is padded with bytes that
-# are not 0: mkfs.ext4 -d leaves blocks of zeros out (holes are read
-# from no device).
+# make_image N FSTYPE [OFFSET]: $T/img.N, an image of FSTYPE (ext4 or
+# btrfs) holding the big program (a build-id of its own: FID) as prog, at
+# byte OFFSET of the image (a partition's start).  The program is padded
+# with bytes that are not 0 (mkfs.ext4 -d leaves blocks of zeros out,
+# holes are read from no device), and its second MiB begins with MARK:
+# the server answers no read of that block (stallfs mark=), which a run
+# of the program never reads and a copy of it does.
 make_image() {
 	cc -O0 -g -Wl,--build-id $(unique_buildid) -o "$T/v.$1" tests/progs/capver.c ||
 		fail "cannot build capver"
 	FID=$(readelf_buildid "$T/v.$1")
+	MARK=pm-loop-mark-$$-$1-$(od -An -tx8 -N8 /dev/urandom | tr -d ' ')
 	mkdir "$T/imgdir.$1" &&
-		{ cat "$T/v.$1"; head -c 4194304 /dev/zero | tr '\0' '\377'; } > "$T/imgdir.$1/prog" &&
+		{ cat "$T/v.$1"; head -c 1048576 /dev/zero | tr '\0' '\377'; printf %s "$MARK"
+		  head -c 3145728 /dev/zero | tr '\0' '\377'; } > "$T/imgdir.$1/prog" &&
 		chmod 0755 "$T/imgdir.$1/prog" || fail "the image's directory"
-	mkfs.ext4 -q -F -b 4096 -O ^has_journal -d "$T/imgdir.$1" "$T/fs.$1" 16M > "$T/mkfs.log" 2>&1 ||
-		skip "mkfs.ext4 -d cannot build the image: $(cat "$T/mkfs.log")"
-	_blk=$(debugfs -R "bmap /prog 256" "$T/fs.$1" 2>/dev/null)
-	[ -n "$_blk" ] && [ "$_blk" -gt 0 ] 2>/dev/null ||
-		fail "debugfs found no block 256 of /prog: '$_blk'"
-	_off=${2:-0}
-	LIMIT=$((_off + _blk * 4096))
+	case $2 in
+	ext4)	mkfs.ext4 -q -F -b 4096 -O ^has_journal -d "$T/imgdir.$1" "$T/fs.$1" 16M \
+			> "$T/mkfs.log" 2>&1 ||
+			skip "mkfs.ext4 -d cannot build the image: $(cat "$T/mkfs.log")";;
+	btrfs)	truncate -s 128M "$T/fs.$1" &&
+		mkfs.btrfs -q -f --rootdir "$T/imgdir.$1" "$T/fs.$1" > "$T/mkfs.log" 2>&1 ||
+			skip "mkfs.btrfs --rootdir cannot build the image: $(cat "$T/mkfs.log")";;
+	esac
+	[ "$(grep -c "$MARK" "$T/fs.$1")" = 1 ] || fail "the mark is not in the $2 image once"
+	_off=${3:-0}
 	{ head -c "$_off" /dev/zero; cat "$T/fs.$1"; } > "$T/img.$1" && rm -f "$T/fs.$1" ||
 		fail "the image"
 }
 
-# serve_image N: A serves $T/img.N on $H/fs.N (its user_id A's), answering no read past LIMIT.
+# serve_image N: A serves $T/img.N on $H/fs.N (its user_id A's), answering no read of MARK's block.
 serve_image() {
 	mkdir "$H/fs.$1" && chown "$A" "$H/fs.$1"
-	setpriv --ruid="$A" -- "$T/stallfs" "$T/img.$1" "$H/fs.$1" /dev/null "below=$LIMIT" \
+	setpriv --ruid="$A" -- "$T/stallfs" "$T/img.$1" "$H/fs.$1" /dev/null "mark=$MARK" \
 		> "$T/fs.$1.log" 2>&1 &
 	echo $! > "$H/fs.$1.pid"
 	for _ in $(seq 1 50); do as_user "$A" test -r "$H/fs.$1/img" && break; sleep 0.1; done
@@ -129,12 +137,13 @@ drain_interval = 100ms"
 	start_pinger
 }
 
-# run_judged DEV WHAT: DEV mounted read-only on $T/media.N (udisks'
+# run_judged DEV FSTYPE WHAT: DEV mounted read-only on $T/media.N (udisks'
 # /media/A/X), A's program run from it (sleeping until stop_user_progs:
 # its mapping is judged while it lives), the capture judged.
 run_judged() {
 	mkdir "$T/media.$N"
-	mount -t ext4 -o ro,nosuid,nodev "$1" "$T/media.$N" || fail "cannot mount $1"
+	mount -t "$2" -o ro,nosuid,nodev "$1" "$T/media.$N" || fail "cannot mount $1 ($2)"
+	shift
 	note "$1 ($LOOPDEV on $H/fs.$N/img) mounted on $T/media.$N"
 	fresh_daemon
 	as_user "$A" "$T/media.$N/prog" -s 120000 &
@@ -152,10 +161,12 @@ run_judged() {
 # Where no user may serve a FUSE file system, a binary on a loop device
 # is copied (snaps on a server): the rule refuses only what it must.
 N=0
-if [ -n "$(ls /sys/fs/fuse/connections 2>/dev/null)" ]; then
+if [ "$(stat -f -c %T /sys/fs/fuse/connections 2>/dev/null)" != fusectl ]; then
+	note "part 0 not run: fusectl is not mounted on /sys/fs/fuse/connections (the daemon then trusts no loop device)"
+elif [ -n "$(ls /sys/fs/fuse/connections)" ]; then
 	note "part 0 not run: this host has FUSE connections ($(ls /sys/fs/fuse/connections | tr '\n' ' '))"
 else
-	make_image $N
+	make_image $N ext4
 	LOOPDEV=$(losetup -f --show -r "$T/img.$N") || fail "losetup on root's image"
 	echo "$LOOPDEV" > "$T/loopdev.$N"
 	mkdir "$T/media.$N"
@@ -172,27 +183,41 @@ else
 		fail "root's binary on a loop device over root's file was refused with no FUSE on the host: $(grep -h "$FID" "$T/daemon.log")"
 	[ -n "$_c" ] || fail "root's binary on a loop device over root's file, no FUSE on the host, was not copied"
 	loop_down
+	stop_pinger
 	stop_daemon
 fi
 
 # --- 1. ext4 on the loop device -------------------------------------------------
 N=1
-make_image $N
-note "the server answers no read of the image past byte $LIMIT"
+make_image $N ext4
 serve_image $N
 loop_image $N
-run_judged "$LOOPDEV" "the user's program on a loop device over their FUSE file"
+run_judged "$LOOPDEV" ext4 "the user's program on a loop device over their FUSE file"
 
 # --- 2. ext4 on a partition of the loop device -----------------------------------
 # The partition added as the kernel's scan of a table would (BLKPG: this
 # CI's kernels read no partition table), from 1 MiB, 16 MiB long.
 command -v addpart >/dev/null 2>&1 || skip "addpart is not installed (util-linux)"
 N=2
-make_image $N 1048576
+make_image $N ext4 1048576
 serve_image $N
 loop_image $N partscan
 addpart "$LOOPDEV" 1 2048 32768 || fail "cannot add a partition to $LOOPDEV"
 for _ in $(seq 1 30); do [ -b "${LOOPDEV}p1" ] && break; sleep 0.1; done
 [ -b "${LOOPDEV}p1" ] || fail "no partition ${LOOPDEV}p1"
-run_judged "${LOOPDEV}p1" "the user's program on a partition of a loop device over their FUSE file"
-echo "PASS: a user's FUSE server behind a loop device, or a partition of one, holds up no capture, store or ping"
+run_judged "${LOOPDEV}p1" ext4 "the user's program on a partition of a loop device over their FUSE file"
+
+# --- 3. btrfs on the loop device ----------------------------------------------
+# A btrfs superblock has a device of no major (0:N, in mountinfo and in
+# statx): what is beneath it is found by its mountinfo source.
+if ! command -v mkfs.btrfs >/dev/null 2>&1 || ! grep -qw btrfs /proc/filesystems; then
+	modprobe btrfs 2>/dev/null
+	command -v mkfs.btrfs >/dev/null 2>&1 && grep -qw btrfs /proc/filesystems ||
+		skip "no btrfs here (mkfs.btrfs: btrfs-progs, tests/deps.sh; the kernel's btrfs)"
+fi
+N=3
+make_image $N btrfs
+serve_image $N
+loop_image $N
+run_judged "$LOOPDEV" btrfs "the user's program on btrfs on a loop device over their FUSE file"
+echo "PASS: a user's FUSE server behind a loop device (ext4 on it, on a partition of it, btrfs on it) holds up no capture, store or ping; a loop device over root's file with no FUSE about is copied"

@@ -8,13 +8,15 @@
  * stall.  With "late", only its reads from 1 MiB on never get an answer:
  * the build-id read (the first pages) is answered, a copy of the whole
  * file is not (t_hostile_fuse.sh).
- * With "below=LIMIT" the file is "img", the bytes of a file system image,
- * and no read that reaches byte LIMIT gets an answer, whoever asks: a
- * loop device on it reads from the kernel's threads, not the daemon's
- * (t_hostile_loop.sh); PIDFILE is not read.
- * Usage: stallfs ELF MOUNTPOINT PIDFILE [late | below=LIMIT]
+ * With "mark=STRING" the file is "img", the bytes of a file system image,
+ * and no read of the 4 KiB block where STRING first is gets an answer,
+ * whoever asks (a loop device on it reads from the kernel's threads, not
+ * the daemon's: t_hostile_loop.sh); every other read does (a file
+ * system's metadata, a probe of the device's tail).  PIDFILE is not read.
+ * Usage: stallfs ELF MOUNTPOINT PIDFILE [late | mark=STRING]
  * (runs in the foreground)
  */
+#define _GNU_SOURCE
 #define FUSE_USE_VERSION 31
 
 #include <errno.h>
@@ -30,7 +32,7 @@ static char	*image;
 static size_t	 imagelen;
 static const char *pidfile;
 static int	 late;
-static long long below = -1;	/* below=LIMIT; -1: not that mode */
+static long long below = -1;	/* mark=: the block never answered; -1: not that mode */
 static const char *name = "/prog";
 
 static long
@@ -116,7 +118,7 @@ fs_open(const char *p, struct fuse_file_info *fi)
 static int
 fs_read(const char *p, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	if (below >= 0 ? off + (off_t)size > below :
+	if (below >= 0 ? off < below + 4096 && off + (off_t)size > below :
 	    (!late || off + (off_t)size > (1 << 20)) && hostile())
 		never();
 	if ((size_t)off >= imagelen)
@@ -142,11 +144,11 @@ main(int argc, char **argv)
 	struct stat st;
 	int	 fd;
 
-	if (argc == 5 && strncmp(argv[4], "below=", 6) == 0) {
-		below = strtoll(argv[4] + 6, NULL, 10);
+	if (argc == 5 && strncmp(argv[4], "mark=", 5) == 0) {
+		below = 0;	/* found below */
 		name = "/img";
 	} else if (argc != 4 && !(argc == 5 && strcmp(argv[4], "late") == 0)) {
-		fprintf(stderr, "usage: stallfs ELF MOUNTPOINT PIDFILE [late | below=LIMIT]\n");
+		fprintf(stderr, "usage: stallfs ELF MOUNTPOINT PIDFILE [late | mark=STRING]\n");
 		return 2;
 	}
 	pidfile = argv[3];
@@ -159,6 +161,16 @@ main(int argc, char **argv)
 	}
 	imagelen = (size_t)st.st_size;
 	close(fd);
+	if (below == 0) {
+		const char *mark = argv[4] + 5;
+		char	*at = memmem(image, imagelen, mark, strlen(mark));
+
+		if (at == NULL || strlen(mark) < 8) {
+			fprintf(stderr, "stallfs: %s: no mark %s of 8 bytes or more\n", argv[1], mark);
+			return 1;
+		}
+		below = (long long)(at - image) & ~4095LL;
+	}
 	/* Threads, so that one stuck request does not hold up the others. */
 	return fuse_main(5, fargv, &ops, NULL);
 }
