@@ -580,15 +580,28 @@ capture_jit_watch(struct capture *c, uint32_t pid)
 	struct job *j;
 	struct stat st;
 	char	 path[32];
-	int	 root;
+	int	 root, full;
 
+	/*
+	 * A full queue first, before any system call: the recorder offers
+	 * the process again at each of its JIT mappings until one is taken.
+	 */
+	if (c == NULL)
+		return 0;
+	pthread_mutex_lock(&c->mu);
+	full = c->stop || c->njitq >= c->qmax;
+	pthread_mutex_unlock(&c->mu);
+	if (full) {
+		atomic_fetch_add(&c->n_jit_unwatched, 1);
+		return c->stop ? 0 : -1;	/* stopping: not offered again */
+	}
 	/*
 	 * The owner is taken now, on the loop, while the process surely
 	 * lives: the worker may come to it only after a short-lived JIT
 	 * process is gone.  /proc/PID is procfs, not a user's path.
 	 */
 	snprintf(path, sizeof(path), "/proc/%u", pid);
-	if (c == NULL || stat(path, &st) == -1)
+	if (stat(path, &st) == -1)
 		return 0;	/* gone: nothing to watch */
 	if ((j = job_new()) == NULL)
 		return -1;
