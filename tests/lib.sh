@@ -212,6 +212,17 @@ fuse_abort() {
 	fusermount3 -uz "$1" 2>/dev/null || umount -l "$1" 2>/dev/null
 }
 
+# in_cache ID: the binary of build-id ID is in the daemon's cache, waited
+# for up to 10 s; fails if it is not.
+in_cache() {
+	for _ in $(seq 1 100); do
+		[ -e "$T/state/debug/.build-id/$(echo "$1" | cut -c1-2)/$(echo "$1" | cut -c3-)" ] &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # kept_map PID: the JIT map of PID kept with a segment, waited for up to 5 s
 # (the worker keeps it after the process exits); fails if there is none.
 kept_map() {

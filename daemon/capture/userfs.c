@@ -73,9 +73,13 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <linux/nsfs.h>
+#include <linux/openat2.h>
 
 #include "capture_int.h"
+#include "procfs.h"
 
 #define FUSECTL_DIR		"/sys/fs/fuse/connections"
 #define FUSECTL_SUPER_MAGIC	0x65735543
@@ -121,11 +125,12 @@ unescape(char *s)
 
 /*
  * One line of mountinfo into M (its point and source not yet copied:
- * *POINT, and *SOURCE where M keeps one, else NULL); -1 if it is not one:
+ * *POINT, and *SOURCE where M keeps one, else NULL; *TYPE its type); -1
+ * if it is not one:
  * "ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPEROPTIONS"
  */
 static int
-parse_line(char *line, struct mnt *m, char **point, char **source)
+parse_line(char *line, struct mnt *m, char **point, char **source, char **type)
 {
 	char	*f[5], *sep, *fstype, *opts, *u, *save = NULL;
 	unsigned long long id;
@@ -143,6 +148,7 @@ parse_line(char *line, struct mnt *m, char **point, char **source)
 	m->id = id;
 	*point = f[4];
 	fstype = sep + 3;
+	fstype[strcspn(fstype, "\n")] = '\0';
 	m->fuse = strncmp(fstype, "fuse ", 5) == 0 || strncmp(fstype, "fuse.", 5) == 0 ||
 	    strncmp(fstype, "fuseblk ", 8) == 0;
 	m->user = -1;
@@ -155,8 +161,12 @@ parse_line(char *line, struct mnt *m, char **point, char **source)
 	 * what is beneath it is judged as a block device's (judge_beneath).
 	 */
 	*source = NULL;
-	if (m->maj == 0 && !m->fuse && (u = strchr(fstype, ' ')) != NULL &&
-	    strncmp(u + 1, "/dev/", 5) == 0 && opts != NULL && opts > u) {
+	if ((u = strchr(fstype, ' ')) == NULL)
+		return -1;
+	*u = '\0';
+	*type = fstype;
+	if (m->maj == 0 && !m->fuse && strncmp(u + 1, "/dev/", 5) == 0 && opts != NULL &&
+	    opts > u) {
 		*opts = '\0';
 		*source = u + 1;
 		unescape(*source);
@@ -186,7 +196,7 @@ table_load(void)
 	char	*buf = NULL, *nb, *line, *nl;
 	size_t	 len = 0, cap = 0, nm = 0;
 	struct mnt m, *nv;
-	char	*point, *source;
+	char	*point, *source, *type;
 	ssize_t	 r;
 
 	table_clear();
@@ -214,7 +224,7 @@ table_load(void)
 		if ((nl = strchr(line, '\n')) == NULL)
 			nl = buf + len;
 		*nl = '\0';
-		if (parse_line(line, &m, &point, &source) < 0)
+		if (parse_line(line, &m, &point, &source, &type) < 0)
 			continue;
 		if (tab.n == nm) {
 			nm = nm ? nm * 2 : 256;
@@ -466,40 +476,35 @@ judge_block(unsigned int maj, unsigned int min, char *why, size_t whylen)
 }
 
 /*
- * The block device a source "/dev/NAME" or "/dev/mapper/NAME" names,
- * found in sysfs (nothing under /dev is looked at): 0, or -1.
+ * The block device a source "/dev/..." names: the node found beneath
+ * /dev, through links that stay there (/dev/mapper/NAME, /dev/disk/...),
+ * on /dev's own mount (never /dev/shm's, where a user can write).  0, or
+ * -1.
  */
 static int
 source_dev(const char *source, unsigned int *maj, unsigned int *min)
 {
-	const char *name = source + 5;
-	struct dirent *de;
-	char	 path[PATH_MAX], buf[256];
-	DIR	*d;
-	int	 rc = -1;
+	struct open_how how;
+	struct stat st;
+	int	 dfd, fd;
 
-	if (strncmp(name, "mapper/", 7) != 0) {
-		if (strchr(name, '/') != NULL || name[0] == '.' ||
-		    (size_t)snprintf(path, sizeof(path), "/sys/class/block/%s/dev", name) >=
-		    sizeof(path) || read_small(path, buf, sizeof(buf)) < 0)
-			return -1;
-		return sscanf(buf, "%u:%u", maj, min) == 2 ? 0 : -1;
-	}
-	name += 7;
-	if ((d = opendir("/sys/class/block")) == NULL)
+	if ((dfd = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
 		return -1;
-	while (rc < 0 && (de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, "dm-", 3) != 0)
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/block/%s/dm/name", de->d_name);
-		if (read_small(path, buf, sizeof(buf)) < 0 || strcmp(buf, name) != 0)
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/block/%s/dev", de->d_name);
-		if (read_small(path, buf, sizeof(buf)) >= 0 && sscanf(buf, "%u:%u", maj, min) == 2)
-			rc = 0;
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_CLOEXEC;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS;
+	fd = (int)syscall(SYS_openat2, dfd, source + 5, &how, sizeof(how));
+	close(dfd);
+	if (fd == -1)
+		return -1;
+	if (fstat(fd, &st) == -1 || !S_ISBLK(st.st_mode)) {
+		close(fd);
+		return -1;
 	}
-	closedir(d);
-	return rc;
+	close(fd);
+	*maj = major(st.st_rdev);
+	*min = minor(st.st_rdev);
+	return 0;
 }
 
 /*
@@ -519,7 +524,7 @@ judge_beneath(const struct mnt *m, char *why, size_t whylen)
 	if (source_dev(m->source, &maj, &min) < 0) {
 		if (access("/sys/fs/fuse", F_OK) == -1 || !foreign_fuse())
 			return 0;
-		snprintf(why, whylen, "on %s, of %s, a device not found in sysfs (whether a "
+		snprintf(why, whylen, "on %s, of %s, a device not found under /dev (whether a "
 		    "user's FUSE server serves its reads cannot be told): not read", m->point,
 		    m->source);
 		return 1;
@@ -564,12 +569,14 @@ ns_user_made(int dfd)
 {
 	static atomic_uint_least64_t init_user;	/* the worker's and the profile thread's */
 	struct stat st;
+	uint64_t mnt_ns, user_ns;
 	int	 nsfd, ufd, made = 1;
 
 	if (atomic_load(&init_user) == 0) {
-		if (stat("/proc/self/ns/user", &st) == -1)
+		procfs_host_ns(&mnt_ns, &user_ns);	/* the daemon's: the initial one */
+		if (user_ns == 0)
 			return 1;
-		atomic_store(&init_user, (uint64_t)st.st_ino);	/* the daemon's: the initial one */
+		atomic_store(&init_user, user_ns);
 	}
 	if ((nsfd = openat(dfd, "ns/mnt", O_RDONLY | O_CLOEXEC)) == -1)
 		return 1;
@@ -583,14 +590,17 @@ ns_user_made(int dfd)
 }
 
 /*
- * The type of mount ID as the mountinfo of the process whose /proc
- * directory is DFD lists it, into TYPE; 0, or -1 when it is not there (or
- * past FOREIGN_MOUNTINFO_MAX bytes: a user can make mounts without end).
+ * Mount ID as the mountinfo of the process whose /proc directory is DFD
+ * lists it, into M (no point kept), its type into TYPE and its source
+ * (for a file system of no major that names a device) into SOURCE, else
+ * ""; 0, or -1 when it is not there (or past FOREIGN_MOUNTINFO_MAX bytes:
+ * a user can make mounts without end).
  */
 static int
-mount_type(int dfd, uint64_t id, char *type, size_t typelen)
+foreign_mount(int dfd, uint64_t id, struct mnt *m, char *type, size_t typelen, char *source,
+    size_t sourcelen)
 {
-	char	*line = NULL, *sep, *end;
+	char	*line = NULL, *end, *point, *src, *t;
 	size_t	 cap = 0, total = 0;
 	ssize_t	 n;
 	FILE	*f;
@@ -605,10 +615,11 @@ mount_type(int dfd, uint64_t id, char *type, size_t typelen)
 	while (rc < 0 && (n = getline(&line, &cap, f)) > 0 &&
 	    (total += (size_t)n) <= FOREIGN_MOUNTINFO_MAX) {
 		if (strtoull(line, &end, 10) != id || *end != ' ' ||
-		    (sep = strstr(line, " - ")) == NULL)
+		    parse_line(line, m, &point, &src, &t) < 0)
 			continue;
-		sep += 3;
-		snprintf(type, typelen, "%.*s", (int)strcspn(sep, " \n"), sep);
+		snprintf(type, typelen, "%s", t);
+		snprintf(source, sourcelen, "%s", src != NULL ? src : "");
+		m->point = m->source = NULL;
 		rc = 0;
 	}
 	free(line);
@@ -625,6 +636,37 @@ passes_reads(const char *type)
 }
 
 /*
+ * What is beneath mount FM of another namespace (TYPE, SOURCE: see
+ * foreign_mount): the daemon's own mount of the same superblock, if it
+ * has one (udisks' btrfs, seen through a user's namespace: its files'
+ * devices are their subvolumes', not the mount's), else FM's device, or
+ * the device SOURCE names for a btrfs or bcachefs (which no user
+ * namespace can mount: their source is the kernel's).  1 with the reason
+ * when it must not be read.
+ */
+static int
+judge_foreign_dev(const struct mnt *fm, const char *type, const char *source, char *why,
+    size_t whylen)
+{
+	const struct mnt *m;
+	struct mnt t = *fm;
+	int	 rc;
+
+	pthread_mutex_lock(&tab.mu);
+	table_fresh();
+	if (tab.loaded && (m = by_dev(fm->maj, fm->min)) != NULL)
+		rc = judge(m, why, whylen) || judge_beneath(m, why, whylen);
+	else {
+		t.point = "a mount of another namespace";
+		t.source = source[0] != '\0' && (strcmp(type, "btrfs") == 0 ||
+		    strcmp(type, "bcachefs") == 0) ? (char *)source : NULL;
+		rc = judge_beneath(&t, why, whylen);
+	}
+	pthread_mutex_unlock(&tab.mu);
+	return rc;
+}
+
+/*
  * A handle on mount MNT_ID (0: not known) of a superblock of no device
  * that no mount of the daemon's namespace has, reached through process
  * PID (0: none), while a FUSE connection the daemon's table does not
@@ -635,7 +677,8 @@ passes_reads(const char *type)
 static int
 judge_foreign(uint32_t pid, uint64_t mnt_id, char *why, size_t whylen)
 {
-	char	 path[32], type[64];
+	char	 path[32], type[64], source[PATH_MAX];
+	struct mnt fm;
 	int	 dfd, rc = 1;
 
 	if (pid == 0 || mnt_id == 0) {
@@ -650,10 +693,12 @@ judge_foreign(uint32_t pid, uint64_t mnt_id, char *why, size_t whylen)
 		    "process %u, gone, beside a FUSE mount of another namespace: not read", pid);
 		return 1;
 	}
-	if (mount_type(dfd, mnt_id, type, sizeof(type)) < 0)
+	if (foreign_mount(dfd, mnt_id, &fm, type, sizeof(type), source, sizeof(source)) < 0)
 		snprintf(why, whylen, "on a mount that neither the daemon's namespace nor that "
 		    "of process %u has (another's, reached through a /proc/PID/root?): not read",
 		    pid);
+	else if (judge_foreign_dev(&fm, type, source, why, whylen))
+		;	/* a loop device beneath it */
 	else if (!passes_reads(type) || !ns_user_made(dfd))
 		rc = 0;
 	else

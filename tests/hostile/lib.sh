@@ -178,11 +178,7 @@ fs_abort() { fuse_abort "$H/mnt" "$FS"; }
 capture_goes_on() {
 	"$T/plain" 0.3 || fail "the plain program failed"
 	_cached=""
-	for _ in $(seq 1 100); do
-		[ -e "$T/state/debug/.build-id/$(echo "$PID_" | cut -c1-2)/$(echo "$PID_" | cut -c3-)" ] &&
-			{ _cached=1; break; }
-		sleep 0.1
-	done
+	in_cache "$PID_" && _cached=1
 	seg=$(timeout 10 "$PERFMAPCTL" -s "$T/control.sock" snapshot) || fail "snapshot"
 	timeout 20 "$PERFMAPCTL" -s "$T/control.sock" store "$seg" > "$T/store.out" 2>&1
 	_rc=$?
@@ -192,4 +188,11 @@ capture_goes_on() {
 	[ "$_rc" = 124 ] && fail "store did not answer within 20 s"
 	perf buildid-list -i "$seg" 2>/dev/null | grep -q "^$FID " ||
 		fail "the build-id of $1 was not read: the copy was never tried"
+}
+
+# refused_for PATTERN WHAT: the daemon's log or store's output gives the
+# user's program (build-id $FID) a reason matching PATTERN.
+refused_for() {
+	grep -h "$FID" "$T/daemon.log" "$T/store.out" | grep -q "$1" ||
+		fail "no reason $2: $(grep -h "$FID" "$T/daemon.log" "$T/store.out")"
 }

@@ -20,12 +20,15 @@
 # one, is judged by the same walk down slaves/; the kernels of this CI
 # have no device-mapper.)
 # Part 3: btrfs on the loop device, whose superblock's device has no
-# major: the mount's source names the loop device.
+# major: the mount's source names the loop device; run on the host, and
+# in a user and mount namespace of the user's (the mount a copy the
+# daemon's table does not have: judged by the line of the process's own
+# mountinfo, whose device is the superblock's).
 #
 # What udisks does is done here by hand: root builds an ext4 image
 # holding the big program (mkfs.ext4 -d, no mount), user A serves it from
-# a FUSE mount of theirs (tests/progs/stallfs.c, below=: no read that
-# reaches the program's second MiB is answered, whoever asks), passes
+# a FUSE mount of theirs (tests/progs/stallfs.c, mark=: no read of the
+# block of a mark in the program's ninth MiB is answered, whoever asks), passes
 # the image's descriptor to root (tests/hostile/loopsetup.py), root binds
 # a loop device to it and mounts it read-only, and A runs the program
 # from there.  The mount allows others: since Linux 6.17 or so the loop
@@ -52,7 +55,7 @@ cp tests/hostile/loopsetup.py "$T/loopsetup.py" && chmod 0755 "$T/loopsetup.py"
 # Every exit: A's programs first, the connections aborted before anything
 # is waited for (a thread stuck in one, the loop device's or the daemon's,
 # would hold up the rest), then the mounts and the devices.
-stop_user_progs() { pkill -9 -u "$A" -f 'media/prog' 2>/dev/null; }
+stop_user_progs() { pkill -9 -u "$A" -f 'media\.[0-9]*/prog' 2>/dev/null; }
 loop_down() {
 	stop_user_progs
 	for _fs in "$H"/fs*; do
@@ -74,17 +77,18 @@ trap 'TEST_RC=$?; loop_down; hostile_cleanup' EXIT
 # btrfs) holding the big program (a build-id of its own: FID) as prog, at
 # byte OFFSET of the image (a partition's start).  The program is padded
 # with bytes that are not 0 (mkfs.ext4 -d leaves blocks of zeros out,
-# holes are read from no device), and its second MiB begins with MARK:
+# holes are read from no device), and its ninth MiB begins with MARK:
 # the server answers no read of that block (stallfs mark=), which a run
-# of the program never reads and a copy of it does.
+# of the program never reads (btrfs reads ahead 4 MiB at most) and a
+# copy of it does.
 make_image() {
 	cc -O0 -g -Wl,--build-id $(unique_buildid) -o "$T/v.$1" tests/progs/capver.c ||
 		fail "cannot build capver"
 	FID=$(readelf_buildid "$T/v.$1")
 	MARK=pm-loop-mark-$$-$1-$(od -An -tx8 -N8 /dev/urandom | tr -d ' ')
 	mkdir "$T/imgdir.$1" &&
-		{ cat "$T/v.$1"; head -c 1048576 /dev/zero | tr '\0' '\377'; printf %s "$MARK"
-		  head -c 3145728 /dev/zero | tr '\0' '\377'; } > "$T/imgdir.$1/prog" &&
+		{ cat "$T/v.$1"; head -c 8388608 /dev/zero | tr '\0' '\377'; printf %s "$MARK"
+		  head -c 1048576 /dev/zero | tr '\0' '\377'; } > "$T/imgdir.$1/prog" &&
 		chmod 0755 "$T/imgdir.$1/prog" || fail "the image's directory"
 	case $2 in
 	ext4)	mkfs.ext4 -q -F -b 4096 -O ^has_journal -d "$T/imgdir.$1" "$T/fs.$1" 16M \
@@ -137,22 +141,25 @@ drain_interval = 100ms"
 	start_pinger
 }
 
-# run_judged DEV FSTYPE WHAT: DEV mounted read-only on $T/media.N (udisks'
-# /media/A/X), A's program run from it (sleeping until stop_user_progs:
-# its mapping is judged while it lives), the capture judged.
+# run_judged DEV FSTYPE WHAT [userns]: DEV mounted read-only on
+# $T/media.N (udisks' /media/A/X), A's program run from it (sleeping until
+# stop_user_progs: its mapping is judged while it lives; with userns, in a
+# user and mount namespace of A's, where the mount is a copy the daemon's
+# table does not have), the capture judged.
 run_judged() {
 	mkdir "$T/media.$N"
 	mount -t "$2" -o ro,nosuid,nodev "$1" "$T/media.$N" || fail "cannot mount $1 ($2)"
-	shift
-	note "$1 ($LOOPDEV on $H/fs.$N/img) mounted on $T/media.$N"
+	note "$2 on $1 ($LOOPDEV on $H/fs.$N/img) mounted on $T/media.$N${4:+, run in a user namespace}"
 	fresh_daemon
-	as_user "$A" "$T/media.$N/prog" -s 120000 &
+	if [ -n "${4:-}" ]; then
+		as_user "$A" unshare -Urm sh -c "exec '$T/media.$N/prog' -s 120000" &
+	else
+		as_user "$A" "$T/media.$N/prog" -s 120000 &
+	fi
 	BG_PIDS="${BG_PIDS:-} $!"
 	sleep 1
-	capture_goes_on "$2"
-	grep -h "$FID" "$T/daemon.log" "$T/store.out" |
-		grep -q "through loop device ${LOOPDEV#/dev/} on $H/fs.$N/img" ||
-		fail "no reason names the loop device: $(grep -h "$FID" "$T/daemon.log" "$T/store.out")"
+	capture_goes_on "$3"
+	refused_for "through loop device ${LOOPDEV#/dev/} on $H/fs.$N/img" "names the loop device"
 	loop_down
 	stop_daemon
 }
@@ -174,11 +181,7 @@ else
 	fresh_daemon
 	"$T/media.$N/prog" 0.3 || fail "root's program on the loop device failed"
 	_c=""
-	for _ in $(seq 1 100); do
-		[ -e "$T/state/debug/.build-id/$(echo "$FID" | cut -c1-2)/$(echo "$FID" | cut -c3-)" ] &&
-			{ _c=1; break; }
-		sleep 0.1
-	done
+	in_cache "$FID" && _c=1
 	grep -h "$FID" "$T/daemon.log" | grep -q "through loop device" &&
 		fail "root's binary on a loop device over root's file was refused with no FUSE on the host: $(grep -h "$FID" "$T/daemon.log")"
 	[ -n "$_c" ] || fail "root's binary on a loop device over root's file, no FUSE on the host, was not copied"
@@ -197,7 +200,7 @@ run_judged "$LOOPDEV" ext4 "the user's program on a loop device over their FUSE 
 # --- 2. ext4 on a partition of the loop device -----------------------------------
 # The partition added as the kernel's scan of a table would (BLKPG: this
 # CI's kernels read no partition table), from 1 MiB, 16 MiB long.
-command -v addpart >/dev/null 2>&1 || skip "addpart is not installed (util-linux)"
+command -v addpart >/dev/null 2>&1 || fail "addpart is not installed (util-linux, tests/deps.sh)"
 N=2
 make_image $N ext4 1048576
 serve_image $N
@@ -210,14 +213,20 @@ run_judged "${LOOPDEV}p1" ext4 "the user's program on a partition of a loop devi
 # --- 3. btrfs on the loop device ----------------------------------------------
 # A btrfs superblock has a device of no major (0:N, in mountinfo and in
 # statx): what is beneath it is found by its mountinfo source.
-if ! command -v mkfs.btrfs >/dev/null 2>&1 || ! grep -qw btrfs /proc/filesystems; then
-	modprobe btrfs 2>/dev/null
-	command -v mkfs.btrfs >/dev/null 2>&1 && grep -qw btrfs /proc/filesystems ||
-		skip "no btrfs here (mkfs.btrfs: btrfs-progs, tests/deps.sh; the kernel's btrfs)"
-fi
+command -v mkfs.btrfs >/dev/null 2>&1 || fail "mkfs.btrfs is not installed (btrfs-progs, tests/deps.sh)"
+grep -qw btrfs /proc/filesystems || modprobe btrfs 2>/dev/null
+grep -qw btrfs /proc/filesystems || skip "this kernel has no btrfs (parts 0-2 passed)"
 N=3
 make_image $N btrfs
 serve_image $N
 loop_image $N
 run_judged "$LOOPDEV" btrfs "the user's program on btrfs on a loop device over their FUSE file"
+# the same run from a namespace of the user's: the mount is a copy the
+# daemon's table does not have, and a btrfs file's device is its
+# subvolume's, not the superblock's the mount shows
+N=4
+make_image $N btrfs
+serve_image $N
+loop_image $N
+run_judged "$LOOPDEV" btrfs "the user's program on btrfs on a loop device over their FUSE file, in a namespace of theirs" userns
 echo "PASS: a user's FUSE server behind a loop device (ext4 on it, on a partition of it, btrfs on it) holds up no capture, store or ping; a loop device over root's file with no FUSE about is copied"

@@ -47,9 +47,8 @@ as_user "$A" unshare -Urm sh -c "mount -t overlay overlay -o lowerdir='$H/mnt':'
 BG_PIDS="${BG_PIDS:-} $!"
 sleep 1
 capture_goes_on "the user's program on the overlay"
-grep -q "mount of type overlay of a namespace a user or a container's root made" \
-	"$T/daemon.log" "$T/store.out" ||
-	fail "no reason names the overlay: $(grep -h "$FID" "$T/daemon.log" "$T/store.out")"
+refused_for "mount of type overlay of a namespace a user or a container's root made" \
+	"names the overlay"
 stop_user_progs
 stop_daemon
 
@@ -64,9 +63,8 @@ as_user "$A" "/proc/$P1/root$H/ovl/prog" -s 120000 &
 BG_PIDS="$BG_PIDS $!"
 sleep 1
 capture_goes_on "the user's program on the overlay, run from the host's namespaces"
-grep -h "$FID" "$T/daemon.log" "$T/store.out" |
-	grep -q "neither the daemon's namespace nor that of process" ||
-	fail "no reason says the mount is not the process's: $(grep -h "$FID" "$T/daemon.log" "$T/store.out")"
+refused_for "neither the daemon's namespace nor that of process" \
+	"says the mount is not the process's"
 stop_user_progs
 fs_abort
 stop_daemon
@@ -93,9 +91,8 @@ for _ in $(seq 1 100); do [ -s "$C/conn" ] && break; kill -0 $CT 2>/dev/null || 
 [ -s "$C/conn" ] || skip "root cannot mount FUSE in a user namespace here: $(cat "$C/err" "$C/fs.log")"
 sleep 0.5
 capture_goes_on "the container tenant's program on its overlay"
-grep -q "mount of type overlay of a namespace a user or a container's root made" \
-	"$T/daemon.log" "$T/store.out" ||
-	fail "no reason names the overlay: $(grep -h "$FID" "$T/daemon.log" "$T/store.out")"
+refused_for "mount of type overlay of a namespace a user or a container's root made" \
+	"names the overlay"
 ctr_abort
 stop_daemon
 echo "PASS: a FUSE server behind an overlay, a user's (in the user's namespace or reached from outside it) or a container tenant's, holds up no capture, store or ping"
