@@ -121,17 +121,33 @@ setup(struct harness *h, int ncpus)
 	ck_assert_int_eq(sideband_init(r, err, sizeof(err)), 0);
 }
 
+/* M, an MMAP2 by PID stamped T, at the head of ring CPU (published): its position. */
+static uint64_t
+put_record(struct harness *h, int cpu, const struct record_mmap *m, uint32_t pid, uint64_t t)
+{
+	struct ring *g = &h->r->ev.cpus[cpu].sb_ring;
+	struct record_sample_id sid;
+	uint8_t	 buf[PATH_MAX + 512];
+	uint64_t head = g->meta->data_head;
+	size_t	 n, i;
+
+	memset(&sid, 0, sizeof(sid));
+	sid.pid = sid.tid = pid;
+	sid.time = t;
+	n = record_build_mmap2_plain(buf, m, 0, &h->r->ev.sb_layout, &sid);
+	ck_assert_uint_le(head + n - g->meta->data_tail, RINGSZ);
+	for (i = 0; i < n; i++)
+		g->data[(head + i) & (RINGSZ - 1)] = buf[i];
+	__atomic_store_n(&g->meta->data_head, head + n, __ATOMIC_RELEASE);
+	return head;
+}
+
 /* An MMAP2 of the file by PID at ADDR, stamped T, at the head of ring CPU (published). */
 static uint64_t
 put_file_pid(struct harness *h, int cpu, int file, uint64_t addr, uint64_t t, uint32_t pid)
 {
 	const struct stat *st = file == 0 ? &h->st : &h->st2;
-	struct ring *g = &h->r->ev.cpus[cpu].sb_ring;
 	struct record_mmap m;
-	struct record_sample_id sid;
-	uint8_t	 buf[PATH_MAX + 512];
-	uint64_t head = g->meta->data_head, pos = head;
-	size_t	 n, i;
 
 	memset(&m, 0, sizeof(m));
 	m.pid = m.tid = pid;
@@ -144,27 +160,14 @@ put_file_pid(struct harness *h, int cpu, int file, uint64_t addr, uint64_t t, ui
 	m.prot = PROT_READ | PROT_EXEC;
 	m.flags = MAP_PRIVATE;
 	m.filename = file == 0 ? h->path : h->path2;
-	memset(&sid, 0, sizeof(sid));
-	sid.pid = sid.tid = pid;
-	sid.time = t;
-	n = record_build_mmap2_plain(buf, &m, 0, &h->r->ev.sb_layout, &sid);
-	ck_assert_uint_le(head + n - g->meta->data_tail, RINGSZ);
-	for (i = 0; i < n; i++)
-		g->data[(head + i) & (RINGSZ - 1)] = buf[i];
-	__atomic_store_n(&g->meta->data_head, head + n, __ATOMIC_RELEASE);
-	return pos;
+	return put_record(h, cpu, &m, pid, t);
 }
 
 /* An MMAP2 of anonymous executable memory (JIT code) by PID at ADDR, stamped T, in ring 0. */
 static void
 put_jit(struct harness *h, uint32_t pid, uint64_t addr, uint64_t t)
 {
-	struct ring *g = &h->r->ev.cpus[0].sb_ring;
 	struct record_mmap m;
-	struct record_sample_id sid;
-	uint8_t	 buf[512];
-	uint64_t head = g->meta->data_head;
-	size_t	 n, i;
 
 	memset(&m, 0, sizeof(m));
 	m.pid = m.tid = pid;
@@ -173,14 +176,7 @@ put_jit(struct harness *h, uint32_t pid, uint64_t addr, uint64_t t)
 	m.prot = PROT_READ | PROT_EXEC;
 	m.flags = MAP_PRIVATE | MAP_ANONYMOUS;
 	m.filename = "//anon";
-	memset(&sid, 0, sizeof(sid));
-	sid.pid = sid.tid = pid;
-	sid.time = t;
-	n = record_build_mmap2_plain(buf, &m, 0, &h->r->ev.sb_layout, &sid);
-	ck_assert_uint_le(head + n - g->meta->data_tail, RINGSZ);
-	for (i = 0; i < n; i++)
-		g->data[(head + i) & (RINGSZ - 1)] = buf[i];
-	__atomic_store_n(&g->meta->data_head, head + n, __ATOMIC_RELEASE);
+	put_record(h, 0, &m, pid, t);
 }
 
 /* The same by DEADPID. */

@@ -580,7 +580,7 @@ capture_jit_watch(struct capture *c, uint32_t pid)
 	struct job *j;
 	struct stat st;
 	char	 path[32];
-	int	 root, full;
+	int	 root, full, stopping;
 
 	/*
 	 * A full queue first, before any system call: the recorder offers
@@ -589,11 +589,14 @@ capture_jit_watch(struct capture *c, uint32_t pid)
 	if (c == NULL)
 		return 0;
 	pthread_mutex_lock(&c->mu);
-	full = c->stop || c->njitq >= c->qmax;
+	stopping = c->stop;
+	full = c->njitq >= c->qmax;
 	pthread_mutex_unlock(&c->mu);
+	if (stopping)
+		return 0;	/* not offered again */
 	if (full) {
 		atomic_fetch_add(&c->n_jit_unwatched, 1);
-		return c->stop ? 0 : -1;	/* stopping: not offered again */
+		return -1;
 	}
 	/*
 	 * The owner is taken now, on the loop, while the process surely
