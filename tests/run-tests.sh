@@ -10,6 +10,11 @@
 # make it fail (ALLOW_SKIP=1 accepts skips, for a developer's machine that
 # cannot run some tests; CI never sets it).
 #
+# The unit tests run UNIT_JOBS at a time (default: one per CPU; they use
+# no perf event, no account and no other test's files, and under the
+# sanitizers they are minutes of CPU), reported in order; the integration
+# tests, which record the whole host, one at a time.
+#
 # A test that leaves an account (user or group) behind fails: the password
 # files are the machine's, and a leftover named for a pid meets the next
 # test that runs under that pid.  A test's accounts are named for its pid
@@ -36,7 +41,34 @@ run() {
 		echo "FAIL: the test left these accounts behind: $left" >>"$logdir/$name.log"
 		case $rc in 0|77) rc=1;; esac
 	fi
-	secs=$(( $(date +%s) - start ))
+	report "$name" "$rc" $(( $(date +%s) - start ))
+}
+
+# A unit test started beside the others (at most UNIT_JOBS), and the
+# oldest of them waited for and reported.
+ujobs=${UNIT_JOBS:-$(nproc 2>/dev/null || echo 1)}
+urunning=""
+unit_start() {
+	name=$1; shift
+	(
+		start=$(date +%s)
+		"$@" >"$logdir/$name.log" 2>&1
+		echo "$? $(( $(date +%s) - start ))" >"$logdir/$name.rc"
+	) &
+	echo $! >"$logdir/$name.pid"
+	urunning="$urunning $name"
+}
+unit_finish() {
+	set -- $urunning
+	name=$1; shift
+	urunning="$*"
+	wait "$(cat "$logdir/$name.pid")"
+	read -r urc usecs <"$logdir/$name.rc" || { urc=1; usecs=0; }
+	report "$name" "$urc" "$usecs"
+}
+
+report() {
+	name=$1 rc=$2 secs=$3
 	case $rc in
 	0)  pass=$((pass + 1)); echo "PASS $name (${secs}s)";;
 	77) skip=$((skip + 1)); skipped="$skipped $name"
@@ -64,8 +96,10 @@ for t in tests/check_*.c; do
 		echo "FAIL $n: $BUILD/tests/$n is not built (make all)"
 		continue
 	fi
-	run "$n" env CK_FORK=yes "$BUILD/tests/$n"
+	[ "$(echo $urunning | wc -w)" -lt "$ujobs" ] || unit_finish
+	unit_start "$n" env CK_FORK=yes "$BUILD/tests/$n"
 done
+while [ -n "$urunning" ]; do unit_finish; done
 for t in tests/integration/t_*.sh; do
 	n=${t##*/}; n=${n%.sh}
 	all="$all $n"
