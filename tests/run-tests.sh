@@ -47,9 +47,11 @@ run() {
 # A unit test started beside the others (at most UNIT_JOBS), and the
 # oldest of them waited for and reported.
 ujobs=${UNIT_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case $ujobs in ''|*[!0-9]*|0) ujobs=1;; esac
 urunning=""
 unit_start() {
 	name=$1; shift
+	rm -f "$logdir/$name.rc"
 	(
 		start=$(date +%s)
 		"$@" >"$logdir/$name.log" 2>&1

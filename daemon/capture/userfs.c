@@ -73,10 +73,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <linux/nsfs.h>
-#include <linux/openat2.h>
 
 #include "capture_int.h"
 #include "procfs.h"
@@ -476,60 +473,129 @@ judge_block(unsigned int maj, unsigned int min, char *why, size_t whylen)
 }
 
 /*
- * The block device a source "/dev/..." names: the node found beneath
- * /dev, through links that stay there (/dev/mapper/NAME, /dev/disk/...),
- * on /dev's own mount (never /dev/shm's, where a user can write).  0, or
- * -1.
+ * The kernel's name of the block device a source "/dev/NAME" or
+ * "/dev/mapper/NAME" names, into NAME, from sysfs (the daemon's /dev may
+ * hold no device: PrivateDevices=); 0, or -1.
  */
 static int
-source_dev(const char *source, unsigned int *maj, unsigned int *min)
+source_blk(const char *source, char *name, size_t namelen)
 {
-	struct open_how how;
-	struct stat st;
-	int	 dfd, fd;
+	const char *s = source + 5;
+	struct dirent *de;
+	char	 path[PATH_MAX], buf[256];
+	DIR	*d;
+	int	 rc = -1;
 
-	if ((dfd = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return -1;
-	memset(&how, 0, sizeof(how));
-	how.flags = O_PATH | O_CLOEXEC;
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS;
-	fd = (int)syscall(SYS_openat2, dfd, source + 5, &how, sizeof(how));
-	close(dfd);
-	if (fd == -1)
-		return -1;
-	if (fstat(fd, &st) == -1 || !S_ISBLK(st.st_mode)) {
-		close(fd);
-		return -1;
+	if (strncmp(s, "mapper/", 7) != 0) {
+		if (s[0] == '\0' || s[0] == '.' || strchr(s, '/') != NULL ||
+		    (size_t)snprintf(path, sizeof(path), "/sys/class/block/%s", s) >= sizeof(path) ||
+		    access(path, F_OK) == -1)
+			return -1;
+		snprintf(name, namelen, "%s", s);
+		return 0;
 	}
-	close(fd);
-	*maj = major(st.st_rdev);
-	*min = minor(st.st_rdev);
-	return 0;
+	if ((d = opendir("/sys/class/block")) == NULL)
+		return -1;
+	while (rc < 0 && (de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "dm-", 3) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/block/%s/dm/name", de->d_name);
+		if (read_small(path, buf, sizeof(buf)) >= 0 && strcmp(buf, s + 7) == 0) {
+			snprintf(name, namelen, "%s", de->d_name);
+			rc = 0;
+		}
+	}
+	closedir(d);
+	return rc;
 }
 
 /*
- * What is beneath mount M, a block device: its own, or the one a file
- * system of no major names as its source (btrfs on a loop device).  1
+ * The btrfs one of whose devices is NAME (or, NAME NULL, whose fsid is
+ * UUID): its sysfs directory into DIR; 0, or -1.
+ */
+static int
+btrfs_dir(const char *name, const char *uuid, char *dir, size_t dirlen)
+{
+	struct dirent *de;
+	char	 path[PATH_MAX];
+	DIR	*d;
+	int	 rc = -1;
+
+	if (uuid != NULL) {
+		if (uuid[0] == '\0' || uuid[0] == '.' || strchr(uuid, '/') != NULL ||
+		    (size_t)snprintf(dir, dirlen, "/sys/fs/btrfs/%s", uuid) >= dirlen ||
+		    (size_t)snprintf(path, sizeof(path), "%s/devices", dir) >= sizeof(path))
+			return -1;
+		return access(path, F_OK);
+	}
+	if ((d = opendir("/sys/fs/btrfs")) == NULL)
+		return -1;
+	while (rc < 0 && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/devices/%s", de->d_name, name);
+		if (access(path, F_OK) == 0) {
+			snprintf(dir, dirlen, "/sys/fs/btrfs/%s", de->d_name);
+			rc = 0;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+/*
+ * What is beneath a file system of no major on mount point POINT whose
+ * source SOURCE names a device: for a btrfs, every device of it (sysfs
+ * lists them: mountinfo shows one), else the device the source names.
+ * 1 with the reason when it must not be read (judge_block).
+ */
+static int
+judge_source(const char *point, const char *source, char *why, size_t whylen)
+{
+	struct blkwalk w = { .why = why, .whylen = whylen };
+	struct dirent *de;
+	char	 name[256], dir[PATH_MAX], path[PATH_MAX + 300];
+	DIR	*d;
+	int	 rc = 0, found;
+
+	if (access("/sys/fs/fuse", F_OK) == -1 || !foreign_fuse())
+		return 0;	/* no FUSE server a user may run: nothing beneath is one */
+	found = source_blk(source, name, sizeof(name)) == 0;
+	if ((found && btrfs_dir(name, NULL, dir, sizeof(dir)) == 0) ||
+	    (strncmp(source, "/dev/disk/by-uuid/", 18) == 0 &&
+	    btrfs_dir(NULL, source + 18, dir, sizeof(dir)) == 0)) {
+		snprintf(path, sizeof(path), "%s/devices", dir);
+		if ((d = opendir(path)) == NULL)
+			return blk_untold(&w, dir, "a btrfs whose devices were not read");
+		while (rc == 0 && (de = readdir(d)) != NULL) {
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/devices/%s", dir, de->d_name);
+			rc = blk_judge_dir(&w, path, 0);
+		}
+		closedir(d);
+		return rc;
+	}
+	if (found) {
+		snprintf(path, sizeof(path), "/sys/class/block/%s", name);
+		return blk_judge_dir(&w, path, 0);
+	}
+	snprintf(why, whylen, "on %s, of %s, a device sysfs does not know (whether a user's "
+	    "FUSE server serves its reads cannot be told): not read", point, source);
+	return 1;
+}
+
+/*
+ * What is beneath mount M, a block device: its own, or the ones a file
+ * system of no major names by its source (btrfs on a loop device).  1
  * with the reason when it must not be read (judge_block).
  */
 static int
 judge_beneath(const struct mnt *m, char *why, size_t whylen)
 {
-	unsigned int maj, min;
-
 	if (m->maj != 0)
 		return judge_block(m->maj, m->min, why, whylen);
-	if (m->source == NULL)
-		return 0;
-	if (source_dev(m->source, &maj, &min) < 0) {
-		if (access("/sys/fs/fuse", F_OK) == -1 || !foreign_fuse())
-			return 0;
-		snprintf(why, whylen, "on %s, of %s, a device not found under /dev (whether a "
-		    "user's FUSE server serves its reads cannot be told): not read", m->point,
-		    m->source);
-		return 1;
-	}
-	return judge_block(maj, min, why, whylen);
+	return m->source != NULL ? judge_source(m->point, m->source, why, whylen) : 0;
 }
 
 /* A device, under tab.mu with the table fresh (or not loaded: NULL lookups). */
