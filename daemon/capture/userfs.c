@@ -472,6 +472,48 @@ judge_block(unsigned int maj, unsigned int min, char *why, size_t whylen)
 	return blk_judge_dir(&w, dir, 0);
 }
 
+/* The first entry of directory DIR (not a dot's) MATCH takes, into FOUND; 0, or -1. */
+static int
+dir_find(const char *dir, int (*match)(const char *, const void *), const void *arg,
+    char *found, size_t foundlen)
+{
+	struct dirent *de;
+	DIR	*d;
+	int	 rc = -1;
+
+	if ((d = opendir(dir)) == NULL)
+		return -1;
+	while (rc < 0 && (de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.' && match(de->d_name, arg)) {
+			snprintf(found, foundlen, "%s", de->d_name);
+			rc = 0;
+		}
+	closedir(d);
+	return rc;
+}
+
+/* Is block device ENT the device-mapper device named ARG? */
+static int
+dm_named(const char *ent, const void *arg)
+{
+	char	 path[PATH_MAX], buf[256];
+
+	if (strncmp(ent, "dm-", 3) != 0)
+		return 0;
+	snprintf(path, sizeof(path), "/sys/class/block/%s/dm/name", ent);
+	return read_small(path, buf, sizeof(buf)) >= 0 && strcmp(buf, arg) == 0;
+}
+
+/* Has the btrfs of fsid ENT device ARG? */
+static int
+btrfs_has(const char *ent, const void *arg)
+{
+	char	 path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/devices/%s", ent, (const char *)arg);
+	return access(path, F_OK) == 0;
+}
+
 /*
  * The kernel's name of the block device a source "/dev/NAME" or
  * "/dev/mapper/NAME" names, into NAME, from sysfs (the daemon's /dev may
@@ -481,10 +523,7 @@ static int
 source_blk(const char *source, char *name, size_t namelen)
 {
 	const char *s = source + 5;
-	struct dirent *de;
-	char	 path[PATH_MAX], buf[256];
-	DIR	*d;
-	int	 rc = -1;
+	char	 path[PATH_MAX];
 
 	if (strncmp(s, "mapper/", 7) != 0) {
 		if (s[0] == '\0' || s[0] == '.' || strchr(s, '/') != NULL ||
@@ -494,19 +533,7 @@ source_blk(const char *source, char *name, size_t namelen)
 		snprintf(name, namelen, "%s", s);
 		return 0;
 	}
-	if ((d = opendir("/sys/class/block")) == NULL)
-		return -1;
-	while (rc < 0 && (de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, "dm-", 3) != 0)
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/block/%s/dm/name", de->d_name);
-		if (read_small(path, buf, sizeof(buf)) >= 0 && strcmp(buf, s + 7) == 0) {
-			snprintf(name, namelen, "%s", de->d_name);
-			rc = 0;
-		}
-	}
-	closedir(d);
-	return rc;
+	return dir_find("/sys/class/block", dm_named, s + 7, name, namelen);
 }
 
 /*
@@ -516,10 +543,7 @@ source_blk(const char *source, char *name, size_t namelen)
 static int
 btrfs_dir(const char *name, const char *uuid, char *dir, size_t dirlen)
 {
-	struct dirent *de;
-	char	 path[PATH_MAX];
-	DIR	*d;
-	int	 rc = -1;
+	char	 path[PATH_MAX], fsid[256];
 
 	if (uuid != NULL) {
 		if (uuid[0] == '\0' || uuid[0] == '.' || strchr(uuid, '/') != NULL ||
@@ -528,19 +552,10 @@ btrfs_dir(const char *name, const char *uuid, char *dir, size_t dirlen)
 			return -1;
 		return access(path, F_OK);
 	}
-	if ((d = opendir("/sys/fs/btrfs")) == NULL)
+	if (dir_find("/sys/fs/btrfs", btrfs_has, name, fsid, sizeof(fsid)) < 0)
 		return -1;
-	while (rc < 0 && (de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/devices/%s", de->d_name, name);
-		if (access(path, F_OK) == 0) {
-			snprintf(dir, dirlen, "/sys/fs/btrfs/%s", de->d_name);
-			rc = 0;
-		}
-	}
-	closedir(d);
-	return rc;
+	snprintf(dir, dirlen, "/sys/fs/btrfs/%s", fsid);
+	return 0;
 }
 
 /*
