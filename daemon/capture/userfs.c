@@ -311,7 +311,8 @@ judge(const struct mnt *m, char *why, size_t whylen)
  * the daemon's table has mounted by a user (user_id= not 0), or does not
  * have at all (another namespace's, or one unmounted lazily)?  Only then
  * can a mount the table does not have, or a loop device's file, pass
- * reads on to such a server.  Without fusectl: yes.  Under tab.mu, the
+ * reads on to such a server.  Without fusectl: yes; without FUSE in the
+ * kernel (no /sys/fs/fuse): no.  Under tab.mu, the
  * table fresh.
  */
 static int
@@ -324,6 +325,8 @@ foreign_fuse(void)
 	DIR	*d;
 	int	 found = 0;
 
+	if (access("/sys/fs/fuse", F_OK) == -1)
+		return 0;	/* no FUSE in the kernel */
 	if (!fusectl() || (d = opendir(FUSECTL_DIR)) == NULL)
 		return 1;	/* cannot tell */
 	while (!found && (de = readdir(d)) != NULL) {
@@ -345,6 +348,8 @@ struct blkwalk {
 };
 
 static int	blk_judge_dir(struct blkwalk *, const char *dir, int depth);
+static int	blk_judge_each(struct blkwalk *, const char *dir, const char *sub, int depth,
+		    int none_ok, const char *what);
 
 /* The kernel's name of the block device whose sysfs directory is DIR, into NAME. */
 static void
@@ -421,9 +426,6 @@ static int
 blk_judge_dir(struct blkwalk *w, const char *dir, int depth)
 {
 	char	 path[PATH_MAX], file[PATH_MAX];
-	struct dirent *de;
-	DIR	*d;
-	int	 rc = 0;
 
 	if (depth > BLK_DEPTH_MAX || ++w->visits > BLK_VISIT_MAX)
 		return blk_untold(w, dir, "over devices stacked too deep or too many");
@@ -440,14 +442,31 @@ blk_judge_dir(struct blkwalk *w, const char *dir, int depth)
 		return blk_judge_loop(w, dir, file);
 	if (errno != ENOENT)
 		return blk_untold(w, dir, "a loop device whose backing file was not read");
-	snprintf(path, sizeof(path), "%s/slaves", dir);
+	return blk_judge_each(w, dir, "slaves", depth + 1, 1, "whose slaves were not read");
+}
+
+/*
+ * Every device directory DIR/SUB links to, judged at DEPTH until one
+ * must not be read.  DIR/SUB missing: nothing beneath if NONE_OK, else
+ * not read; not read either (WHAT says why) when it cannot be listed.
+ */
+static int
+blk_judge_each(struct blkwalk *w, const char *dir, const char *sub, int depth, int none_ok,
+    const char *what)
+{
+	char	 path[PATH_MAX];
+	struct dirent *de;
+	DIR	*d;
+	int	 rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
 	if ((d = opendir(path)) == NULL)
-		return errno == ENOENT ? 0 : blk_untold(w, dir, "whose slaves were not read");
+		return none_ok && errno == ENOENT ? 0 : blk_untold(w, dir, what);
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/slaves/%s", dir, de->d_name);
-		rc = blk_judge_dir(w, path, depth + 1);
+		snprintf(path, sizeof(path), "%s/%s/%s", dir, sub, de->d_name);
+		rc = blk_judge_dir(w, path, depth);
 	}
 	closedir(d);
 	return rc;
@@ -466,7 +485,7 @@ judge_block(unsigned int maj, unsigned int min, char *why, size_t whylen)
 	struct blkwalk w = { .why = why, .whylen = whylen };
 	char	 dir[64];
 
-	if (access("/sys/fs/fuse", F_OK) == -1 || !foreign_fuse())
+	if (!foreign_fuse())
 		return 0;
 	snprintf(dir, sizeof(dir), "/sys/dev/block/%u:%u", maj, min);
 	return blk_judge_dir(&w, dir, 0);
@@ -568,28 +587,16 @@ static int
 judge_source(const char *point, const char *source, char *why, size_t whylen)
 {
 	struct blkwalk w = { .why = why, .whylen = whylen };
-	struct dirent *de;
 	char	 name[256], dir[PATH_MAX], path[PATH_MAX + 300];
-	DIR	*d;
-	int	 rc = 0, found;
+	int	 found;
 
-	if (access("/sys/fs/fuse", F_OK) == -1 || !foreign_fuse())
+	if (!foreign_fuse())
 		return 0;	/* no FUSE server a user may run: nothing beneath is one */
 	found = source_blk(source, name, sizeof(name)) == 0;
 	if ((found && btrfs_dir(name, NULL, dir, sizeof(dir)) == 0) ||
 	    (strncmp(source, "/dev/disk/by-uuid/", 18) == 0 &&
 	    btrfs_dir(NULL, source + 18, dir, sizeof(dir)) == 0)) {
-		snprintf(path, sizeof(path), "%s/devices", dir);
-		if ((d = opendir(path)) == NULL)
-			return blk_untold(&w, dir, "a btrfs whose devices were not read");
-		while (rc == 0 && (de = readdir(d)) != NULL) {
-			if (de->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "%s/devices/%s", dir, de->d_name);
-			rc = blk_judge_dir(&w, path, 0);
-		}
-		closedir(d);
-		return rc;
+		return blk_judge_each(&w, dir, "devices", 0, 0, "a btrfs whose devices were not read");
 	}
 	if (found) {
 		snprintf(path, sizeof(path), "/sys/class/block/%s", name);
@@ -816,7 +823,7 @@ userfs_fd(int fd, uint32_t pid, char *why, size_t whylen)
 		 * it), where the kernel has FUSE to hide behind it.
 		 */
 		foreign = rc == 0 && stx.stx_dev_major == 0 && tab.loaded && m == NULL &&
-		    access("/sys/fs/fuse", F_OK) == 0 && foreign_fuse();
+		    foreign_fuse();
 	}
 	pthread_mutex_unlock(&tab.mu);
 	if (foreign)
