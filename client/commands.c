@@ -160,6 +160,9 @@ print_status(json_t *p, FILE *f)
 			client_print_kv(f, "jit unwatched", "%lld processes with JIT code (their "
 			    "share of the watches, or the queue, was full): maps not kept",
 			    client_num(k, "jit_unwatched"));
+		if (client_num(k, "jit_unkept") > 0)
+			client_print_kv(f, "jit unkept", "%lld JIT processes exited with no room "
+			    "in the capture queue: maps not kept", client_num(k, "jit_unkept"));
 	}
 	if (json_is_object(json_object_get(p, "index"))) {
 		json_t *x = json_object_get(p, "index");

@@ -377,12 +377,14 @@ struct jit_listener {
 };
 
 static int
-jit_mapped_cb(void *arg, uint32_t pid)
+jit_mapped_cb(void *arg, uint32_t pid, uint32_t *uid)
 {
 	struct jit_listener *l = arg;
 
 	(void)pid;
 	l->calls++;
+	if (l->take)
+		*uid = 4242;
 	return l->take ? 0 : -1;
 }
 
@@ -416,6 +418,7 @@ START_TEST(test_jit_watch_retried)
 	drain_all(r, mono_ns() + 1);
 	ck_assert_int_eq(jl.calls, 3);
 	ck_assert_int_eq(model_find(&r->model, DEADPID)->jit, 1);
+	ck_assert_uint_eq(model_find(&r->model, DEADPID)->jit_uid, 4242);	/* for its keep */
 	put_jit(&h, DEADPID, 0x40000, mono_ns());
 	drain_all(r, mono_ns() + 1);
 	ck_assert_int_eq(jl.calls, 3);		/* taken: once */

@@ -70,15 +70,25 @@ submit(struct capture *c, struct job *j)
 		pthread_mutex_unlock(&c->mu);
 		return 0;
 	}
+	/*
+	 * Bounded like the map jobs; users' (a watch or an exit's keep of a
+	 * user's process) at most JIT_QUEUE_USERS of it: a user's thousand
+	 * JIT processes killed at once queue a keep each, and root's exiting
+	 * then must still find room.
+	 */
 	if ((j->kind == JOB_JIT_WATCH || (j->kind == JOB_JIT_KEEP && j->pid != 0)) &&
-	    c->njitq >= c->qmax) {
-		pthread_mutex_unlock(&c->mu);	/* bounded like the map jobs */
+	    (c->njitq >= c->qmax || (j->uid != 0 && c->njitq_users >= JIT_QUEUE_USERS(c->qmax)))) {
+		if (j->kind == JOB_JIT_KEEP)
+			atomic_fetch_add(&c->n_jit_unkept, 1);	/* gone: not offered again */
+		pthread_mutex_unlock(&c->mu);
 		job_free(j);
 		return -1;
 	}
 	TAILQ_INSERT_TAIL(&c->jobs, j, entry);
-	if (j->kind == JOB_JIT_WATCH || j->kind == JOB_JIT_KEEP)
+	if (j->kind == JOB_JIT_WATCH || j->kind == JOB_JIT_KEEP) {
 		c->njitq++;
+		c->njitq_users += j->uid != 0;
+	}
 	if (j->kind == JOB_MAP)
 		c->nmap++;
 	else if (j->kind == JOB_MISSED)
@@ -422,15 +432,15 @@ binary_new_cb(void *arg, const struct binary *b, const struct record_mmap *m, in
 }
 
 static int
-jit_mapped_cb(void *arg, uint32_t pid)
+jit_mapped_cb(void *arg, uint32_t pid, uint32_t *uid)
 {
-	return capture_jit_watch(arg, pid);
+	return capture_jit_watch(arg, pid, uid);
 }
 
 static void
-jit_keep_cb(void *arg, uint32_t pid, const struct segment *seg, uint64_t exited)
+jit_keep_cb(void *arg, uint32_t pid, uint32_t uid, const struct segment *seg, uint64_t exited)
 {
-	capture_jit_keep(arg, pid, seg->path, exited);
+	capture_jit_keep(arg, pid, uid, seg->path, exited);
 }
 
 static void
@@ -575,12 +585,13 @@ profile_handoff(struct capture *c, struct job *j)
 }
 
 int
-capture_jit_watch(struct capture *c, uint32_t pid)
+capture_jit_watch(struct capture *c, uint32_t pid, uint32_t *uid)
 {
 	struct job *j;
 	struct stat st;
 	char	 path[32];
 	int	 root, full, stopping;
+	unsigned roots, users;
 
 	/*
 	 * A full queue first, before any system call: the recorder offers
@@ -614,25 +625,29 @@ capture_jit_watch(struct capture *c, uint32_t pid)
 	/*
 	 * Its root too, where its /tmp is: procfs's magic link taken as
 	 * O_PATH opens nothing of the user's; the worker walks to tmp.
+	 * Bounded (fds, whatever the queue), users' to a share of it.
 	 */
 	snprintf(path, sizeof(path), "/proc/%u/root", pid);
-	if (atomic_load(&c->njitroots) < JIT_ROOTS_QUEUED_MAX &&
+	roots = atomic_load(&c->njitroots);
+	users = atomic_load(&c->njitroots_users);
+	if (roots < JIT_ROOTS_QUEUED_MAX && (j->uid == 0 || users < JIT_ROOTS_USERS_MAX) &&
 	    (j->fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0)
-		atomic_fetch_add(&c->njitroots, 1);	/* bounded: fds, whatever the queue */
+		jit_roots_count(c, j, 1);
 	j->nspid = jit_ns_pid(pid);
 	root = j->fd >= 0;
 	if (submit(c, j) < 0) {
-		atomic_fetch_add(&c->n_jit_unwatched, 1);	/* the queue was full */
+		atomic_fetch_add(&c->n_jit_unwatched, 1);	/* no room in the queue */
 		if (root)
-			atomic_fetch_sub(&c->njitroots, 1);	/* freed, its fd closed */
+			jit_roots_count(c, j, -1);	/* freed, its fd closed */
 		return -1;
 	}
+	*uid = st.st_uid;
 	return 0;
 }
 
 /* PID 0: every map the worker watches (a close). */
 static void
-jit_keep(struct capture *c, uint32_t pid, const char *segpath, uint64_t exited)
+jit_keep(struct capture *c, uint32_t pid, uint32_t uid, const char *segpath, uint64_t exited)
 {
 	struct job *j;
 
@@ -640,6 +655,7 @@ jit_keep(struct capture *c, uint32_t pid, const char *segpath, uint64_t exited)
 		return;
 	j->kind = JOB_JIT_KEEP;
 	j->pid = pid;
+	j->uid = uid;
 	j->exited = exited;
 	if ((j->name = strdup(segpath)) == NULL) {
 		free(j);
@@ -649,9 +665,10 @@ jit_keep(struct capture *c, uint32_t pid, const char *segpath, uint64_t exited)
 }
 
 void
-capture_jit_keep(struct capture *c, uint32_t pid, const char *segpath, uint64_t exited)
+capture_jit_keep(struct capture *c, uint32_t pid, uint32_t uid, const char *segpath,
+    uint64_t exited)
 {
-	jit_keep(c, pid, segpath, exited != 0 ? exited : 1);
+	jit_keep(c, pid, uid, segpath, exited != 0 ? exited : 1);
 }
 
 /*
@@ -662,7 +679,7 @@ capture_jit_keep(struct capture *c, uint32_t pid, const char *segpath, uint64_t 
 void
 capture_jit_close(struct capture *c, const char *segpath)
 {
-	jit_keep(c, 0, segpath, 0);
+	jit_keep(c, 0, 0, segpath, 0);
 }
 
 void
@@ -681,6 +698,7 @@ capture_stats(struct capture *c, struct capture_stats *s)
 	s->refused_full = atomic_load(&c->n_refused_full);
 	s->refused_quota = atomic_load(&c->n_refused_quota);
 	s->jit_unwatched = atomic_load(&c->n_jit_unwatched);
+	s->jit_unkept = atomic_load(&c->n_jit_unkept);
 }
 
 int

@@ -46,6 +46,7 @@ struct capture_stats {
 	uint64_t	 refused_full;	/* no room under max_size, nothing to evict */
 	uint64_t	 refused_quota;	/* its owner had used their share */
 	uint64_t	 jit_unwatched;	/* JIT processes not watched: share or queue full */
+	uint64_t	 jit_unkept;	/* JIT processes exited, their keep not queued */
 };
 
 /* Open the cache (conf->cache_dir or STATE/debug) and start the worker. */
@@ -104,15 +105,19 @@ void	capture_profile_period(struct capture *, const char *segpath, int64_t since
  * JIT maps (perf's /tmp/perf-PID.map convention), from the recorder's
  * jit_mapped, jit_keep and jit_close (capture_listener).  A process that
  * maps anonymous executable memory is watched: its owner is noted while it
- * lives (capture_jit_watch: -1 when the worker's queue is full, and the
- * recorder tells it again later).  capture_jit_keep copies its map, if it wrote one, into
- * SEGPATH.jit/ (EXITED: the process is gone since that wall-clock ns, 1
- * if not known: forget it, and keep no map written after it).
+ * lives (capture_jit_watch: 0 and *UID, or -1 when the worker's queue has
+ * no room for it, and the recorder tells it again later).
+ * capture_jit_keep, PID of UID exited: its map, if it wrote one, is copied
+ * into SEGPATH.jit/ (EXITED: the process is gone since that wall-clock
+ * ns, 1 if not known: forget it, and keep no map written after it).
+ * Users' jobs take at most JIT_QUEUE_USERS of the queue, so that one
+ * user's mass exit (a keep each) leaves room for root's.
  * capture_jit_close, SEGPATH closes: the maps of every process watched
  * that still lives are kept, in one job.
  */
-int	capture_jit_watch(struct capture *, uint32_t pid);
-void	capture_jit_keep(struct capture *, uint32_t pid, const char *segpath, uint64_t exited);
+int	capture_jit_watch(struct capture *, uint32_t pid, uint32_t *uid);
+void	capture_jit_keep(struct capture *, uint32_t pid, uint32_t uid, const char *segpath,
+	    uint64_t exited);
 void	capture_jit_close(struct capture *, const char *segpath);
 
 #endif

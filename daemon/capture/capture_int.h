@@ -71,6 +71,8 @@ enum job_kind {
 #define JIT_TMP_USERS_MAX	48		/* of which users' (not root's) processes' */
 #define JIT_TMP_USER_MAX	8		/* ... and one user's */
 #define JIT_ROOTS_QUEUED_MAX	64		/* watch jobs queued holding a process's root */
+#define JIT_ROOTS_USERS_MAX	48		/* ... of which users' */
+#define JIT_QUEUE_USERS(q)	((q) / 4 * 3)	/* users' JIT jobs queued, of [cache] queue */
 #define JIT_SWEEP_MS		1000		/* at most one sweep of the gone this often */
 #define PROFILES_KEPT		4		/* newest profile files kept */
 
@@ -137,8 +139,9 @@ struct job {
 	uint64_t	 exited;	/* JOB_JIT_KEEP: the process is gone, since
 					   this wall-clock ns (1: not known); 0
 					   while it runs */
-	uint32_t	 uid;		/* JOB_JIT_WATCH: its owner when it mapped JIT code;
-					   a client's request: the client's */
+	uint32_t	 uid;		/* JOB_JIT_*: the process's owner when it mapped
+					   JIT code (0: a close's keep); a client's
+					   request: the client's */
 	uint32_t	 nspid;		/* JOB_JIT_WATCH: its pid in its pid namespace */
 	json_t		*params;	/* JOB_PROFILE */
 };
@@ -232,7 +235,9 @@ struct capture {
 	char		 profiledir[PATH_MAX];
 	size_t		 nmap, nmissed;		/* queued JOB_MAP, JOB_MISSED */
 	size_t		 njitq;			/* queued JOB_JIT_* */
+	size_t		 njitq_users;		/* ... of users' processes (uid not 0) */
 	atomic_uint	 njitroots;		/* queued JOB_JIT_WATCH holding a root fd */
+	atomic_uint	 njitroots_users;	/* ... of users' processes */
 	TAILQ_HEAD(, result) results;
 	int		 stop;
 	atomic_uint_least64_t stop_asked;	/* capture_stop_begin's time (mono ns), else 0 */
@@ -277,6 +282,7 @@ struct capture {
 	atomic_uint_least64_t n_seen, n_captured, n_present, n_failed, n_missed;
 	atomic_uint_least64_t n_refused_full, n_refused_quota;
 	atomic_uint_least64_t n_jit_unwatched;	/* JIT processes not watched: share, queue full */
+	atomic_uint_least64_t n_jit_unkept;	/* exits whose keep found no room in the queue */
 	atomic_uint_least64_t cache_bytes, cache_entries;
 };
 
@@ -350,6 +356,7 @@ void	run_jit_watch(struct capture *, struct job *);
 void	run_jit_keep(struct capture *, struct job *);
 void	jit_free(struct capture *);
 uint32_t jit_ns_pid(uint32_t pid);
+void	jit_roots_count(struct capture *, const struct job *, int delta);
 
 /* profile.c: the profile thread */
 void	*profile_main(void *arg);

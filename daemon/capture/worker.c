@@ -199,8 +199,10 @@ worker_main(void *arg)
 			c->nmap--;
 		else if (j->kind == JOB_MISSED)
 			c->nmissed--;
-		else if (j->kind == JOB_JIT_WATCH || j->kind == JOB_JIT_KEEP)
+		else if (j->kind == JOB_JIT_WATCH || j->kind == JOB_JIT_KEEP) {
 			c->njitq--;
+			c->njitq_users -= j->uid != 0;
+		}
 		pthread_mutex_unlock(&c->mu);
 		job_free(j);
 		if (c->max_size != 0 && c->cache.size > c->max_size)

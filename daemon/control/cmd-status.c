@@ -186,6 +186,8 @@ cmd_status_run(struct control_request *req)
 	    json_integer((json_int_t)cs.refused_quota));
 	json_object_set_new(json_object_get(out, "cache"), "jit_unwatched",
 	    json_integer((json_int_t)cs.jit_unwatched));
+	json_object_set_new(json_object_get(out, "cache"), "jit_unkept",
+	    json_integer((json_int_t)cs.jit_unkept));
 	mi = mallinfo2();
 	json_object_set_new(out, "memory", json_pack("{s:I, s:I, s:I}",
 	    "heap_in_use", (json_int_t)mi.uordblks,

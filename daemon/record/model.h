@@ -54,6 +54,7 @@ struct model_thread {
 struct model_proc {
 	struct model_proc *next;	/* the spares' list */
 	uint32_t	 pid;
+	uint32_t	 jit_uid;	/* if jit: its owner when its watch was taken */
 	uint64_t	 mnt_ns, user_ns;	/* its namespaces (nsfs inodes), 0 unknown */
 	int		 leader_gone;	/* EXIT of pid seen, other threads remain */
 	int		 jit;		/* maps anonymous executable memory: its

@@ -70,21 +70,22 @@ notify_unresolved(const struct notify *n, const char *path, int cause, uint64_t 
 }
 
 int
-notify_jit_mapped(const struct notify *n, uint32_t pid)
+notify_jit_mapped(const struct notify *n, uint32_t pid, uint32_t *uid)
 {
 	size_t	 i;
 	int	 rc = 0;
 
 	for (i = 0; i < n->n; i++)
-		if (n->l[i].jit_mapped != NULL && n->l[i].jit_mapped(n->l[i].arg, pid) < 0)
+		if (n->l[i].jit_mapped != NULL && n->l[i].jit_mapped(n->l[i].arg, pid, uid) < 0)
 			rc = -1;
 	return rc;
 }
 
 void
-notify_jit_keep(const struct notify *n, uint32_t pid, const struct segment *s, uint64_t exited)
+notify_jit_keep(const struct notify *n, uint32_t pid, uint32_t uid, const struct segment *s,
+    uint64_t exited)
 {
-	EACH(n, jit_keep, pid, s, exited);
+	EACH(n, jit_keep, pid, uid, s, exited);
 }
 
 void

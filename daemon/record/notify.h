@@ -26,12 +26,12 @@
  *	                 CAUSE says why (enum bid_cause, buildid_reader.h)
  *	jit_mapped       PID mapped anonymous executable memory (JIT code) for
  *	                 the first time since its exec (or since the start);
- *	                 -1 if the listener could not take it now (a full
- *	                 queue): it is told again at the next such mapping or
- *	                 segment close
+ *	                 0 and *UID, its owner, if taken; -1 if the listener
+ *	                 could not take it now (a full queue): it is told
+ *	                 again at the next such mapping or segment close
  *	jit_keep         keep PID's /tmp/perf-PID.map with segment SEG: PID
- *	                 exited (EXITED: the wall-clock ns of its exit, 1 if
- *	                 not known)
+ *	                 (owned by UID, as jit_mapped said) exited (EXITED:
+ *	                 the wall-clock ns of its exit, 1 if not known)
  *	jit_close        SEG is about to close: keep the map of every process
  *	                 with JIT code that runs (once per close, after the
  *	                 jit_mapped of each)
@@ -57,8 +57,9 @@ struct recorder_listener {
 		    uint8_t source);
 	void	(*seen)(void *, const struct binary *, uint32_t pid, uint64_t wall_ns);
 	void	(*unresolved)(void *, const char *path, int cause, uint64_t wall_ns);
-	int	(*jit_mapped)(void *, uint32_t pid);
-	void	(*jit_keep)(void *, uint32_t pid, const struct segment *, uint64_t exited);
+	int	(*jit_mapped)(void *, uint32_t pid, uint32_t *uid);
+	void	(*jit_keep)(void *, uint32_t pid, uint32_t uid, const struct segment *,
+		    uint64_t exited);
 	void	(*jit_close)(void *, const struct segment *);
 	/*
 	 * Every drain_interval, on the recorder's drain timer: periodic work
@@ -94,8 +95,8 @@ void	notify_unresolved(const struct notify *, const char *path, int cause,
 	    uint64_t wall_ns);
 
 /* -1 if a listener could not take it now. */
-int	notify_jit_mapped(const struct notify *, uint32_t pid);
-void	notify_jit_keep(const struct notify *, uint32_t pid, const struct segment *,
+int	notify_jit_mapped(const struct notify *, uint32_t pid, uint32_t *uid);
+void	notify_jit_keep(const struct notify *, uint32_t pid, uint32_t uid, const struct segment *,
 	    uint64_t exited);
 void	notify_jit_close(const struct notify *, const struct segment *);
 void	notify_tick(const struct notify *);

@@ -438,7 +438,8 @@ recorder_jit_watch(struct recorder *r, struct model_proc *p)
 	if (p == NULL || p->jit)
 		return;
 	/* Not taken (the worker's queue full): told again at its next JIT mapping or a close. */
-	p->jit = notify_jit_mapped(&r->notify, p->pid) == 0;
+	p->jit_uid = 0;
+	p->jit = notify_jit_mapped(&r->notify, p->pid, &p->jit_uid) == 0;
 }
 
 /*
