@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 
 #include "client.h"
@@ -15,10 +16,16 @@
 #include "proto.h"
 #include "query.h"
 
+/*
+ * Connected to PATH, each wait for the daemon (the connect itself, whose
+ * backlog a stuck daemon leaves full; a write; each read) bounded by
+ * TIMEOUT_S seconds (0: none): -1, or -2 when the connect timed out.
+ */
 static int
-connect_socket(const char *path)
+connect_socket(const char *path, long timeout_s)
 {
 	struct sockaddr_un sun;
+	struct timeval tv = { .tv_sec = timeout_s };
 	int	 fd;
 
 	memset(&sun, 0, sizeof(sun));
@@ -29,7 +36,15 @@ connect_socket(const char *path)
 	}
 	memcpy(sun.sun_path, path, strlen(path) + 1);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    (timeout_s > 0 && (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1)) ||
 	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		if (fd >= 0 && errno == EAGAIN) {
+			fprintf(stderr, "perfmapctl: %s: the daemon took no connection within "
+			    "%ld s (-t sets the timeout)\n", path, timeout_s);
+			close(fd);
+			return -2;
+		}
 		fprintf(stderr, "perfmapctl: cannot connect to %s: %s (is perfmapd "
 		    "running?)\n", path, strerror(errno));
 		if (fd >= 0)
@@ -144,21 +159,28 @@ client_call(const struct client_opts *o, const struct client_cmd *cmd, json_t *p
 	char	*out, *buf = NULL, err[256];
 	size_t	 outlen, len = 0, cap = 0;
 	json_t	*call, *msg;
+	long	 timeout_s = o->timeout_s;
 	int	 fd, rc = EXIT_OK, done = 0;
 
-	if ((fd = connect_socket(o->socket)) < 0) {
+	/* snapshot --store stores as store does: long work too */
+	if (timeout_s < 0)
+		timeout_s = cmd->long_work || json_is_true(json_object_get(params, "store")) ? 0 :
+		    CLIENT_TIMEOUT_S;
+	if ((fd = connect_socket(o->socket, timeout_s)) < 0) {
 		json_decref(params);
-		return EXIT_NOCONNECT;
+		return fd == -2 ? EXIT_TIMEOUT : EXIT_NOCONNECT;
 	}
 	call = proto_call(cmd->method, params, 1);
 	out = proto_serialize(call, &outlen);
 	json_decref(call);
 	if (out == NULL || (write_all(fd, out, outlen) < 0 && errno != EPIPE &&
 	    errno != ECONNRESET)) {
-		fprintf(stderr, "perfmapctl: write to %s: %s\n", o->socket, strerror(errno));
+		rc = errno == EAGAIN ? EXIT_TIMEOUT : EXIT_FAILED;
+		fprintf(stderr, "perfmapctl: write to %s: %s\n", o->socket, errno == EAGAIN ?
+		    "the daemon took nothing within the timeout" : strerror(errno));
 		free(out);
 		close(fd);
-		return EXIT_FAILED;
+		return rc;
 	}
 	free(out);
 	while (!done) {
@@ -193,6 +215,12 @@ client_call(const struct client_opts *o, const struct client_cmd *cmd, json_t *p
 		if ((r = read(fd, buf + len, cap - len)) <= 0) {
 			if (r < 0 && errno == EINTR)
 				continue;
+			if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+				fprintf(stderr, "perfmapctl: %s: no answer from the daemon within "
+				    "%ld s (-t sets the timeout)\n", cmd->name, timeout_s);
+				rc = EXIT_TIMEOUT;
+				break;
+			}
 			fprintf(stderr, "perfmapctl: %s: connection closed before the reply\n",
 			    cmd->name);
 			rc = EXIT_FAILED;

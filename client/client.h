@@ -12,11 +12,16 @@
 #define EXIT_FAILED	1	/* the daemon answered with an error */
 #define EXIT_USAGE	2
 #define EXIT_NOCONNECT	3	/* no daemon at the socket */
+#define EXIT_TIMEOUT	4	/* the daemon did not answer within the timeout */
+
+/* Seconds a command waits for the daemon unless it is long work or -t says. */
+#define CLIENT_TIMEOUT_S	30
 
 struct client_opts {
 	const char	*socket;
 	const char	*state_dir;	/* queries without a daemon */
 	int		 json;
+	long		 timeout_s;	/* -t: 0 none, -1 the command's default */
 };
 
 struct client_cmd {
@@ -33,6 +38,13 @@ struct client_cmd {
 	 * in text and --json mode alike; returns the exit status (RC so far).
 	 */
 	int		 (*finish)(json_t *params, int rc);
+	/*
+	 * Long work, whose length grows with what is asked (store, export,
+	 * profile; a call with "store": true, snapshot --store): no timeout
+	 * unless -t gives one.  The others wait at most CLIENT_TIMEOUT_S for
+	 * the daemon.
+	 */
+	int		 long_work;
 };
 
 extern const struct client_cmd client_cmds[];

@@ -1,7 +1,7 @@
 /*
  * perfmapctl.c - drive perfmapd over its control socket.
  *
- *	perfmapctl [-s SOCKET | -c CONFIG] [--json] COMMAND [ARGS]
+ *	perfmapctl [-s SOCKET | -c CONFIG] [-t SECONDS] [--json] COMMAND [ARGS]
  *
  * One call per run: connect, send, print the replies (several for a
  * streamed command), exit with a status that says what happened.
@@ -52,7 +52,8 @@ usage(FILE *f)
 {
 	size_t	 i;
 
-	fprintf(f, "usage: perfmapctl [-s|--socket PATH | -c|--config FILE] [--json] COMMAND [ARGS]\n"
+	fprintf(f, "usage: perfmapctl [-s|--socket PATH | -c|--config FILE] [-t|--timeout SECONDS]\n"
+	    "                  [--json] COMMAND [ARGS]\n"
 	    "       perfmapctl --state-dir DIR [--json] lookup|history|buildid|segments|profile ARGS\n"
 	    "       perfmapctl COMMAND --help\n\ncommands:\n");
 	for (i = 0; i < client_ncmds; i++) {
@@ -63,8 +64,11 @@ usage(FILE *f)
 			fprintf(f, "  %-34s %s\n", client_cmds[i].usage, client_cmds[i].help);
 	}
 	fprintf(f, "\nThe socket is also taken from PERFMAPD_SOCKET, else from the daemon's\n"
-	    "configuration (%s), else %s.  See perfmapctl(8).\n", DEFAULT_CONFIG,
-	    DEFAULT_SOCKET);
+	    "configuration (%s), else %s.\n"
+	    "Each wait for the daemon lasts at most %d s (store, export, profile and\n"
+	    "snapshot --store: no limit) unless -t SECONDS says (0: none).  See perfmapctl(8).\n",
+	    DEFAULT_CONFIG,
+	    DEFAULT_SOCKET, CLIENT_TIMEOUT_S);
 }
 
 int
@@ -75,6 +79,7 @@ main(int argc, char *argv[])
 		{ "config", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "state-dir", required_argument, NULL, 'S' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -84,11 +89,13 @@ main(int argc, char *argv[])
 	json_t	*params;
 	char	 err[512];
 	const char *config = NULL;
+	char	*end;
 	int	 ch, i;
 
 	memset(&o, 0, sizeof(o));
+	o.timeout_s = -1;
 	/* "+": options stop at the command; its own options are its business */
-	while ((ch = getopt_long(argc, argv, "+s:c:jh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+s:c:jt:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			o.socket = optarg;
@@ -101,6 +108,16 @@ main(int argc, char *argv[])
 			break;
 		case 'S':
 			o.state_dir = optarg;
+			break;
+		case 't':
+			errno = 0;
+			o.timeout_s = strtol(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' || o.timeout_s < 0 ||
+			    o.timeout_s > 86400) {
+				fprintf(stderr, "perfmapctl: -t %s: a timeout is whole seconds, "
+				    "0 (none) to 86400\n", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			usage(stdout);
