@@ -809,14 +809,17 @@ capture_stop(struct capture *c)
 	if (c == NULL)
 		return 0;
 	capture_stop_begin(c);
-	/* the monotonic clock: a step of the wall clock at stop moves no deadline */
-	clock_gettime(CLOCK_MONOTONIC, &until);
+	/*
+	 * CLOCK_REALTIME: pthread_clockjoin_np would take the monotonic clock,
+	 * but ThreadSanitizer (GCC 12) does not know it, and sees no join.
+	 */
+	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += CAPTURE_STOP_JOIN_MS / 1000;
-	if (c->started && pthread_clockjoin_np(c->th, NULL, CLOCK_MONOTONIC, &until) != 0) {
+	if (c->started && pthread_timedjoin_np(c->th, NULL, &until) != 0) {
 		pthread_detach(c->th);
 		left = 1;
 	}
-	if (c->pstarted && pthread_clockjoin_np(c->pth, NULL, CLOCK_MONOTONIC, &until) != 0) {
+	if (c->pstarted && pthread_timedjoin_np(c->pth, NULL, &until) != 0) {
 		pthread_detach(c->pth);
 		left = 1;
 	}

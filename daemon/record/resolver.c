@@ -370,10 +370,10 @@ resolver_stop(struct resolver *r)
 	r->stop = 1;
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
-	clock_gettime(CLOCK_MONOTONIC, &ts);	/* no step of the wall clock moves it */
+	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += 1;
 	for (i = 0; i < r->nworkers; i++)
-		if (pthread_clockjoin_np(r->w[i].th, NULL, CLOCK_MONOTONIC, &ts) != 0) {
+		if (pthread_timedjoin_np(r->w[i].th, NULL, &ts) != 0) {
 			pthread_detach(r->w[i].th);
 			stuck++;
 		}
