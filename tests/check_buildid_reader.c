@@ -132,6 +132,19 @@ ids_equal(const struct bid_answer *a, const char *path)
 }
 
 /* Our own executable mapping: the very file, through map_files. */
+/* A reader's guard that refuses every handle (counted). */
+static int refusals;
+
+static int
+refuse_all(int pathfd, uint32_t pid, char *why, size_t whylen)
+{
+	(void)pathfd;
+	(void)pid;
+	snprintf(why, whylen, "refused");
+	refusals++;
+	return 1;
+}
+
 /* Which names are files whose build-id is wanted (perf's anonymous names are not). */
 START_TEST(test_is_file)
 {
@@ -211,6 +224,26 @@ START_TEST(test_map_files)
 	q.filename = "/nonexistent/elsewhere";
 	buildid_reader_resolve(&br, &q, &a, NULL);
 	ck_assert_int_eq(a.cause, BIDC_GONE);
+	buildid_reader_free(&br);
+
+	/*
+	 * A guard that refuses the file (a user's file system, the lane
+	 * another thread's: resolver.c): "user-fs", through the mapping and
+	 * by name, before anything is read; the cache is not asked either.
+	 */
+	ck_assert_int_eq(buildid_reader_init(&br), 0);
+	br.guard = refuse_all;
+	q.ino = ino;
+	q.filename = exe;
+	refusals = 0;
+	buildid_reader_resolve(&br, &q, &a, &fd);
+	ck_assert_int_eq(a.cause, BIDC_USERFS);
+	ck_assert_int_eq(fd, -1);
+	ck_assert_int_ge(refusals, 1);
+	q.pid = 0x3fffffff;		/* no such process: by name */
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_USERFS);
+	ck_assert_str_eq(buildid_cause_name(BIDC_USERFS), "user-fs");
 	buildid_reader_free(&br);
 }
 END_TEST

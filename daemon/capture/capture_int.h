@@ -19,6 +19,7 @@
 #include "bidcache.h"
 #include "capture.h"
 #include "perf_abi.h"
+#include "record/userfs.h"
 
 #define EXPORTS_KEPT		4		/* newest export files kept */
 #define EVICT_RETRY_NS		(60ULL * 1000000000ULL)
@@ -304,20 +305,6 @@ void	name_strip_deleted(const char *name, char *out, size_t len);
 int	cache_side(int rc);
 void	reason_add(char *buf, size_t len, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
-/*
- * userfs.c: 1, with the reason in WHY, for an open file or O_PATH handle
- * the worker must not read because a user's process serves it (FUSE not
- * mounted by root, or a block device with a loop device beneath it while
- * a FUSE server a user may run exists), or may (while a FUSE server a user may
- * run exists: a mount the daemon's table does not have, reached through
- * process PID, 0: none, unless PID's own and root's or of a type that
- * passes no read on), found without asking the file system anything.
- * The worker's openers show it every handle
- * (buildid_reader.h, struct bid_guard): userfs_guard(WHY, PID) is that
- * guard, its reason into WHY.
- */
-int	userfs_fd(int fd, uint32_t pid, char *why, size_t whylen);
-#define userfs_guard(why, pid)	(&(struct bid_guard){ userfs_fd, (why), sizeof(why), (pid) })
 int	try_path(struct capture *, const char *path, uint32_t pid, const char *name, uint64_t ns,
 	    const uint8_t *id, size_t idlen, char *file, size_t filelen, char *why,
 	    size_t whylen);

@@ -52,6 +52,7 @@ static const char *const cause_names[BIDC_NCAUSES] = {
 	[BIDC_BUSY] = "busy",
 	[BIDC_ERROR] = "error",
 	[BIDC_CLOCK] = "clock",
+	[BIDC_USERFS] = "user-fs",
 };
 
 const char *
@@ -574,13 +575,30 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
     int *keep)
 {
 	struct stat st, fst;
-	char	 path[96];
-	int	 fd;
+	char	 path[96], why[256];
+	struct bid_guard g = { b->guard, why, sizeof(why), q->pid };
+	const struct bid_guard *guard = b->guard != NULL ? &g : NULL;
+	int	 fd, pfd, rc;
 
+	/*
+	 * The magic link followed as O_PATH: the file reached, nothing asked
+	 * of its file system yet; the guard sees it before the stat does.
+	 */
 	buildid_reader_map_files(path, sizeof(path), q->pid, q->addr, q->len);
-	if (stat(path, &st) == -1) {
+	if ((pfd = open(path, O_PATH | O_CLOEXEC)) == -1) {
 		if (errno == ENOENT || errno == ESRCH)
 			return 0;
+		a->cause = errno == EACCES || errno == EPERM ? BIDC_DENIED : BIDC_ERROR;
+		return 1;
+	}
+	if (refused(guard, pfd)) {
+		close(pfd);
+		a->cause = BIDC_USERFS;
+		return 1;
+	}
+	rc = fstat(pfd, &st);
+	close(pfd);
+	if (rc == -1) {
 		a->cause = errno == EACCES || errno == EPERM ? BIDC_DENIED : BIDC_ERROR;
 		return 1;
 	}
@@ -605,10 +623,11 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 	if ((!q->has_inode || st.st_dev == makedev(q->maj, q->min)) && cache_get(b, &st, a))
 		return 1;
 	if ((fd = buildid_reader_open_mapped(q->pid, q->addr, q->len, q->has_inode, q->maj,
-	    q->min, q->ino, q->gen, NULL, &fst)) < 0) {
+	    q->min, q->ino, q->gen, guard, &fst)) < 0) {
 		if (fd == -ENOENT || fd == -ESRCH || fd == -ESTALE)
 			return 0;
-		a->cause = fd == -EISDIR ? BIDC_NOT_FILE : cause_of(fd);
+		a->cause = fd == -EISDIR ? BIDC_NOT_FILE : fd == -EBID_GUARD ? BIDC_USERFS :
+		    cause_of(fd);
 		return 1;
 	}
 	/* Proven by inode and generation (btrfs, overlayfs): the cache by the file's own state. */
@@ -627,15 +646,19 @@ resolve_by_name(struct buildid_reader *b, const struct bid_query *q, struct bid_
     int *keep)
 {
 	struct stat st;
+	char	 why[256];
+	struct bid_guard g = { b->guard, why, sizeof(why), 0 };
 	int	 pfd, fd;
 
 	a->cause = BIDC_GONE;
 	if (!q->has_inode || q->filename[0] != '/' ||
 	    record_name_len(q->filename) != strlen(q->filename))
 		return;		/* nothing to compare, or unlinked when it was mapped */
-	if ((pfd = open_path_nofollow(q->filename)) < 0) {
+	if ((pfd = open_path_guarded(q->filename, b->guard != NULL ? &g : NULL)) < 0) {
 		if (pfd == -EACCES || pfd == -EPERM)
 			a->cause = BIDC_DENIED;
+		else if (pfd == -EBID_GUARD)
+			a->cause = BIDC_USERFS;
 		return;		/* not there, or through a symlink: not provably it */
 	}
 	if (fstat(pfd, &st) == -1) {
@@ -741,12 +764,15 @@ buildid_reader_known(struct buildid_reader *b, const struct bid_query *q, struct
 {
 	struct bid_answer ca;
 	struct stat st;
+	char	 why[256];
+	struct bid_guard g = { b->guard, why, sizeof(why), 0 };
 	int	 pfd, rc = 0;
 
 	if (!q->has_inode || when.wall_ns == 0 || !buildid_reader_is_file(q->filename) ||
 	    record_name_len(q->filename) != strlen(q->filename))
 		return 0;
-	if ((pfd = open_path_nofollow(q->filename)) < 0)
+	/* a refusal: no proof by name; each mapping is then read on its own */
+	if ((pfd = open_path_guarded(q->filename, b->guard != NULL ? &g : NULL)) < 0)
 		return 0;
 	/* Rule 2's tests, and a cache entry for the file in this very state. */
 	memset(&ca, 0, sizeof(ca));

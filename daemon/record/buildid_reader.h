@@ -59,6 +59,8 @@ enum bid_cause {
 	BIDC_BUSY,	/* "busy": too many reads waiting */
 	BIDC_ERROR,	/* "error": another I/O error */
 	BIDC_CLOCK,	/* "clock": the wall clock stepped after the mapping (wallclock.h) */
+	BIDC_USERFS,	/* "user-fs": a user's process serves the file, and another
+			   read of such a file is under way (resolver.c) */
 	BIDC_NCAUSES
 };
 
@@ -115,6 +117,12 @@ struct buildid_reader_entry {
 };
 
 struct buildid_reader {
+	/*
+	 * Shown every O_PATH handle before anything is read or looked up
+	 * through it (struct bid_guard's FN; NULL: none); a refusal is the
+	 * answer "user-fs".
+	 */
+	int		(*guard)(int pathfd, uint32_t pid, char *why, size_t whylen);
 	pthread_mutex_t	 mu;
 	struct buildid_reader_entry *e;
 	size_t		 n, cap;
@@ -200,7 +208,9 @@ void	buildid_reader_map_files(char *buf, size_t len, uint32_t pid, uint64_t addr
  * WHY; PID is the process the handle is reached through (its map_files,
  * its root), 0 for a path of the daemon's.  The capture worker's is
  * userfs_fd: its reads have no deadline, so nothing a user's FUSE server
- * serves may be reached.  The reader's reads have one: no guard (NULL).
+ * serves may be reached.  The reader's reads have one, but a thread in a
+ * read stays in the server's hands: its guard (struct buildid_reader's,
+ * resolver.c) lets one thread at a time into such files.
  */
 struct bid_guard {
 	int	(*fn)(int pathfd, uint32_t pid, char *why, size_t whylen);

@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "resolver.h"
+#include "userfs.h"
 #include "wallclock.h"
 #include "walltime.h"
 
@@ -259,6 +260,45 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 		}
 }
 
+/*
+ * A file a user's process serves (userfs.h: a user's FUSE mount, or what
+ * cannot be told from one) is read by one thread at a time.  A read has
+ * a deadline, but the thread in it stays in the server's hands for as
+ * long as the server likes: a user with RESOLVER_MAX_WORKERS FUSE mounts
+ * that never answered the daemon held every thread, and from then on no
+ * file no pin proves had a build-id, root's neither (t_hostile_readers).
+ * The thread that holds the lane may go on into such files; another is
+ * answered "user-fs" at once, before it asks the server anything.  A
+ * server that never answers keeps the lane and one thread; the other
+ * threads read everyone else's files.
+ */
+static atomic_int user_lane;		/* 1: a thread is in a user's file system */
+static _Thread_local int lane_mine;	/* ... this one */
+
+static int
+reader_guard(int pathfd, uint32_t pid, char *why, size_t whylen)
+{
+	int	 free_lane = 0;
+
+	if (!userfs_fd(pathfd, pid, why, whylen))
+		return 0;
+	if (lane_mine || atomic_compare_exchange_strong(&user_lane, &free_lane, 1)) {
+		lane_mine = 1;
+		return 0;
+	}
+	return 1;
+}
+
+/* The lane let go by this thread, if it held it: its request is answered. */
+static void
+lane_release(void)
+{
+	if (lane_mine) {
+		lane_mine = 0;
+		atomic_store(&user_lane, 0);
+	}
+}
+
 static void *
 worker_main(void *arg)
 {
@@ -282,6 +322,7 @@ worker_main(void *arg)
 		atomic_store(&w->busy_since, mono_ns());
 		memcpy(keep, g, n * sizeof(*g));
 		resolve_group(r, g, n);
+		lane_release();
 		atomic_store(&w->busy_since, 0);
 		if (atomic_exchange(&r->want_wakeup, 0) && write(r->efd, &one, sizeof(one)) < 0) {
 			/* the counter is full: the loop has a wake-up already */
@@ -328,6 +369,7 @@ resolver_start(struct resolver **out, int keep_fds, char *err, size_t errlen)
 	r->qtail = &r->qhead;
 	r->btail = &r->bhead;
 	r->keep_fds = keep_fds;
+	r->reader.guard = reader_guard;
 	if ((r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
 		goto fail;
@@ -370,7 +412,7 @@ resolver_stop(struct resolver *r)
 	r->stop = 1;
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(CLOCK_REALTIME, &ts);	/* as capture_stop: TSan knows no clockjoin */
 	ts.tv_sec += 1;
 	for (i = 0; i < r->nworkers; i++)
 		if (pthread_timedjoin_np(r->w[i].th, NULL, &ts) != 0) {

@@ -4,7 +4,8 @@
  * an early pin, a store): a user's FUSE server that stops answering would
  * hold it for good, and every capture, store and export behind it.  The
  * worker leaves such files alone, with the reason; the build-id reader,
- * whose reads have a deadline and spare threads, still reads them.
+ * whose reads have a deadline, reads them one thread at a time (a thread
+ * in a read stays in the server's hands: resolver.c).
  *
  * What a mount is comes from the daemon's mountinfo (its type, and a FUSE
  * mount's user_id=), kept in a table read again when the kernel says the
@@ -75,8 +76,8 @@
 #include <sys/statfs.h>
 #include <linux/nsfs.h>
 
-#include "capture_int.h"
 #include "procfs.h"
+#include "userfs.h"
 
 #define FUSECTL_DIR		"/sys/fs/fuse/connections"
 #define FUSECTL_SUPER_MAGIC	0x65735543

@@ -1,0 +1,29 @@
+/*
+ * userfs.h - file systems a user's process serves (userfs.c): what the
+ * daemon's threads must not wait on in a user's hands.
+ */
+#ifndef PERFMAPD_USERFS_H
+#define PERFMAPD_USERFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buildid_reader.h"
+
+/*
+ * 1, with the reason in WHY, for an open file or O_PATH handle a user's
+ * process serves (FUSE not mounted by root, or a block device with a loop
+ * device beneath it while a FUSE server a user may run exists), or may
+ * (while a FUSE server a user may run exists: a mount the daemon's table
+ * does not have, reached through process PID, 0: none, unless PID's own
+ * and root's or of a type that passes no read on), found without asking
+ * the file system anything.  Thread-safe.  The capture worker, whose reads
+ * have no deadline, reads nothing it refuses: its openers show it every
+ * handle (struct bid_guard), userfs_guard(WHY, PID) being that guard, its
+ * reason into WHY; the build-id reader's threads read such a file one at a
+ * time (resolver.c).
+ */
+int	userfs_fd(int fd, uint32_t pid, char *why, size_t whylen);
+#define userfs_guard(why, pid)	(&(struct bid_guard){ userfs_fd, (why), sizeof(why), (pid) })
+
+#endif
