@@ -160,10 +160,11 @@ check-asan: deps
 #                    test_corrupt_*, test_reconcile_after_crash); the writer
 #                    and the listener: every test that records (55 s here)
 #   t_docs           the man pages against the code: no daemon runs
+#   t_runner_interrupt  tests/run-tests.sh's ^C: the runner, not the daemon
 # make check-asan runs them all.
 ASAN_CI_SKIP := t_crash t_capture_storm t_coexist t_perftools t_hostile_control \
 	t_control t_export t_compress t_record t_hostile_pins t_sideband_holdoff t_index \
-	t_docs
+	t_docs t_runner_interrupt
 ASAN_CI_TESTS := $(filter-out $(ASAN_CI_SKIP),$(patsubst tests/%.c,%,$(TEST_SRC)) \
 	$(patsubst tests/integration/%.sh,%,$(wildcard tests/integration/t_*.sh)))
 check-asan-ci:

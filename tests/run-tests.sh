@@ -15,6 +15,12 @@
 # sanitizers they are minutes of CPU), reported in order; the integration
 # tests, which record the whole host, one at a time.
 #
+# Interrupted (^C, a TERM): the tests running are stopped with TERM, each
+# cleaning up after itself (its daemon, its users), and the run ends 130.
+# A non-interactive shell starts its background jobs with SIGINT ignored,
+# so a ^C alone reached none of them: the test and its daemon went on
+# recording the host (t_runner_interrupt).
+#
 # A test that leaves an account (user or group) behind fails: the password
 # files are the machine's, and a leftover named for a pid meets the next
 # test that runs under that pid.  A test's accounts are named for its pid
@@ -35,6 +41,7 @@ run() {
 	tpid=$!
 	wait $tpid
 	rc=$?
+	tpid=""
 	# the test's own: named for its pid (tests/lib.sh), not another run's
 	left=$(accounts | comm -13 "$logdir/accounts.before" - | grep "$tpid\$" | paste -sd' ' -)
 	if [ -n "$left" ]; then
@@ -68,6 +75,22 @@ unit_finish() {
 	read -r urc usecs <"$logdir/$name.rc" || { urc=1; usecs=0; }
 	report "$name" "$urc" "$usecs"
 }
+
+# The tests running (their processes: a unit's subshell and binary, an
+# integration test's shell) stopped with TERM, waited for; then exit 130.
+interrupted() {
+	trap '' INT TERM HUP
+	for n in $urunning; do
+		p=$(cat "$logdir/$n.pid" 2>/dev/null) || continue
+		pkill -TERM -P "$p" 2>/dev/null
+		kill -TERM "$p" 2>/dev/null
+	done
+	[ -n "${tpid:-}" ] && kill -TERM "$tpid" 2>/dev/null
+	wait
+	echo "interrupted: logs in $logdir"
+	exit 130
+}
+trap interrupted INT TERM HUP
 
 report() {
 	name=$1 rc=$2 secs=$3
