@@ -39,7 +39,8 @@ RID=$(readelf_buildid "$T/rootprog")
 
 start_daemon "[record]
 buildid_mode = userspace
-frequency = 499"
+frequency = 499
+drain_interval = 100ms"
 echo "$DAEMON_PID" > "$T/target.pid"
 S=$T/control.sock
 start_pinger
@@ -59,7 +60,7 @@ for i in $(seq 1 $N); do
 		[ "$(held)" -gt "$h" ] && break
 	done
 	h=$(held)
-	[ "$i" -lt $N ] && sleep 1.1	# a drain tick: a spare thread started
+	[ "$i" -lt $N ] && sleep 0.3	# passes: a spare thread started
 done
 note "with the user's programs running: $(jq -c '{threads: .buildid_reads.threads, stuck: .buildid_reads.threads_stuck}' "$T/st1.json")"
 # root's new program, while the user's servers hold what they hold
