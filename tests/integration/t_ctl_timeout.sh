@@ -18,15 +18,20 @@ S=$T/control.sock
 at_exit "kill -CONT $DAEMON_PID 2>/dev/null"
 "$PERFMAPCTL" -s "$S" -t 5 ping > /dev/null || fail "ping before"
 
+# times_out WHAT COMMAND MESSAGE: perfmapctl -t 1 COMMAND exits 4 within 5 s, saying MESSAGE.
+times_out() {
+	t0=$(date +%s%N)
+	"$PERFMAPCTL" -s "$S" -t 1 "$2" > /dev/null 2> "$T/err"
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	note "$2 $1: rc $rc after $ms ms: $(cat "$T/err")"
+	[ "$rc" = 4 ] || fail "$2 $1 exited $rc, not 4 (timed out)"
+	[ "$ms" -lt 5000 ] || fail "$2 $1 with -t 1 took $ms ms"
+	grep -q "$3" "$T/err" || fail "$2 $1: no word of the timeout: $(cat "$T/err")"
+}
+
 kill -STOP "$DAEMON_PID"
-t0=$(date +%s%N)
-"$PERFMAPCTL" -s "$S" -t 1 status > /dev/null 2> "$T/err1"
-rc=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
-note "status against a stopped daemon: rc $rc after $ms ms: $(cat "$T/err1")"
-[ "$rc" = 4 ] || fail "status against a stopped daemon exited $rc, not 4 (timed out)"
-[ "$ms" -lt 5000 ] || fail "status with -t 1 took $ms ms"
-grep -q "no answer from the daemon within 1 s" "$T/err1" || fail "no word of the timeout: $(cat "$T/err1")"
+times_out "against a stopped daemon" status "no answer from the daemon within 1 s"
 
 # the backlog filled: connects no one accepts, until one would wait
 python3 - "$S" "$T/filled" <<'PY' &
@@ -48,14 +53,7 @@ at_exit "kill $FILLER 2>/dev/null"
 for _ in $(seq 1 50); do [ -s "$T/filled" ] && break; sleep 0.1; done
 [ -s "$T/filled" ] || fail "the backlog was not filled"
 note "connections in the backlog: $(cat "$T/filled")"
-t0=$(date +%s%N)
-"$PERFMAPCTL" -s "$S" -t 1 ping > /dev/null 2> "$T/err2"
-rc=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
-note "ping with the backlog full: rc $rc after $ms ms: $(cat "$T/err2")"
-[ "$rc" = 4 ] || fail "ping with the backlog full exited $rc, not 4 (timed out)"
-[ "$ms" -lt 5000 ] || fail "ping with -t 1 took $ms ms"
-grep -q "took no connection within 1 s" "$T/err2" || fail "no word of the connect's timeout: $(cat "$T/err2")"
+times_out "with the backlog full" ping "took no connection within 1 s"
 kill "$FILLER"
 wait "$FILLER" 2>/dev/null
 
@@ -64,4 +62,4 @@ kill -CONT "$DAEMON_PID"
 "$PERFMAPCTL" -s "$S" -t 10 --json status | jq -e '.segment.path' > /dev/null ||
 	fail "status once continued"
 stop_daemon
-echo "PASS: perfmapctl gave up on a stopped daemon after -t 1 (exit 4), and on its full backlog ($ms ms)"
+echo "PASS: perfmapctl gave up on a stopped daemon after -t 1 (exit 4), and on its full backlog"
