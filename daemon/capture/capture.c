@@ -616,7 +616,15 @@ capture_jit_watch(struct capture *c, uint32_t pid, uint32_t *uid)
 	 */
 	snprintf(path, sizeof(path), "/proc/%u", pid);
 	if (stat(path, &st) == -1)
-		return 0;	/* gone: nothing to watch */
+		return 0;	/* gone: nothing to watch, nor to keep (*UID untold) */
+	/* A user's share full: no more system calls for it either. */
+	pthread_mutex_lock(&c->mu);
+	full = st.st_uid != 0 && c->njitq_users >= JIT_QUEUE_USERS(c->qmax);
+	pthread_mutex_unlock(&c->mu);
+	if (full) {
+		atomic_fetch_add(&c->n_jit_unwatched, 1);
+		return -1;
+	}
 	if ((j = job_new()) == NULL)
 		return -1;
 	j->kind = JOB_JIT_WATCH;
@@ -632,13 +640,13 @@ capture_jit_watch(struct capture *c, uint32_t pid, uint32_t *uid)
 	users = atomic_load(&c->njitroots_users);
 	if (roots < JIT_ROOTS_QUEUED_MAX && (j->uid == 0 || users < JIT_ROOTS_USERS_MAX) &&
 	    (j->fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0)
-		jit_roots_count(c, j, 1);
+		jit_roots_count(c, st.st_uid, 1);
 	j->nspid = jit_ns_pid(pid);
 	root = j->fd >= 0;
-	if (submit(c, j) < 0) {
+	if (submit(c, j) < 0) {		/* J is freed */
 		atomic_fetch_add(&c->n_jit_unwatched, 1);	/* no room in the queue */
 		if (root)
-			jit_roots_count(c, j, -1);	/* freed, its fd closed */
+			jit_roots_count(c, st.st_uid, -1);	/* its fd closed */
 		return -1;
 	}
 	*uid = st.st_uid;

@@ -343,7 +343,7 @@ void	run_jit_watch(struct capture *, struct job *);
 void	run_jit_keep(struct capture *, struct job *);
 void	jit_free(struct capture *);
 uint32_t jit_ns_pid(uint32_t pid);
-void	jit_roots_count(struct capture *, const struct job *, int delta);
+void	jit_roots_count(struct capture *, uint32_t uid, int delta);
 
 /* profile.c: the profile thread */
 void	*profile_main(void *arg);

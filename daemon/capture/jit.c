@@ -78,12 +78,12 @@ proc_read(uint32_t pid, const char *what, char *buf, size_t len)
 	return 1;
 }
 
-/* Watch job J's root fd counted (DELTA 1) or no more (-1): njitroots, a user's in njitroots_users. */
+/* A watch job's root fd, of a process of UID, counted (DELTA 1) or no more (-1). */
 void
-jit_roots_count(struct capture *c, const struct job *j, int delta)
+jit_roots_count(struct capture *c, uint32_t uid, int delta)
 {
 	atomic_fetch_add(&c->njitroots, (unsigned)delta);
-	if (j->uid != 0)
+	if (uid != 0)
 		atomic_fetch_add(&c->njitroots_users, (unsigned)delta);
 }
 
@@ -322,7 +322,7 @@ run_jit_watch(struct capture *c, struct job *j)
 	int	 tmp;
 
 	if (j->fd >= 0)
-		jit_roots_count(c, j, -1);	/* its fd is closed with the job */
+		jit_roots_count(c, j->uid, -1);	/* its fd is closed with the job */
 	if (jit_find(c, j->pid) == NULL && !watch_room(c, j->uid, &sweep))
 		jit_sweep(c, sweep, 0, j->pid);	/* a slot wanted, none free */
 	if ((e = jit_find(c, j->pid)) == NULL) {

@@ -26,9 +26,10 @@
  *	                 CAUSE says why (enum bid_cause, buildid_reader.h)
  *	jit_mapped       PID mapped anonymous executable memory (JIT code) for
  *	                 the first time since its exec (or since the start);
- *	                 0 and *UID, its owner, if taken; -1 if the listener
- *	                 could not take it now (a full queue): it is told
- *	                 again at the next such mapping or segment close
+ *	                 0 and *UID, its owner, if taken (left JIT_UID_NONE:
+ *	                 nothing to keep at its exit, the process gone); -1 if
+ *	                 the listener could not take it now (a full queue): it
+ *	                 is told again at the next such mapping or segment close
  *	jit_keep         keep PID's /tmp/perf-PID.map with segment SEG: PID
  *	                 (owned by UID, as jit_mapped said) exited (EXITED:
  *	                 the wall-clock ns of its exit, 1 if not known)
@@ -47,6 +48,8 @@ struct kinfo;
 struct record_mmap;
 struct segment;
 
+#define JIT_UID_NONE	UINT32_MAX	/* jit_mapped: no watch taken, no keep at exit */
+
 struct recorder_listener {
 	void	(*segment_opened)(void *, const struct segment *, const struct kinfo *);
 	void	(*segment_closed)(void *, const struct segment *, uint64_t size);
@@ -57,7 +60,7 @@ struct recorder_listener {
 		    uint8_t source);
 	void	(*seen)(void *, const struct binary *, uint32_t pid, uint64_t wall_ns);
 	void	(*unresolved)(void *, const char *path, int cause, uint64_t wall_ns);
-	int	(*jit_mapped)(void *, uint32_t pid, uint32_t *uid);
+	int	(*jit_mapped)(void *, uint32_t pid, uint32_t *uid);	/* *UID left: JIT_UID_NONE */
 	void	(*jit_keep)(void *, uint32_t pid, uint32_t uid, const struct segment *,
 		    uint64_t exited);
 	void	(*jit_close)(void *, const struct segment *);

@@ -438,7 +438,7 @@ recorder_jit_watch(struct recorder *r, struct model_proc *p)
 	if (p == NULL || p->jit)
 		return;
 	/* Not taken (the worker's queue full): told again at its next JIT mapping or a close. */
-	p->jit_uid = 0;
+	p->jit_uid = JIT_UID_NONE;
 	p->jit = notify_jit_mapped(&r->notify, p->pid, &p->jit_uid) == 0;
 }
 
@@ -460,8 +460,10 @@ jit_watch_cb(struct model_proc *p, void *arg)
 	size_t	 i;
 
 	for (i = 0; i < p->nmaps && !p->jit; i++)
-		if ((p->maps[i].prot & PROT_EXEC) && record_name_is_anon(p->maps[i].file->name))
+		if ((p->maps[i].prot & PROT_EXEC) && record_name_is_anon(p->maps[i].file->name)) {
 			recorder_jit_watch(w->r, p);
+			break;		/* offered once a close, taken or not */
+		}
 	w->jit += p->jit;
 	return 0;
 }

@@ -371,7 +371,7 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 			publish_exit(r, rec);
 			if (r->flight_on)
 				flightrec_ended(r, p, record_t(rec));
-			if (p != NULL && p->jit && r->seg.open)
+			if (p != NULL && p->jit && p->jit_uid != JIT_UID_NONE && r->seg.open)
 				notify_jit_keep(&r->notify, p->pid, p->jit_uid, &r->seg,
 				    recorder_proof_when(r, rec).wall_ns | 1);	/* 1: unknown */
 		}
