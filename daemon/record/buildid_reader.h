@@ -210,7 +210,8 @@ void	buildid_reader_map_files(char *buf, size_t len, uint32_t pid, uint64_t addr
  * userfs_fd: its reads have no deadline, so nothing a user's FUSE server
  * serves may be reached.  The reader's reads have one, but a thread in a
  * read stays in the server's hands: its guard (struct buildid_reader's,
- * resolver.c) lets one thread at a time into such files.
+ * resolver.c) lets one thread per device into such files, on three
+ * devices at most.
  */
 struct bid_guard {
 	int	(*fn)(int pathfd, uint32_t pid, char *why, size_t whylen);

@@ -6,6 +6,7 @@
  * done flag and reference count, want_wakeup.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -133,6 +134,129 @@ req_unref(struct resolver *r, struct resolve_req *q)
 }
 
 /*
+ * A file a user's process serves (userfs.h: a user's FUSE mount, a loop
+ * device while a user's FUSE server exists, or what cannot be told from
+ * one) is read under a lane of its device: one thread at a time on that
+ * device, at most LANES_MAX devices at once.  A read has a deadline, but
+ * the thread in it stays in the server's hands for as long as the server
+ * likes (a read, or the FLUSH of the file's close): a user with
+ * RESOLVER_MAX_WORKERS FUSE mounts that never answered the daemon held
+ * every thread, and from then on no file no pin proves had a build-id,
+ * root's neither (t_hostile_readers).  Now such servers hold LANES_MAX
+ * threads at most, and the rest read everyone else's files.  A thread
+ * that meets a device whose lane another took a moment ago (LANE_HELD_NS)
+ * waits for it until its request's deadline; one held longer, or no lane
+ * free, it does not wait for; either way it then answers "user-fs"
+ * without asking the server anything.  A file
+ * read under a lane is closed there,
+ * never kept for the capture (whose worker reads none of them anyway).
+ * A root's file on a loop device of a desktop, where a user's FUSE
+ * server always runs, goes the same way: one thread per device.
+ */
+#define LANES_MAX	(RESOLVER_MAX_WORKERS - 1)
+#define LANE_WAIT_NS	(20ULL * 1000 * 1000)	/* a wait's slice: the deadline is monotonic */
+#define LANE_HELD_NS	(50ULL * 1000 * 1000)	/* a lane held longer: not waited for */
+
+static struct {
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 cv;
+	dev_t		 dev[LANES_MAX];
+	int		 used[LANES_MAX];
+	uint64_t	 since[LANES_MAX];	/* taken then (mono ns) */
+} lanes = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+static _Thread_local dev_t my_lanes[LANES_MAX];	/* the lanes this thread holds */
+static _Thread_local int my_nlanes;
+static _Thread_local uint64_t my_deadline;	/* its requests' (mono ns) */
+
+/*
+ * Under lanes.mu: the free slot for DEV; -1 if another thread holds DEV
+ * and took it within LANE_HELD_NS of NOW; -2 if it took it earlier (a
+ * server that does not answer, most likely), or no slot is free.
+ */
+static int
+lane_slot(dev_t dev, uint64_t now)
+{
+	int	 i, slot = -2;
+
+	for (i = 0; i < LANES_MAX; i++) {
+		if (lanes.used[i] && lanes.dev[i] == dev)
+			return now - lanes.since[i] < LANE_HELD_NS ? -1 : -2;
+		if (!lanes.used[i] && slot < 0)
+			slot = i;
+	}
+	return slot;
+}
+
+static int
+reader_guard(int pathfd, uint32_t pid, char *why, size_t whylen)
+{
+	struct statx stx;
+	struct timespec ts;
+	uint64_t now, until;
+	dev_t	 dev;
+	int	 i, slot;
+
+	if (!userfs_fd(pathfd, pid, why, whylen))
+		return 0;
+	/* The attributes the kernel holds: no request to the server. */
+	if (statx(pathfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, 0, &stx) == -1)
+		return 1;
+	dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	for (i = 0; i < my_nlanes; i++)
+		if (my_lanes[i] == dev)
+			return 0;
+	if (my_nlanes >= LANES_MAX)
+		return 1;
+	pthread_mutex_lock(&lanes.mu);
+	while ((slot = lane_slot(dev, (now = mono_ns()))) < 0) {
+		/*
+		 * Its device's lane another thread's, taken a moment ago: wait
+		 * for it (a snap's libraries, one after the other).  Held for
+		 * longer, or no lane free: a server holds it that may never
+		 * answer, and a thread waiting would be one thread fewer for
+		 * root's files: refused at once.
+		 */
+		if (slot == -2 || now >= my_deadline) {
+			pthread_mutex_unlock(&lanes.mu);
+			snprintf(why, whylen, "a user's file system whose reads another thread "
+			    "holds");
+			return 1;
+		}
+		/* CLOCK_REALTIME's wait, in slices: a step of it moves no deadline */
+		until = my_deadline - now < LANE_WAIT_NS ? my_deadline - now : LANE_WAIT_NS;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)until;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&lanes.cv, &lanes.mu, &ts);
+	}
+	lanes.used[slot] = 1;
+	lanes.dev[slot] = dev;
+	lanes.since[slot] = now;
+	pthread_mutex_unlock(&lanes.mu);
+	my_lanes[my_nlanes++] = dev;
+	return 0;
+}
+
+/* The lanes this thread holds let go: its requests are answered. */
+static void
+lane_release(void)
+{
+	int	 i, k;
+
+	if (my_nlanes == 0)
+		return;
+	pthread_mutex_lock(&lanes.mu);
+	for (k = 0; k < my_nlanes; k++)
+		for (i = 0; i < LANES_MAX; i++)
+			if (lanes.used[i] && lanes.dev[i] == my_lanes[k])
+				lanes.used[i] = 0;
+	pthread_cond_broadcast(&lanes.cv);
+	pthread_mutex_unlock(&lanes.mu);
+	my_nlanes = 0;
+}
+
+/*
  * Requests for one file, taken together: an exec storm maps the same few
  * files thousands of times a second, and one proof by name answers them
  * all (buildid_reader_known).  SCAN_MAX bounds the look along the queue.
@@ -179,6 +303,10 @@ resolve_one(struct resolver *r, const struct bid_query *bq, struct bid_answer *a
 {
 	if (fd != NULL && r->keep_fds && atomic_fetch_add(&r->fds, 1) < RESOLVER_MAX_FDS) {
 		buildid_reader_resolve(&r->reader, bq, a, fd);
+		if (*fd >= 0 && my_nlanes > 0) {
+			close(*fd);	/* under its lane: a FLUSH may never come back */
+			*fd = -1;
+		}
 		if (*fd < 0)
 			atomic_fetch_sub(&r->fds, 1);
 	} else {
@@ -237,7 +365,8 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 		}
 		atomic_store(&g[i]->taken, 1);
 		bid_when_earliest(&when, g[i]->q.map);
-		live++;
+		if (live++ == 0 || g[i]->deadline < my_deadline)
+			my_deadline = g[i]->deadline;	/* a lane waited for until then */
 	}
 	if (live == 0)
 		return;
@@ -258,45 +387,6 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 			resolve_each(r, g[i]);
 			atomic_store_explicit(&g[i]->done, 1, memory_order_release);
 		}
-}
-
-/*
- * A file a user's process serves (userfs.h: a user's FUSE mount, or what
- * cannot be told from one) is read by one thread at a time.  A read has
- * a deadline, but the thread in it stays in the server's hands for as
- * long as the server likes: a user with RESOLVER_MAX_WORKERS FUSE mounts
- * that never answered the daemon held every thread, and from then on no
- * file no pin proves had a build-id, root's neither (t_hostile_readers).
- * The thread that holds the lane may go on into such files; another is
- * answered "user-fs" at once, before it asks the server anything.  A
- * server that never answers keeps the lane and one thread; the other
- * threads read everyone else's files.
- */
-static atomic_int user_lane;		/* 1: a thread is in a user's file system */
-static _Thread_local int lane_mine;	/* ... this one */
-
-static int
-reader_guard(int pathfd, uint32_t pid, char *why, size_t whylen)
-{
-	int	 free_lane = 0;
-
-	if (!userfs_fd(pathfd, pid, why, whylen))
-		return 0;
-	if (lane_mine || atomic_compare_exchange_strong(&user_lane, &free_lane, 1)) {
-		lane_mine = 1;
-		return 0;
-	}
-	return 1;
-}
-
-/* The lane let go by this thread, if it held it: its request is answered. */
-static void
-lane_release(void)
-{
-	if (lane_mine) {
-		lane_mine = 0;
-		atomic_store(&user_lane, 0);
-	}
 }
 
 static void *

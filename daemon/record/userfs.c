@@ -4,8 +4,9 @@
  * an early pin, a store): a user's FUSE server that stops answering would
  * hold it for good, and every capture, store and export behind it.  The
  * worker leaves such files alone, with the reason; the build-id reader,
- * whose reads have a deadline, reads them one thread at a time (a thread
- * in a read stays in the server's hands: resolver.c).
+ * whose reads have a deadline, reads them one thread per device and on
+ * three devices at most (a thread in a read stays in the server's hands:
+ * resolver.c).
  *
  * What a mount is comes from the daemon's mountinfo (its type, and a FUSE
  * mount's user_id=), kept in a table read again when the kernel says the
@@ -42,7 +43,8 @@
  * file is a user's FUSE file (a loop device holds its file, and so its
  * file system, as long as it is bound): snaps, on a server, are read;
  * on a desktop (gvfsd-fuse, the document portal) they are not copied
- * (their build-ids are still read), nor the JIT maps of processes whose
+ * (their build-ids are still read, one thread per loop device), nor the
+ * JIT maps of processes whose
  * root is a snap's.  Nothing is walked where no such connection exists.
  *
  * A device does not show everything: an overlay has a device of its own

@@ -13,7 +13,10 @@
  * whoever asks (a loop device on it reads from the kernel's threads, not
  * the daemon's: t_hostile_loop.sh); every other read does (a file
  * system's metadata, a probe of the device's tail).  PIDFILE is not read.
- * Usage: stallfs ELF MOUNTPOINT PIDFILE [late | mark=STRING]
+ * With "flush", everything is answered but the FLUSH of a close by the
+ * daemon's threads: the file read, its close never returns
+ * (t_hostile_readers.sh).
+ * Usage: stallfs ELF MOUNTPOINT PIDFILE [late | mark=STRING | flush]
  * (runs in the foreground)
  */
 #define _GNU_SOURCE
@@ -32,6 +35,7 @@ static char	*image;
 static size_t	 imagelen;
 static const char *pidfile;
 static int	 late;
+static int	 flushing;	/* "flush": only the daemon's FLUSH never answered */
 static long long below = -1;	/* mark=: the block never answered; -1: not that mode */
 static const char *name = "/prog";
 
@@ -129,11 +133,22 @@ fs_read(const char *p, char *buf, size_t size, off_t off, struct fuse_file_info 
 	return (int)size;
 }
 
+static int
+fs_flush(const char *p, struct fuse_file_info *fi)
+{
+	(void)p;
+	(void)fi;
+	if (flushing && hostile())
+		never();
+	return 0;
+}
+
 static const struct fuse_operations ops = {
 	.getattr = fs_getattr,
 	.readdir = fs_readdir,
 	.open = fs_open,
 	.read = fs_read,
+	.flush = fs_flush,
 };
 
 int
@@ -147,12 +162,14 @@ main(int argc, char **argv)
 	if (argc == 5 && strncmp(argv[4], "mark=", 5) == 0) {
 		below = 0;	/* found below */
 		name = "/img";
+	} else if (argc == 5 && strcmp(argv[4], "flush") == 0) {
+		flushing = 1;
 	} else if (argc != 4 && !(argc == 5 && strcmp(argv[4], "late") == 0)) {
-		fprintf(stderr, "usage: stallfs ELF MOUNTPOINT PIDFILE [late | mark=STRING]\n");
+		fprintf(stderr, "usage: stallfs ELF MOUNTPOINT PIDFILE [late | mark=STRING | flush]\n");
 		return 2;
 	}
 	pidfile = argv[3];
-	late = argc == 5 && below < 0;
+	late = argc == 5 && below < 0;	/* flush too: no read stalls */
 	if ((fd = open(argv[1], O_RDONLY)) == -1 || fstat(fd, &st) == -1 ||
 	    (image = malloc((size_t)st.st_size)) == NULL ||
 	    read(fd, image, (size_t)st.st_size) != st.st_size) {
