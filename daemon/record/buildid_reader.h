@@ -59,8 +59,8 @@ enum bid_cause {
 	BIDC_BUSY,	/* "busy": too many reads waiting */
 	BIDC_ERROR,	/* "error": another I/O error */
 	BIDC_CLOCK,	/* "clock": the wall clock stepped after the mapping (wallclock.h) */
-	BIDC_USERFS,	/* "user-fs": a user's process serves the file, and another
-			   read of such a file is under way (resolver.c) */
+	BIDC_USERFS,	/* "user-fs": a user's process serves the file, and no
+			   reader thread could be given to it (resolver.c) */
 	BIDC_NCAUSES
 };
 

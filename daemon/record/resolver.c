@@ -57,6 +57,8 @@ struct resolver {
 	pthread_mutex_t	 mu;
 	pthread_cond_t	 cv;
 	struct resolve_req *qhead, **qtail;	/* taken by the workers */
+	struct resolve_req *parked;		/* met a lane another worker holds (reader_guard) */
+	size_t		 nparked;
 	int		 stop;
 	struct worker	 w[RESOLVER_MAX_WORKERS];
 	int		 nworkers;
@@ -143,44 +145,39 @@ req_unref(struct resolver *r, struct resolve_req *q)
  * RESOLVER_MAX_WORKERS FUSE mounts that never answered the daemon held
  * every thread, and from then on no file no pin proves had a build-id,
  * root's neither (t_hostile_readers).  Now such servers hold LANES_MAX
- * threads at most, and the rest read everyone else's files.  A thread
- * that meets a device whose lane another took a moment ago (LANE_HELD_NS)
- * waits for it until its request's deadline; one held longer, or no lane
- * free, it does not wait for; either way it then answers "user-fs"
- * without asking the server anything.  A file
- * read under a lane is closed there,
- * never kept for the capture (whose worker reads none of them anyway).
- * A root's file on a loop device of a desktop, where a user's FUSE
- * server always runs, goes the same way: one thread per device.
+ * threads at most, and one thread is always left for everyone else's
+ * files.  No thread waits for a lane: a request that meets a device whose
+ * lane another thread holds is parked (not answered, not counted as taken,
+ * so its device is not left alone when its deadline passes), at most
+ * PARKED_MAX of them, and queued again when a lane is let go (a snap's
+ * libraries, read one after the other); with no lane free, or the parking
+ * full, it is answered "user-fs" at once, before the server is asked
+ * anything.  A file read under a lane is closed there, never kept for the
+ * capture (whose worker reads none of them anyway).
  */
 #define LANES_MAX	(RESOLVER_MAX_WORKERS - 1)
-#define LANE_WAIT_NS	(20ULL * 1000 * 1000)	/* a wait's slice: the deadline is monotonic */
-#define LANE_HELD_NS	(50ULL * 1000 * 1000)	/* a lane held longer: not waited for */
+#define PARKED_MAX	64
 
 static struct {
 	pthread_mutex_t	 mu;
-	pthread_cond_t	 cv;
 	dev_t		 dev[LANES_MAX];
 	int		 used[LANES_MAX];
-	uint64_t	 since[LANES_MAX];	/* taken then (mono ns) */
-} lanes = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+} lanes = { .mu = PTHREAD_MUTEX_INITIALIZER };
 static _Thread_local dev_t my_lanes[LANES_MAX];	/* the lanes this thread holds */
 static _Thread_local int my_nlanes;
-static _Thread_local uint64_t my_deadline;	/* its requests' (mono ns) */
+static _Thread_local int my_park;	/* refused: its device's lane another thread's */
+static _Thread_local dev_t my_park_dev;	/* ... that device */
+static _Thread_local dev_t my_released[LANES_MAX];	/* lane_release's */
 
-/*
- * Under lanes.mu: the free slot for DEV; -1 if another thread holds DEV
- * and took it within LANE_HELD_NS of NOW; -2 if it took it earlier (a
- * server that does not answer, most likely), or no slot is free.
- */
+/* Under lanes.mu: the free slot for DEV; -1 if another thread holds DEV, -2 if no slot is free. */
 static int
-lane_slot(dev_t dev, uint64_t now)
+lane_slot(dev_t dev)
 {
 	int	 i, slot = -2;
 
 	for (i = 0; i < LANES_MAX; i++) {
 		if (lanes.used[i] && lanes.dev[i] == dev)
-			return now - lanes.since[i] < LANE_HELD_NS ? -1 : -2;
+			return -1;
 		if (!lanes.used[i] && slot < 0)
 			slot = i;
 	}
@@ -191,8 +188,6 @@ static int
 reader_guard(int pathfd, uint32_t pid, char *why, size_t whylen)
 {
 	struct statx stx;
-	struct timespec ts;
-	uint64_t now, until;
 	dev_t	 dev;
 	int	 i, slot;
 
@@ -205,55 +200,43 @@ reader_guard(int pathfd, uint32_t pid, char *why, size_t whylen)
 	for (i = 0; i < my_nlanes; i++)
 		if (my_lanes[i] == dev)
 			return 0;
-	if (my_nlanes >= LANES_MAX)
-		return 1;
+	slot = -2;
 	pthread_mutex_lock(&lanes.mu);
-	while ((slot = lane_slot(dev, (now = mono_ns()))) < 0) {
-		/*
-		 * Its device's lane another thread's, taken a moment ago: wait
-		 * for it (a snap's libraries, one after the other).  Held for
-		 * longer, or no lane free: a server holds it that may never
-		 * answer, and a thread waiting would be one thread fewer for
-		 * root's files: refused at once.
-		 */
-		if (slot == -2 || now >= my_deadline) {
-			pthread_mutex_unlock(&lanes.mu);
-			snprintf(why, whylen, "a user's file system whose reads another thread "
-			    "holds");
-			return 1;
-		}
-		/* CLOCK_REALTIME's wait, in slices: a step of it moves no deadline */
-		until = my_deadline - now < LANE_WAIT_NS ? my_deadline - now : LANE_WAIT_NS;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += (long)until;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&lanes.cv, &lanes.mu, &ts);
+	if (my_nlanes < LANES_MAX && (slot = lane_slot(dev)) >= 0) {
+		lanes.used[slot] = 1;
+		lanes.dev[slot] = dev;
 	}
-	lanes.used[slot] = 1;
-	lanes.dev[slot] = dev;
-	lanes.since[slot] = now;
 	pthread_mutex_unlock(&lanes.mu);
-	my_lanes[my_nlanes++] = dev;
-	return 0;
+	if (slot >= 0) {
+		my_lanes[my_nlanes++] = dev;
+		return 0;
+	}
+	if (slot == -1 && !my_park) {
+		my_park = 1;
+		my_park_dev = dev;
+	}
+	snprintf(why, whylen, slot == -1 ? "a user's file system another thread reads" :
+	    "a user's file system, and users' file systems hold every lane");
+	return 1;
 }
 
-/* The lanes this thread holds let go: its requests are answered. */
-static void
+/* The lanes this thread holds let go (its requests are answered): how many, in my_released[]. */
+static int
 lane_release(void)
 {
-	int	 i, k;
+	int	 i, k, n = my_nlanes;
 
-	if (my_nlanes == 0)
-		return;
+	if (n == 0)
+		return 0;
+	memcpy(my_released, my_lanes, (size_t)n * sizeof(*my_lanes));
 	pthread_mutex_lock(&lanes.mu);
 	for (k = 0; k < my_nlanes; k++)
 		for (i = 0; i < LANES_MAX; i++)
 			if (lanes.used[i] && lanes.dev[i] == my_lanes[k])
 				lanes.used[i] = 0;
-	pthread_cond_broadcast(&lanes.cv);
 	pthread_mutex_unlock(&lanes.mu);
 	my_nlanes = 0;
+	return n;
 }
 
 /*
@@ -365,8 +348,7 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 		}
 		atomic_store(&g[i]->taken, 1);
 		bid_when_earliest(&when, g[i]->q.map);
-		if (live++ == 0 || g[i]->deadline < my_deadline)
-			my_deadline = g[i]->deadline;	/* a lane waited for until then */
+		live++;
 	}
 	if (live == 0)
 		return;
@@ -384,9 +366,91 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 	}
 	for (; i < n; i++)
 		if (g[i] != NULL) {
+			my_park = 0;
 			resolve_each(r, g[i]);
+			/* its device's lane another thread's: parked by worker_main, perhaps */
+			if ((g[i]->park = my_park)) {
+				g[i]->park_dev = my_park_dev;
+				continue;
+			}
 			atomic_store_explicit(&g[i]->done, 1, memory_order_release);
 		}
+}
+
+/*
+ * Q (its answer "user-fs" written) parked until its device's lane is let
+ * go, if there is room and time; else answered (0).  Those past their
+ * deadline go first (the loop has given up on them: a lane held for
+ * good).  Under r->mu, which is taken before lanes.mu, never after.
+ */
+static int
+park(struct resolver *r, struct resolve_req *q)
+{
+	struct resolve_req **pp, *e;
+	uint64_t now = mono_ns();
+	int	 held;
+
+	for (pp = &r->parked; (e = *pp) != NULL;)
+		if (now >= e->deadline) {
+			*pp = e->qnext;
+			r->nparked--;
+			atomic_store_explicit(&e->done, 1, memory_order_release);
+			req_unref(r, e);
+		} else
+			pp = &e->qnext;
+	if (r->nparked >= PARKED_MAX || now >= q->deadline) {
+		q->park = 0;
+		atomic_store_explicit(&q->done, 1, memory_order_release);
+		return 0;
+	}
+	atomic_store(&q->taken, 0);	/* in no worker's hands: its device is not slow */
+	/*
+	 * Its lane let go since the guard met it (its holder's unpark, which
+	 * takes r->mu after, came first): queued again at once.
+	 */
+	pthread_mutex_lock(&lanes.mu);
+	held = lane_slot(q->park_dev) == -1;
+	pthread_mutex_unlock(&lanes.mu);
+	if (!held) {
+		q->park = 0;
+		q->qnext = r->qhead;
+		if (r->qhead == NULL)
+			r->qtail = &q->qnext;
+		r->qhead = q;
+		pthread_cond_signal(&r->cv);
+		return 1;
+	}
+	q->qnext = r->parked;
+	r->parked = q;
+	r->nparked++;
+	return 1;
+}
+
+/* The lanes of DEVS[0..N) were let go: their parked requests queued again, first.  Under r->mu. */
+static void
+unpark(struct resolver *r, const dev_t *devs, int n)
+{
+	struct resolve_req **pp, *q;
+	int	 i, woke = 0;
+
+	for (pp = &r->parked; (q = *pp) != NULL;) {
+		for (i = 0; i < n && devs[i] != q->park_dev; i++)
+			;
+		if (i == n) {
+			pp = &q->qnext;
+			continue;
+		}
+		*pp = q->qnext;
+		r->nparked--;
+		q->park = 0;
+		q->qnext = r->qhead;
+		if (r->qhead == NULL)
+			r->qtail = &q->qnext;
+		r->qhead = q;
+		woke = 1;
+	}
+	if (woke)
+		pthread_cond_broadcast(&r->cv);
 }
 
 static void *
@@ -397,6 +461,7 @@ worker_main(void *arg)
 	struct resolve_req *g[GROUP_MAX], *keep[GROUP_MAX];
 	uint64_t one = 1;
 	size_t	 i, n;
+	int	 released;
 
 	for (;;) {
 		pthread_mutex_lock(&r->mu);
@@ -412,13 +477,22 @@ worker_main(void *arg)
 		atomic_store(&w->busy_since, mono_ns());
 		memcpy(keep, g, n * sizeof(*g));
 		resolve_group(r, g, n);
-		lane_release();
+		released = lane_release();
 		atomic_store(&w->busy_since, 0);
+		/* the parked keep the queue's reference */
+		pthread_mutex_lock(&r->mu);
+		for (i = 0; i < n; i++)
+			if (keep[i]->park && park(r, keep[i]))
+				keep[i] = NULL;
+		if (released > 0)
+			unpark(r, my_released, released);
+		pthread_mutex_unlock(&r->mu);
 		if (atomic_exchange(&r->want_wakeup, 0) && write(r->efd, &one, sizeof(one)) < 0) {
 			/* the counter is full: the loop has a wake-up already */
 		}
 		for (i = 0; i < n; i++)
-			req_unref(r, keep[i]);
+			if (keep[i] != NULL)
+				req_unref(r, keep[i]);
 	}
 	return NULL;
 }
@@ -517,6 +591,10 @@ resolver_stop(struct resolver *r)
 	}
 	while ((q = r->qhead) != NULL) {
 		r->qhead = q->qnext;
+		req_unref(r, q);
+	}
+	while ((q = r->parked) != NULL) {
+		r->parked = q->qnext;
 		req_unref(r, q);
 	}
 	while ((q = r->pool) != NULL) {

@@ -69,7 +69,9 @@ struct resolve_req {
 	int		 all;		/* a answers every member (the worker's, or a slow device's) */
 	int		 want_pin;	/* the loop would pin the file (resolver_pinned); out asking until put */
 	struct bid_pin	 pin;		/* the worker's: the file kept, or fd -1 */
-	struct resolve_req *qnext;	/* the workers' queue */
+	struct resolve_req *qnext;	/* the workers' queue, or the parked (resolver.c) */
+	int		 park;		/* the worker's: to be parked, or parked */
+	dev_t		 park_dev;	/* ... until this device's lane is let go */
 	struct resolve_member *m;	/* joined mappings (nm of them, room for capm), or none */
 	uint32_t	 nm, capm;
 	/* the loop's own */

@@ -20,8 +20,8 @@
  * the file system anything.  Thread-safe.  The capture worker, whose reads
  * have no deadline, reads nothing it refuses: its openers show it every
  * handle (struct bid_guard), userfs_guard(WHY, PID) being that guard, its
- * reason into WHY; the build-id reader's threads read such a file one at a
- * time (resolver.c).
+ * reason into WHY; the build-id reader's threads read such files one
+ * thread per device, on three devices at most (resolver.c).
  */
 int	userfs_fd(int fd, uint32_t pid, char *why, size_t whylen);
 #define userfs_guard(why, pid)	(&(struct bid_guard){ userfs_fd, (why), sizeof(why), (pid) })

@@ -45,8 +45,13 @@ jq -e '.cache.refused_quota + .cache.refused_full >= 1' "$T/st.json" >/dev/null 
 	fail "the 1 GiB binary was not refused"
 grep -rl 5a5a5a5a5a5a5a5a5a "$T/state/debug" 2>/dev/null | head -1 | grep -q . &&
 	fail "the 1 GiB binary is in the cache"
+# On disk: max_size counts the files' bytes; each file and directory may
+# take up to a block more (a cache filled to the brim by a sanitizer's
+# big binaries showed 262,420 kB for 259,688 kB of bytes).
 used=$(du -sk "$T/state/debug" | cut -f1)
-note "cache on disk: $used kB; unresolved: $(jq .counters.mmaps_no_buildid "$T/st.json")"
-[ "$used" -le 262144 ] || fail "the cache holds $used kB on disk, above max_size"
+entries=$(find "$T/state/debug" | wc -l)
+note "cache on disk: $used kB in $entries entries; unresolved: $(jq .counters.mmaps_no_buildid "$T/st.json")"
+[ "$used" -le $((262144 + 4 * entries)) ] ||
+	fail "the cache holds $used kB on disk in $entries entries, above max_size and a block each"
 stop_daemon
 echo "PASS: lying ELF files cost nothing; ping answered; nothing lost"
