@@ -161,10 +161,14 @@ check-asan: deps
 #                    and the listener: every test that records (55 s here)
 #   t_docs           the man pages against the code: no daemon runs
 #   t_runner_interrupt  tests/run-tests.sh's ^C: the runner, not the daemon
+#   t_hostile_jitexit  the JIT jobs' shares: t_hostile_jit watches and keeps
+#                    through the same submit and jobs
+#   t_ctl_timeout    perfmapctl's timeouts: its calls run in t_varlink and
+#                    every test that drives the daemon
 # make check-asan runs them all.
 ASAN_CI_SKIP := t_crash t_capture_storm t_coexist t_perftools t_hostile_control \
 	t_control t_export t_compress t_record t_hostile_pins t_sideband_holdoff t_index \
-	t_docs t_runner_interrupt
+	t_docs t_runner_interrupt t_hostile_jitexit t_ctl_timeout
 ASAN_CI_TESTS := $(filter-out $(ASAN_CI_SKIP),$(patsubst tests/%.c,%,$(TEST_SRC)) \
 	$(patsubst tests/integration/%.sh,%,$(wildcard tests/integration/t_*.sh)))
 check-asan-ci:
@@ -188,13 +192,15 @@ check-tsan: deps
 # rings of t_control and t_capture_storm overflow under it).  Not t_index: what only it runs (the
 # rebuild, the reconciliation after a crash, perfmapctl --state-dir) runs
 # before the writer thread starts (index_open) or in a process of one
-# thread, and it took 46 s of the CI under TSan.  About 3.5 minutes; make
-# check-tsan runs everything (about 5.5).
+# thread, and it took 46 s of the CI under TSan.  Not t_hostile_pins (28 s):
+# the reader threads that take and close the pins run under TSan in
+# check_buildid_reader's resolver tests and in t_hostile_exec's storm.
+# About 3 minutes; make check-tsan runs everything (about 5.5).
 TSAN_CI_UNITS := check_bidcache check_buildid check_buildid_reader check_index check_profile \
 	check_sideband
 TSAN_CI_TESTS := $(TSAN_CI_UNITS) t_capture t_hostile_export t_store \
 	t_retention t_reload t_hostile_cache t_hostile_ns t_hostile_exec t_hostile_control \
-	t_hostile_pins t_hostile_queue t_jit_stop t_stop_stalled
+	t_hostile_queue t_jit_stop t_stop_stalled
 check-tsan-ci:
 	TESTS="$(TSAN_CI_TESTS)" $(MAKE) check-tsan
 

@@ -10,16 +10,16 @@
 # the user's servers hold what they hold: one thread per device and three
 # devices at most (daemon/record/resolver.c), the others answered
 # "user-fs".
-#   part 1: the servers answer no request of the daemon's (stat, open, read);
-#   part 2: they answer all but the FLUSH of a close: the file read and kept
-#           for the capture, its close never returned (before: four reader
-#           threads, or the capture worker, held in close).
+# Two of the servers answer no request of the daemon's (stat, open, read);
+# the other two answer all but the FLUSH of a close: the file read, its
+# close never returned (before the close was made under the lane, the
+# file was kept for the capture and closed later outside any lane: four
+# reader threads, or the capture worker, held in close).
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
 need_perf
 stallfs_setup
-N=4
 FSS=""
 fs_abort_all() {
 	for _p in $FSS; do
@@ -36,16 +36,24 @@ held() {
 	jq -r '.buildid_reads.threads_stuck + (.counters.buildid_unknown["user-fs"] // 0)' "$T/st1.json"
 }
 
-# part NAME MODE: N mounts of stallfs MODE, the user's programs on them,
-# then root's new program: read and copied.
+# part NAME MODE...: a mount of stallfs for each MODE ("-": the plain
+# one), the user's programs on them, then root's new program: read and
+# copied.
 part() {
-	for i in $(seq 1 $N); do
-		m=$H/$1.$i
+	name=$1
+	shift
+	N=$#
+	i=0
+	for mode in "$@"; do
+		i=$((i + 1))
+		[ "$mode" = - ] && mode=""
+		m=$H/$name.$i
 		mkdir "$m" && chown "$A" "$m"
-		setpriv --ruid="$A" -- "$T/stallfs" "$T/v1" "$m" "$T/target.pid" $2 \
-			> "$T/fs.$1.$i.log" 2>&1 &
+		setpriv --ruid="$A" -- "$T/stallfs" "$T/v1" "$m" "$T/target.pid" $mode \
+			> "$T/fs.$name.$i.log" 2>&1 &
 		FSS="$FSS $m:$!"
 	done
+	set -- "$name"
 	for i in $(seq 1 $N); do
 		for _ in $(seq 1 50); do [ -x "$H/$1.$i/prog" ] && break; sleep 0.1; done
 		[ -x "$H/$1.$i/prog" ] || { cat "$T/fs.$1.$i.log"; fail "$1: FUSE file system $i did not come up"; }
@@ -93,6 +101,5 @@ drain_interval = 100ms"
 	stop_daemon
 }
 
-part stall ""
-part flush flush
-echo "PASS: root's program read and copied while a user's $N FUSE servers never answered the daemon (parts: every request; a close's FLUSH)"
+part mix - - flush flush
+echo "PASS: root's program read and copied while a user's $N FUSE servers never answered the daemon (two: every request; two: a close's FLUSH)"
