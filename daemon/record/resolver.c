@@ -2,8 +2,9 @@
  * resolver.c - the worker threads of the userspace build-id reads; see
  * resolver.h.  The loop owns the requests it makes and the list of slow
  * devices; the workers own nothing but the request in their hands.
- * Shared: the queue (mu, cv), each worker's busy_since, the requests'
- * done flag and reference count, want_wakeup.
+ * Shared: the queue and the parked requests (mu, cv), the lanes (their
+ * own mutex, taken after mu, never before), each worker's busy_since,
+ * the requests' done and taken flags and reference count, want_wakeup.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -147,21 +148,24 @@ req_unref(struct resolver *r, struct resolve_req *q)
  * root's neither (t_hostile_readers).  Now such servers hold LANES_MAX
  * threads at most, and one thread is always left for everyone else's
  * files.  No thread waits for a lane: a request that meets a device whose
- * lane another thread holds is parked (not answered, not counted as taken,
- * so its device is not left alone when its deadline passes), at most
- * PARKED_MAX of them, and queued again when a lane is let go (a snap's
- * libraries, read one after the other); with no lane free, or the parking
- * full, it is answered "user-fs" at once, before the server is asked
- * anything.  A file read under a lane is closed there, never kept for the
+ * lane another thread took within LANE_FRESH_NS is parked (not answered,
+ * not counted as taken, so its device is not left alone when its deadline
+ * passes), at most PARKED_MAX of them, and queued again when that lane is
+ * let go (a snap's libraries, read one after the other; one that finds
+ * the lane another's again is parked again before any system call); with
+ * the lane held longer, no lane free, or the parking full, it is answered
+ * "user-fs" at once, before the server is asked anything.  A file read under a lane is closed there, never kept for the
  * capture (whose worker reads none of them anyway).
  */
 #define LANES_MAX	(RESOLVER_MAX_WORKERS - 1)
 #define PARKED_MAX	64
+#define LANE_FRESH_NS	(100ULL * 1000 * 1000)	/* a lane held longer: not parked behind */
 
 static struct {
 	pthread_mutex_t	 mu;
 	dev_t		 dev[LANES_MAX];
 	int		 used[LANES_MAX];
+	uint64_t	 since[LANES_MAX];	/* taken then (mono ns) */
 } lanes = { .mu = PTHREAD_MUTEX_INITIALIZER };
 static _Thread_local dev_t my_lanes[LANES_MAX];	/* the lanes this thread holds */
 static _Thread_local int my_nlanes;
@@ -169,15 +173,21 @@ static _Thread_local int my_park;	/* refused: its device's lane another thread's
 static _Thread_local dev_t my_park_dev;	/* ... that device */
 static _Thread_local dev_t my_released[LANES_MAX];	/* lane_release's */
 
-/* Under lanes.mu: the free slot for DEV; -1 if another thread holds DEV, -2 if no slot is free. */
+/*
+ * Under lanes.mu: the free slot for DEV; -1 if another thread took DEV's
+ * lane within LANE_FRESH_NS of NOW (a request may park behind it); -2 if
+ * it took it earlier (a server that does not answer, most likely: its
+ * requests would only wait out their deadlines, and the side-band's turn
+ * with them), or no slot is free.
+ */
 static int
-lane_slot(dev_t dev)
+lane_slot(dev_t dev, uint64_t now)
 {
 	int	 i, slot = -2;
 
 	for (i = 0; i < LANES_MAX; i++) {
 		if (lanes.used[i] && lanes.dev[i] == dev)
-			return -1;
+			return now - lanes.since[i] < LANE_FRESH_NS ? -1 : -2;
 		if (!lanes.used[i] && slot < 0)
 			slot = i;
 	}
@@ -188,6 +198,7 @@ static int
 reader_guard(int pathfd, uint32_t pid, char *why, size_t whylen)
 {
 	struct statx stx;
+	uint64_t now;
 	dev_t	 dev;
 	int	 i, slot;
 
@@ -201,10 +212,12 @@ reader_guard(int pathfd, uint32_t pid, char *why, size_t whylen)
 		if (my_lanes[i] == dev)
 			return 0;
 	slot = -2;
+	now = mono_ns();
 	pthread_mutex_lock(&lanes.mu);
-	if (my_nlanes < LANES_MAX && (slot = lane_slot(dev)) >= 0) {
+	if (my_nlanes < LANES_MAX && (slot = lane_slot(dev, now)) >= 0) {
 		lanes.used[slot] = 1;
 		lanes.dev[slot] = dev;
+		lanes.since[slot] = now;
 	}
 	pthread_mutex_unlock(&lanes.mu);
 	if (slot >= 0) {
@@ -346,6 +359,19 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 			g[i] = NULL;
 			continue;
 		}
+		/*
+		 * Parked before, its device's lane another's still (a hand-off
+		 * to another parked request): parked again, no system call.
+		 */
+		if (g[i]->parked_before) {
+			pthread_mutex_lock(&lanes.mu);
+			g[i]->park = lane_slot(g[i]->park_dev, now) == -1;
+			pthread_mutex_unlock(&lanes.mu);
+			if (g[i]->park) {
+				g[i] = NULL;
+				continue;
+			}
+		}
 		atomic_store(&g[i]->taken, 1);
 		bid_when_earliest(&when, g[i]->q.map);
 		live++;
@@ -371,6 +397,8 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 			/* its device's lane another thread's: parked by worker_main, perhaps */
 			if ((g[i]->park = my_park)) {
 				g[i]->park_dev = my_park_dev;
+				g[i]->parked_before = 1;
+				atomic_store(&g[i]->taken, 0);	/* its device is not slow */
 				continue;
 			}
 			atomic_store_explicit(&g[i]->done, 1, memory_order_release);
@@ -409,7 +437,7 @@ park(struct resolver *r, struct resolve_req *q)
 	 * takes r->mu after, came first): queued again at once.
 	 */
 	pthread_mutex_lock(&lanes.mu);
-	held = lane_slot(q->park_dev) == -1;
+	held = lane_slot(q->park_dev, now) == -1;
 	pthread_mutex_unlock(&lanes.mu);
 	if (!held) {
 		q->park = 0;

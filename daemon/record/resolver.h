@@ -72,6 +72,7 @@ struct resolve_req {
 	struct resolve_req *qnext;	/* the workers' queue, or the parked (resolver.c) */
 	int		 park;		/* the worker's: to be parked, or parked */
 	dev_t		 park_dev;	/* ... until this device's lane is let go */
+	int		 parked_before;	/* the worker's: parked once at least */
 	struct resolve_member *m;	/* joined mappings (nm of them, room for capm), or none */
 	uint32_t	 nm, capm;
 	/* the loop's own */

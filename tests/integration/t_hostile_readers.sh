@@ -102,4 +102,36 @@ drain_interval = 100ms"
 }
 
 part mix - - flush flush
-echo "PASS: root's program read and copied while a user's $N FUSE servers never answered the daemon (two: every request; two: a close's FLUSH)"
+
+# A server that answers, slowly (each request of the daemon's 2 ms late):
+# the user's two programs on it, one file each, started together: both
+# are read under the device's lane ("user-fs" or "timeout" for neither).
+# (A reader starts with one thread, so here they are read one after the
+# other; a second thread meeting the lane would park its request.)
+m=$H/slow
+mkdir "$m" && chown "$A" "$m"
+setpriv --ruid="$A" -- "$T/stallfs" "$T/v1" "$m" "$T/target.pid" slow=2 > "$T/fs.slow.log" 2>&1 &
+FSS="$FSS $m:$!"
+for _ in $(seq 1 50); do [ -x "$m/prog2" ] && break; sleep 0.1; done
+[ -x "$m/prog2" ] || { cat "$T/fs.slow.log"; fail "slow: the FUSE file system did not come up"; }
+start_daemon "[record]
+buildid_mode = userspace
+frequency = 499
+drain_interval = 100ms"
+echo "$DAEMON_PID" > "$T/target.pid"
+as_user "$A" "$m/prog" 1 & p1=$!
+as_user "$A" "$m/prog2" 1 & p2=$!
+wait $p1 $p2 || fail "slow: the user's programs failed"
+seg=$(timeout 10 "$PERFMAPCTL" -s "$S" snapshot) || fail "slow: snapshot"
+"$PERFMAPCTL" -s "$S" --json status > "$T/st3.json" || fail "status"
+note "slow: unknown: $(jq -c .counters.buildid_unknown "$T/st3.json")"
+fid=$(readelf_buildid "$T/v1")
+for f in prog prog2; do
+	perf buildid-list -i "$seg" 2>/dev/null | grep -q "^$fid $m/$f\$" ||
+		fail "slow: the build-id of $m/$f was not read: $(perf buildid-list -i "$seg" 2>/dev/null | grep "$m")"
+done
+jq -e '.counters.buildid_unknown["user-fs"] == 0 and .counters.buildid_unknown.timeout == 0' \
+	"$T/st3.json" > /dev/null || fail "slow: a read of the user's device went unanswered"
+fs_abort_all
+stop_daemon
+echo "PASS: root's program read and copied while a user's $N FUSE servers never answered the daemon (two: every request; two: a close's FLUSH); a slow server's two files read one after the other"

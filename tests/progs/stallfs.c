@@ -15,8 +15,11 @@
  * system's metadata, a probe of the device's tail).  PIDFILE is not read.
  * With "flush", everything is answered but the FLUSH of a close by the
  * daemon's threads: the file read, its close never returns
- * (t_hostile_readers.sh).
- * Usage: stallfs ELF MOUNTPOINT PIDFILE [late | mark=STRING | flush]
+ * (t_hostile_readers.sh).  With "slow=MS", the daemon's requests are all
+ * answered, each MS ms late, and there are two files, "prog" and "prog2"
+ * (the same bytes, two inodes): reads of one device that follow each
+ * other (t_hostile_readers.sh).
+ * Usage: stallfs ELF MOUNTPOINT PIDFILE [late | mark=STRING | flush | slow=MS]
  * (runs in the foreground)
  */
 #define _GNU_SOURCE
@@ -36,6 +39,7 @@ static size_t	 imagelen;
 static const char *pidfile;
 static int	 late;
 static int	 flushing;	/* "flush": only the daemon's FLUSH never answered */
+static long	 slow_ms = -1;	/* "slow=": the daemon's requests answered this late */
 static long long below = -1;	/* mark=: the block never answered; -1: not that mode */
 static const char *name = "/prog";
 
@@ -73,8 +77,23 @@ hostile(void)
 static void
 never(void)
 {
+	if (slow_ms >= 0) {	/* late, not never */
+		usleep((useconds_t)slow_ms * 1000);
+		return;
+	}
 	for (;;)
 		pause();
+}
+
+/* P one of the files: "prog", or in slow mode "prog2" too; its inode number, else 0. */
+static int
+file_ino(const char *p)
+{
+	if (strcmp(p, name) == 0)
+		return 2;
+	if (slow_ms >= 0 && strcmp(p, "/prog2") == 0)
+		return 3;
+	return 0;
 }
 
 static int
@@ -86,14 +105,14 @@ fs_getattr(const char *p, struct stat *st, struct fuse_file_info *fi)
 		st->st_nlink = 2;
 		return 0;
 	}
-	if (strcmp(p, name) != 0)
+	if (file_ino(p) == 0)
 		return -ENOENT;
 	if (below < 0 && !late && hostile())
 		never();
 	st->st_mode = S_IFREG | (below < 0 ? 0755 : 0644);
 	st->st_nlink = 1;
 	st->st_size = (off_t)imagelen;
-	st->st_ino = 2;
+	st->st_ino = (ino_t)file_ino(p);
 	return 0;
 }
 
@@ -106,13 +125,15 @@ fs_readdir(const char *p, void *buf, fuse_fill_dir_t fill, off_t off,
 	fill(buf, ".", NULL, 0, 0);
 	fill(buf, "..", NULL, 0, 0);
 	fill(buf, name + 1, NULL, 0, 0);
+	if (slow_ms >= 0)
+		fill(buf, "prog2", NULL, 0, 0);
 	return 0;
 }
 
 static int
 fs_open(const char *p, struct fuse_file_info *fi)
 {
-	if (strcmp(p, name) != 0)
+	if (file_ino(p) == 0)
 		return -ENOENT;
 	if (below < 0 && !late && hostile())
 		never();
@@ -164,12 +185,15 @@ main(int argc, char **argv)
 		name = "/img";
 	} else if (argc == 5 && strcmp(argv[4], "flush") == 0) {
 		flushing = 1;
+	} else if (argc == 5 && strncmp(argv[4], "slow=", 5) == 0) {
+		slow_ms = atol(argv[4] + 5);
 	} else if (argc != 4 && !(argc == 5 && strcmp(argv[4], "late") == 0)) {
-		fprintf(stderr, "usage: stallfs ELF MOUNTPOINT PIDFILE [late | mark=STRING | flush]\n");
+		fprintf(stderr, "usage: stallfs ELF MOUNTPOINT PIDFILE [late | mark=STRING | flush | "
+		    "slow=MS]\n");
 		return 2;
 	}
 	pidfile = argv[3];
-	late = argc == 5 && below < 0;	/* flush too: no read stalls */
+	late = argc == 5 && below < 0 && slow_ms < 0;	/* flush too: no read stalls */
 	if ((fd = open(argv[1], O_RDONLY)) == -1 || fstat(fd, &st) == -1 ||
 	    (image = malloc((size_t)st.st_size)) == NULL ||
 	    read(fd, image, (size_t)st.st_size) != st.st_size) {
