@@ -54,6 +54,13 @@ job_free(struct job *j)
 	free(j);
 }
 
+/* Have users' processes' JIT jobs their share of the queue, for one of UID?  Under c->mu. */
+static int
+jit_users_full(const struct capture *c, uint32_t uid)
+{
+	return uid != 0 && c->njitq_users >= JIT_QUEUE_USERS(c->qmax);
+}
+
 /* Queue J; returns -1 (J freed) if the worker is stopping. */
 static int
 submit(struct capture *c, struct job *j)
@@ -77,7 +84,7 @@ submit(struct capture *c, struct job *j)
 	 * then must still find room.
 	 */
 	if ((j->kind == JOB_JIT_WATCH || (j->kind == JOB_JIT_KEEP && j->pid != 0)) &&
-	    (c->njitq >= c->qmax || (j->uid != 0 && c->njitq_users >= JIT_QUEUE_USERS(c->qmax)))) {
+	    (c->njitq >= c->qmax || jit_users_full(c, j->uid))) {
 		if (j->kind == JOB_JIT_KEEP)
 			atomic_fetch_add(&c->n_jit_unkept, 1);	/* gone: not offered again */
 		pthread_mutex_unlock(&c->mu);
@@ -619,7 +626,7 @@ capture_jit_watch(struct capture *c, uint32_t pid, uint32_t *uid)
 		return 0;	/* gone: nothing to watch, nor to keep (*UID untold) */
 	/* A user's share full: no more system calls for it either. */
 	pthread_mutex_lock(&c->mu);
-	full = st.st_uid != 0 && c->njitq_users >= JIT_QUEUE_USERS(c->qmax);
+	full = jit_users_full(c, st.st_uid);
 	pthread_mutex_unlock(&c->mu);
 	if (full) {
 		atomic_fetch_add(&c->n_jit_unwatched, 1);

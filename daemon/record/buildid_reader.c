@@ -576,8 +576,7 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 {
 	struct stat st, fst;
 	char	 path[96], why[256];
-	struct bid_guard g = { b->guard, why, sizeof(why), q->pid };
-	const struct bid_guard *guard = b->guard != NULL ? &g : NULL;
+	const struct bid_guard *guard = bid_guard_of(b->guard, why, q->pid);
 	int	 fd, pfd, rc;
 
 	/*
@@ -647,14 +646,13 @@ resolve_by_name(struct buildid_reader *b, const struct bid_query *q, struct bid_
 {
 	struct stat st;
 	char	 why[256];
-	struct bid_guard g = { b->guard, why, sizeof(why), 0 };
 	int	 pfd, fd;
 
 	a->cause = BIDC_GONE;
 	if (!q->has_inode || q->filename[0] != '/' ||
 	    record_name_len(q->filename) != strlen(q->filename))
 		return;		/* nothing to compare, or unlinked when it was mapped */
-	if ((pfd = open_path_guarded(q->filename, b->guard != NULL ? &g : NULL)) < 0) {
+	if ((pfd = open_path_guarded(q->filename, bid_guard_of(b->guard, why, 0))) < 0) {
 		if (pfd == -EACCES || pfd == -EPERM)
 			a->cause = BIDC_DENIED;
 		else if (pfd == -EBID_GUARD)
@@ -765,14 +763,13 @@ buildid_reader_known(struct buildid_reader *b, const struct bid_query *q, struct
 	struct bid_answer ca;
 	struct stat st;
 	char	 why[256];
-	struct bid_guard g = { b->guard, why, sizeof(why), 0 };
 	int	 pfd, rc = 0;
 
 	if (!q->has_inode || when.wall_ns == 0 || !buildid_reader_is_file(q->filename) ||
 	    record_name_len(q->filename) != strlen(q->filename))
 		return 0;
 	/* a refusal: no proof by name; each mapping is then read on its own */
-	if ((pfd = open_path_guarded(q->filename, b->guard != NULL ? &g : NULL)) < 0)
+	if ((pfd = open_path_guarded(q->filename, bid_guard_of(b->guard, why, 0))) < 0)
 		return 0;
 	/* Rule 2's tests, and a cache entry for the file in this very state. */
 	memset(&ca, 0, sizeof(ca));

@@ -220,6 +220,9 @@ struct bid_guard {
 	uint32_t pid;
 };
 #define EBID_GUARD	EREMOTEIO	/* -EBID_GUARD: a guard refused (not a kernel's EPERM) */
+/* The guard of FN (NULL: none) for a handle reached through PID, its reason into WHY (an array). */
+#define bid_guard_of(fn, why, pid) \
+	((fn) != NULL ? &(struct bid_guard){ (fn), (why), sizeof(why), (pid) } : NULL)
 
 /*
  * The opening rules, for every reader of a user's file (the capture

@@ -154,8 +154,9 @@ req_unref(struct resolver *r, struct resolve_req *q)
  * let go (a snap's libraries, read one after the other; one that finds
  * the lane another's again is parked again before any system call); with
  * the lane held longer, no lane free, or the parking full, it is answered
- * "user-fs" at once, before the server is asked anything.  A file read under a lane is closed there, never kept for the
- * capture (whose worker reads none of them anyway).
+ * "user-fs" at once, before the server is asked anything.  A file read
+ * under a lane is closed there, never kept for the capture (whose worker
+ * reads none of them anyway).
  */
 #define LANES_MAX	(RESOLVER_MAX_WORKERS - 1)
 #define PARKED_MAX	64
@@ -192,6 +193,18 @@ lane_slot(dev_t dev, uint64_t now)
 			slot = i;
 	}
 	return slot;
+}
+
+/* Would a request for DEV park now (its lane another thread's, taken a moment ago)? */
+static int
+lane_parkable(dev_t dev, uint64_t now)
+{
+	int	 parkable;
+
+	pthread_mutex_lock(&lanes.mu);
+	parkable = lane_slot(dev, now) == -1;
+	pthread_mutex_unlock(&lanes.mu);
+	return parkable;
 }
 
 static int
@@ -364,10 +377,7 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 		 * to another parked request): parked again, no system call.
 		 */
 		if (g[i]->parked_before) {
-			pthread_mutex_lock(&lanes.mu);
-			g[i]->park = lane_slot(g[i]->park_dev, now) == -1;
-			pthread_mutex_unlock(&lanes.mu);
-			if (g[i]->park) {
+			if ((g[i]->park = lane_parkable(g[i]->park_dev, now))) {
 				g[i] = NULL;
 				continue;
 			}
@@ -405,6 +415,17 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 		}
 }
 
+/* Q, parked no more, queued first.  Under r->mu. */
+static void
+queue_front(struct resolver *r, struct resolve_req *q)
+{
+	q->park = 0;
+	q->qnext = r->qhead;
+	if (r->qhead == NULL)
+		r->qtail = &q->qnext;
+	r->qhead = q;
+}
+
 /*
  * Q (its answer "user-fs" written) parked until its device's lane is let
  * go, if there is room and time; else answered (0).  Those past their
@@ -416,7 +437,6 @@ park(struct resolver *r, struct resolve_req *q)
 {
 	struct resolve_req **pp, *e;
 	uint64_t now = mono_ns();
-	int	 held;
 
 	for (pp = &r->parked; (e = *pp) != NULL;)
 		if (now >= e->deadline) {
@@ -436,15 +456,8 @@ park(struct resolver *r, struct resolve_req *q)
 	 * Its lane let go since the guard met it (its holder's unpark, which
 	 * takes r->mu after, came first): queued again at once.
 	 */
-	pthread_mutex_lock(&lanes.mu);
-	held = lane_slot(q->park_dev, now) == -1;
-	pthread_mutex_unlock(&lanes.mu);
-	if (!held) {
-		q->park = 0;
-		q->qnext = r->qhead;
-		if (r->qhead == NULL)
-			r->qtail = &q->qnext;
-		r->qhead = q;
+	if (!lane_parkable(q->park_dev, now)) {
+		queue_front(r, q);
 		pthread_cond_signal(&r->cv);
 		return 1;
 	}
@@ -470,11 +483,7 @@ unpark(struct resolver *r, const dev_t *devs, int n)
 		}
 		*pp = q->qnext;
 		r->nparked--;
-		q->park = 0;
-		q->qnext = r->qhead;
-		if (r->qhead == NULL)
-			r->qtail = &q->qnext;
-		r->qhead = q;
+		queue_front(r, q);
 		woke = 1;
 	}
 	if (woke)
