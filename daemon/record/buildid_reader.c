@@ -649,9 +649,15 @@ resolve_by_name(struct buildid_reader *b, const struct bid_query *q, struct bid_
 	int	 pfd, fd;
 
 	a->cause = BIDC_GONE;
-	if (!q->has_inode || q->filename[0] != '/' ||
+	/*
+	 * Nothing to compare, unlinked when it was mapped, or mapped at an
+	 * unknown time (the start-up scan): no state of the file could be
+	 * proven older than the mapping, so the path is not walked (its file
+	 * system, maybe a user's server, is asked nothing).
+	 */
+	if (!q->has_inode || q->map.wall_ns == 0 || q->filename[0] != '/' ||
 	    record_name_len(q->filename) != strlen(q->filename))
-		return;		/* nothing to compare, or unlinked when it was mapped */
+		return;
 	if ((pfd = open_path_guarded(q->filename, bid_guard_of(b->guard, why, 0))) < 0) {
 		if (pfd == -EACCES || pfd == -EPERM)
 			a->cause = BIDC_DENIED;
