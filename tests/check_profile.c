@@ -519,6 +519,18 @@ START_TEST(test_hostile_names)
 	ck_assert_uint_eq(f.counts[0], 2);
 	ck_assert_str_eq(f.lines[0], "c?m:main;good_one_[j];a:b?<x>?&\"'_[j]");
 	folded_free(&f);
+	/*
+	 * A binary nothing names a function of is shown by its name, which a
+	 * user chose: "x\nsshd 999999" would end the line and forge another.
+	 */
+	b = symbolize_binary(sym, BIN_NOID, "/home/u/x\nsshd 999999;y\xff", NULL, 0, NULL);
+	ck_assert_uint_ne(loc[0] = stacks_location(s, b, 0x10, 1), 0);
+	ck_assert_int_eq(stacks_add(s, 3, stacks_intern(s, "u"), loc, 2, 10), 0);
+	ck_assert_int_eq(folded_build(s, &f), 0);
+	ck_assert_uint_eq(f.n, 2);
+	ck_assert_str_eq(f.lines[0][0] == 'u' ? f.lines[0] : f.lines[1],
+	    "u;good_one_[j];[x?sshd 999999:y?]");
+	folded_free(&f);
 	fd = open(map, O_RDWR | O_TRUNC);
 	ck_assert_int_eq(svg_write(s, &m, fd, &bytes, map, sizeof(map)), 0);
 	close(fd);

@@ -415,14 +415,21 @@ base_name(const char *path)
 void
 stacks_name_text(struct sbuf *b, const char *name)
 {
-	const char *p;
+	const unsigned char *p = (const unsigned char *)name;
+	size_t	 n = strlen(name), i = 0, l, run = 0;
 
-	while ((p = strchr(name, ';')) != NULL) {
-		sbuf_add(b, name, (size_t)(p - name));
-		sbuf_add(b, ":", 1);
-		name = p + 1;
+	/* runs of good bytes copied whole; ';' and bad bytes written one by one */
+	while (i < n) {
+		l = utf8_len(p + i, n - i);
+		if (l == 0 || (l == 1 && (p[i] < 0x20 || p[i] == 0x7f || p[i] == ';'))) {
+			sbuf_add(b, name + run, i - run);
+			sbuf_add(b, l == 1 && p[i] == ';' ? ":" : "?", 1);
+			run = ++i;
+			continue;
+		}
+		i += l;
 	}
-	sbuf_str(b, name);
+	sbuf_add(b, name + run, n - run);
 }
 
 void

@@ -104,8 +104,10 @@ void	sbuf_free(struct sbuf *);
  */
 void	stacks_loc_text(struct stacks *, uint32_t loc, struct sbuf *);
 /*
- * NAME (a function's, a process's) with ';' as ':': folded lines split on
- * ';', so a process named "sshd;main" is not a process and a frame.
+ * NAME (a function's, a process's, a binary's) with ';' as ':' and control
+ * characters and bytes that are not UTF-8 as '?': folded lines split on
+ * ';' and end at a newline, so a process named "sshd;main" is not a
+ * process and a frame, and a binary named "x\nsshd 99" forges no line.
  */
 void	stacks_name_text(struct sbuf *, const char *name);
 
