@@ -36,6 +36,7 @@ struct proc {
 	size_t		 nmaps, cap;
 	struct binary	*jit;		/* its kept perf-PID.map in this segment */
 	int		 jit_checked;
+	int		 jit_elf_failed;	/* no image could be made of its kept map */
 	int		 dead;		/* exited: forgotten when it leaves the grave */
 };
 

@@ -407,9 +407,11 @@ jit_mmap_record(struct pctx *c, const struct record *r)
 	struct record_mmap m = r->mmap;
 	char	 map[PATH_MAX], elf[PATH_MAX], tmp[PATH_MAX + 8], abs[PATH_MAX];
 	struct stat st;
-	int	 fd;
+	struct proc *pr;
+	int	 fd, bad;
 
 	if (!(m.prot & 4 /* PROT_EXEC */) || !record_name_is_anon(m.filename) ||
+	    ((pr = procs_get(&c->procs, m.pid, 0)) != NULL && pr->jit_elf_failed) ||
 	    (size_t)snprintf(map, sizeof(map), "%s/perf-%u.map", c->jitdir, m.pid) >= sizeof(map) ||
 	    (size_t)snprintf(elf, sizeof(elf), "%s/perf-%u.so", c->jitdir, m.pid) >= sizeof(elf) ||
 	    stat(map, &st) == -1)
@@ -421,8 +423,16 @@ jit_mmap_record(struct pctx *c, const struct record *r)
 		snprintf(tmp, sizeof(tmp), "%s.tmp", elf);
 		if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644)) == -1)
 			return 0;	/* a read-only state directory: left as it is */
-		if (symbolize_jit_elf(map, fd) < 0 || close(fd) == -1 || rename(tmp, elf) == -1) {
+		/*
+		 * A map no image can be made of (no valid line) is tried once
+		 * per process and segment: a process mapping code again and
+		 * again made a read and parse of its map, up to 64 MiB, each.
+		 */
+		bad = symbolize_jit_elf(map, fd) < 0;
+		if (close(fd) == -1 || bad || rename(tmp, elf) == -1) {
 			unlink(tmp);
+			if (pr != NULL)
+				pr->jit_elf_failed = 1;
 			return 0;
 		}
 	}

@@ -26,11 +26,14 @@ since=@$(date +%s.%N)
 "$T/jit" 1.5 & J1=$!
 "$T/jit" 1.5 symlink & J2=$!
 "$T/jit" 1.5 chown & J3=$!
-wait $J1 $J2 $J3
+"$T/jit" 1.5 garbage & J5=$!
+wait $J1 $J2 $J3 $J5
 until=@$(date +%s.%N)
 W="--since $since --until $until"
 kept=$(kept_map "$J1") || { cat "$T/daemon.log"; fail "/tmp/perf-$J1.map was not kept"; }
-rm -f /tmp/perf-$J1.map /tmp/perf-$J2.map /tmp/perf-$J3.map /tmp/pm-jit-real-$J2.map
+kept_map "$J5" > /dev/null || fail "/tmp/perf-$J5.map (no valid line) was not kept"
+rm -f /tmp/perf-$J1.map /tmp/perf-$J2.map /tmp/perf-$J3.map /tmp/pm-jit-real-$J2.map \
+	/tmp/perf-$J5.map
 # the index lists the open segment once its writer has committed (commit_interval)
 for _ in $(seq 1 50); do
 	off segments 2>/dev/null | grep -q 'perf-000001' && break
@@ -49,6 +52,16 @@ ctl profile $W --pid $J1 -o "$T/j.pb.gz" > /dev/null || fail "profile -o j.pb.gz
 off profile $W --pid $J1 -o "$T/j.data" > /dev/null || fail "profile -o j.data"
 perf report -i "$T/j.data" --stdio --sort sym 2>/dev/null | grep -q pm_jit_spin ||
 	fail "perf report on the profile does not name the JIT frame"
+# A map of no valid line: no image is made of it (tried once, not at each
+# of its process's 17 executable mappings), and the daemon, which makes a
+# perf-format profile as root, keeps no descriptor of the attempt.
+fds() { ls "/proc/$DAEMON_PID/fd" | wc -l; }
+n0=$(fds)
+ctl profile $W --pid $J5 -o "$T/g.data" > /dev/null || fail "profile --pid $J5 (a map of no valid line)"
+n1=$(fds)
+[ "$n1" -le $((n0 + 3)) ] ||
+	fail "a perf-format profile of a map of no valid line left $((n1 - n0)) descriptors open in the daemon"
+ls "$T/state/segments/"*.jit/perf-$J5.so > /dev/null 2>&1 && fail "an image was made of a map of no valid line"
 for p in $J2 $J3; do
 	off profile $W --pid $p -o "$T/r$p.folded" > /dev/null || fail "profile --pid $p"
 	grep -q pm_jit_spin "$T/r$p.folded" && fail "pid $p's refused map named a frame"

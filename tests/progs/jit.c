@@ -3,9 +3,11 @@
  * copies a loop into anonymous executable memory, names it in
  * /tmp/perf-PID.map (perf's convention: "START SIZE NAME", hex) and runs it.
  * x86-64 only.  The map is left behind, as runtimes leave it.
- * Usage: jit SECONDS [symlink | chown]
+ * Usage: jit SECONDS [symlink | chown | garbage]
  *	symlink	/tmp/perf-PID.map is a symlink to the real map (refused)
  *	chown	the map belongs to another user (refused)
+ *	garbage	the map has no valid line, and 16 more pages are made
+ *		executable one by one (16 more executable anonymous mappings)
  */
 #include <errno.h>
 #include <stdint.h>
@@ -48,7 +50,17 @@ main(int argc, char **argv)
 	}
 	if ((f = fopen(strcmp(mode, "symlink") == 0 ? real : path, "w")) == NULL)
 		return 1;
-	fprintf(f, "%lx %zx pm_jit_spin\n", (unsigned long)(uintptr_t)(p + 64), sizeof(code));
+	if (strcmp(mode, "garbage") == 0) {
+		fprintf(f, "zz\n");
+		for (int i = 0; i < 16; i++) {
+			void *q = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (q == MAP_FAILED || mprotect(q, 4096, PROT_READ | PROT_EXEC) == -1)
+				return 1;
+		}
+	} else
+		fprintf(f, "%lx %zx pm_jit_spin\n", (unsigned long)(uintptr_t)(p + 64), sizeof(code));
 	fclose(f);
 	if (strcmp(mode, "symlink") == 0 && symlink(real, path) == -1)
 		return 1;
