@@ -36,7 +36,7 @@ compress_new(int level)
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
 	c->level = level;
-	if ((c->stage = malloc(COMPRESS_CHUNK)) == NULL ||
+	if ((c->stage = malloc(COMPRESS_STAGE)) == NULL ||
 	    (c->cctx = ZSTD_createCCtx()) == NULL ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level))) {
 		compress_free(c);
@@ -63,15 +63,15 @@ compress_staged(const struct compress *c)
 
 /*
  * zstd's own bound is about n + n/256 per frame; each flush adds block
- * and record headers (8 bytes per 64 KiB record): n/128 and 1 KiB per
- * chunk cover both with room to spare.
+ * and record headers (8 bytes per record): n/128 and 1 KiB per stage
+ * cover both with room to spare.
  */
 size_t
 compress_bound(const struct compress *c, size_t len)
 {
 	size_t	 n = c->staged + len;
 
-	return n + n / 128 + (n / COMPRESS_CHUNK + 2) * 1024;
+	return n + n / 128 + (n / COMPRESS_STAGE + 2) * 1024;
 }
 
 int
@@ -83,7 +83,7 @@ compress_flush(struct compress *c, uint8_t *out, size_t *outlen)
 
 	if (c->staged == 0)
 		return 0;
-	/* Every round makes progress: at most one record per 64 KiB of input, plus the tail. */
+	/* One round (a stage's bound fits a record); each more would make progress. */
 	for (guard = 0; guard < 64; guard++) {
 		struct perf_event_header h = { PERF_RECORD_COMPRESSED, 0, 0 };
 		ZSTD_outBuffer	 o = { out + *outlen + sizeof(h),
@@ -122,11 +122,11 @@ compress_put(struct compress *c, const void *data, size_t len, uint8_t *out, siz
 			if (h.size >= sizeof(h) && h.size <= len)
 				n = h.size;
 		}
-		if (n > COMPRESS_CHUNK - c->staged && c->staged > 0 &&
+		if (n > COMPRESS_STAGE - c->staged && c->staged > 0 &&
 		    compress_flush(c, out, outlen) < 0)
 			return -1;
-		if (n > COMPRESS_CHUNK - c->staged)
-			n = COMPRESS_CHUNK - c->staged;	/* not records: as it comes */
+		if (n > COMPRESS_STAGE - c->staged)
+			n = COMPRESS_STAGE - c->staged;	/* too big for a stage, or not records */
 		memcpy(c->stage + c->staged, p, n);
 		c->staged += n;
 		p += n;

@@ -4,13 +4,16 @@
  * read back.  Both sides follow perf 6.1 (tools/perf/util/zstd.c,
  * session.c perf_session__process_compressed_event):
  *
- *   writer: records are staged whole, at most COMPRESS_CHUNK bytes; each
+ *   writer: records are staged whole, at most COMPRESS_STAGE bytes; each
  *           full stage (and each flush) is compressed with ZSTD_e_flush
- *           into COMPRESSED records of at most 64 KiB, header included,
- *           so every COMPRESSED record decompresses to at most
- *           COMPRESS_CHUNK bytes.  One stream per file: a record's bytes
- *           may be split across two COMPRESSED records, never across a
- *           flush.
+ *           into one COMPRESSED record: zstd's bound for a stage, with
+ *           the record's header, is under 64 KiB, so a record holds whole
+ *           zstd blocks and decompresses to at least one byte (perf 6.1
+ *           takes a record that decompresses to nothing, a part of a
+ *           block, for corrupt data: "Couldn't decompress data") and at
+ *           most COMPRESS_STAGE.  One stream per file: a record larger
+ *           than a stage is split across flushes (perf carries the part
+ *           over, as the reader here does).
  *   reader: one stream per file; each COMPRESSED record's payload is
  *           decompressed into at most MMAP_LEN bytes (the file's
  *           HEADER_COMPRESSED comp_mmap_len: perf allocates that much per
@@ -31,8 +34,16 @@
 #define PERF_RECORD_COMPRESSED	81
 /* The most of the stream one COMPRESSED record holds (u16 size, header included). */
 #define COMPRESS_RECORD_MAX	65535
-/* Staged records per flush: the most one COMPRESSED record decompresses to. */
+/*
+ * The most one COMPRESSED record decompresses to, the comp_mmap_len the
+ * writer gives (files written before COMPRESS_STAGE staged this much).
+ */
 #define COMPRESS_CHUNK		(128 * 1024)
+/*
+ * Staged records per flush: ZSTD_compressBound(64000) is 64,282 bytes, so
+ * a flush's output fits one record (65,535 bytes, 8 of them its header).
+ */
+#define COMPRESS_STAGE		64000
 /* The largest comp_mmap_len a reader accepts from a file (perf record -m 16M). */
 #define COMPRESS_MMAP_LEN_MAX	(16U << 20)
 

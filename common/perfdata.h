@@ -82,7 +82,7 @@ int	perfdata_create_fd(struct perfdata *, int fd, const struct perfdata_attr *,
  * From now on (before the first record), write the records as one zstd
  * stream of PERF_RECORD_COMPRESSED records at LEVEL (1..22), with the
  * HEADER_COMPRESSED feature (compress.h).  data_size then counts the
- * compressed bytes; up to COMPRESS_CHUNK bytes of records wait in memory
+ * compressed bytes; up to COMPRESS_STAGE bytes of records wait in memory
  * for the next flush.  0 or -ENOMEM.
  */
 int	perfdata_compress(struct perfdata *, int level);

@@ -1513,6 +1513,63 @@ START_TEST(test_perf_compressed)
 }
 END_TEST
 
+/*
+ * Records that compress poorly (a user's file names: random text): each
+ * stage's block is then larger than half a stage.  perf 6.1 takes a
+ * COMPRESSED record that decompresses to nothing as corrupt ("Couldn't
+ * decompress data"), so no record may hold only part of a zstd block:
+ * perf reads every sample of such a file.
+ */
+START_TEST(test_perf_compressed_noise)
+{
+	char	 path[128], cmd[512], *out, name[3001];
+	struct perfdata pd;
+	struct perfdata_attr a;
+	struct perfdata_meta meta;
+	struct record_sample_id sid = { .pid = PID, .tid = PID, .time = 1500, .id = IDS[0] };
+	struct record_mmap m;
+	struct expect e;
+	uint8_t	 buf[8192];
+	size_t	 i, j, n;
+
+	ck_assert_msg(have_perf(), "perf is not installed (linux-perf is in tests/deps.sh)");
+	ck_assert_ptr_nonnull(out = malloc(1 << 20));
+	path_in(path, sizeof(path), "znoise.data");
+	make_attr(&a);
+	make_meta(&meta);
+	build_records(&e);
+	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
+	ck_assert_int_eq(perfdata_compress(&pd, 1), 0);
+	ck_assert_int_eq(perfdata_write(&pd, e.data, e.off[2]), 0);	/* COMM, MMAP2 */
+	srandom(11);
+	memset(&m, 0, sizeof(m));
+	m.pid = m.tid = PID + 1;
+	m.len = 0x1000;
+	m.prot = 5;
+	m.flags = 2;
+	m.filename = name;
+	for (i = 0; i < 400; i++) {		/* 1.2 MB of text no dictionary knows */
+		name[0] = '/';
+		for (j = 1; j < sizeof(name) - 1; j++)
+			name[j] = (char)(' ' + 1 + random() % 94);
+		name[sizeof(name) - 1] = '\0';
+		m.addr = 0x10000000 + i * 0x1000;
+		n = record_build_mmap2(buf, &m, PERF_RECORD_MISC_USER, &LAYOUT, &sid);
+		ck_assert_int_eq(perfdata_write(&pd, buf, n), 0);
+	}
+	ck_assert_int_eq(perfdata_write(&pd, e.data + e.off[2], e.len - e.off[2]), 0);
+	ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, NULL, 0), 0);
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s'", path);
+	ck_assert_msg(run(cmd, out, 1 << 20) == 0, "perf script failed:\n%.2000s", out);
+	ck_assert_msg(count(out, " cpu-clock: ") == NSAMPLES,
+	    "perf script does not show %d samples:\n%.2000s", NSAMPLES, out);
+	snprintf(cmd, sizeof(cmd), "perf report --stats -i '%s'", path);
+	ck_assert_msg(run(cmd, out, 1 << 20) == 0, "perf report --stats failed:\n%.2000s", out);
+	ck_assert_msg(strstr(out, "MMAP2 events:        401") != NULL, "%.2000s", out);
+	free(out);
+}
+END_TEST
+
 static Suite *
 perfdata_suite(void)
 {
@@ -1537,6 +1594,7 @@ perfdata_suite(void)
 	tcase_add_test(tc, test_perf_header_and_script);
 	tcase_add_test(tc, test_perf_machine_features);
 	tcase_add_test(tc, test_perf_compressed);
+	tcase_add_test(tc, test_perf_compressed_noise);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("compressed");
