@@ -37,6 +37,7 @@
 #include "compress.h"
 #include "perfdata.h"
 #include "record.h"
+#include "record/repair.h"
 
 #define ST	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 		 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
@@ -1570,6 +1571,50 @@ START_TEST(test_perf_compressed_noise)
 }
 END_TEST
 
+/*
+ * A compressed segment whose header reached the disk and whose feature
+ * table did not (a power loss after its close): HEADER_COMPRESSED cannot
+ * be read, and the records decompress under the writer's comp_mmap_len.
+ * Repair kept nothing of it and removed it ("not one whole record").
+ */
+START_TEST(test_repair_compressed_no_features)
+{
+	char	 path[128], partial[160], err[256] = "", cmd[512], out[65536];
+	struct perfdata pd;
+	struct perfdata_attr a;
+	struct perfdata_meta meta;
+	struct perfdata_file f;
+	struct count_walk cw = { 0, 0 };
+	struct expect e;
+	uint64_t end;
+
+	ck_assert_msg(have_perf(), "perf is not installed (linux-perf is in tests/deps.sh)");
+	path_in(path, sizeof(path), "zlost.data");
+	snprintf(partial, sizeof(partial), "%s.partial", path);
+	make_attr(&a);
+	make_meta(&meta);
+	build_records(&e);
+	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
+	ck_assert_int_eq(perfdata_compress(&pd, 1), 0);
+	ck_assert_int_eq(perfdata_write(&pd, e.data, e.len), 0);
+	ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, NULL, 0), 0);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	end = f.h.data.offset + f.h.data.size;
+	perfdata_file_close(&f);
+	ck_assert_int_eq(truncate(path, (off_t)end), 0);	/* the features lost */
+	ck_assert_int_eq(rename(path, partial), 0);
+	ck_assert_msg(repair_segment(partial, err, sizeof(err)) == 0, "repair: %s", err);
+	ck_assert_int_eq(access(partial, F_OK), -1);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(perfdata_walk(&f, count_cb, &cw), (int64_t)f.h.data.size);
+	ck_assert_uint_eq(cw.n, e.nrec);
+	perfdata_file_close(&f);
+	snprintf(cmd, sizeof(cmd), "perf script -i '%s'", path);
+	ck_assert_msg(run(cmd, out, sizeof(out)) == 0, "perf script failed:\n%s", out);
+	ck_assert_int_eq(count(out, " cpu-clock: "), NSAMPLES);
+}
+END_TEST
+
 static Suite *
 perfdata_suite(void)
 {
@@ -1595,6 +1640,7 @@ perfdata_suite(void)
 	tcase_add_test(tc, test_perf_machine_features);
 	tcase_add_test(tc, test_perf_compressed);
 	tcase_add_test(tc, test_perf_compressed_noise);
+	tcase_add_test(tc, test_repair_compressed_no_features);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("compressed");
