@@ -259,6 +259,135 @@ slurp(const char *name)
 	return buf;
 }
 
+/* --- the kernel in two boots ---------------------------------------------- */
+
+#define KTEXT_A		0xffffffff81000000ULL	/* boot A: where the cached kallsyms has it */
+#define KTEXT_B		0xffffffff9b000000ULL	/* boot B: KASLR put it 0x1a000000 higher */
+#define MOD_A		0xffffffffc0001000ULL
+#define MOD_B		0xffffffffc5001000ULL
+
+/* The kernel's and module MOD's mappings, as a segment's start state has them. */
+static void
+seg_kernel(struct seg *s, uint64_t text, uint64_t mod)
+{
+	struct record_sample_id sid = { .pid = (uint32_t)-1, .tid = (uint32_t)-1, .time = 1,
+	    .id = 7 };
+	struct record_mmap m;
+	size_t	 n;
+
+	memset(&m, 0, sizeof(m));
+	m.pid = m.tid = (uint32_t)-1;
+	m.addr = text;
+	m.len = 0x3000;
+	m.pgoff = text;
+	m.filename = "[kernel.kallsyms]_text";
+	n = record_build_mmap(s->buf, &m, PERF_RECORD_MISC_KERNEL, &LAYOUT, &sid);
+	ck_assert_int_eq(perfdata_write(&s->pd, s->buf, n), 0);
+	m.addr = mod;
+	m.len = 0x1000;
+	m.pgoff = 0;
+	m.filename = "/lib/modules/6.1.0/kernel/net/my-mod.ko.xz";
+	n = record_build_mmap(s->buf, &m, PERF_RECORD_MISC_KERNEL, &LAYOUT, &sid);
+	ck_assert_int_eq(perfdata_write(&s->pd, s->buf, n), 0);
+}
+
+/* A kernel sample at IP, its call chain IP alone. */
+static void
+seg_ksample(struct seg *s, uint32_t pid, uint64_t ip, uint64_t t)
+{
+	uint64_t v[] = { 7, ip, (uint64_t)pid << 32 | pid, t, 0, 10000000, 2,
+	    (uint64_t)PERF_CONTEXT_KERNEL, ip };
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL,
+	    sizeof(h) + sizeof(v) };
+
+	memcpy(s->buf, &h, sizeof(h));
+	memcpy(s->buf + sizeof(h), v, sizeof(v));
+	ck_assert_int_eq(perfdata_write(&s->pd, s->buf, h.size), 0);
+}
+
+static void
+seg_close_kernel(struct seg *s, int64_t off, uint64_t ref)
+{
+	struct perfdata_meta m;
+	struct perfdata_buildid b;
+
+	memset(&m, 0, sizeof(m));
+	m.hostname = "check";
+	m.clockid = CLOCK_MONOTONIC;
+	m.clock_wall_ns = (uint64_t)(off + (int64_t)ref);
+	m.clock_ref_ns = ref;
+	memset(&b, 0, sizeof(b));
+	memset(b.id, 0x4b, 20);
+	b.size = 20;
+	b.kernel = 1;
+	b.filename = "[kernel.kallsyms]";
+	ck_assert_int_eq(perfdata_finish(&s->pd, &s->a, 1, &m, &b, 1), 0);
+}
+
+/*
+ * One kernel build-id, two boots: its kallsyms was cached in boot A, and
+ * boot B's KASLR put the kernel (and, apart from it, the modules)
+ * elsewhere.  Boot B's kernel frames are named where A's copy has them
+ * (relocated by _text, as perf does); a module's frames are named only in
+ * A, and only from its own symbols; an address outside every mapping (a
+ * module loaded later, a BPF program) is never given the symbol below it.
+ */
+START_TEST(test_kernel_other_boot)
+{
+	struct profile_req r = window(T0 - SEC, T0 + 40 * SEC, PROFILE_FOLDED);
+	struct profile_stats st;
+	struct config conf;
+	struct index *ix;
+	struct seg s;
+	char	 p[256], err[256], *out;
+	FILE	*f;
+
+	snprintf(p, sizeof(p), "mkdir -p '%s/debug/.build-id/4b/%s'", state,
+	    "4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b");
+	ck_assert_int_eq(system(p), 0);
+	snprintf(p, sizeof(p), "%s/debug/.build-id/4b/%s/kallsyms", state,
+	    "4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b");
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	fprintf(f, "ffffffff81000000 T _text\nffffffff81001000 T k_alpha\n"
+	    "ffffffff81002000 t k_beta\nffffffff81003000 T _etext\n"
+	    "ffffffffc0001000 t m_gamma\t[my_mod]\nffffffffc0002000 t m_delta\t[other]\n");
+	fclose(f);
+
+	config_defaults(&conf);
+	ck_assert_msg(index_open(&ix, state, &conf, NULL, err, sizeof(err)) == 0, "%s", err);
+	seg_open(&s, segpath(1, p, sizeof(p)));
+	seg_kernel(&s, KTEXT_A, MOD_A);
+	seg_comm(&s, 10, "alpha", 100 * SEC);
+	seg_ksample(&s, 10, KTEXT_A + 0x1010, 101 * SEC);	/* k_alpha */
+	seg_ksample(&s, 10, MOD_A + 0x10, 102 * SEC);		/* m_gamma, in my-mod */
+	seg_ksample(&s, 10, 0xffffffffc0002010ULL, 103 * SEC);	/* no mapping: not m_delta */
+	seg_close_kernel(&s, OFF_A, 100 * SEC);
+	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0);
+	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 3, 0, 6);
+	seg_open(&s, segpath(2, p, sizeof(p)));
+	seg_kernel(&s, KTEXT_B, MOD_B);
+	seg_comm(&s, 12, "gamma", 50 * SEC);
+	seg_ksample(&s, 12, KTEXT_B + 0x2010, 51 * SEC);	/* k_beta, not _etext */
+	seg_ksample(&s, 12, MOD_B + 0x10, 52 * SEC);		/* my-mod moved: not named */
+	seg_close_kernel(&s, OFF_B, 50 * SEC);
+	index_segment_open(ix, 2, strrchr(p, '/') + 1, T0 + 20 * SEC);
+	index_segment_close(ix, 2, T0 + 30 * SEC, 4096, 2, 0, 5);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+
+	ck_assert_msg(run(&r, &st, err, sizeof(err), "k.folded") == 0, "%s", err);
+	ck_assert_uint_eq(st.samples, 5);
+	out = slurp("k.folded");
+	ck_assert_msg(strstr(out, "alpha;k_alpha_[k] 1\n") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "alpha;m_gamma_[k] 1\n") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "alpha;[kernel.kallsyms]_[k] 1\n") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "gamma;k_beta_[k] 1\n") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "gamma;[my-mod.ko.xz]_[k] 1\n") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "etext") == NULL && strstr(out, "m_delta") == NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
 START_TEST(test_window_open_segment)
 {
 	struct profile_req r = window(T0 + 5 * SEC, T0 + 15 * SEC, PROFILE_FOLDED);
@@ -597,6 +726,7 @@ profile_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_window_open_segment);
+	tcase_add_test(tc, test_kernel_other_boot);
 	tcase_add_test(tc, test_perf_other_boot);
 	tcase_add_test(tc, test_pprof_roundtrip);
 	tcase_add_test(tc, test_hostile_names);

@@ -339,17 +339,30 @@ handle_mmap(struct pctx *c, const struct record *r)
 			    "[kernel.kallsyms]", k != NULL ? k->id : NULL, k != NULL ? k->size : 0,
 			    NULL);
 			if (b != NULL && b->kind == BIN_KERNEL) {
+				int64_t	 delta = 0;
+
 				c->kernel = b;
-				b->map_start = m->addr;
-				b->map_end = m->addr + m->len;
-				b->map_pgoff = m->pgoff;
+				b->map_pgoff = m->pgoff;	/* its _text in this boot */
+				/* the range where its locations are (frame_location) */
+				(void)symbolize_kernel_delta(c->sym, b, m->pgoff, &delta);
+				b->map_start = m->addr - (uint64_t)delta;
+				b->map_end = m->addr + m->len - (uint64_t)delta;
 			}
 		} else {
+			int64_t	 delta;
+
 			k = ktab_find(c, m->filename);
 			b = symbolize_binary(c->sym, BIN_MODULE, m->filename,
 			    k != NULL ? k->id : NULL, k != NULL ? k->size : 0, NULL);
 			if (b != NULL) {
-				b->kernel = c->kernel;
+				/*
+				 * Named from the kernel's cached kallsyms only
+				 * where that copy's kernel sat (the same boot's
+				 * placement): modules move apart from it.
+				 */
+				b->kernel = c->kernel != NULL && symbolize_kernel_delta(c->sym,
+				    c->kernel, c->kernel->map_pgoff, &delta) && delta == 0 ?
+				    c->kernel : NULL;
 				b->map_start = m->addr;
 				b->map_end = m->addr + m->len;
 			}
@@ -468,9 +481,20 @@ frame_location(struct pctx *c, uint32_t pid, uint64_t ip, int kernel, int leaf)
 	uint32_t loc;
 
 	c->st->frames++;
-	if (m == NULL && kernel && c->kernel != NULL)
-		b = c->kernel;
-	else if (m == NULL) {
+	if ((m == NULL && kernel && c->kernel != NULL) || (m != NULL && m->bin->kind == BIN_KERNEL)) {
+		int64_t	 delta;
+
+		/*
+		 * The kernel's: where its cached kallsyms has it (KASLR
+		 * places each boot's kernel elsewhere, and that copy is the
+		 * first boot's of its build-id), so one function is one
+		 * location in every segment.
+		 */
+		b = m != NULL ? m->bin : c->kernel;
+		if (c->kernel != NULL &&
+		    symbolize_kernel_delta(c->sym, c->kernel, c->kernel->map_pgoff, &delta))
+			addr = ip - (uint64_t)delta;
+	} else if (m == NULL) {
 		c->st->frames_unmapped++;
 		return stacks_location(c->stk, NULL, ip, leaf);
 	} else if (m->bin->kind == BIN_ANON) {

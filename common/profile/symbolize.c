@@ -53,9 +53,13 @@ struct ksyms {
 	uint64_t	*addr;
 	uint64_t	*size;		/* JIT: the entry's size; kallsyms: NULL */
 	uint32_t	*name;		/* offsets into names */
+	uint32_t	*mod;		/* kallsyms: its module's name in names, or NOMOD */
 	char		*names;
 	size_t		 n;
+	uint64_t	 text, etext;	/* kallsyms: _text and _etext, 0 if not listed */
 };
+
+#define NOMOD	UINT32_MAX
 
 struct jitmap {
 	struct ksyms	 syms;
@@ -94,6 +98,7 @@ ksyms_free(struct ksyms *k)
 	free(k->addr);
 	free(k->size);
 	free(k->name);
+	free(k->mod);
 	free(k->names);
 	memset(k, 0, sizeof(*k));
 }
@@ -461,13 +466,13 @@ ksyms_cmp(const void *x, const void *y)
 static int
 ksyms_parse(struct ksyms *k, char *buf, size_t len, int jit)
 {
-	uint64_t (*tmp)[3] = NULL;
+	uint64_t (*tmp)[4] = NULL;
 	size_t	 cap = 0, n = 0, nlen = 0, i;
 	char	*p = buf, *end = buf + len;
 	int	 rc = -1;
 
 	while (p < end) {
-		char	*nl = memchr(p, '\n', (size_t)(end - p)), *q, *name;
+		char	*nl = memchr(p, '\n', (size_t)(end - p)), *q, *name, *mod = NULL;
 		uint64_t a, sz = 0;
 
 		if (nl == NULL)
@@ -487,7 +492,20 @@ ksyms_parse(struct ksyms *k, char *buf, size_t len, int jit)
 			    strchr("tTwW", q[1]) == NULL)
 				goto next;
 			name = q + 3;
-			name[strcspn(name, "\t ")] = '\0';	/* drop "\t[module]" */
+			q = name + strcspn(name, "\t ");
+			if (*q != '\0') {	/* "\t[module]": its name kept, brackets dropped */
+				*q++ = '\0';
+				q += strspn(q, "\t ");
+				if (*q == '[' && q[1] != '\0' && q[1] != ']' &&
+				    (mod = strchr(q + 1, ']')) != NULL) {
+					*mod = '\0';
+					mod = q + 1;
+				}
+			}
+			if (strcmp(name, "_text") == 0)
+				k->text = a;
+			else if (strcmp(name, "_etext") == 0)
+				k->etext = a;
 		}
 		if (*name == '\0')
 			goto next;
@@ -503,8 +521,9 @@ ksyms_parse(struct ksyms *k, char *buf, size_t len, int jit)
 		tmp[n][0] = a;
 		tmp[n][1] = sz;
 		tmp[n][2] = (uint64_t)(name - buf);
+		tmp[n][3] = mod != NULL ? (uint64_t)(mod - buf) : UINT64_MAX;
 		n++;
-		nlen += strlen(name) + 1;
+		nlen += strlen(name) + 1 + (mod != NULL ? strlen(mod) + 1 : 0);
 	next:
 		p = nl + 1;
 	}
@@ -513,8 +532,9 @@ ksyms_parse(struct ksyms *k, char *buf, size_t len, int jit)
 	k->name = malloc((n + 1) * sizeof(*k->name));
 	k->names = malloc(nlen + 1);
 	k->size = jit ? malloc((n + 1) * sizeof(*k->size)) : NULL;
+	k->mod = jit ? NULL : malloc((n + 1) * sizeof(*k->mod));
 	if (k->addr == NULL || k->name == NULL || k->names == NULL || (jit && k->size == NULL) ||
-	    nlen > UINT32_MAX)
+	    (!jit && k->mod == NULL) || nlen >= UINT32_MAX)
 		goto out;
 	nlen = 0;
 	for (i = 0; i < n; i++) {
@@ -527,6 +547,20 @@ ksyms_parse(struct ksyms *k, char *buf, size_t len, int jit)
 		k->name[i] = (uint32_t)nlen;
 		memcpy(k->names + nlen, nm, l);
 		nlen += l;
+		if (jit)
+			continue;
+		k->mod[i] = NOMOD;
+		if (tmp[i][3] != UINT64_MAX) {	/* a module's name is kept once per run of its symbols */
+			nm = buf + tmp[i][3];
+			l = strlen(nm) + 1;
+			if (i > 0 && k->mod[i - 1] != NOMOD && strcmp(k->names + k->mod[i - 1], nm) == 0)
+				k->mod[i] = k->mod[i - 1];
+			else {
+				k->mod[i] = (uint32_t)nlen;
+				memcpy(k->names + nlen, nm, l);
+				nlen += l;
+			}
+		}
 	}
 	k->n = n;
 	rc = 0;
@@ -537,9 +571,9 @@ out:
 	return rc;
 }
 
-/* The name covering A: the last entry at or below it (JIT: within its size). */
-static const char *
-ksyms_find(const struct ksyms *k, uint64_t a)
+/* The entry covering A: the last at or below it (JIT: within its size); -1 if none. */
+static ssize_t
+ksyms_index(const struct ksyms *k, uint64_t a)
 {
 	size_t	 lo = 0, hi = k->n;
 
@@ -552,11 +586,54 @@ ksyms_find(const struct ksyms *k, uint64_t a)
 			hi = mid;
 	}
 	if (lo == 0)
-		return NULL;
+		return -1;
 	lo--;
 	if (k->size != NULL && a - k->addr[lo] >= k->size[lo])
+		return -1;
+	return (ssize_t)lo;
+}
+
+/* The name covering A: the last entry at or below it (JIT: within its size). */
+static const char *
+ksyms_find(const struct ksyms *k, uint64_t a)
+{
+	ssize_t	 i = ksyms_index(k, a);
+
+	return i < 0 ? NULL : k->names + k->name[i];
+}
+
+/*
+ * The kallsyms name covering A, an address where the copy's kernel was
+ * placed: MOD NULL, a symbol of the kernel itself below _etext; else one
+ * of module MOD.  The symbol just below an address of a module, of a BPF
+ * program or past the kernel's text is another's, never its name.
+ */
+static const char *
+ksyms_find_kernel(const struct ksyms *k, uint64_t a, const char *mod)
+{
+	ssize_t	 i = ksyms_index(k, a);
+
+	if (i < 0)
 		return NULL;
-	return k->names + k->name[lo];
+	if (mod == NULL ? k->mod[i] != NOMOD || (k->etext != 0 && a >= k->etext) :
+	    k->mod[i] == NOMOD || strcmp(k->names + k->mod[i], mod) != 0)
+		return NULL;
+	return k->names + k->name[i];
+}
+
+/* A module's name as kallsyms tags it, from its mapping's: "/x/nf-nat.ko.xz" or "[nf_nat]". */
+static void
+module_name(const char *path, char *out, size_t len)
+{
+	const char *b = strrchr(path, '/');
+	size_t	 i;
+
+	b = b != NULL ? b + 1 : path;
+	if (*b == '[')
+		b++;
+	for (i = 0; i + 1 < len && b[i] != '\0' && b[i] != '.' && b[i] != ']'; i++)
+		out[i] = b[i] == '-' ? '_' : b[i];
+	out[i] = '\0';
 }
 
 /* Read at most MAX bytes of a regular file, never through a symlink. */
@@ -760,6 +837,7 @@ symbolize_addr(struct symbolize *s, struct binary *b, uint64_t addr, int leaf,
 	uint64_t a = leaf || addr == 0 ? addr : addr - 1;
 	const char *name;
 	struct binary *k;
+	char	 mod[64];
 
 	memset(out, 0, SYMBOLIZE_MAX_INLINE * sizeof(*out));
 	switch (b->kind) {
@@ -772,7 +850,10 @@ symbolize_addr(struct symbolize *s, struct binary *b, uint64_t addr, int leaf,
 		k = b->kind == BIN_KERNEL ? b : b->kernel;
 		if (k == NULL || kernel_load(s, k) < 0)
 			return 0;
-		if ((name = ksyms_find(k->ksyms, a)) == NULL)
+		if (b->kind == BIN_MODULE)
+			module_name(b->name, mod, sizeof(mod));
+		if ((name = ksyms_find_kernel(k->ksyms, a, b->kind == BIN_MODULE ? mod : NULL)) ==
+		    NULL)
 			return 0;
 		b->has_functions = 1;
 		out->func = name;
@@ -785,6 +866,16 @@ symbolize_addr(struct symbolize *s, struct binary *b, uint64_t addr, int leaf,
 	default:
 		return 0;
 	}
+}
+
+int
+symbolize_kernel_delta(struct symbolize *s, struct binary *k, uint64_t text, int64_t *delta)
+{
+	if (k == NULL || k->kind != BIN_KERNEL || text == 0 || kernel_load(s, k) < 0 ||
+	    k->ksyms->text == 0)
+		return 0;
+	*delta = (int64_t)(text - k->ksyms->text);
+	return 1;
 }
 
 void

@@ -109,6 +109,16 @@ uint64_t symbolize_rel(struct symbolize *, struct binary *, uint64_t ip, uint64_
 	    uint64_t pgoff);
 
 /*
+ * Where kernel K (BIN_KERNEL), whose _text a segment's kernel mapping puts
+ * at TEXT (its pgoff), is placed against its cached kallsyms: *DELTA is
+ * TEXT less the copy's _text (KASLR gives each boot its own); 1, or 0 if
+ * either is not known.  Kernel addresses are looked up less it; a module
+ * is not named from the copy unless the delta is 0 (modules move apart
+ * from the kernel) and its symbol is tagged with the module's name.
+ */
+int	symbolize_kernel_delta(struct symbolize *, struct binary *k, uint64_t text,
+	    int64_t *delta);
+/*
  * Names for ADDR (from symbolize_rel) in B; LEAF is 0 for a return address
  * (the caller's line is looked up at ADDR - 1).  Fills up to
  * SYMBOLIZE_MAX_INLINE frames, innermost first; returns their number, 0
