@@ -673,6 +673,45 @@ START_TEST(test_hostile_names)
 }
 END_TEST
 
+/*
+ * Kept JIT maps: one file linked into many segments' directories (a map
+ * unchanged between segments) is parsed once, and the maps parsed stay
+ * within the budget; past it, frames are left unnamed.
+ */
+START_TEST(test_jit_budget)
+{
+	struct symbolize *sym = symbolize_new("/nonexistent");
+	struct symbolize_stats ss;
+	struct sym_frame fr[SYMBOLIZE_MAX_INLINE];
+	struct binary *b[4];
+	char	 map[4][256];
+	FILE	*fp;
+	int	 i;
+
+	for (i = 0; i < 4; i++)
+		snprintf(map[i], sizeof(map[i]), "%s/perf-%d.map", tmpdir, i);
+	for (i = 0; i < 4; i += 3) {	/* 0 and 3: two files of 26 bytes */
+		ck_assert_ptr_nonnull(fp = fopen(map[i], "w"));
+		fprintf(fp, "1000 100 jit_fn_%d_aaaaaaa\n", i);
+		fclose(fp);
+	}
+	ck_assert_int_eq(link(map[0], map[1]), 0);	/* the same map, two segments */
+	ck_assert_int_eq(link(map[0], map[2]), 0);
+	symbolize_jit_budget(sym, 40);
+	for (i = 0; i < 4; i++)
+		b[i] = symbolize_binary(sym, BIN_JIT, "/tmp/perf-9.map", NULL, 0, map[i]);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(symbolize_addr(sym, b[i], 0x1010, 1, fr), 1);
+		ck_assert_str_eq(fr[0].func, "jit_fn_0_aaaaaaa");
+	}
+	/* another file, past the budget: unnamed */
+	ck_assert_int_eq(symbolize_addr(sym, b[3], 0x1010, 1, fr), 0);
+	symbolize_stats(sym, &ss);
+	ck_assert_uint_eq(ss.jit_maps, 1);
+	symbolize_free(sym);
+}
+END_TEST
+
 /* --- the per-segment process model ---------------------------------------- */
 
 START_TEST(test_procs)
@@ -730,6 +769,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_perf_other_boot);
 	tcase_add_test(tc, test_pprof_roundtrip);
 	tcase_add_test(tc, test_hostile_names);
+	tcase_add_test(tc, test_jit_budget);
 	tcase_add_test(tc, test_procs);
 	suite_add_tcase(s, tc);
 #ifndef __SANITIZE_THREAD__

@@ -63,6 +63,11 @@ struct ksyms {
 
 struct jitmap {
 	struct ksyms	 syms;
+	dev_t		 dev;		/* the kept file it was read from */
+	ino_t		 ino;
+	off_t		 size;
+	int64_t		 mtime_ns;
+	int		 refs;		/* binaries sharing it */
 };
 
 struct symbolize {
@@ -72,8 +77,16 @@ struct symbolize {
 	struct binary	*first, *last;
 	struct binary_elf *lru_head, *lru_tail;
 	size_t		 nopen;
+	size_t		 jit_bytes;	/* of JIT maps parsed, at most jit_budget */
+	size_t		 jit_budget;
 	struct symbolize_stats st;
 };
+
+static int64_t
+ts_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
 
 struct symbolize *
 symbolize_new(const char *cache_dir)
@@ -83,6 +96,7 @@ symbolize_new(const char *cache_dir)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	snprintf(s->cache, sizeof(s->cache), "%s", cache_dir);
+	s->jit_budget = SYMBOLIZE_JIT_BUDGET;
 	s->hcap = 1024;
 	if ((s->hash = calloc(s->hcap, sizeof(*s->hash))) == NULL) {
 		free(s);
@@ -136,7 +150,7 @@ symbolize_free(struct symbolize *s)
 			ksyms_free(b->ksyms);
 			free(b->ksyms);
 		}
-		if (b->jit != NULL) {
+		if (b->jit != NULL && --b->jit->refs == 0) {
 			ksyms_free(&b->jit->syms);
 			free(b->jit);
 		}
@@ -636,23 +650,32 @@ module_name(const char *path, char *out, size_t len)
 	out[i] = '\0';
 }
 
-/* Read at most MAX bytes of a regular file, never through a symlink. */
-static char *
-read_small(const char *path, size_t max, size_t *lenp)
+/* A regular file opened for reading, never through a symlink, and its state; -1 if not. */
+static int
+open_regular(const char *path, struct stat *st)
 {
-	struct stat st;
-	char	*buf = NULL;
-	size_t	 len = 0;
 	int	 fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) == -1)
+		return -1;
+	if (fstat(fd, st) == -1 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The file FD, in state ST, whole if it is at most MAX bytes; NULL if not. */
+static char *
+read_open(int fd, const struct stat *st, size_t max, size_t *lenp)
+{
+	char	*buf;
+	size_t	 len = 0;
+
+	if ((uint64_t)st->st_size > max || (buf = malloc((size_t)st->st_size + 1)) == NULL)
 		return NULL;
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max)
-		goto out;
-	if ((buf = malloc((size_t)st.st_size + 1)) == NULL)
-		goto out;
-	while (len < (size_t)st.st_size) {
-		ssize_t	 r = read(fd, buf + len, (size_t)st.st_size - len);
+	while (len < (size_t)st->st_size) {
+		ssize_t	 r = read(fd, buf + len, (size_t)st->st_size - len);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -662,7 +685,20 @@ read_small(const char *path, size_t max, size_t *lenp)
 	}
 	buf[len] = '\0';
 	*lenp = len;
-out:
+	return buf;
+}
+
+/* Read at most MAX bytes of a regular file, never through a symlink. */
+static char *
+read_small(const char *path, size_t max, size_t *lenp)
+{
+	struct stat st;
+	char	*buf;
+	int	 fd;
+
+	if ((fd = open_regular(path, &st)) < 0)
+		return NULL;
+	buf = read_open(fd, &st, max, lenp);
 	close(fd);
 	return buf;
 }
@@ -698,26 +734,66 @@ kernel_load(struct symbolize *s, struct binary *b)
 	return 0;
 }
 
+/* A loaded JIT map of the kept file in state ST (an unchanged map is linked, not copied, into each segment's directory), or NULL. */
+static struct jitmap *
+jit_loaded(struct symbolize *s, const struct stat *st)
+{
+	struct binary *o;
+
+	for (o = s->first; o != NULL; o = o->next)
+		if (o->kind == BIN_JIT && o->jit != NULL && o->jit->dev == st->st_dev &&
+		    o->jit->ino == st->st_ino && o->jit->size == st->st_size &&
+		    o->jit->mtime_ns == ts_ns(&st->st_mtim))
+			return o->jit;
+	return NULL;
+}
+
+/*
+ * A kept perf-PID.map, parsed once per file however many segments link
+ * it, and at most SYMBOLIZE_JIT_BUDGET bytes of maps in all: a user's
+ * processes each keeping a 64 MiB map in each segment made a profile hold
+ * gigabytes.  Past it, JIT frames stay unnamed (counted as unsymbolized).
+ */
 static int
 jit_load(struct symbolize *s, struct binary *b)
 {
-	char	*buf;
+	struct jitmap *j;
+	struct stat st;
+	char	*buf = NULL;
 	size_t	 len;
+	int	 fd;
 
 	if (b->state != 0)
 		return b->state > 0 ? 0 : -1;
 	b->state = -1;
-	if (b->source == NULL || (buf = read_small(b->source, SYMBOLIZE_JIT_MAX, &len)) == NULL)
+	if (b->source == NULL || (fd = open_regular(b->source, &st)) < 0)
 		return -1;
-	if ((b->jit = calloc(1, sizeof(*b->jit))) == NULL ||
-	    ksyms_parse(&b->jit->syms, buf, len, 1) < 0) {
-		free(b->jit);
-		b->jit = NULL;
+	if ((j = jit_loaded(s, &st)) != NULL) {
+		close(fd);
+		j->refs++;
+		goto loaded;
+	}
+	if (s->jit_bytes <= s->jit_budget)
+		buf = read_open(fd, &st, s->jit_budget - s->jit_bytes < SYMBOLIZE_JIT_MAX ?
+		    s->jit_budget - s->jit_bytes : SYMBOLIZE_JIT_MAX, &len);
+	close(fd);
+	if (buf == NULL)
+		return -1;
+	if ((j = calloc(1, sizeof(*j))) == NULL || ksyms_parse(&j->syms, buf, len, 1) < 0) {
+		free(j);
 		free(buf);
 		return -1;
 	}
 	free(buf);
+	s->jit_bytes += len;
+	j->dev = st.st_dev;
+	j->ino = st.st_ino;
+	j->size = st.st_size;
+	j->mtime_ns = ts_ns(&st.st_mtim);
+	j->refs = 1;
 	s->st.jit_maps++;
+loaded:
+	b->jit = j;
 	b->state = 1;
 	b->has_functions = 1;
 	return 0;
@@ -866,6 +942,12 @@ symbolize_addr(struct symbolize *s, struct binary *b, uint64_t addr, int leaf,
 	default:
 		return 0;
 	}
+}
+
+void
+symbolize_jit_budget(struct symbolize *s, size_t bytes)
+{
+	s->jit_budget = bytes;
 }
 
 int

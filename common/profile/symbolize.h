@@ -36,6 +36,7 @@
 #define SYMBOLIZE_OPEN		64	/* ELF files open at once */
 #define SYMBOLIZE_MAX_INLINE	16	/* frames one address can expand to */
 #define SYMBOLIZE_JIT_MAX	(64 << 20)	/* bytes of a perf-PID.map read */
+#define SYMBOLIZE_JIT_BUDGET	(128 << 20)	/* bytes of perf-PID.map files, all told */
 #define SYMBOLIZE_KALLSYMS_MAX	(256 << 20)
 
 enum binary_kind {
@@ -142,5 +143,7 @@ struct symbolize_stats {
 	uint64_t	 uncached, unknown, jit_maps;
 };
 void	symbolize_stats(struct symbolize *, struct symbolize_stats *);
+/* The bytes of perf-PID.map files parsed, all told (SYMBOLIZE_JIT_BUDGET). */
+void	symbolize_jit_budget(struct symbolize *, size_t bytes);
 
 #endif
