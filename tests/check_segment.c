@@ -4,13 +4,16 @@
  * whose time is in the future - the clock stepped back after it was
  * written - is not old.  Before, now minus a later time wrapped around to
  * a huge age, and a clock stepped back deleted every segment but the
- * newest.
+ * newest.  And a write into a full disk: room made by the owner, and the
+ * write done (the start state and flight snapshots wrote without it).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 
@@ -18,6 +21,7 @@
 
 #include "check_main.h"
 
+#include "perf_abi.h"
 #include "record/segment.h"
 
 /* The name of segment SEQ in DIR, in PATH (512 bytes). */
@@ -76,6 +80,69 @@ START_TEST(test_retention_age)
 }
 END_TEST
 
+static int	 rooms;
+
+/* The owner's room: the filler ARG deleted, once. */
+static int
+room_test(void *arg)
+{
+	rooms++;
+	return unlink(arg) == 0 ? 0 : -1;
+}
+
+/*
+ * A segment on a full file system (a 2 MiB tmpfs, 1.5 MiB of it a filler):
+ * its first flush fails for want of space, the owner's room deletes the
+ * filler, and every write goes through, counted once.  Before, the start
+ * state and a flight snapshot's writes stopped at the first ENOSPC (only
+ * the recorder's own writes made room), leaving a start state cut short.
+ */
+START_TEST(test_room_on_full_disk)
+{
+	char	 dir[] = "/tmp/check_segment.XXXXXX", filler[600], cmd[700];
+	struct segment seg;
+	struct perfdata_attr a;
+	struct perf_event_header fr = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+	uint8_t	 buf[4096];
+	uint64_t id = 1;
+	size_t	 i;
+	int	 fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_msg(mount("tmpfs", dir, "tmpfs", 0, "size=2m") == 0, "cannot mount a tmpfs: "
+	    "run as root");
+	snprintf(filler, sizeof(filler), "%s/filler", dir);
+	ck_assert_int_ge(fd = open(filler, O_WRONLY | O_CREAT, 0600), 0);
+	memset(buf, 'x', sizeof(buf));
+	for (i = 0; i < 384; i++)	/* 1.5 MiB */
+		ck_assert_int_eq(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	close(fd);
+	memset(&a, 0, sizeof(a));
+	a.attr.size = PERF_FILE_ATTR_SIZE;
+	a.attr.type = PERF_TYPE_SOFTWARE;
+	a.attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME;
+	a.name = "cpu-clock";
+	a.ids = &id;
+	a.nids = 1;
+	ck_assert_int_eq(segment_open(&seg, dir, 1, 1, 1, &a, 1), 0);
+	seg.room = room_test;
+	seg.room_arg = filler;
+	for (i = 0; i < sizeof(buf); i += sizeof(fr))
+		memcpy(buf + i, &fr, sizeof(fr));
+	for (i = 0; i < 400; i++)	/* 1.6 MiB: past the write buffer's 1 MiB */
+		ck_assert_msg(segment_append(&seg, buf, sizeof(buf), sizeof(buf) / 8) == 0,
+		    "write %zu failed on a full disk (room made %d times)", i, rooms);
+	ck_assert_int_eq(perfdata_flush(&seg.pd), 0);
+	ck_assert_int_eq(rooms, 1);
+	ck_assert_uint_eq(seg.records, 400 * sizeof(buf) / 8);
+	perfdata_close(&seg.pd);
+	ck_assert_int_eq(umount2(dir, MNT_DETACH), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *
 segment_suite(void)
 {
@@ -83,6 +150,7 @@ segment_suite(void)
 	TCase	*tc = tcase_create("retention");
 
 	tcase_add_test(tc, test_retention_age);
+	tcase_add_test(tc, test_room_on_full_disk);
 	suite_add_tcase(s, tc);
 	return s;
 }

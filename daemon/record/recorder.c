@@ -296,6 +296,13 @@ make_room(struct recorder *r)
 	return -1;
 }
 
+/* The open segment's writers, the start state's and a flight snapshot's included. */
+static int
+room_cb(void *arg)
+{
+	return make_room(arg);
+}
+
 /* A write failed with RC: enter the disk-full state (logged once). */
 static void
 disk_trouble(struct recorder *r, int rc)
@@ -324,7 +331,7 @@ disk_recovered(struct recorder *r)
 void
 recorder_write(struct recorder *r, const void *buf, size_t len, uint64_t nrec)
 {
-	int	 rc, tries;
+	int	 rc;
 
 	if (r->flight_on) {
 		flightrec_keep(r, buf, len, nrec);
@@ -334,10 +341,7 @@ recorder_write(struct recorder *r, const void *buf, size_t len, uint64_t nrec)
 		r->st.write_errors += nrec;
 		return;
 	}
-	for (tries = 0; (rc = segment_append(&r->seg, buf, len, nrec)) < 0 && tries < 8; tries++)
-		if (!is_space_error(rc) || make_room(r) < 0)
-			break;
-	if (rc < 0) {
+	if ((rc = segment_append(&r->seg, buf, len, nrec)) < 0) {	/* room made there */
 		r->st.write_errors += nrec;
 		disk_trouble(r, rc);
 		return;
@@ -649,6 +653,8 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 	}
 	r->seq++;
 	r->seg.pd.sync = r->conf->segment_sync;
+	r->seg.room = room_cb;
+	r->seg.room_arg = r;
 	/* From the first record on, the start state included: perf reads it decompressed. */
 	if (r->conf->compress == COMPRESS_ZSTD &&
 	    perfdata_compress(&r->seg.pd, (int)r->conf->compress_level) < 0)

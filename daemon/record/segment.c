@@ -137,8 +137,17 @@ segment_write(struct segment *seg, const void *buf, size_t len)
 int
 segment_append(struct segment *seg, const void *buf, size_t len, uint64_t nrec)
 {
-	seg->records += nrec;
-	return perfdata_write(&seg->pd, buf, len);
+	int	 rc, tries;
+
+	/* perfdata_write takes all of BUF or none of it: tried again whole */
+	for (tries = 0; (rc = perfdata_write(&seg->pd, buf, len)) < 0 &&
+	    tries < SEGMENT_ROOM_TRIES; tries++)
+		if ((rc != -ENOSPC && rc != -EDQUOT) || seg->room == NULL ||
+		    seg->room(seg->room_arg) < 0)
+			break;
+	if (rc == 0)
+		seg->records += nrec;
+	return rc;
 }
 
 void

@@ -40,13 +40,26 @@ struct segment {
 					   counted toward rotate_size */
 	uint64_t	 first_sample, last_sample;	/* times; 0 until a sample */
 	struct bidset	 bids;
+	/*
+	 * A write the disk refused for want of space (ENOSPC, EDQUOT): room
+	 * made by the owner (the oldest segment deleted: 0), and the write
+	 * tried again, up to SEGMENT_ROOM_TRIES times; NULL: not tried.
+	 */
+	int		(*room)(void *);
+	void		*room_arg;
 };
+
+#define SEGMENT_ROOM_TRIES	8
 
 /* perf-000042-20261122T125535Z.data */
 int	segment_open(struct segment *, const char *dir, uint64_t seq,
 	    uint64_t t_start, uint64_t wall_start_ns,
 	    const struct perfdata_attr *, size_t nattrs);
-/* Write one record; segment_append: NREC whole records at once. */
+/*
+ * Write one record; segment_append: NREC whole records at once (counted
+ * once written).  Every writer of a segment, the start state and a flight
+ * snapshot's included, has room made for it (ROOM) when the disk is full.
+ */
 int	segment_write(struct segment *, const void *, size_t);
 int	segment_append(struct segment *, const void *, size_t, uint64_t nrec);
 /* A sample taken at TIME: counted, and the segment's first/last sample times kept. */
