@@ -266,11 +266,11 @@ slurp(const char *name)
 #define MOD_A		0xffffffffc0001000ULL
 #define MOD_B		0xffffffffc5001000ULL
 
-/* The kernel's and module MOD's mappings, as a segment's start state has them. */
+/* The kernel's and module my-mod's (MODLEN bytes at MOD), as a start state at T has them. */
 static void
-seg_kernel(struct seg *s, uint64_t text, uint64_t mod)
+seg_kernel(struct seg *s, uint64_t text, uint64_t mod, uint64_t modlen, uint64_t t)
 {
-	struct record_sample_id sid = { .pid = (uint32_t)-1, .tid = (uint32_t)-1, .time = 1,
+	struct record_sample_id sid = { .pid = (uint32_t)-1, .tid = (uint32_t)-1, .time = t,
 	    .id = 7 };
 	struct record_mmap m;
 	size_t	 n;
@@ -284,7 +284,7 @@ seg_kernel(struct seg *s, uint64_t text, uint64_t mod)
 	n = record_build_mmap(s->buf, &m, PERF_RECORD_MISC_KERNEL, &LAYOUT, &sid);
 	ck_assert_int_eq(perfdata_write(&s->pd, s->buf, n), 0);
 	m.addr = mod;
-	m.len = 0x1000;
+	m.len = modlen;
 	m.pgoff = 0;
 	m.filename = "/lib/modules/6.1.0/kernel/net/my-mod.ko.xz";
 	n = record_build_mmap(s->buf, &m, PERF_RECORD_MISC_KERNEL, &LAYOUT, &sid);
@@ -328,9 +328,11 @@ seg_close_kernel(struct seg *s, int64_t off, uint64_t ref)
  * One kernel build-id, two boots: its kallsyms was cached in boot A, and
  * boot B's KASLR put the kernel (and, apart from it, the modules)
  * elsewhere.  Boot B's kernel frames are named where A's copy has them
- * (relocated by _text, as perf does); a module's frames are named only in
- * A, and only from its own symbols; an address outside every mapping (a
- * module loaded later, a BPF program) is never given the symbol below it.
+ * (relocated by _text, as perf does); a module's frames are named only
+ * where A's copy had it (not in B, nor in A once reloaded elsewhere: the
+ * same address there is another binary's location), and only from its own
+ * symbols; an address outside every mapping (a module loaded later, a BPF
+ * program) is never given the symbol below it.
  */
 START_TEST(test_kernel_other_boot)
 {
@@ -350,22 +352,35 @@ START_TEST(test_kernel_other_boot)
 	ck_assert_ptr_nonnull(f = fopen(p, "w"));
 	fprintf(f, "ffffffff81000000 T _text\nffffffff81001000 T k_alpha\n"
 	    "ffffffff81002000 t k_beta\nffffffff81003000 T _etext\n"
-	    "ffffffffc0001000 t m_gamma\t[my_mod]\nffffffffc0002000 t m_delta\t[other]\n");
+	    "ffffffffc0001000 t m_gamma\t[my_mod]\nffffffffc0002000 t m_delta\t[other]\n"
+	    "ffffffffc0002800 t m_other2\t[other]\n");
 	fclose(f);
 
 	config_defaults(&conf);
 	ck_assert_msg(index_open(&ix, state, &conf, NULL, err, sizeof(err)) == 0, "%s", err);
 	seg_open(&s, segpath(1, p, sizeof(p)));
-	seg_kernel(&s, KTEXT_A, MOD_A);
+	seg_kernel(&s, KTEXT_A, MOD_A, 0x1000, 100 * SEC);
 	seg_comm(&s, 10, "alpha", 100 * SEC);
 	seg_ksample(&s, 10, KTEXT_A + 0x1010, 101 * SEC);	/* k_alpha */
 	seg_ksample(&s, 10, MOD_A + 0x10, 102 * SEC);		/* m_gamma, in my-mod */
 	seg_ksample(&s, 10, 0xffffffffc0002010ULL, 103 * SEC);	/* no mapping: not m_delta */
 	seg_close_kernel(&s, OFF_A, 100 * SEC);
 	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0);
-	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 3, 0, 6);
+	index_segment_close(ix, 1, T0 + 4 * SEC, 4096, 3, 0, 6);
+	/*
+	 * Boot A still, my-mod reloaded a page lower (rmmod, modprobe): the
+	 * kernel where it was, the module not, and the same address is
+	 * another place in it.
+	 */
+	seg_open(&s, segpath(3, p, sizeof(p)));
+	seg_kernel(&s, KTEXT_A, MOD_A - 0x1000, 0x2000, 105 * SEC);
+	seg_comm(&s, 13, "delta", 105 * SEC);
+	seg_ksample(&s, 13, MOD_A + 0x10, 106 * SEC);		/* not m_gamma */
+	seg_close_kernel(&s, OFF_A, 105 * SEC);
+	index_segment_open(ix, 3, strrchr(p, '/') + 1, T0 + 5 * SEC);
+	index_segment_close(ix, 3, T0 + 8 * SEC, 4096, 1, 0, 4);
 	seg_open(&s, segpath(2, p, sizeof(p)));
-	seg_kernel(&s, KTEXT_B, MOD_B);
+	seg_kernel(&s, KTEXT_B, MOD_B, 0x1000, 50 * SEC);
 	seg_comm(&s, 12, "gamma", 50 * SEC);
 	seg_ksample(&s, 12, KTEXT_B + 0x2010, 51 * SEC);	/* k_beta, not _etext */
 	seg_ksample(&s, 12, MOD_B + 0x10, 52 * SEC);		/* my-mod moved: not named */
@@ -376,14 +391,87 @@ START_TEST(test_kernel_other_boot)
 	index_close(ix);
 
 	ck_assert_msg(run(&r, &st, err, sizeof(err), "k.folded") == 0, "%s", err);
-	ck_assert_uint_eq(st.samples, 5);
+	ck_assert_uint_eq(st.samples, 6);
 	out = slurp("k.folded");
+	ck_assert_msg(strstr(out, "delta;[my-mod.ko.xz]_[k] 1\n") != NULL, "%s", out);
 	ck_assert_msg(strstr(out, "alpha;k_alpha_[k] 1\n") != NULL, "%s", out);
 	ck_assert_msg(strstr(out, "alpha;m_gamma_[k] 1\n") != NULL, "%s", out);
 	ck_assert_msg(strstr(out, "alpha;[kernel.kallsyms]_[k] 1\n") != NULL, "%s", out);
 	ck_assert_msg(strstr(out, "gamma;k_beta_[k] 1\n") != NULL, "%s", out);
 	ck_assert_msg(strstr(out, "gamma;[my-mod.ko.xz]_[k] 1\n") != NULL, "%s", out);
 	ck_assert_msg(strstr(out, "etext") == NULL && strstr(out, "m_delta") == NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
+/* kallsyms for kernel build-id IDBYTE x 20: _text at KTEXT_A, FN at +0x1000. */
+static void
+cache_kallsyms(int idbyte, const char *fn)
+{
+	char	 hex[41], p[512];
+	FILE	*f;
+	int	 i;
+
+	for (i = 0; i < 20; i++)
+		snprintf(hex + 2 * i, 3, "%02x", idbyte);
+	snprintf(p, sizeof(p), "mkdir -p '%s/debug/.build-id/%.2s/%s'", state, hex, hex + 2);
+	ck_assert_int_eq(system(p), 0);
+	snprintf(p, sizeof(p), "%s/debug/.build-id/%.2s/%s/kallsyms", state, hex, hex + 2);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	fprintf(f, "ffffffff81000000 T _text\nffffffff81001000 T %s\n"
+	    "ffffffff81003000 T _etext\n", fn);
+	fclose(f);
+}
+
+/*
+ * A kernel upgrade and a reboot: the closed segment ran kernel 0x4b (its
+ * build-id table says so), the open one, which has no table yet, kernel
+ * 0x4c, the newest the index saw.  The open segment's frames are named
+ * from 0x4c's symbols; they were named from the last closed segment's
+ * kernel, the old one.
+ */
+START_TEST(test_kernel_open_segment)
+{
+	struct profile_req r = window(T0 - SEC, T0 + 40 * SEC, PROFILE_FOLDED);
+	struct profile_stats st;
+	struct config conf;
+	struct index *ix;
+	struct seg s;
+	uint8_t	 k2[20];
+	char	 p[256], partial[300], empty[256], err[256], *out;
+
+	cache_kallsyms(0x4b, "old_fn");
+	cache_kallsyms(0x4c, "new_fn");
+	config_defaults(&conf);
+	ck_assert_msg(index_open(&ix, state, &conf, NULL, err, sizeof(err)) == 0, "%s", err);
+	seg_open(&s, segpath(1, p, sizeof(p)));
+	seg_kernel(&s, KTEXT_A, MOD_A, 0x1000, 100 * SEC);
+	seg_comm(&s, 10, "alpha", 100 * SEC);
+	seg_ksample(&s, 10, KTEXT_A + 0x1010, 101 * SEC);
+	seg_close_kernel(&s, OFF_A, 100 * SEC);		/* table: 0x4b */
+	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0);
+	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 1, 0, 4);
+
+	snprintf(partial, sizeof(partial), "%s.partial", segpath(2, p, sizeof(p)));
+	seg_open(&s, partial);
+	seg_kernel(&s, KTEXT_A, MOD_A, 0x1000, 50 * SEC);
+	seg_comm(&s, 11, "beta", 50 * SEC);		/* the start state: stamped at the start */
+	seg_ksample(&s, 11, KTEXT_A + 0x1010, 51 * SEC);
+	ck_assert_int_eq(perfdata_flush(&s.pd), 0);
+	perfdata_close(&s.pd);		/* open: no features, no table */
+	index_segment_open(ix, 2, strrchr(p, '/') + 1, T0 + 20 * SEC);
+	memset(k2, 0x4c, sizeof(k2));
+	snprintf(empty, sizeof(empty), "%s/modules", tmpdir);
+	check_write_file(empty, "", 0);
+	ck_assert_int_ge(index_scan_kernel(ix, k2, 20, empty, "/nonexistent", T0 + 20 * SEC), 0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+
+	ck_assert_msg(run(&r, &st, err, sizeof(err), "o.folded") == 0, "%s", err);
+	ck_assert_uint_eq(st.samples, 2);
+	out = slurp("o.folded");
+	ck_assert_msg(strstr(out, "alpha;old_fn_[k] 1\n") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "beta;new_fn_[k] 1\n") != NULL, "%s", out);
 	free(out);
 }
 END_TEST
@@ -652,13 +740,14 @@ START_TEST(test_hostile_names)
 	 * A binary nothing names a function of is shown by its name, which a
 	 * user chose: "x\nsshd 999999" would end the line and forge another.
 	 */
-	b = symbolize_binary(sym, BIN_NOID, "/home/u/x\nsshd 999999;y\xff", NULL, 0, NULL);
+	b = symbolize_binary(sym, BIN_NOID, "/home/u/x\nsshd 999999;y\xff\xef\xbf\xbf", NULL, 0,
+	    NULL);
 	ck_assert_uint_ne(loc[0] = stacks_location(s, b, 0x10, 1), 0);
 	ck_assert_int_eq(stacks_add(s, 3, stacks_intern(s, "u"), loc, 2, 10), 0);
 	ck_assert_int_eq(folded_build(s, &f), 0);
 	ck_assert_uint_eq(f.n, 2);
 	ck_assert_str_eq(f.lines[0][0] == 'u' ? f.lines[0] : f.lines[1],
-	    "u;good_one_[j];[x?sshd 999999:y?]");
+	    "u;good_one_[j];[x?sshd 999999:y????]");	/* U+FFFF: not XML */
 	folded_free(&f);
 	fd = open(map, O_RDWR | O_TRUNC);
 	ck_assert_int_eq(svg_write(s, &m, fd, &bytes, map, sizeof(map)), 0);
@@ -708,6 +797,14 @@ START_TEST(test_jit_budget)
 	ck_assert_int_eq(symbolize_addr(sym, b[3], 0x1010, 1, fr), 0);
 	symbolize_stats(sym, &ss);
 	ck_assert_uint_eq(ss.jit_maps, 1);
+	symbolize_free(sym);
+	/* a map with no valid line (UBSan: nothing to sort is no array) */
+	sym = symbolize_new("/nonexistent");
+	ck_assert_ptr_nonnull(fp = fopen(map[3], "w"));
+	fprintf(fp, "zz\n");
+	fclose(fp);
+	b[0] = symbolize_binary(sym, BIN_JIT, "/tmp/perf-9.map", NULL, 0, map[3]);
+	ck_assert_int_eq(symbolize_addr(sym, b[0], 0x1010, 1, fr), 0);
 	symbolize_free(sym);
 }
 END_TEST
@@ -766,6 +863,7 @@ profile_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_window_open_segment);
 	tcase_add_test(tc, test_kernel_other_boot);
+	tcase_add_test(tc, test_kernel_open_segment);
 	tcase_add_test(tc, test_perf_other_boot);
 	tcase_add_test(tc, test_pprof_roundtrip);
 	tcase_add_test(tc, test_hostile_names);

@@ -100,9 +100,14 @@ mapping_fill(struct stacks *s, struct binary *b, Mapping *m)
 	switch (b->kind) {
 	case BIN_KERNEL:
 	case BIN_MODULE:
+		/*
+		 * Where its locations are: the kernel's where its cached
+		 * kallsyms has it (its mapping starts at _text, its offset),
+		 * whichever boot each segment was (profile.c)
+		 */
 		m->memory_start = b->map_start;
 		m->memory_limit = b->map_end;
-		m->file_offset = b->map_pgoff;
+		m->file_offset = b->kind == BIN_KERNEL ? b->map_start : b->map_pgoff;
 		break;
 	case BIN_ELF:
 		if (b->nload > 0) {

@@ -65,7 +65,9 @@ struct pctx {
 	int64_t		 shift;		/* perf: this segment's times onto the output's */
 	struct kname	*ktab;		/* the segment's kernel and module build-ids */
 	size_t		 nktab;
-	struct kname	 kernel_id;	/* the last kernel build-id known */
+	struct kname	 kernel_id;	/* the last closed segment's kernel build-id */
+	struct kname	 open_kernel;	/* the index's newest: the open segment's */
+	int		 seg_open;	/* the segment read is still open (.partial) */
 	struct binary	*kernel;	/* this segment's kernel */
 	int		 pid_seen, comm_seen;
 	uint64_t	 first_ns, last_ns;
@@ -332,8 +334,16 @@ handle_mmap(struct pctx *c, const struct record *r)
 		c->pid_seen = 1;
 	if (kernel) {
 		if (strncmp(m->filename, "[kernel.kallsyms]", 17) == 0) {
+			/*
+			 * A segment still open has no table yet: its kernel
+			 * is the one the index saw last (the running one),
+			 * not the last closed segment's (a boot before it may
+			 * have run another: an upgrade).
+			 */
 			k = ktab_find(c, "[kernel.kallsyms]");
-			if (k == NULL && c->kernel_id.size > 0)
+			if (k == NULL && c->seg_open && c->open_kernel.size > 0)
+				k = &c->open_kernel;
+			else if (k == NULL && c->kernel_id.size > 0)
 				k = &c->kernel_id;
 			b = symbolize_binary(c->sym, k != NULL ? BIN_KERNEL : BIN_NOID,
 			    "[kernel.kallsyms]", k != NULL ? k->id : NULL, k != NULL ? k->size : 0,
@@ -349,20 +359,21 @@ handle_mmap(struct pctx *c, const struct record *r)
 				b->map_end = m->addr + m->len - (uint64_t)delta;
 			}
 		} else {
-			int64_t	 delta;
+			char	 at[24];
 
+			/*
+			 * A binary per placement (its locations are absolute
+			 * addresses), named from the kernel's cached kallsyms
+			 * only where that copy had the module: one reloaded
+			 * elsewhere, or placed by another boot, is not.
+			 */
 			k = ktab_find(c, m->filename);
+			snprintf(at, sizeof(at), "@%llx", (unsigned long long)m->addr);
 			b = symbolize_binary(c->sym, BIN_MODULE, m->filename,
-			    k != NULL ? k->id : NULL, k != NULL ? k->size : 0, NULL);
+			    k != NULL ? k->id : NULL, k != NULL ? k->size : 0, at);
 			if (b != NULL) {
-				/*
-				 * Named from the kernel's cached kallsyms only
-				 * where that copy's kernel sat (the same boot's
-				 * placement): modules move apart from it.
-				 */
-				b->kernel = c->kernel != NULL && symbolize_kernel_delta(c->sym,
-				    c->kernel, c->kernel->map_pgoff, &delta) && delta == 0 ?
-				    c->kernel : NULL;
+				b->kernel = symbolize_module_placed(c->sym, c->kernel, m->filename,
+				    m->addr) ? c->kernel : NULL;
 				b->map_start = m->addr;
 				b->map_end = m->addr + m->len;
 			}
@@ -714,6 +725,8 @@ read_segment(struct pctx *c, const struct segref *seg)
 	}
 	ktab_load(c, &f);
 	c->kernel = NULL;
+	c->seg_open = strlen(seg->path) > 8 &&
+	    strcmp(seg->path + strlen(seg->path) - 8, ".partial") == 0;
 	procs_clear(&c->procs);
 	{
 		const char *slash = strrchr(seg->path, '/');
@@ -809,6 +822,7 @@ profile_run(const struct profile_req *req, struct profile_stats *stats, char *er
 	c->req = req;
 	c->st = stats;
 	c->kernel_id = kid;
+	c->open_kernel = kid;
 	snprintf(cache, sizeof(cache), "%s", req->cache_dir != NULL ? req->cache_dir : "");
 	if (req->cache_dir == NULL)
 		snprintf(cache, sizeof(cache), "%s/debug", req->state_dir);

@@ -71,7 +71,8 @@ utf8_len(const unsigned char *p, size_t n)
 			return 0;
 		c = (c << 6) | (p[i] & 0x3f);
 	}
-	if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+	/* overlong, surrogates, past U+10FFFF; U+FFFE and U+FFFF, which XML forbids (the SVG) */
+	if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff) || c >= 0xfffe)) ||
 	    (len == 4 && (c < 0x10000 || c > 0x10ffff)))
 		return 0;
 	return len;

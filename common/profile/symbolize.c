@@ -57,6 +57,13 @@ struct ksyms {
 	char		*names;
 	size_t		 n;
 	uint64_t	 text, etext;	/* kallsyms: _text and _etext, 0 if not listed */
+	struct modbase	*mods;		/* kallsyms: each module's lowest symbol */
+	size_t		 nmods;
+};
+
+struct modbase {
+	uint32_t	 name;		/* in the ksyms' names */
+	uint64_t	 lo;
 };
 
 #define NOMOD	UINT32_MAX
@@ -113,6 +120,7 @@ ksyms_free(struct ksyms *k)
 	free(k->size);
 	free(k->name);
 	free(k->mod);
+	free(k->mods);
 	free(k->names);
 	memset(k, 0, sizeof(*k));
 }
@@ -541,7 +549,8 @@ ksyms_parse(struct ksyms *k, char *buf, size_t len, int jit)
 	next:
 		p = nl + 1;
 	}
-	qsort(tmp, n, sizeof(*tmp), ksyms_cmp);
+	if (n > 0)	/* tmp NULL: no line was one */
+		qsort(tmp, n, sizeof(*tmp), ksyms_cmp);
 	k->addr = malloc((n + 1) * sizeof(*k->addr));
 	k->name = malloc((n + 1) * sizeof(*k->name));
 	k->names = malloc(nlen + 1);
@@ -703,6 +712,43 @@ read_small(const char *path, size_t max, size_t *lenp)
 	return buf;
 }
 
+/* Each module's lowest symbol in kallsyms K (sorted by address): K->mods. */
+static int
+ksyms_modbases(struct ksyms *k)
+{
+	size_t	 i, j, last = 0, cap = 0;
+
+	for (i = 0; i < k->n; i++) {
+		const char *m;
+
+		if (k->mod[i] == NOMOD)
+			continue;
+		m = k->names + k->mod[i];
+		/* the same module as the last symbol's (its symbols run together): the same entry */
+		if (k->nmods > 0 && (k->mods[last].name == k->mod[i] ||
+		    strcmp(k->names + k->mods[last].name, m) == 0))
+			continue;
+		for (j = 0; j < k->nmods && strcmp(k->names + k->mods[j].name, m) != 0; j++)
+			;
+		if (j == k->nmods) {
+			if (k->nmods == cap) {
+				struct modbase *n = realloc(k->mods, (cap ? cap * 2 : 64) *
+				    sizeof(*n));
+
+				if (n == NULL)
+					return -1;
+				k->mods = n;
+				cap = cap ? cap * 2 : 64;
+			}
+			k->mods[k->nmods].name = k->mod[i];
+			k->mods[k->nmods].lo = k->addr[i];	/* the lowest: sorted */
+			k->nmods++;
+		}
+		last = j;
+	}
+	return 0;
+}
+
 static int
 kernel_load(struct symbolize *s, struct binary *b)
 {
@@ -728,6 +774,11 @@ kernel_load(struct symbolize *s, struct binary *b)
 		return -1;
 	}
 	free(buf);
+	if (ksyms_modbases(k) < 0) {
+		ksyms_free(k);
+		free(k);
+		return -1;
+	}
 	b->ksyms = k;
 	b->state = 1;
 	b->has_functions = 1;
@@ -942,6 +993,22 @@ symbolize_addr(struct symbolize *s, struct binary *b, uint64_t addr, int leaf,
 	default:
 		return 0;
 	}
+}
+
+int
+symbolize_module_placed(struct symbolize *s, struct binary *k, const char *path,
+    uint64_t start)
+{
+	char	 mod[64];
+	size_t	 i;
+
+	if (k == NULL || k->kind != BIN_KERNEL || kernel_load(s, k) < 0)
+		return 0;
+	module_name(path, mod, sizeof(mod));
+	for (i = 0; i < k->ksyms->nmods; i++)
+		if (strcmp(k->ksyms->names + k->ksyms->mods[i].name, mod) == 0)
+			return (k->ksyms->mods[i].lo & ~(uint64_t)4095) == start;
+	return 0;
 }
 
 void

@@ -92,8 +92,9 @@ void	symbolize_free(struct symbolize *);
 
 /*
  * The binary for (NAME, ID) of KIND, created on first use.  IDLEN 0 for
- * JIT, ANON and NOID; SOURCE (JIT only) is the kept map's path and part of
- * the key.  NULL only when out of memory.
+ * JIT, ANON and NOID; SOURCE, part of the key, is a JIT's kept map's path,
+ * a module's placement ("@ADDR": one binary per place it was loaded), else
+ * NULL.  NULL only when out of memory.
  */
 struct binary *symbolize_binary(struct symbolize *, enum binary_kind, const char *name,
 	    const uint8_t *id, size_t idlen, const char *source);
@@ -113,12 +114,19 @@ uint64_t symbolize_rel(struct symbolize *, struct binary *, uint64_t ip, uint64_
  * Where kernel K (BIN_KERNEL), whose _text a segment's kernel mapping puts
  * at TEXT (its pgoff), is placed against its cached kallsyms: *DELTA is
  * TEXT less the copy's _text (KASLR gives each boot its own); 1, or 0 if
- * either is not known.  Kernel addresses are looked up less it; a module
- * is not named from the copy unless the delta is 0 (modules move apart
- * from the kernel) and its symbol is tagged with the module's name.
+ * either is not known.  Kernel addresses are looked up less it.  Modules
+ * move apart from the kernel: see symbolize_module_placed.
  */
 int	symbolize_kernel_delta(struct symbolize *, struct binary *k, uint64_t text,
 	    int64_t *delta);
+/*
+ * Does module PATH, mapped at START, sit where kernel K's cached kallsyms
+ * had it (its lowest symbol in the page at START)?  1 or 0.  A module
+ * reloaded elsewhere (rmmod and modprobe; another boot) is not named from
+ * the copy.
+ */
+int	symbolize_module_placed(struct symbolize *, struct binary *k, const char *path,
+	    uint64_t start);
 /*
  * Names for ADDR (from symbolize_rel) in B; LEAF is 0 for a return address
  * (the caller's line is looked up at ADDR - 1).  Fills up to
