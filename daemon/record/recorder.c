@@ -303,6 +303,19 @@ room_cb(void *arg)
 	return make_room(arg);
 }
 
+/* The open segment's buffered records to disk, room made on a full disk: 0 or -errno. */
+static int
+flush_room(struct recorder *r)
+{
+	int	 rc, tries;
+
+	for (tries = 0; (rc = perfdata_flush(&r->seg.pd)) < 0 && tries < SEGMENT_ROOM_TRIES;
+	    tries++)
+		if (!is_space_error(rc) || make_room(r) < 0)
+			break;
+	return rc;
+}
+
 /* A write failed with RC: enter the disk-full state (logged once). */
 static void
 disk_trouble(struct recorder *r, int rc)
@@ -413,7 +426,7 @@ static void
 end_round(struct recorder *r, int marker)
 {
 	struct perf_event_header fr = { PERF_RECORD_FINISHED_ROUND, 0, sizeof(fr) };
-	int	 rc, tries;
+	int	 rc;
 
 	if (r->flight_on && r->wrote && marker) {
 		flightrec_keep(r, &fr, sizeof(fr), 0);
@@ -426,10 +439,7 @@ end_round(struct recorder *r, int marker)
 			r->st.bytes += sizeof(fr);
 		r->wrote = 0;
 	}
-	for (tries = 0; (rc = perfdata_flush(&r->seg.pd)) < 0 && tries < 8; tries++)
-		if (!is_space_error(rc) || make_room(r) < 0)
-			break;
-	if (rc < 0)
+	if ((rc = flush_room(r)) < 0)
 		disk_trouble(r, rc);
 	else
 		disk_recovered(r);
@@ -672,8 +682,10 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 		log_warn("%s: writing the initial state", r->seg.partial);
 	}
 	/* On disk now: a crash any time later leaves a segment that repairs to a useful one. */
-	if (perfdata_flush(&r->seg.pd) < 0)
-		log_warnx("%s: cannot write the initial state", r->seg.partial);
+	if ((rc = flush_room(r)) < 0) {
+		errno = -rc;
+		log_warn("%s: cannot write the initial state", r->seg.partial);
+	}
 	/*
 	 * The start state grows with the host, not with what was recorded: on
 	 * a host with millions of maps it alone may pass rotate_size, and
