@@ -239,4 +239,5 @@ query_print_segments(json_t *p, FILE *f)
 	}
 	client_print_table(f, "", list, sizeof(list) / sizeof(list[0]),
 	    json_object_get(p, "segments"));
+	print_truncated(p, f);
 }

@@ -780,6 +780,19 @@ fail:
 	return -1;
 }
 
+/* ARR's rows in the other order, ARR taken over. */
+static json_t *
+reversed(json_t *arr)
+{
+	json_t	*r = json_array();
+	size_t	 i = json_array_size(arr);
+
+	while (i-- > 0)
+		json_array_append(r, json_array_get(arr, i));
+	json_decref(arr);
+	return r;
+}
+
 int
 index_reader_segments(struct index_reader *q, int all, json_t **out, char *err, size_t errlen)
 {
@@ -788,20 +801,33 @@ index_reader_segments(struct index_reader *q, int all, json_t **out, char *err, 
 	int	 rc;
 
 	*out = NULL;
-	if (all ? prepare(q, 12, "SELECT " SEG_COLS " FROM segments s ORDER BY s.seq", &s, err,
-	    errlen) < 0 : prepare(q, 13, "SELECT " SEG_COLS " FROM segments s WHERE "
-	    "s.state != 'deleted' ORDER BY s.seq", &s, err, errlen) < 0)
+	/*
+	 * The segments on disk, whole (retention bounds them); with the
+	 * deleted ones, which stay in the index for good (a year of them was
+	 * a reply of megabytes, built and sent on the daemon's loop), within
+	 * the reader's limits.  Newest first, so that a list cut keeps the
+	 * newest; given oldest first.
+	 */
+	if (all ? prepare(q, 12, "SELECT " SEG_COLS " FROM segments s ORDER BY s.seq DESC", &s,
+	    err, errlen) < 0 : prepare(q, 13, "SELECT " SEG_COLS " FROM segments s WHERE "
+	    "s.state != 'deleted' ORDER BY s.seq DESC", &s, err, errlen) < 0)
 		return -1;
+	res = json_object();
 	arr = json_array();
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		json_array_append_new(arr, seg_json(q, s, 0));
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (all && !room(q, json_array_size(arr), res)) {
+			rc = SQLITE_DONE;	/* cut: "truncated" */
+			break;
+		}
+		append_row(q, arr, seg_json(q, s, 0));
+	}
 	sqlite3_reset(s);
 	if (step_error(q, rc, err, errlen) < 0) {
 		json_decref(arr);
+		json_decref(res);
 		return -1;
 	}
-	res = json_object();
-	json_object_set_new(res, "segments", arr);
+	json_object_set_new(res, "segments", reversed(arr));
 	*out = res;
 	return 0;
 }

@@ -2547,7 +2547,8 @@ END_TEST
 /*
  * The daemon's replies hold at most a number of rows per list (a user's
  * files could make one of hundreds of MB): cut, and said so; the list of
- * segments, which users do not make, is whole.
+ * segments on disk, which users do not make and retention bounds, is
+ * whole, and with the deleted ones (the index keeps them for good) cut.
  */
 START_TEST(test_row_limit)
 {
@@ -2595,6 +2596,12 @@ START_TEST(test_row_limit)
 	o = query(index_reader_segments(q, 0, &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 3);
 	ck_assert_ptr_null(json_object_get(o, "truncated"));
+	json_decref(o);
+	/* with the deleted ones, which the index keeps for good: cut, the newest kept */
+	o = query(index_reader_segments(q, 1, &o, err, sizeof(err)), &o, err);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 1);
+	ck_assert(json_is_true(json_object_get(o, "truncated")));
+	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "segments"), 0), "seq"), 3);
 	json_decref(o);
 	/* within the limit, or none: whole, and nothing said */
 	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 2 * SEC, &o, err, sizeof(err)), &o,
