@@ -89,6 +89,8 @@ struct control {
 	dev_t			 path_dev;	/* the socket file bound at path: unlinked */
 	ino_t			 path_ino;	/* at the end only if still this one */
 	struct event		*accept_ev;
+	struct event		*accept_pause;	/* accept_ev off: out of descriptors */
+	int			 accept_failing;	/* logged, until an accept succeeds */
 	gid_t			 group;
 	int			 have_group;
 	uint64_t		 next_id;
@@ -653,6 +655,17 @@ in_group(int fd, gid_t group, gid_t primary)
 	return yes;
 }
 
+/* The listener watched again after a pause (accept_cb). */
+static void
+accept_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct control	*ctrl = arg;
+
+	(void)fd;
+	(void)what;
+	event_add(ctrl->accept_ev, NULL);
+}
+
 static void
 accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
@@ -665,9 +678,28 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 	int		 fd, priv;
 
 	if ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1) {
-		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-			log_warn("control: accept");
+		if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
+			return;
+		if (!ctrl->accept_failing)
+			log_warn("control: accept (tried again every %d ms until it works)",
+			    CONTROL_ACCEPT_PAUSE_MS);
+		ctrl->accept_failing = 1;
+		/*
+		 * Out of descriptors or memory: the connection stays queued
+		 * and the listener readable, so the loop would run this again
+		 * at once, for ever.  Left alone for a while instead.
+		 */
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+			struct timeval tv = { 0, CONTROL_ACCEPT_PAUSE_MS * 1000 };
+
+			event_del(ctrl->accept_ev);
+			evtimer_add(ctrl->accept_pause, &tv);
+		}
 		return;
+	}
+	if (ctrl->accept_failing) {
+		log_info("control: accepting connections again");
+		ctrl->accept_failing = 0;
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
 		log_warn("control: SO_PEERCRED");
@@ -875,7 +907,9 @@ control_open(struct perfmapd *d, const char *path, char *err, size_t errlen)
 	} else if (listen_path(ctrl, path, err, errlen) < 0)
 		goto fail;
 	ctrl->accept_ev = event_new(d->base, ctrl->fd, EV_READ | EV_PERSIST, accept_cb, ctrl);
-	if (ctrl->accept_ev == NULL || event_add(ctrl->accept_ev, NULL) == -1) {
+	ctrl->accept_pause = evtimer_new(d->base, accept_resume_cb, ctrl);
+	if (ctrl->accept_ev == NULL || ctrl->accept_pause == NULL ||
+	    event_add(ctrl->accept_ev, NULL) == -1) {
 		snprintf(err, errlen, "cannot watch the control socket");
 		goto fail;
 	}
@@ -894,6 +928,8 @@ control_close(struct control *ctrl)
 		client_free(TAILQ_FIRST(&ctrl->clients));
 	if (ctrl->accept_ev != NULL)
 		event_free(ctrl->accept_ev);
+	if (ctrl->accept_pause != NULL)
+		event_free(ctrl->accept_pause);
 	if (ctrl->fd >= 0 && !ctrl->activated) {
 		struct stat st;
 

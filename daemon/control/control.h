@@ -22,6 +22,7 @@ struct control_client;
 #define CONTROL_IDLE_SECONDS		60	/* no call at all for this long: closed */
 #define CONTROL_MESSAGE_SECONDS		10	/* a started message must end within this */
 #define CONTROL_PARTIAL_WAIT_MS		50	/* another user's unfinished message: read again after */
+#define CONTROL_ACCEPT_PAUSE_MS		100	/* out of descriptors: accept again after */
 #define CONTROL_MAX_OUTPUT		(16 * 1024 * 1024)	/* unread replies: dropped */
 #define CONTROL_HIGH_OUTPUT		(256 * 1024)	/* ... no next call taken */
 #define CONTROL_MAX_PENDING		(PROTO_MAX_MESSAGE + 1)	/* unread calls */
