@@ -59,7 +59,7 @@ fds() { ls "/proc/$DAEMON_PID/fd" | wc -l; }
 n0=$(fds)
 ctl profile $W --pid $J5 -o "$T/g.data" > /dev/null || fail "profile --pid $J5 (a map of no valid line)"
 n1=$(fds)
-[ "$n1" -le $((n0 + 3)) ] ||
+[ "$n1" -le $((n0 + 8)) ] ||	# (other threads may hold a few: the leak was 21)
 	fail "a perf-format profile of a map of no valid line left $((n1 - n0)) descriptors open in the daemon"
 ls "$T/state/segments/"*.jit/perf-$J5.so > /dev/null 2>&1 && fail "an image was made of a map of no valid line"
 for p in $J2 $J3; do
