@@ -1478,12 +1478,27 @@ START_TEST(test_compress_writer)
 END_TEST
 
 /* perf itself reads the writer's compressed file: the same samples, the feature shown. */
-START_TEST(test_perf_compressed)
+/* The standard records (E), compressed at level 1 into PATH, with build-ids BIDS. */
+static void
+write_compressed(const char *path, const struct perfdata_buildid *bids, size_t nbids,
+    struct expect *e)
 {
-	char	 path[128], cmd[512], out[65536];
 	struct perfdata pd;
 	struct perfdata_attr a;
 	struct perfdata_meta meta;
+
+	make_attr(&a);
+	make_meta(&meta);
+	build_records(e);
+	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
+	ck_assert_int_eq(perfdata_compress(&pd, 1), 0);
+	ck_assert_int_eq(perfdata_write(&pd, e->data, e->len), 0);
+	ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, bids, nbids), 0);
+}
+
+START_TEST(test_perf_compressed)
+{
+	char	 path[128], cmd[512], out[65536];
 	struct perfdata_buildid bids[2];
 	struct expect e;
 
@@ -1492,13 +1507,7 @@ START_TEST(test_perf_compressed)
 	memcpy(bids, BIDS, sizeof(bids));
 	memcpy(bids[0].id, KERN_BID, 20);
 	memcpy(bids[1].id, USER_BID, 20);
-	make_attr(&a);
-	make_meta(&meta);
-	build_records(&e);
-	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
-	ck_assert_int_eq(perfdata_compress(&pd, 1), 0);
-	ck_assert_int_eq(perfdata_write(&pd, e.data, e.len), 0);
-	ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, bids, 2), 0);
+	write_compressed(path, bids, 2, &e);
 	snprintf(cmd, sizeof(cmd), "perf script -i '%s'", path);
 	ck_assert_msg(run(cmd, out, sizeof(out)) == 0, "perf script failed:\n%s", out);
 	ck_assert_msg(count(out, " cpu-clock: ") == NSAMPLES,
@@ -1580,9 +1589,6 @@ END_TEST
 START_TEST(test_repair_compressed_no_features)
 {
 	char	 path[128], partial[160], err[256] = "", cmd[512], out[65536];
-	struct perfdata pd;
-	struct perfdata_attr a;
-	struct perfdata_meta meta;
 	struct perfdata_file f;
 	struct count_walk cw = { 0, 0 };
 	struct expect e;
@@ -1591,13 +1597,7 @@ START_TEST(test_repair_compressed_no_features)
 	ck_assert_msg(have_perf(), "perf is not installed (linux-perf is in tests/deps.sh)");
 	path_in(path, sizeof(path), "zlost.data");
 	snprintf(partial, sizeof(partial), "%s.partial", path);
-	make_attr(&a);
-	make_meta(&meta);
-	build_records(&e);
-	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
-	ck_assert_int_eq(perfdata_compress(&pd, 1), 0);
-	ck_assert_int_eq(perfdata_write(&pd, e.data, e.len), 0);
-	ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, NULL, 0), 0);
+	write_compressed(path, NULL, 0, &e);
 	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
 	end = f.h.data.offset + f.h.data.size;
 	perfdata_file_close(&f);

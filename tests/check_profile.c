@@ -129,32 +129,54 @@ seg_mmap(struct seg *s, uint32_t pid, uint64_t addr, const char *file, int idbyt
 	ck_assert_int_eq(perfdata_write(&s->pd, s->buf, n), 0);
 }
 
-/* A user sample at IP with a two-frame call chain. */
+/*
+ * A sample at IP: KERNEL 0, a user one whose call chain is IP and IP +
+ * 0x100; else a kernel one whose chain is IP alone.
+ */
 static void
-seg_sample(struct seg *s, uint32_t pid, uint64_t ip, uint64_t t)
+seg_sample_in(struct seg *s, uint32_t pid, uint64_t ip, uint64_t t, int kernel)
 {
-	uint64_t v[] = { 7, ip, (uint64_t)pid << 32 | pid, t, 0, 10000000, 3,
-	    (uint64_t)PERF_CONTEXT_USER, ip, ip + 0x100 };
-	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
-	    sizeof(h) + sizeof(v) };
+	uint64_t v[] = { 7, ip, (uint64_t)pid << 32 | pid, t, 0, 10000000, kernel ? 2 : 3,
+	    kernel ? (uint64_t)PERF_CONTEXT_KERNEL : (uint64_t)PERF_CONTEXT_USER, ip, ip + 0x100 };
+	struct perf_event_header h = { PERF_RECORD_SAMPLE,
+	    kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
+	    (uint16_t)(sizeof(h) + sizeof(v) - (kernel ? 8 : 0)) };
 
-	v[2] = (uint64_t)pid << 32 | pid;
 	memcpy(s->buf, &h, sizeof(h));
-	memcpy(s->buf + sizeof(h), v, sizeof(v));
+	memcpy(s->buf + sizeof(h), v, h.size - sizeof(h));
 	ck_assert_int_eq(perfdata_write(&s->pd, s->buf, h.size), 0);
 }
 
 static void
-seg_close(struct seg *s, int64_t off, uint64_t ref)
+seg_sample(struct seg *s, uint32_t pid, uint64_t ip, uint64_t t)
+{
+	seg_sample_in(s, pid, ip, t, 0);
+}
+
+/* Finished, its clock at REF mono = OFF + REF wall; KERNEL_ID: a kernel build-id byte, or 0. */
+static void
+seg_close_kid(struct seg *s, int64_t off, uint64_t ref, int kernel_id)
 {
 	struct perfdata_meta m;
+	struct perfdata_buildid b;
 
 	memset(&m, 0, sizeof(m));
 	m.hostname = "check";
 	m.clockid = CLOCK_MONOTONIC;
 	m.clock_wall_ns = (uint64_t)(off + (int64_t)ref);
 	m.clock_ref_ns = ref;
-	ck_assert_int_eq(perfdata_finish(&s->pd, &s->a, 1, &m, NULL, 0), 0);
+	memset(&b, 0, sizeof(b));
+	memset(b.id, kernel_id, 20);
+	b.size = 20;
+	b.kernel = 1;
+	b.filename = "[kernel.kallsyms]";
+	ck_assert_int_eq(perfdata_finish(&s->pd, &s->a, 1, &m, &b, kernel_id != 0), 0);
+}
+
+static void
+seg_close(struct seg *s, int64_t off, uint64_t ref)
+{
+	seg_close_kid(s, off, ref, 0);
 }
 
 static const char *
@@ -291,39 +313,6 @@ seg_kernel(struct seg *s, uint64_t text, uint64_t mod, uint64_t modlen, uint64_t
 	ck_assert_int_eq(perfdata_write(&s->pd, s->buf, n), 0);
 }
 
-/* A kernel sample at IP, its call chain IP alone. */
-static void
-seg_ksample(struct seg *s, uint32_t pid, uint64_t ip, uint64_t t)
-{
-	uint64_t v[] = { 7, ip, (uint64_t)pid << 32 | pid, t, 0, 10000000, 2,
-	    (uint64_t)PERF_CONTEXT_KERNEL, ip };
-	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL,
-	    sizeof(h) + sizeof(v) };
-
-	memcpy(s->buf, &h, sizeof(h));
-	memcpy(s->buf + sizeof(h), v, sizeof(v));
-	ck_assert_int_eq(perfdata_write(&s->pd, s->buf, h.size), 0);
-}
-
-static void
-seg_close_kernel(struct seg *s, int64_t off, uint64_t ref)
-{
-	struct perfdata_meta m;
-	struct perfdata_buildid b;
-
-	memset(&m, 0, sizeof(m));
-	m.hostname = "check";
-	m.clockid = CLOCK_MONOTONIC;
-	m.clock_wall_ns = (uint64_t)(off + (int64_t)ref);
-	m.clock_ref_ns = ref;
-	memset(&b, 0, sizeof(b));
-	memset(b.id, 0x4b, 20);
-	b.size = 20;
-	b.kernel = 1;
-	b.filename = "[kernel.kallsyms]";
-	ck_assert_int_eq(perfdata_finish(&s->pd, &s->a, 1, &m, &b, 1), 0);
-}
-
 /*
  * One kernel build-id, two boots: its kallsyms was cached in boot A, and
  * boot B's KASLR put the kernel (and, apart from it, the modules)
@@ -361,10 +350,10 @@ START_TEST(test_kernel_other_boot)
 	seg_open(&s, segpath(1, p, sizeof(p)));
 	seg_kernel(&s, KTEXT_A, MOD_A, 0x1000, 100 * SEC);
 	seg_comm(&s, 10, "alpha", 100 * SEC);
-	seg_ksample(&s, 10, KTEXT_A + 0x1010, 101 * SEC);	/* k_alpha */
-	seg_ksample(&s, 10, MOD_A + 0x10, 102 * SEC);		/* m_gamma, in my-mod */
-	seg_ksample(&s, 10, 0xffffffffc0002010ULL, 103 * SEC);	/* no mapping: not m_delta */
-	seg_close_kernel(&s, OFF_A, 100 * SEC);
+	seg_sample_in(&s, 10, KTEXT_A + 0x1010, 101 * SEC, 1);	/* k_alpha */
+	seg_sample_in(&s, 10, MOD_A + 0x10, 102 * SEC, 1);		/* m_gamma, in my-mod */
+	seg_sample_in(&s, 10, 0xffffffffc0002010ULL, 103 * SEC, 1);	/* no mapping: not m_delta */
+	seg_close_kid(&s, OFF_A, 100 * SEC, 0x4b);
 	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0);
 	index_segment_close(ix, 1, T0 + 4 * SEC, 4096, 3, 0, 6);
 	/*
@@ -375,16 +364,16 @@ START_TEST(test_kernel_other_boot)
 	seg_open(&s, segpath(3, p, sizeof(p)));
 	seg_kernel(&s, KTEXT_A, MOD_A - 0x1000, 0x2000, 105 * SEC);
 	seg_comm(&s, 13, "delta", 105 * SEC);
-	seg_ksample(&s, 13, MOD_A + 0x10, 106 * SEC);		/* not m_gamma */
-	seg_close_kernel(&s, OFF_A, 105 * SEC);
+	seg_sample_in(&s, 13, MOD_A + 0x10, 106 * SEC, 1);		/* not m_gamma */
+	seg_close_kid(&s, OFF_A, 105 * SEC, 0x4b);
 	index_segment_open(ix, 3, strrchr(p, '/') + 1, T0 + 5 * SEC);
 	index_segment_close(ix, 3, T0 + 8 * SEC, 4096, 1, 0, 4);
 	seg_open(&s, segpath(2, p, sizeof(p)));
 	seg_kernel(&s, KTEXT_B, MOD_B, 0x1000, 50 * SEC);
 	seg_comm(&s, 12, "gamma", 50 * SEC);
-	seg_ksample(&s, 12, KTEXT_B + 0x2010, 51 * SEC);	/* k_beta, not _etext */
-	seg_ksample(&s, 12, MOD_B + 0x10, 52 * SEC);		/* my-mod moved: not named */
-	seg_close_kernel(&s, OFF_B, 50 * SEC);
+	seg_sample_in(&s, 12, KTEXT_B + 0x2010, 51 * SEC, 1);	/* k_beta, not _etext */
+	seg_sample_in(&s, 12, MOD_B + 0x10, 52 * SEC, 1);		/* my-mod moved: not named */
+	seg_close_kid(&s, OFF_B, 50 * SEC, 0x4b);
 	index_segment_open(ix, 2, strrchr(p, '/') + 1, T0 + 20 * SEC);
 	index_segment_close(ix, 2, T0 + 30 * SEC, 4096, 2, 0, 5);
 	ck_assert_int_eq(index_flush(ix), 0);
@@ -447,8 +436,8 @@ START_TEST(test_kernel_open_segment)
 	seg_open(&s, segpath(1, p, sizeof(p)));
 	seg_kernel(&s, KTEXT_A, MOD_A, 0x1000, 100 * SEC);
 	seg_comm(&s, 10, "alpha", 100 * SEC);
-	seg_ksample(&s, 10, KTEXT_A + 0x1010, 101 * SEC);
-	seg_close_kernel(&s, OFF_A, 100 * SEC);		/* table: 0x4b */
+	seg_sample_in(&s, 10, KTEXT_A + 0x1010, 101 * SEC, 1);
+	seg_close_kid(&s, OFF_A, 100 * SEC, 0x4b);		/* table: 0x4b */
 	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0);
 	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 1, 0, 4);
 
@@ -456,7 +445,7 @@ START_TEST(test_kernel_open_segment)
 	seg_open(&s, partial);
 	seg_kernel(&s, KTEXT_A, MOD_A, 0x1000, 50 * SEC);
 	seg_comm(&s, 11, "beta", 50 * SEC);		/* the start state: stamped at the start */
-	seg_ksample(&s, 11, KTEXT_A + 0x1010, 51 * SEC);
+	seg_sample_in(&s, 11, KTEXT_A + 0x1010, 51 * SEC, 1);
 	ck_assert_int_eq(perfdata_flush(&s.pd), 0);
 	perfdata_close(&s.pd);		/* open: no features, no table */
 	index_segment_open(ix, 2, strrchr(p, '/') + 1, T0 + 20 * SEC);
