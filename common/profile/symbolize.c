@@ -28,6 +28,7 @@
 #include "hash.h"
 #include "record.h"
 #include "symbolize.h"
+#include "walltime.h"
 
 /*
  * A copy's function symbols, sorted by address, for binary search:
@@ -89,11 +90,6 @@ struct symbolize {
 	struct symbolize_stats st;
 };
 
-static int64_t
-ts_ns(const struct timespec *t)
-{
-	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
-}
 
 struct symbolize *
 symbolize_new(const char *cache_dir)
