@@ -69,6 +69,8 @@ struct pctx {
 	struct kname	 open_kernel;	/* the index's newest: the open segment's */
 	int		 seg_open;	/* the segment read is still open (.partial) */
 	struct binary	*kernel;	/* this segment's kernel */
+	int64_t		 kdelta;	/* its _text here less its cached copy's */
+	int		 kdelta_ok;	/* kdelta known (frame_location) */
 	int		 pid_seen, comm_seen;
 	uint64_t	 first_ns, last_ns;
 	char		 jitdir[PATH_MAX];
@@ -349,14 +351,13 @@ handle_mmap(struct pctx *c, const struct record *r)
 			    "[kernel.kallsyms]", k != NULL ? k->id : NULL, k != NULL ? k->size : 0,
 			    NULL);
 			if (b != NULL && b->kind == BIN_KERNEL) {
-				int64_t	 delta = 0;
-
 				c->kernel = b;
 				b->map_pgoff = m->pgoff;	/* its _text in this boot */
 				/* the range where its locations are (frame_location) */
-				(void)symbolize_kernel_delta(c->sym, b, m->pgoff, &delta);
-				b->map_start = m->addr - (uint64_t)delta;
-				b->map_end = m->addr + m->len - (uint64_t)delta;
+				c->kdelta = 0;
+				c->kdelta_ok = symbolize_kernel_delta(c->sym, b, m->pgoff, &c->kdelta);
+				b->map_start = m->addr - (uint64_t)c->kdelta;
+				b->map_end = m->addr + m->len - (uint64_t)c->kdelta;
 			}
 		} else {
 			char	 at[24];
@@ -493,8 +494,6 @@ frame_location(struct pctx *c, uint32_t pid, uint64_t ip, int kernel, int leaf)
 
 	c->st->frames++;
 	if ((m == NULL && kernel && c->kernel != NULL) || (m != NULL && m->bin->kind == BIN_KERNEL)) {
-		int64_t	 delta;
-
 		/*
 		 * The kernel's: where its cached kallsyms has it (KASLR
 		 * places each boot's kernel elsewhere, and that copy is the
@@ -502,9 +501,8 @@ frame_location(struct pctx *c, uint32_t pid, uint64_t ip, int kernel, int leaf)
 		 * location in every segment.
 		 */
 		b = m != NULL ? m->bin : c->kernel;
-		if (c->kernel != NULL &&
-		    symbolize_kernel_delta(c->sym, c->kernel, c->kernel->map_pgoff, &delta))
-			addr = ip - (uint64_t)delta;
+		if (c->kernel != NULL && c->kdelta_ok)
+			addr = ip - (uint64_t)c->kdelta;
 	} else if (m == NULL) {
 		c->st->frames_unmapped++;
 		return stacks_location(c->stk, NULL, ip, leaf);
@@ -725,6 +723,7 @@ read_segment(struct pctx *c, const struct segref *seg)
 	}
 	ktab_load(c, &f);
 	c->kernel = NULL;
+	c->kdelta_ok = 0;
 	c->seg_open = strlen(seg->path) > 8 &&
 	    strcmp(seg->path + strlen(seg->path) - 8, ".partial") == 0;
 	procs_clear(&c->procs);

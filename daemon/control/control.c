@@ -678,7 +678,9 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 	int		 fd, priv;
 
 	if ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1) {
-		if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
+		int	 err = errno;
+
+		if (err == EAGAIN || err == EINTR || err == ECONNABORTED)
 			return;
 		if (!ctrl->accept_failing)
 			log_warn("control: accept (tried again every %d ms until it works)",
@@ -689,7 +691,7 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 		 * and the listener readable, so the loop would run this again
 		 * at once, for ever.  Left alone for a while instead.
 		 */
-		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+		if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
 			struct timeval tv = { 0, CONTROL_ACCEPT_PAUSE_MS * 1000 };
 
 			event_del(ctrl->accept_ev);

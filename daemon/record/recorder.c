@@ -267,12 +267,6 @@ recorder_wall(struct recorder *r, const struct record *rec)
 	    ((int64_t)rec->sid.time - (int64_t)r->seg.t_start));
 }
 
-static int
-is_space_error(int rc)
-{
-	return rc == -ENOSPC || rc == -EDQUOT;
-}
-
 /*
  * The disk is full: make room the way retention would, by deleting the
  * oldest closed segment (never the open one).  Returns 0 if one was
@@ -281,8 +275,9 @@ is_space_error(int rc)
  * record.
  */
 static int
-make_room(struct recorder *r)
+make_room(void *arg)
 {
+	struct recorder *r = arg;
 	uint64_t now = mono_ns();
 
 	if (r->room_gone_at != 0 && now - r->room_gone_at < 1000000000ULL)
@@ -296,26 +291,6 @@ make_room(struct recorder *r)
 	return -1;
 }
 
-/* The open segment's writers, the start state's and a flight snapshot's included. */
-static int
-room_cb(void *arg)
-{
-	return make_room(arg);
-}
-
-/* The open segment's buffered records to disk, room made on a full disk: 0 or -errno. */
-static int
-flush_room(struct recorder *r)
-{
-	int	 rc, tries;
-
-	for (tries = 0; (rc = perfdata_flush(&r->seg.pd)) < 0 && tries < SEGMENT_ROOM_TRIES;
-	    tries++)
-		if (!is_space_error(rc) || make_room(r) < 0)
-			break;
-	return rc;
-}
-
 /* A write failed with RC: enter the disk-full state (logged once). */
 static void
 disk_trouble(struct recorder *r, int rc)
@@ -325,7 +300,7 @@ disk_trouble(struct recorder *r, int rc)
 	r->disk_error = -rc;
 	errno = -rc;
 	log_warn("%s: cannot write%s", r->seg.open ? r->seg.partial : r->segdir,
-	    is_space_error(rc) ? "; deleting the oldest segments to make room, "
+	    segment_space_error(rc) ? "; deleting the oldest segments to make room, "
 	    "dropping records while there is none" : "; dropping records");
 }
 
@@ -439,7 +414,7 @@ end_round(struct recorder *r, int marker)
 			r->st.bytes += sizeof(fr);
 		r->wrote = 0;
 	}
-	if ((rc = flush_room(r)) < 0)
+	if ((rc = segment_flush(&r->seg)) < 0)
 		disk_trouble(r, rc);
 	else
 		disk_recovered(r);
@@ -618,7 +593,7 @@ recorder_close_segment(struct recorder *r, uint64_t t_end)
 		 * finish it from its records, as after a crash (not one
 		 * record whole: removed, and still an error).
 		 */
-		if (!is_space_error(rc) || make_room(r) < 0 ||
+		if (!segment_space_error(rc) || make_room(r) < 0 ||
 		    (rr = repair_segment(r->seg.partial, err, sizeof(err))) != 0) {
 			if (rr == 1)	/* the index's open segment is gone */
 				notify_segment_deleted(&r->notify, strrchr(r->seg.path, '/') != NULL ?
@@ -654,7 +629,7 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 	for (tries = 0; ; tries++) {
 		rc = segment_open(&r->seg, r->segdir, r->seq + 1, t_start, recorder_wall_at(t_start),
 		    r->attrs, 2);
-		if (rc == 0 || !is_space_error(rc) || tries == 8 || make_room(r) < 0)
+		if (rc == 0 || !segment_space_error(rc) || tries == 8 || make_room(r) < 0)
 			break;
 	}
 	if (rc < 0) {
@@ -663,7 +638,7 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 	}
 	r->seq++;
 	r->seg.pd.sync = r->conf->segment_sync;
-	r->seg.room = room_cb;
+	r->seg.room = make_room;	/* every writer's: the start state's, a snapshot's */
 	r->seg.room_arg = r;
 	/* From the first record on, the start state included: perf reads it decompressed. */
 	if (r->conf->compress == COMPRESS_ZSTD &&
@@ -682,7 +657,7 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 		log_warn("%s: writing the initial state", r->seg.partial);
 	}
 	/* On disk now: a crash any time later leaves a segment that repairs to a useful one. */
-	if ((rc = flush_room(r)) < 0) {
+	if ((rc = segment_flush(&r->seg)) < 0) {
 		errno = -rc;
 		log_warn("%s: cannot write the initial state", r->seg.partial);
 	}

@@ -135,18 +135,41 @@ segment_write(struct segment *seg, const void *buf, size_t len)
 }
 
 int
+segment_space_error(int rc)
+{
+	return rc == -ENOSPC || rc == -EDQUOT;
+}
+
+/* RC failed a write: room made if it was for want of space (1: try again). */
+static int
+segment_retry(struct segment *seg, int rc, int tries)
+{
+	return tries < SEGMENT_ROOM_TRIES && segment_space_error(rc) && seg->room != NULL &&
+	    seg->room(seg->room_arg) == 0;
+}
+
+int
 segment_append(struct segment *seg, const void *buf, size_t len, uint64_t nrec)
 {
 	int	 rc, tries;
 
 	/* perfdata_write takes all of BUF or none of it: tried again whole */
 	for (tries = 0; (rc = perfdata_write(&seg->pd, buf, len)) < 0 &&
-	    tries < SEGMENT_ROOM_TRIES; tries++)
-		if ((rc != -ENOSPC && rc != -EDQUOT) || seg->room == NULL ||
-		    seg->room(seg->room_arg) < 0)
-			break;
+	    segment_retry(seg, rc, tries); tries++)
+		;
 	if (rc == 0)
 		seg->records += nrec;
+	return rc;
+}
+
+int
+segment_flush(struct segment *seg)
+{
+	int	 rc, tries;
+
+	for (tries = 0; (rc = perfdata_flush(&seg->pd)) < 0 && segment_retry(seg, rc, tries);
+	    tries++)
+		;
 	return rc;
 }
 

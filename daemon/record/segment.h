@@ -62,6 +62,10 @@ int	segment_open(struct segment *, const char *dir, uint64_t seq,
  */
 int	segment_write(struct segment *, const void *, size_t);
 int	segment_append(struct segment *, const void *, size_t, uint64_t nrec);
+/* The buffered records to disk, room made as for a write: 0 or -errno. */
+int	segment_flush(struct segment *);
+/* RC (-errno) is the disk's want of space: ENOSPC or EDQUOT. */
+int	segment_space_error(int rc);
 /* A sample taken at TIME: counted, and the segment's first/last sample times kept. */
 void	segment_note_sample(struct segment *, uint64_t time);
 int	segment_add_buildid(struct segment *, const char *filename,
