@@ -138,9 +138,49 @@ is_segment_name(const char *s)
 }
 
 /*
- * The segment files a request names: its arguments (names or paths inside
- * STATE/segments, checked after realpath), else every closed segment,
- * those ending at or after SINCE_NS if it is set.  Sorted by name.
+ * The first LEN bytes of path IN with "//" and "/./" made one "/" and no
+ * trailing "/" into OUT: 0, or -1 if OUT is too short.
+ */
+static int
+lexical(const char *in, size_t len, char *out, size_t outlen)
+{
+	size_t	 i, o = 0;
+
+	for (i = 0; i < len; i++) {
+		if (in[i] == '/' && o > 0 && out[o - 1] == '/')
+			continue;
+		if (in[i] == '.' && (i == 0 || in[i - 1] == '/') && (i + 1 == len || in[i + 1] == '/')) {
+			i++;	/* "." as a component: gone, with its "/" */
+			continue;
+		}
+		if (o + 1 >= outlen)
+			return -1;
+		out[o++] = in[i];
+	}
+	while (o > 1 && out[o - 1] == '/')
+		o--;
+	out[o] = '\0';
+	return 0;
+}
+
+/* Path S's directory is, as written, DIR (both taken lexically): a path not walked. */
+static int
+dir_is(const char *s, const char *dir)
+{
+	char	 a[PATH_MAX], b[PATH_MAX];
+
+	return lexical(s, (size_t)(strrchr(s, '/') - s), a, sizeof(a)) == 0 &&
+	    lexical(dir, strlen(dir), b, sizeof(b)) == 0 && strcmp(a, b) == 0;
+}
+
+/*
+ * The segment files a request names: its arguments, else every closed
+ * segment, those ending at or after SINCE_NS if it is set.  Sorted by
+ * name.  An argument is a file name in STATE/segments, or a path whose
+ * directory is, as written, STATE/segments or its real path (as the
+ * client's realpath gives it).  A user's path is never walked: as root
+ * that would follow their symlinks, wait on their FUSE server, and tell
+ * whether a file exists in a directory they cannot search.
  */
 int
 resolve_segments(struct capture *c, struct job *j, char ***out, size_t *nout, char *err,
@@ -159,7 +199,7 @@ resolve_segments(struct capture *c, struct job *j, char ***out, size_t *nout, ch
 	if (j->segments != NULL && json_array_size(j->segments) > 0) {
 		for (i = 0; i < json_array_size(j->segments); i++) {
 			const char *s = json_string_value(json_array_get(j->segments, i));
-			char	 path[PATH_MAX], real[PATH_MAX];
+			char	 real[PATH_MAX];
 			struct stat st;
 			const char *base;
 
@@ -167,21 +207,16 @@ resolve_segments(struct capture *c, struct job *j, char ***out, size_t *nout, ch
 				snprintf(err, errlen, "%s: not a segment name", s ? s : "?");
 				goto out;
 			}
-			if (strchr(s, '/') == NULL)
-				snprintf(path, sizeof(path), "%s/%s", c->segdir, s);
-			else
-				snprintf(path, sizeof(path), "%s", s);
-			if (realpath(path, real) == NULL) {
-				snprintf(err, errlen, "%s: %s", s, strerror(errno));
+			base = strrchr(s, '/') != NULL ? strrchr(s, '/') + 1 : s;
+			if ((base != s && !dir_is(s, c->segdir) && !dir_is(s, segreal)) ||
+			    !is_segment_name(base)) {
+				snprintf(err, errlen, "%s: not a segment in %s", s, c->segdir);
 				goto out;
 			}
-			base = strrchr(real, '/') + 1;
-			if (strncmp(real, segreal, strlen(segreal)) != 0 ||
-			    real[strlen(segreal)] != '/' ||
-			    strchr(real + strlen(segreal) + 1, '/') != NULL ||
-			    !is_segment_name(base) || stat(real, &st) == -1 ||
-			    !S_ISREG(st.st_mode)) {
-				snprintf(err, errlen, "%s: not a segment in %s", s, c->segdir);
+			/* STATE/segments is root's: its file, not through a symlink */
+			if ((size_t)snprintf(real, sizeof(real), "%s/%s", segreal, base) >=
+			    sizeof(real) || lstat(real, &st) == -1 || !S_ISREG(st.st_mode)) {
+				snprintf(err, errlen, "%s: no segment %s in %s", s, base, c->segdir);
 				goto out;
 			}
 			if ((nv = reallocarray(v, n + 1, sizeof(*v))) == NULL)

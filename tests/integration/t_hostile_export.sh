@@ -9,6 +9,8 @@
 # file while it was written.  Now:
 # - a member's bundle leaves them out and says how many ("only root may
 #   export"), and still holds the rest (the segment, the vDSO, ...);
+# - a path the member names is not walked as root (store and export say
+#   the same of a file that exists where they cannot look as of none);
 # - root's bundle holds them, and its file in state_dir/exports is root's
 #   only (the member cannot read it there).
 . tests/lib.sh
@@ -52,6 +54,23 @@ grep -q "only root may export" "$T/b.out" || fail "the member was not told: $(ca
 ap=$(jq -r .path "$T/a.json")
 [ "$(stat -c %a "$ap")" = 640 ] || fail "the member's export in state_dir/exports is mode $(stat -c %a "$ap")"
 
+# A member's path is not walked as root: before, the daemon's realpath
+# told an existing file ("not a segment") from a missing one ("No such
+# file or directory") in a directory the member cannot search.
+: > "$T/secret/perf-20260101-000000-1.data"
+for n in 1 2; do
+	for cmd in store export; do
+		as_user "$A" "$PERFMAPCTL" -s "$T/control.sock" $cmd \
+			"$T/secret/perf-20260101-000000-$n.data" > "$T/probe$n.$cmd" 2>&1 &&
+			fail "the member's $cmd of a path outside the segments worked"
+		sed -i "s/000000-$n\.data/000000-N.data/g" "$T/probe$n.$cmd"
+	done
+done
+for cmd in store export; do
+	cmp -s "$T/probe1.$cmd" "$T/probe2.$cmd" || fail "$cmd tells an existing file in a directory the member cannot search from a missing one: '$(cat "$T/probe1.$cmd")' against '$(cat "$T/probe2.$cmd")'"
+done
+note "a path outside the segments: $(cat "$T/probe1.store")"
+
 "$PERFMAPCTL" -s "$T/control.sock" --json export "$seg" -o "$T/r.tar" \
 	> "$T/r.json" || fail "root's export"
 symbols "$T/r.syms" "$T/r.tar"
@@ -63,4 +82,4 @@ rp=$(jq -r .path "$T/r.json")
 as_user "$A" cat "$rp" > /dev/null 2>&1 && fail "the member can read root's export in state_dir/exports"
 ls -A "$T/state/exports" | grep -q '^\.symbols' && fail "a symbols scratch file was left in exports/"
 stop_daemon
-echo "PASS: a member's export leaves out the cache's root-only files (withheld $withheld) and says so; root's holds them and stays root's"
+echo "PASS: a member's export leaves out the cache's root-only files (withheld $withheld) and says so; root's holds them and stays root's; a member's path is not walked"
