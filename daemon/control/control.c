@@ -33,6 +33,7 @@
  * once CONTROL_MAX_OUTPUT bytes wait for it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <stdio.h>
@@ -153,18 +154,48 @@ control_group_lookup(struct control *ctrl)
 	}
 }
 
-/* The socket's mode (0666 with public_queries, else 0660), of a socket we bound. */
+/*
+ * The socket's owner (root, the control group if there is one) and mode
+ * (0666 with public_queries, else 0660), of the socket we bound and only
+ * that one: in a socket directory others may write (not the default), a
+ * user could have put a symlink or another file in its place by a
+ * reload, and chown or chmod by name would follow it.  The file is held
+ * by an O_PATH handle that does not follow a symlink, checked to be our
+ * socket, and changed through that handle.
+ */
 static int
 socket_mode(const struct control *ctrl)
 {
-	return chmod(ctrl->path, ctrl->d->conf.readonly_public ? 0666 : 0660);
+	struct stat st;
+	char	 fdpath[32];
+	int	 fd, rc = -1, saved;
+
+	if ((fd = open(ctrl->path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(fd, &st) == -1)
+		goto out;
+	if (!S_ISSOCK(st.st_mode) || st.st_dev != ctrl->path_dev || st.st_ino != ctrl->path_ino) {
+		errno = ESTALE;		/* not the socket we bound */
+		goto out;
+	}
+	if (ctrl->have_group && fchownat(fd, "", 0, ctrl->group, AT_EMPTY_PATH) == -1)
+		log_warn("%s: chown to the control group", ctrl->path);
+	/* an O_PATH handle has no fchmod; its /proc name reaches the inode itself */
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	rc = chmod(fdpath, ctrl->d->conf.readonly_public ? 0666 : 0660);
+out:
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
 }
 
 void
 control_reload(struct control *ctrl)
 {
 	if (ctrl != NULL && !ctrl->activated && ctrl->path[0] != '\0' && socket_mode(ctrl) == -1)
-		log_warn("%s: chmod", ctrl->path);
+		log_warn("%s: chmod%s", ctrl->path,
+		    errno == ESTALE || errno == ELOOP ? " (no longer the socket it bound: left alone)" : "");
 }
 
 uid_t
@@ -871,8 +902,6 @@ listen_path(struct control *ctrl, const char *path, char *err, size_t errlen)
 		ctrl->path_dev = st.st_dev;
 		ctrl->path_ino = st.st_ino;
 	}
-	if (ctrl->have_group && chown(path, 0, ctrl->group) == -1)
-		log_warn("%s: chown to the control group", path);
 	snprintf(ctrl->path, sizeof(ctrl->path), "%s", path);
 	if (socket_mode(ctrl) == -1) {
 		snprintf(err, errlen, "%s: chmod: %s", path, strerror(errno));

@@ -8,6 +8,8 @@
 # from the path when the process is gone).  A daemon that follows the
 # symlink copies root's binary into the cache.  Not one byte of it may
 # land under the state directory; root's ping is answered within 100 ms.
+# Then a symlink in the control socket's place, its directory writable by
+# the user: a reload must not chmod the file it points to.
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
@@ -31,8 +33,25 @@ for i in 1 2 3 4 5; do
 done
 sleep 3
 hostile_judge
+
+# The socket's directory writable by the user (an operator's choice, not
+# the default /run/perfmapd): they put a symlink to root's file in the
+# socket's place, and a reload must not chmod (or chown) the file it
+# points to.  Before, the reload's chmod by name made it 0660.
+printf 'root only\n' > "$T/victim" && chmod 0600 "$T/victim"
+chmod 0777 "$T"
+as_user "$A" sh -c "mv '$T/control.sock' '$T/moved.sock' && ln -s '$T/victim' '$T/control.sock'" ||
+	fail "the user's symlink in the socket's place"
+kill -HUP "$DAEMON_PID"
+for _ in $(seq 1 50); do grep -q "reload" "$T/daemon.log" && break; sleep 0.1; done
+sleep 0.3
+mode=$(stat -c %a "$T/victim")
+rm -f "$T/control.sock" && mv "$T/moved.sock" "$T/control.sock" && chmod 0755 "$T"
+[ "$mode" = 600 ] || fail "a reload changed the mode of the file a user's symlink in the socket's place names to $mode"
+grep -q "control.sock: chmod (no longer the socket it bound" "$T/daemon.log" ||
+	fail "the reload did not say it left the socket's place alone: $(grep -i "reload\|chmod" "$T/daemon.log" | tail -3)"
 stop_daemon
 if grep -rl "$MARK" "$T/state" > "$T/found" 2>/dev/null; then
 	fail "root's private binary was copied under the state directory: $(head -3 "$T/found")"
 fi
-echo "PASS: no byte of a file the user cannot read under the state directory"
+echo "PASS: no byte of a file the user cannot read under the state directory; a reload leaves a symlink in the socket's place alone"
