@@ -159,6 +159,7 @@ struct result {
 struct idkey {
 	uint8_t		 id[BUILD_ID_MAX];
 	uint8_t		 len, used;
+	uint32_t	 ix;		/* the caller's (idset_add_ix) */
 };
 
 /* A set of build-ids (open addressing). */
@@ -173,11 +174,19 @@ struct failrec {
 };
 
 /* One build-id a segment references (from its HEADER_BUILD_ID table). */
+#define SEGBID_ALT	8
 struct segbid {
 	uint8_t		 id[BUILD_ID_MAX];
 	uint8_t		 len;
 	int		 kernel;
 	char		*name;
+	/*
+	 * Other names the tables give it (SEGBID_ALT at most): a user's
+	 * file may carry a system binary's build-id, and the copy of the
+	 * first name seen may be the user's (store_one).
+	 */
+	char		*alt[SEGBID_ALT];
+	size_t		 nalt;
 };
 
 /*
@@ -297,6 +306,8 @@ void	*worker_main(void *arg);
 
 /* maps.c: first-sight captures, build-id sets, the failure table */
 int	idset_add(struct idset *, const uint8_t *id, size_t len);	/* 1 if new */
+/* The same, IX kept with a new one; *IX set to the one kept with it either way. */
+int	idset_add_ix(struct idset *, const uint8_t *id, size_t len, uint32_t *ix);
 int	idset_has(const struct idset *, const uint8_t *id, size_t len);
 struct failrec *fail_find(struct capture *, const uint8_t *id, size_t len);
 void	fail_forget(struct capture *, const uint8_t *id, size_t len);

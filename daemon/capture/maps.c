@@ -32,6 +32,14 @@ id_hash(const uint8_t *id, size_t len)
 int
 idset_add(struct idset *s, const uint8_t *id, size_t len)
 {
+	uint32_t ix = 0;
+
+	return idset_add_ix(s, id, len, &ix);
+}
+
+int
+idset_add_ix(struct idset *s, const uint8_t *id, size_t len, uint32_t *ix)
+{
 	size_t	 i, j;
 
 	if ((s->n + 1) * 2 > s->cap) {
@@ -51,11 +59,14 @@ idset_add(struct idset *s, const uint8_t *id, size_t len)
 		*s = ns;
 	}
 	for (j = id_hash(id, len) & (s->cap - 1); s->v[j].used; j = (j + 1) & (s->cap - 1))
-		if (s->v[j].len == len && memcmp(s->v[j].id, id, len) == 0)
+		if (s->v[j].len == len && memcmp(s->v[j].id, id, len) == 0) {
+			*ix = s->v[j].ix;
 			return 0;
+		}
 	memcpy(s->v[j].id, id, len);
 	s->v[j].len = (uint8_t)len;
 	s->v[j].used = 1;
+	s->v[j].ix = *ix;
 	s->n++;
 	return 1;
 }

@@ -32,8 +32,11 @@ segbids_free(struct segbid *v, size_t n)
 {
 	size_t	 i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		free(v[i].name);
+		while (v[i].nalt > 0)
+			free(v[i].alt[--v[i].nalt]);
+	}
 	free(v);
 }
 
@@ -49,10 +52,32 @@ static int
 table_entry_cb(const struct perfdata_buildid *b, void *arg)
 {
 	struct table_ctx *t = arg;
-	struct segbid *nv;
+	struct segbid *nv, *o;
+	uint32_t ix = (uint32_t)*t->n;
+	size_t	 k;
+	int	 rc;
 
-	if (idset_add(t->seen, b->id, b->size) != 1)
+	if ((rc = idset_add_ix(t->seen, b->id, b->size, &ix)) < 0) {
+		t->oom = 1;
+		return 1;
+	}
+	if (rc == 0) {
+		/* another name of a build-id seen before: kept, a few of them */
+		if (t->v == NULL || *t->v == NULL || ix >= *t->n)
+			return 0;	/* an earlier segment's, the set's only (evict.c) */
+		o = &(*t->v)[ix];
+		if (o->nalt == SEGBID_ALT || strcmp(o->name, b->filename) == 0)
+			return 0;
+		for (k = 0; k < o->nalt; k++)
+			if (strcmp(o->alt[k], b->filename) == 0)
+				return 0;
+		if ((o->alt[o->nalt] = strdup(b->filename)) == NULL) {
+			t->oom = 1;
+			return 1;
+		}
+		o->nalt++;
 		return 0;
+	}
 	if ((nv = reallocarray(*t->v, *t->n + 1, sizeof(**t->v))) == NULL) {
 		t->oom = 1;
 		return 1;
@@ -421,13 +446,21 @@ json_t *
 store_one(struct capture *c, struct storectx *x, const struct segbid *b)
 {
 	char	 hex[BUILD_ID_HEX_MAX], file[PATH_MAX], why[2048] = "";
-	const char *source = "cache";
+	const char *source = "cache", *name = b->name;
 	struct failrec *f;
-	int	 rc;
+	int	 rc, untrusted;
 
 	buildid_to_hex(b->id, b->len, hex);
 	file[0] = '\0';
-	if ((rc = bidcache_find(&c->cache, b->id, b->len, file, sizeof(file))) > 0) {
+	/*
+	 * Present, unless a user's namespace or a user's file made the copy:
+	 * anyone can write any build-id note, so the trusted sources are
+	 * tried first (a copy from one replaces it), and only if none has
+	 * the file is that copy kept as the answer.  (A segment does not say
+	 * which namespace its name is of.)
+	 */
+	if ((untrusted = bidcache_find(&c->cache, b->id, b->len, file, sizeof(file)) > 0) &&
+	    !bidcache_untrusted(&c->cache, b->id, b->len)) {
 		bidcache_touch(&c->cache, b->id, b->len);
 		rc = 0;
 	} else if (strcmp(b->name, BIDCACHE_KERNEL) == 0) {
@@ -440,8 +473,29 @@ store_one(struct capture *c, struct storectx *x, const struct segbid *b)
 		source = "module";
 		rc = store_module(c, b->name, b->id, b->len, file, sizeof(file), why,
 		    sizeof(why));
-	} else
+	} else {
+		struct segbid alt = *b;
+		size_t	 k;
+		int	 r2;
+
+		/* Each of its names while the copy is not a trusted one (or none is). */
 		rc = store_user(c, x, b, file, sizeof(file), &source, why, sizeof(why));
+		for (k = 0; k < b->nalt && (rc < 0 || bidcache_untrusted(&c->cache, b->id, b->len));
+		    k++) {
+			alt.name = b->alt[k];
+			if ((r2 = store_user(c, x, &alt, file, sizeof(file), &source, why,
+			    sizeof(why))) > rc) {
+				rc = r2;
+				name = alt.name;	/* the name the copy came by */
+			}
+		}
+	}
+	if (rc < 0 && untrusted && bidcache_find(&c->cache, b->id, b->len, file,
+	    sizeof(file)) > 0) {
+		bidcache_touch(&c->cache, b->id, b->len);
+		rc = 0;
+		source = "cache";
+	}
 	count_result(c, rc >= 0 ? rc : -1);
 	if (rc >= 0) {
 		fail_forget(c, b->id, b->len);
@@ -449,7 +503,7 @@ store_one(struct capture *c, struct storectx *x, const struct segbid *b)
 		if (rc > 0)
 			x->added++;
 		return json_pack("{s:s, s:o, s:s, s:o, s:s}", "buildid", hex, "path",
-		    proto_string(b->name), "status", "OK", "file", proto_string(file), "source",
+		    proto_string(name), "status", "OK", "file", proto_string(file), "source",
 		    rc > 0 ? source : "cache");
 	}
 	if ((f = fail_find(c, b->id, b->len)) != NULL && f->reason != NULL)

@@ -12,6 +12,8 @@
 #   (a watchdog starts at its open).
 # Root's store must report both as failures with the reason, copy nothing,
 # open nothing, and keep recording.
+# A user's copy of a forged file with a system binary's build-id is
+# replaced by the real one at root's store of a segment that has it.
 # Meanwhile two processes of the user map one file at a 2 KB path 30,000
 # times each: store's look for live processes that map a path it wants
 # must not hold every mapping of the host (before: 60,000 copies of the
@@ -95,5 +97,27 @@ if grep -rl "$MARK" "$T/state" > "$T/found" 2>/dev/null; then
 	fail "root's private binary was copied under the state directory: $(head -3 "$T/found")"
 fi
 "$PERFMAPCTL" -s "$T/control.sock" ping > /dev/null || fail "the daemon does not answer after the store"
+
+# A system binary's build-id in a user's file, stored first (its copy is
+# the untrusted kind, DIR/.ns/1), then the system binary runs and root
+# stores its segment: the real file must replace the user's.  Before,
+# store took "in the cache" as done, and perf showed /usr/bin/yes's
+# samples with the user's functions.
+YES=$(readelf_buildid /usr/bin/yes)
+link="$T/state/debug/.build-id/$(echo "$YES" | cut -c1-2)/$(echo "$YES" | cut -c3-)"
+as_user "$A" "$T/mkelf" forge "$T/spin" "$H/yes" "$YES" || fail "mkelf yes"
+as_user "$A" "$H/yes" 0.3 > /dev/null
+seg=$("$PERFMAPCTL" -s "$T/control.sock" snapshot) || fail "snapshot"
+"$PERFMAPCTL" -s "$T/control.sock" store "$seg" > "$T/store1.out" 2>&1
+cmp -s "$link/elf" "$H/yes" ||
+	fail "the user's forged file is not the cache's $YES: the test proves nothing ($(grep "$YES" "$T/store1.out"))"
+yes > /dev/null & y=$!
+sleep 0.5
+kill "$y"
+seg=$("$PERFMAPCTL" -s "$T/control.sock" snapshot) || fail "snapshot"
+"$PERFMAPCTL" -s "$T/control.sock" store "$seg" > "$T/store2.out" 2>&1
+note "store after root's yes: $(grep "$YES" "$T/store2.out")"
+cmp -s "$link/elf" /usr/bin/yes ||
+	fail "the cache's $YES is still the user's file after root's store of /usr/bin/yes ($(readlink "$link"))"
 stop_daemon
-echo "PASS: store follows no user's symlink and opens no FIFO"
+echo "PASS: store follows no user's symlink and opens no FIFO; a user's copy does not stand for a system binary"
