@@ -15,6 +15,7 @@
  * The canonical path that results names no symlink, so SQLite's
  * SQLITE_OPEN_NOFOLLOW accepts it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -193,6 +194,40 @@ open_own_dir(int dirfd, const char *name, const char *shown, struct stat *st, ch
 	return fd;
 }
 
+/*
+ * Is the directory open at FD one a perfmapd used (one of the names it
+ * makes is there), or empty?  Any other directory is someone else's: taken over, it
+ * would lose its mode and group (a typo of /var/lib, or /, shut every
+ * service and user out of it).
+ */
+static int
+ours_or_empty(int fd)
+{
+	static const char *const names[] = { "lock", "index.db", "index.db-wal",
+	    "index.db-shm", "segments", "exports", "profiles", "debug" };
+	struct dirent *de;
+	struct stat st;
+	DIR	*d;
+	size_t	 i;
+	int	 dfd, empty = 1;
+
+	/* (a planted one among them is refused by name later) */
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
+			return 1;
+	if ((dfd = dup(fd)) == -1 || (d = fdopendir(dfd)) == NULL) {
+		if (dfd >= 0)
+			close(dfd);
+		return 0;
+	}
+	rewinddir(d);
+	while (empty && (de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			empty = 0;
+	closedir(d);
+	return empty;
+}
+
 /* Group GID and MODE on the directory open at FD, if it has others. */
 static int
 take_over(int fd, const struct stat *st, gid_t gid, const char *shown, char *err,
@@ -314,6 +349,12 @@ statedir_open(struct statedir *sd, const char *dir, const char *group, int with_
 		sd->gid = gr->gr_gid;
 	else
 		sd->gid = geteuid() == 0 ? 0 : getegid();
+	if (strcmp(sd->path, "/") == 0 || !ours_or_empty(sd->fd)) {
+		refuse(err, errlen, sd->path, &st, "holds files and none of perfmapd's: it is not a "
+		    "state directory, and taking it over would change its mode and group (give a "
+		    "new or empty directory)");
+		goto fail;
+	}
 	if (take_over(sd->fd, &st, sd->gid, sd->path, err, errlen) < 0 ||
 	    lock(sd, err, errlen) < 0 ||
 	    statedir_check_file(sd, "index.db", err, errlen) < 0 ||

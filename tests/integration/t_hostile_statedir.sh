@@ -44,6 +44,13 @@ mkdir -m 0777 "$T/s-777"
 refused "$T/s-777" "s-777 is writable by its group or others"
 mkdir -m 0775 "$T/s-775" && chgrp "$G" "$T/s-775"
 refused "$T/s-775" "s-775 is writable by its group or others"
+# Another program's directory, given by mistake (state_dir = /var/lib):
+# before, it was taken over, made 2750 with the control group, and the
+# program's other users and services were shut out of it.
+mkdir -m 0755 "$T/shared" && echo theirs > "$T/shared/other.db"
+refused "$T/shared" "shared holds files and none of perfmapd's"
+[ "$(stat -c %a "$T/shared")" = 755 ] || fail "a refused directory was made $(stat -c %a "$T/shared")"
+[ ! -e "$T/shared/lock" ] || fail "a lock was made in a refused directory"
 mkdir "$T/parent" && chown "$A" "$T/parent" && mkdir "$T/parent/state"
 refused "$T/parent/state" "parent is not owned by root"
 # A user-owned symlink on the way is not followed.
