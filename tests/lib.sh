@@ -154,7 +154,7 @@ start_manymaps() {
 start_daemon() {
 	printf '%s\n' "$1" > "$T/perfmapd.conf"
 	${DAEMON_WRAP:-} "$PERFMAPD" -f -d -c "$T/perfmapd.conf" --state-dir "$T/state" \
-		--socket "$T/control.sock" > "$T/daemon.log" 2>&1 &
+		--socket "${SOCK:-$T/control.sock}" > "$T/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	for _ in $(seq 1 100); do
 		grep -q "recording into" "$T/daemon.log" 2>/dev/null && return 0

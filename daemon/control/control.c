@@ -862,7 +862,21 @@ listen_path(struct control *ctrl, const char *path, char *err, size_t errlen)
 	memcpy(dir, path, strlen(path) + 1);
 	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
 		*slash = '\0';
-		if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+		if (mkdir(dir, 0755) == 0) {
+			int	 dfd;
+
+			/*
+			 * 0755 whatever the daemon's umask (027): the socket's own
+			 * mode says who may connect, and a directory only root may
+			 * search would keep the control group (and, with
+			 * public_queries, everyone) from it.
+			 */
+			if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+			    fchmod(dfd, 0755) == -1)
+				log_warn("socket directory %s: chmod 0755", dir);
+			if (dfd >= 0)
+				close(dfd);
+		} else if (errno != EEXIST) {
 			snprintf(err, errlen, "socket directory %s: %s", dir, strerror(errno));
 			return -1;
 		}

@@ -18,10 +18,14 @@ cp "$T/spin" "$T/pm-spin"
 test_group PMC pmc
 test_group PMO pmo
 test_user PMU pmu "$PMO"
+# The socket in a directory the daemon makes: with public_queries it must
+# be searchable by all (before, the daemon's umask made it 0750, and no
+# one but root could reach the socket in it).
+SOCK=$T/run/control.sock
 start_daemon "[daemon]
 public_queries = yes
 control_group = $PMC"
-S=$T/control.sock
+S=$SOCK
 ctl() { "$PERFMAPCTL" -s "$S" "$@"; }
 raw() { printf "$1" | "$T/ctlclient" "$S" raw; }
 
