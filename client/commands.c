@@ -171,8 +171,9 @@ print_status(json_t *p, FILE *f)
 		    client_num(x, "objects"), client_num(x, "unresolved"),
 		    client_num(x, "errors") > 0 ? " (write errors: see the log)" : "");
 	}
-	client_print_kv(f, "processes", "%lld (%lld executable maps)",
-	    client_num(p, "model_processes"), client_num(p, "model_maps"));
+	client_print_kv(f, "processes", "%lld (%lld executable maps%s)",
+	    client_num(p, "model_processes"), client_num(p, "model_maps"),
+	    client_num(p, "model_maps_shed") > 0 ? "; some shed: see model_maps_shed" : "");
 	if (json_is_object(json_object_get(p, "memory"))) {
 		json_t *m = json_object_get(p, "memory");
 

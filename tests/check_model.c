@@ -642,6 +642,61 @@ START_TEST(test_churn)
 }
 END_TEST
 
+/* Anonymous executable memory of PID at ADDR, one page (JIT code, or a user's churn). */
+static int
+add_anon(uint32_t pid, uint64_t addr)
+{
+	struct record_mmap r;
+
+	memset(&r, 0, sizeof(r));
+	r.pid = r.tid = pid;
+	r.addr = addr;
+	r.len = 4096;
+	r.prot = 5;
+	r.flags = 0x22;		/* MAP_PRIVATE | MAP_ANONYMOUS */
+	r.filename = "//anon";
+	return model_add_map(&M, &r, BID_NONE, -1);
+}
+
+/*
+ * perf has no munmap record: a process that maps and unmaps executable
+ * memory at ever new addresses (a user's loop of mmap and munmap) grew
+ * its list for ever, 48 bytes a map, each insert moving every map above
+ * it.  A process has at most vm.max_map_count maps: past that the model
+ * sheds its anonymous maps, and keeps its binary's; a churn of a file's
+ * maps sheds them all.
+ */
+START_TEST(test_maps_shed)
+{
+	struct model_proc *p;
+	uint64_t i;
+
+	ck_assert_uint_eq(M.maps_max, MODEL_MAPS_MAX);
+	ck_assert_int_eq(add_map(7, 0x400000, 0x10000, 0, "/usr/bin/jit", 1), 0);
+	for (i = 0; i < 100000; i++)
+		ck_assert_int_eq(add_anon(7, 0x10000000ULL + i * 8192), 0);
+	ck_assert_uint_le(nmaps_of(7), MODEL_MAPS_MAX);
+	ck_assert_uint_ge(M.maps_shed, 1);
+	p = model_find(&M, 7);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_str_eq(p->maps[0].file->name, "/usr/bin/jit");	/* the binary stays */
+	/* the newest anonymous map is there: only older ones went */
+	ck_assert_uint_eq(p->maps[p->nmaps - 1].addr, 0x10000000ULL + 99999 * 8192);
+	check_counts();
+	/* the same churn with a file's maps */
+	for (i = 0; i < 100000; i++)
+		ck_assert_int_eq(add_map(8, 0x10000000ULL + i * 8192, 4096, 0, "/tmp/lib", 2), 0);
+	ck_assert_uint_le(nmaps_of(8), MODEL_MAPS_MAX);
+	ck_assert_uint_ge(M.maps_shed, 2);
+	ck_assert_uint_le(M.nmaps, 2 * MODEL_MAPS_MAX);
+	check_counts();
+	model_exit(&M, 7, 7);
+	model_exit(&M, 8, 8);
+	ck_assert_uint_eq(M.nmaps, 0);
+	check_counts();
+}
+END_TEST
+
 /*
  * Many overlapping maps in one process against a page-by-page oracle:
  * the binary searches, the punch that drops a run of maps at once, splits
@@ -924,6 +979,7 @@ model_suite(void)
 	tcase_add_test(tc, test_big_host);
 	tcase_add_test(tc, test_binary_match);
 	tcase_add_test(tc, test_idle_files);
+	tcase_add_test(tc, test_maps_shed);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -158,6 +158,7 @@ cmd_status_run(struct control_request *req)
 	    "clients", (int)control_nclients(d->control),
 	    "model_processes", (json_int_t)r->model.nprocs,
 	    "model_maps", (json_int_t)r->model.nmaps);
+	json_object_set_new(out, "model_maps_shed", json_integer((json_int_t)r->model.maps_shed));
 	json_object_set_new(json_object_get(out, "disk"), "error",
 	    r->disk_error != 0 ? json_string(strerror(r->disk_error)) : json_null());
 	json_object_set_new(json_object_get(out, "disk"), "records_dropped",

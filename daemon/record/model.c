@@ -209,6 +209,7 @@ int
 model_init(struct model *m)
 {
 	memset(m, 0, sizeof(*m));
+	m->maps_max = MODEL_MAPS_MAX;
 	m->nslots = 2 * MODEL_BUCKETS_MIN;
 	m->nfbuckets = MODEL_BUCKETS_MIN;
 	m->slots = calloc(m->nslots, sizeof(*m->slots));
@@ -599,6 +600,39 @@ maps_punch(struct model *m, struct model_proc *p, uint64_t start, uint64_t end)
 	return 0;
 }
 
+/* P's maps where KEEP says, the rest let go. */
+static void
+maps_keep(struct model *m, struct model_proc *p, int (*keep)(const struct model_map *))
+{
+	size_t	 i, o = 0;
+
+	for (i = 0; i < p->nmaps; i++) {
+		if (keep != NULL && keep(&p->maps[i]))
+			p->maps[o++] = p->maps[i];
+		else
+			file_put(m, p->maps[i].file);
+	}
+	m->nmaps -= p->nmaps - o;
+	p->nmaps = o;
+}
+
+/* A map of a file (an inode), or of a named region ([vdso]): not anonymous memory. */
+static int
+map_named(const struct model_map *mm)
+{
+	return mm->file->ino != 0 || mm->file->name[0] == '[';
+}
+
+/* P holds as many maps as a process can: some are stale (model.h, maps_max). */
+static void
+maps_shed(struct model *m, struct model_proc *p)
+{
+	m->maps_shed++;
+	maps_keep(m, p, map_named);
+	if (p->nmaps > m->maps_max / 2)
+		maps_keep(m, p, NULL);
+}
+
 int
 model_add_map(struct model *m, const struct record_mmap *r, uint8_t source, uint32_t bin)
 {
@@ -630,6 +664,8 @@ model_add_map_at(struct model *m, const struct record_mmap *r, uint8_t source, u
 	memcpy(k.build_id, r->build_id, k.build_id_size);
 	if ((f = file_get(m, r->filename, &k)) == NULL)
 		return -ENOMEM;
+	if (p->nmaps >= m->maps_max)
+		maps_shed(m, p);
 	if (maps_punch(m, p, r->addr, r->addr + r->len) < 0 || maps_reserve(p, 1) < 0) {
 		file_put(m, f);
 		return -ENOMEM;

@@ -98,7 +98,19 @@ struct model {
 	struct model_proc *spare;	/* gone, kept for reuse (next) */
 	size_t		 nspare;
 	int		 walking;	/* in model_foreach: no moving slots */
+	/*
+	 * A process's maps at most (the kernel's vm.max_map_count: it can
+	 * have no more): perf has no munmap record, so a map leaves only
+	 * when another covers it, and a process that maps and unmaps at
+	 * new addresses would grow its list for ever.  At the cap its
+	 * anonymous maps go, and all of them if that frees too little
+	 * (maps_shed, counted): they are stale but for at most this many.
+	 */
+	size_t		 maps_max;
+	uint64_t	 maps_shed;	/* times a process's maps were shed */
 };
+
+#define MODEL_MAPS_MAX	65530	/* the kernel's default vm.max_map_count */
 
 int	model_init(struct model *);
 void	model_free(struct model *);

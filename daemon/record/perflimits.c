@@ -23,8 +23,7 @@
 
 #define PERFLIMITS_DIR	"/proc/sys/kernel"
 
-/* A small decimal file; -1 if it cannot be read or parsed. */
-static int
+int
 perflimits_read(const char *dir, const char *name, int64_t *out)
 {
 	char	 path[512], buf[64], *end;

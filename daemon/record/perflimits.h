@@ -38,6 +38,8 @@ struct perflimits_mlock {
 					   budget_kb - charged_kb, 0 once pinned_kb > 0 */
 };
 
+/* A small decimal file DIR/NAME (a sysctl); -1 if it cannot be read or parsed. */
+int	perflimits_read(const char *dir, const char *name, int64_t *out);
 /* Read everything from DIR (NULL: /proc/sys/kernel); -1 if the rate cannot be read. */
 int	perflimits_init(struct perflimits *, const char *dir);
 

@@ -56,6 +56,7 @@
 #include "index_reader.h"
 #include "procfs.h"
 #include "procscan.h"
+#include "perflimits.h"
 #include "recorder.h"
 #include "repair.h"
 #include "wallclock.h"
@@ -1123,6 +1124,13 @@ recorder_init(struct recorder *r, const struct config *c, const char *state_dir,
 	if (model_init(&r->model) < 0 || hostinfo_load(&r->host, NULL) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
+	}
+	{
+		int64_t	 mc;
+
+		/* as many maps as a process can have, and no more (model.h) */
+		if (perflimits_read("/proc/sys/vm", "max_map_count", &mc) == 0 && mc > 0)
+			r->model.maps_max = (size_t)mc;
 	}
 	vdso_load(&r->vdso);
 	if (events_open(&r->ev, c, err, errlen) < 0 || sideband_init(r, err, errlen) < 0)
