@@ -29,6 +29,9 @@
 #include "config.h"
 #include "index_reader.h"
 #include "procfs.h"
+#include "hostinfo.h"
+#include "perfdata.h"
+#include "record/kernel.h"
 #include "record/recorder.h"
 #include "record/wallclock.h"
 #include "walltime.h"
@@ -371,6 +374,78 @@ START_TEST(test_unknown_namespace)
 }
 END_TEST
 
+struct addr_seen {
+	const struct record_layout *l;
+	uint64_t addr;
+	int	 n;
+};
+
+static int
+addr_seen_cb(const struct perf_event_header *eh, void *arg)
+{
+	struct addr_seen *s = arg;
+	struct record rec;
+
+	if (eh->type == PERF_RECORD_MMAP2 && record_decode(eh, eh->size, s->l, &rec) == 0 &&
+	    rec.mmap.addr == s->addr)
+		s->n++;
+	return 0;
+}
+
+/*
+ * A stop while a cut is due (an age boundary passed a moment before): the
+ * cut is made, and what the rings hold stamped after it goes into the
+ * segment that follows.  Before, the stop's drain ended with the cut, and
+ * the last segment closed with its start state only: the records after
+ * the cut (up to a drain interval of samples) were lost, uncounted.
+ */
+START_TEST(test_finish_after_cut)
+{
+	struct harness h;
+	struct recorder *r;
+	struct perfdata_attr a;
+	struct perfdata_file f;
+	struct addr_seen s = { 0 };
+	struct perf_event_mmap_page *meta = calloc(1, sizeof(*meta));
+	void	*data = calloc(1, RINGSZ);
+	char	 err[256];
+	uint64_t now;
+
+	setup(&h, 1);
+	r = h.r;
+	ck_assert_int_eq(ring_init(&r->ev.cpus[0].ring, meta, data, RINGSZ), 0);
+	ck_assert_int_eq(hostinfo_load(&r->host, NULL), 0);
+	snprintf(r->segdir, sizeof(r->segdir), "%s", h.dir);
+	seg_open(&h, &a);
+	r->attrs[0] = r->attrs[1] = a;
+	r->ev.sb_ids = (uint64_t *)SEG_IDS;	/* the start state's records' id */
+	r->seq = 1;
+	h.conf.rotate_age_ms = 1000;
+	now = mono_ns();
+	r->seg.t_start = now - 1005 * 1000000ULL;	/* its age ran out 5 ms ago */
+	put_file(&h, 0, 0, 0x10000, now - 2 * 1000000ULL);	/* after the cut */
+	recorder_finish(r);
+	ck_assert_uint_eq(r->seq, 2);			/* the cut was made */
+	ck_assert(r->seg.open);
+	r->seg.t_end = mono_ns();
+	ck_assert_int_eq(recorder_close_segment(r, mono_ns()), 0);
+	ck_assert_msg(perfdata_open(&f, r->last_closed, err, sizeof(err)) == 0, "%s", err);
+	s.l = &r->ev.sb_layout;
+	s.addr = 0x10000;
+	ck_assert_int_ge(perfdata_walk(&f, addr_seen_cb, &s), 0);
+	perfdata_file_close(&f);
+	ck_assert_msg(s.n == 1, "the record stamped after the cut is not in the segment after it "
+	    "(%d found)", s.n);
+	kinfo_free(&r->kinfo);
+	hostinfo_free(&r->host);
+	ring_unmap(&r->ev.cpus[0].ring);
+	free(meta);
+	free(data);
+	r->ev.sb_ids = NULL;
+	teardown(&h);
+}
+END_TEST
+
 /* A listener of JIT processes that takes none until told to. */
 struct jit_listener {
 	int	 calls, take;
@@ -664,6 +739,7 @@ sideband_suite(void)
 	tcase_add_test(tc, test_clock_step);
 	tcase_add_test(tc, test_unseen_read_then_pin);
 	tcase_add_test(tc, test_unknown_namespace);
+	tcase_add_test(tc, test_finish_after_cut);
 	tcase_add_test(tc, test_unknown_namespace_pid_reused);
 	tcase_add_test(tc, test_jit_watch_retried);
 	tcase_add_test(tc, test_two_rings_mixed);

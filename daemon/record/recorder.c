@@ -1211,6 +1211,22 @@ fail:
 	return -1;
 }
 
+void
+recorder_finish(struct recorder *r)
+{
+	for (;;) {
+		uint64_t seq = r->seq;
+
+		if (pass(r, LIMIT_ALL, 1) != 0 || r->cut != 0) {
+			sideband_wait(r);
+			continue;
+		}
+		/* a cut completed: what is stamped after it is still to take */
+		if (r->seq == seq || !r->seg.open)
+			break;
+	}
+}
+
 int
 recorder_stop(struct recorder *r)
 {
@@ -1227,8 +1243,7 @@ recorder_stop(struct recorder *r)
 		 * rotation by age that is due comes first (pass): its cut stays
 		 * exact.
 		 */
-		while (pass(r, LIMIT_ALL, 1) != 0 || r->cut != 0)
-			sideband_wait(r);
+		recorder_finish(r);
 		recorder_close_segment(r, mono_ns());	/* a failure counts in unfinished */
 	}
 	if (r->st.unfinished > 0) {

@@ -191,6 +191,12 @@ int	recorder_rotate(struct recorder *, enum rotate_reason);
 /* Rotate if the size or age limit is reached. */
 void	recorder_check_rotate(struct recorder *);
 /*
+ * Everything the rings hold into the segments (recorder_stop's drain): a
+ * cut that is due, or pending, is made, and what is stamped after it
+ * still goes into the segment that follows.
+ */
+void	recorder_finish(struct recorder *);
+/*
  * Disable events, drain, finish the segment, and repair the .partial
  * files that failed closes left (the last segment's, or a rotation's on a
  * full disk).  -1 when one is still left (logged; repaired at the next
