@@ -446,6 +446,37 @@ START_TEST(test_finish_after_cut)
 }
 END_TEST
 
+/*
+ * A pass whose limit is a cut the loop came to late (a stall across an
+ * age boundary): a record stamped a second after it, and before the
+ * pass, belongs to the next segment, and is left in its ring.  Before,
+ * the far-future guard was measured from the limit, and took it into the
+ * segment the cut ends, out of order with the other rings.  A stamp from
+ * the far future of the pass's own clock is still taken as it is.
+ */
+START_TEST(test_stale_limit_not_future)
+{
+	struct harness h;
+	struct recorder *r;
+	uint64_t now, n0;
+
+	r = setup_pinned(&h, 1);	/* proven by its pin: no read to wait for */
+	n0 = r->st.sb_records;		/* the pin's own */
+	now = mono_ns();
+	put_file(&h, 0, 0, 0x10000, now - 1000000000ULL);
+	drain_all(r, now - 3000000000ULL);
+	ck_assert_msg(r->st.sb_records == n0, "a record of the next segment was taken into the "
+	    "one its stale cut ends");
+	drain_all(r, mono_ns() + 1);
+	ck_assert_uint_eq(r->st.sb_records, n0 + 1);
+	/* bogus: 60 s ahead of the clock, taken at once, not left to hold its ring */
+	put_file(&h, 0, 0, 0x20000, mono_ns() + 60000000000ULL);
+	drain_all(r, mono_ns() - RECORDER_MARGIN_NS);
+	ck_assert_uint_eq(r->st.sb_records, n0 + 2);
+	teardown(&h);
+}
+END_TEST
+
 /* A listener of JIT processes that takes none until told to. */
 struct jit_listener {
 	int	 calls, take;
@@ -740,6 +771,7 @@ sideband_suite(void)
 	tcase_add_test(tc, test_unseen_read_then_pin);
 	tcase_add_test(tc, test_unknown_namespace);
 	tcase_add_test(tc, test_finish_after_cut);
+	tcase_add_test(tc, test_stale_limit_not_future);
 	tcase_add_test(tc, test_unknown_namespace_pid_reused);
 	tcase_add_test(tc, test_jit_watch_retried);
 	tcase_add_test(tc, test_two_rings_mixed);

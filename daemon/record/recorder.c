@@ -63,7 +63,7 @@
 #include "walltime.h"
 
 /* A time stamp further ahead than this is garbage, not a reason to wait. */
-#define FUTURE_NS		(1000ULL * 1000 * 1000)
+#define FUTURE_NS		RECORDER_FUTURE_NS
 /* The limit of the last pass at stop: every record. */
 #define LIMIT_ALL		(UINT64_MAX - RECORDER_MARGIN_NS - FUTURE_NS)
 /*
@@ -343,8 +343,14 @@ recorder_write(struct recorder *r, const void *buf, size_t len, uint64_t nrec)
 int
 recorder_not_yet(const struct recorder *r, uint64_t t)
 {
-	if (t >= r->limit + RECORDER_MARGIN_NS + FUTURE_NS)
-		return 0;		/* a stamp from the far future: taken as is */
+	/*
+	 * A stamp from the far future (after the pass began, by more than a
+	 * second): taken as is, or it would hold its ring for ever.  From the
+	 * pass's clock, not its limit: a cut the loop came late to is a
+	 * limit in the past, and records of the next segment are not bogus.
+	 */
+	if (t >= r->future_at)
+		return 0;
 	return t >= r->limit ||		/* too young: next pass */
 	    t > r->bound;		/* another ring has older records: those first */
 }

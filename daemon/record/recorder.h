@@ -31,6 +31,8 @@ struct tab;
 
 /* How far behind now a pass reads: longer than any record takes to land. */
 #define RECORDER_MARGIN_NS	(20ULL * 1000 * 1000)
+/* A record stamped this far after its pass began is bogus: taken as it is. */
+#define RECORDER_FUTURE_NS	(1000ULL * 1000 * 1000)
 
 struct recorder_stats {
 	uint64_t	 samples;
@@ -109,6 +111,7 @@ struct recorder {
 	int64_t		 wall_off;	/* the wall clock's offset at this pass's look (recorder_look) */
 	uint64_t	 wall_look;	/* the monotonic time of that look */
 	uint64_t	 limit;		/* this pass consumes records stamped before */
+	uint64_t	 future_at;	/* a stamp from then on is bogus (recorder_not_yet) */
 	uint64_t	 bound;		/* ... and, from the current ring, up to this */
 	uint64_t	 peek;		/* time of the record ring_peek() looked at */
 	uint64_t	*next;		/* per CPU: time of its side-band ring's next record */

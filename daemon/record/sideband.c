@@ -490,6 +490,7 @@ sideband_drain(struct recorder *r, uint64_t limit)
 
 	recorder_look(r);
 	r->limit = limit;
+	r->future_at = mono_ns() + RECORDER_MARGIN_NS + RECORDER_FUTURE_NS;
 	r->blocked = 0;
 	r->sb_arrived = 0;
 	for (i = 0; i < ncpus; i++)
