@@ -1782,6 +1782,55 @@ writer_release(sqlite3 *lk)
 }
 
 /*
+ * A batch the writer could not write (a full disk, the write lock held
+ * past the busy timeout; here a trigger of the test's refuses the new
+ * object) took the open segment's rows with it.  Before, the segment was
+ * then closed as "closed", and its binary was unknown to every query for
+ * good, restarts included, though its file has the mapping.  Now the
+ * close leaves it "open", and the next start indexes it from its file.
+ */
+START_TEST(test_lost_batch_rescanned)
+{
+	static const char name[] = "perf-000001-20261118T110640Z.data";
+	struct index *ix;
+	struct index_reader *q;
+	sqlite3	*db;
+	uint8_t	 id[20];
+	json_t	*o;
+	char	 err[512], path[256];
+	int	 rc;
+
+	ix = open_ix();
+	index_segment_open(ix, 1, name, T0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	snprintf(path, sizeof(path), "%s/index.db", state);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "CREATE TRIGGER refuse BEFORE INSERT ON objects "
+	    "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END", NULL, NULL, NULL), SQLITE_OK);
+	index_add_mapping(ix, "/usr/bin/app", (bid(id, 1), id), 20, BID_MMAP2, 100,
+	    T0 + 1 * SEC, 0);
+	index_commit(ix);
+	ck_assert_int_eq(index_flush(ix), -1);		/* lost */
+	ck_assert_int_eq(sqlite3_exec(db, "DROP TRIGGER refuse", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	/* the recorder closes the segment: its file has the mapping */
+	write_segment(1, T0, SEG1, 4, 0);
+	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 0, 0, 4);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+	ix = open_ix();					/* the next start */
+	index_close(ix);
+	q = open_q();
+	o = NULL;
+	rc = index_reader_history(q, "/usr/bin/app", &o, err, sizeof(err));
+	ck_assert_msg(rc == 0, "the binary of a lost batch is unknown after a restart (%d): %s",
+	    rc, err);
+	json_decref(o);
+	index_reader_close(q);
+}
+END_TEST
+
+/*
  * The writer held up (another connection holds the write lock) while
  * batches queue: it runs them in one transaction, the rows of the plain
  * ones together (writer.c, writer_run_batches).  An object new in one
@@ -2758,6 +2807,7 @@ index_suite(void)
 	tcase_add_test(tc, test_reopen);
 	tcase_add_test(tc, test_commit_rows);
 	tcase_add_test(tc, test_batches_grouped);
+	tcase_add_test(tc, test_lost_batch_rescanned);
 	tcase_add_test(tc, test_fold);
 	tcase_add_test(tc, test_fold_merge_same_segment);
 	tcase_add_test(tc, test_fold_restart);

@@ -166,6 +166,7 @@ struct index {
 	int		 busy;
 	uint64_t	 w_batches, w_rows, w_errors, w_us_last, w_us_max;
 	uint64_t	 w_failing, w_lost_rows;	/* writer thread only */
+	int		 w_seg_lost;	/* a batch lost since the last segment opened (writer) */
 	uint64_t	 w_pruned;	/* history rows pruned above max_size */
 	int		 w_full_logged;	/* writer thread only */
 	int		 wal_frames;	/* in the WAL since the last checkpoint */

@@ -129,7 +129,7 @@ static const char *const stmt_sql[ST_MAX] = {
 	    "lost = excluded.lost, records = excluded.records, state = excluded.state, "
 	    "deleted_ns = NULL",
 	[ST_SEG_CLOSE] = "UPDATE segments SET end_ns = ?2, size = ?3, samples = ?4, "
-	    "lost = ?5, records = ?6, state = 'closed' WHERE seq = ?1",
+	    "lost = ?5, records = ?6, state = ?7 WHERE seq = ?1",
 	[ST_SEG_DELETED] = "UPDATE segments SET state = 'deleted', deleted_ns = ?2 "
 	    "WHERE seq = ?1",
 	/* The segment row stays as history; which objects it held goes with it. */
@@ -821,6 +821,7 @@ run_op(struct index *ix, const struct write_op *o)
 	case OP_UNRES:
 		return -1;		/* rows of a group: run_rows */
 	case OP_SEG_OPEN:
+		ix->w_seg_lost = 0;
 		s = ix->st[ST_SEG_OPEN];
 		sqlite3_bind_int64(s, 1, o->v[0]);
 		sqlite3_bind_text(s, 2, o->owned, -1, SQLITE_STATIC);
@@ -838,6 +839,17 @@ run_op(struct index *ix, const struct write_op *o)
 		s = ix->st[ST_SEG_CLOSE];
 		for (i = 0; i < 6; i++)
 			sqlite3_bind_int64(s, (int)i + 1, o->v[i]);
+		/*
+		 * A batch lost while it was open (a full disk, the write lock
+		 * held too long) took some of its rows with it, for good: the
+		 * segment stays "open" in the index, and the next start indexes
+		 * it again from its file, as after a crash.
+		 */
+		sqlite3_bind_text(s, 7, ix->w_seg_lost ? "open" : "closed", -1, SQLITE_STATIC);
+		if (ix->w_seg_lost)
+			log_warnx("index: segment %lld lost rows to write errors while it was "
+			    "open: it is indexed again from its file at the next start",
+			    (long long)o->v[0]);
 		return step_reset(ix, s);
 	case OP_SEG_DELETED:
 		s = ix->st[ST_SEG_DELETED];
@@ -1057,11 +1069,13 @@ out:
 		ix->w_errors++;
 	pthread_mutex_unlock(&ix->mu);
 	/*
-	 * A failing disk is reported once, and its end once: rows of objects
-	 * come back with their next sighting, segments with the reconciliation
-	 * at the next start.
+	 * A failing disk is reported once, and its end once.  What the lost
+	 * batches held comes back with the reconciliation at the next start:
+	 * the segment they were of is left "open" (OP_SEG_CLOSE), and is
+	 * indexed again from its file, as is one whose own rows were lost.
 	 */
 	if (rc < 0) {
+		ix->w_seg_lost = 1;	/* the open segment's rows among them (OP_SEG_CLOSE) */
 		if (ix->w_failing++ == 0)
 			log_warnx("index: batches are not written (%llu rows so far) until "
 			    "this is fixed", (unsigned long long)rows);
