@@ -221,8 +221,10 @@ ours_or_empty(int fd)
 		return 0;
 	}
 	rewinddir(d);
+	/* (a file system of its own mounted there has its lost+found) */
 	while (empty && (de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		    strcmp(de->d_name, "lost+found") != 0)
 			empty = 0;
 	closedir(d);
 	return empty;

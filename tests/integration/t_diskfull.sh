@@ -18,7 +18,10 @@ mount -t tmpfs -o size=20m,mode=0750 tmpfs "$T/state" 2>/dev/null || skip "canno
 cleanup_mount() { umount -l "$T/state" 2>/dev/null; }
 trap 'TEST_RC=$?; cleanup_mount; cleanup' EXIT
 cc -O2 -o "$T/execstorm" tests/bench/execstorm.c || fail "cannot build execstorm"
-# 15 of the 20 MiB taken: segments fill the rest within seconds
+# 15 of the 20 MiB taken: segments fill the rest within seconds (a state
+# directory perfmapd used before: its segments/ there, or the filler
+# would make it someone else's, refused)
+mkdir -m 0750 "$T/state/segments"
 dd if=/dev/zero of="$T/state/filler" bs=1M count=15 status=none
 
 start_daemon "[record]
