@@ -2144,6 +2144,50 @@ START_TEST(test_db_max_size)
 }
 END_TEST
 
+/*
+ * Above db_max_size with nothing to forget (every object referenced by a
+ * segment still there): before, each batch, however small, scanned and
+ * sorted all of objects and unresolved again, and any client's query
+ * makes a batch every 50 ms.  Now the look waits for the file to grow by
+ * a 64th of the limit, or for a segment to go.
+ */
+START_TEST(test_prune_stuck)
+{
+	struct index *ix;
+	struct index_stats st;
+	char	 path[2048];
+	uint8_t	 a[20];
+	uint64_t runs;
+	int	 i;
+
+	conf.index_max_size = 2U << 20;
+	ix = open_ix();
+	bid(a, 4);
+	memset(path, 'x', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	for (i = 0; i < 1200; i++) {
+		snprintf(path + 1500, 32, "/%d", i);
+		index_add_mapping(ix, path, a, 20, BID_MMAP2, (uint32_t)i, T0 + SEC, 0);
+	}
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_get_stats(ix, &st);
+	ck_assert_uint_ge(st.prune_runs, 1);		/* above the limit: looked */
+	runs = st.prune_runs;
+	for (i = 0; i < 60; i++) {			/* 60 small batches */
+		snprintf(path + 1500, 32, "/more-%d", i);
+		index_add_mapping(ix, path, a, 20, BID_MMAP2, 5000, T0 + 2 * SEC, 0);
+		ck_assert_int_eq(index_flush(ix), 0);
+	}
+	index_get_stats(ix, &st);
+	ck_assert_msg(st.prune_runs - runs <= 8, "%llu scans for history to forget in 60 batches "
+	    "with none to forget", (unsigned long long)(st.prune_runs - runs));
+	ck_assert_uint_eq(st.pruned, 0);
+	index_close(ix);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- schema 6: the folds, further cases */
 
 /* An empty file for segment NAME: reconciliation at open leaves a closed segment alone. */
@@ -2808,6 +2852,7 @@ index_suite(void)
 	tcase_add_test(tc, test_commit_rows);
 	tcase_add_test(tc, test_batches_grouped);
 	tcase_add_test(tc, test_lost_batch_rescanned);
+	tcase_add_test(tc, test_prune_stuck);
 	tcase_add_test(tc, test_fold);
 	tcase_add_test(tc, test_fold_merge_same_segment);
 	tcase_add_test(tc, test_fold_restart);

@@ -369,6 +369,7 @@ index_get_stats(struct index *ix, struct index_stats *s)
 	s->commit_us_max = ix->w_us_max;
 	s->errors = ix->w_errors;
 	s->pruned = ix->w_pruned;
+	s->prune_runs = ix->w_prune_runs;
 	pthread_mutex_unlock(&ix->mu);
 }
 

@@ -57,6 +57,7 @@ struct index_stats {
 	uint64_t	 commit_us_last, commit_us_max;	/* writer thread, per batch */
 	uint64_t	 errors;		/* failed batches */
 	uint64_t	 pruned;		/* rows of history forgotten above db_max_size */
+	uint64_t	 prune_runs;		/* looks for such rows (a scan of every object) */
 };
 
 /*

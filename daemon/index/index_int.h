@@ -167,6 +167,9 @@ struct index {
 	uint64_t	 w_batches, w_rows, w_errors, w_us_last, w_us_max;
 	uint64_t	 w_failing, w_lost_rows;	/* writer thread only */
 	int		 w_seg_lost;	/* a batch lost since the last segment opened (writer) */
+	int		 w_prune_stuck;	/* the last prune found nothing to forget (writer) */
+	uint64_t	 w_prune_used;	/* ... at this size (writer) */
+	uint64_t	 w_prune_runs;	/* looks for history to forget above db_max_size */
 	uint64_t	 w_pruned;	/* history rows pruned above max_size */
 	int		 w_full_logged;	/* writer thread only */
 	int		 wal_frames;	/* in the WAL since the last checkpoint */

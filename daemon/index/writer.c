@@ -852,6 +852,7 @@ run_op(struct index *ix, const struct write_op *o)
 			    (long long)o->v[0]);
 		return step_reset(ix, s);
 	case OP_SEG_DELETED:
+		ix->w_prune_stuck = 0;		/* what it referenced may be forgotten now */
 		s = ix->st[ST_SEG_DELETED];
 		sqlite3_bind_int64(s, 1, o->v[0]);
 		sqlite3_bind_int64(s, 2, o->v[1]);
@@ -1154,8 +1155,21 @@ writer_prune(struct index *ix)
 	size_t	 i;
 	int	 round;
 
-	if (max == 0 || (used = db_used(ix)) < 0 || (uint64_t)used <= max)
+	if (max == 0 || (used = db_used(ix)) < 0 || (uint64_t)used <= max) {
+		ix->w_prune_stuck = 0;
 		return;
+	}
+	/*
+	 * Nothing was left to forget at the last look: not again (a scan of
+	 * every object, after every batch, and any client can make batches)
+	 * until the file grew by a 64th of the limit, or a segment went
+	 * (OP_SEG_DELETED: what it referenced may go now).
+	 */
+	if (ix->w_prune_stuck && (uint64_t)used < ix->w_prune_used + max / 64)
+		return;
+	pthread_mutex_lock(&ix->mu);
+	ix->w_prune_runs++;
+	pthread_mutex_unlock(&ix->mu);
 	for (round = 0; round < 64 && (uint64_t)used > max / 10 * 9; round++) {
 		n = 0;
 		if (sqlite3_exec(ix->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
@@ -1187,7 +1201,12 @@ writer_prune(struct index *ix)
 		log_info("index: above db_max_size (%llu bytes): %llu rows of history no segment "
 		    "references forgotten", (unsigned long long)max, (unsigned long long)pruned);
 		ix->w_full_logged = 0;
-	} else if (!ix->w_full_logged) {
+		ix->w_prune_stuck = 0;
+		return;
+	}
+	ix->w_prune_stuck = 1;
+	ix->w_prune_used = (uint64_t)used;
+	if (!ix->w_full_logged) {
 		log_warnx("index: %lld bytes, above db_max_size (%llu), and every object left is "
 		    "referenced by a remaining segment", (long long)used, (unsigned long long)max);
 		ix->w_full_logged = 1;
