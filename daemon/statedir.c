@@ -349,8 +349,13 @@ statedir_open(struct statedir *sd, const char *dir, const char *group, int with_
 	}
 	if (group != NULL && (gr = getgrnam(group)) != NULL)
 		sd->gid = gr->gr_gid;
-	else
+	else {
 		sd->gid = geteuid() == 0 ? 0 : getegid();
+		/* the default's absence is documented; a name given that is no group, a typo */
+		if (group != NULL && strcmp(group, STATEDIR_DEFAULT_GROUP) != 0)
+			log_warnx("control_group %s: no such group: only root may send privileged "
+			    "commands, and the state directory is root's group's", group);
+	}
 	if (strcmp(sd->path, "/") == 0 || !ours_or_empty(sd->fd)) {
 		refuse(err, errlen, sd->path, &st, "holds files and none of perfmapd's: it is not a "
 		    "state directory, and taking it over would change its mode and group (give a "

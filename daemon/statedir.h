@@ -29,6 +29,9 @@
 #ifndef PERFMAPD_STATEDIR_H
 #define PERFMAPD_STATEDIR_H
 
+/* [daemon] control_group's default, which need not exist */
+#define STATEDIR_DEFAULT_GROUP	"perfmapd"
+
 #include <limits.h>
 #include <stddef.h>
 #include <sys/types.h>

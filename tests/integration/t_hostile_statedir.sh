@@ -113,12 +113,18 @@ as_user "$B" "$PERFMAPCTL" -s "$T/control.sock" export --since -1h -o "$T/open/b
 tar tf "$T/open/b.tar" | grep -q '^perf-.*\.data$' || fail "the export has no segment"
 stop_daemon
 
-# An existing root-owned 0755 directory (an older perfmapd's) is taken over.
+# An existing root-owned 0755 directory (an older perfmapd's) is taken over;
+# a control_group that names no group (a typo) is root's group, and said.
 rm -rf "$S" && mkdir -m 0755 "$S"
+getent group pmnogroup >/dev/null && fail "a group pmnogroup exists: the test cannot judge"
 start_daemon "[record]
-frequency = 99"
+frequency = 99
+[daemon]
+control_group = pmnogroup"
 [ "$(stat -c '%a' "$S")" = 750 ] || fail "0755 state directory not taken over: $(stat -c '%a' "$S")"
 grep -q "mode 0750, group 0 (was 0755" "$T/daemon.log" || fail "the take-over is not logged"
+grep -q "control_group pmnogroup: no such group" "$T/daemon.log" ||
+	fail "a control_group that names no group is not said"
 # A profile made now creates STATE/profiles root's, without a group ...
 "$T/spin" 0.5
 "$PERFMAPCTL" -s "$T/control.sock" snapshot > /dev/null || fail "snapshot"
