@@ -381,9 +381,13 @@ open_map(int tmpfd, const char *name, struct stat *st)
 	return fd < 0 ? -1 : fd;
 }
 
-/* Copy IN (SIZE bytes at most) to DIR/perf-PID.map through a temporary name. */
+/*
+ * Copy IN (SIZE bytes at most) to DIR/perf-PID.map through a temporary
+ * name: 0640 (the control group's, as the segment is) when others could
+ * read the original (MODE), else 0600, as private as it was.
+ */
 static int
-copy_map(int in, uint64_t size, const char *dir, uint32_t pid)
+copy_map(int in, uint64_t size, mode_t mode, const char *dir, uint32_t pid)
 {
 	char	 dst[PATH_MAX], tmp[PATH_MAX], buf[65536];
 	uint64_t left = size;
@@ -393,8 +397,10 @@ copy_map(int in, uint64_t size, const char *dir, uint32_t pid)
 		return -1;
 	snprintf(dst, sizeof(dst), "%s/perf-%u.map", dir, pid);
 	snprintf(tmp, sizeof(tmp), "%s/.perf-%u.map.tmp", dir, pid);
-	if ((out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640)) == -1)
+	if ((out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1)
 		return -1;
+	if ((mode & S_IROTH) && fchmod(out, 0640) == -1)
+		goto out;
 	while (left > 0) {
 		ssize_t	 n = read(in, buf, left < sizeof(buf) ? (size_t)left : sizeof(buf));
 
@@ -488,10 +494,11 @@ keep_one(struct capture *c, struct jitproc *e, const struct job *j)
 		close(fd);
 		goto done;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != e->uid ||
+	/* (one link: with protected_hardlinks off, a link to another's file of that uid) */
+	if (!S_ISREG(st.st_mode) || st.st_uid != e->uid || st.st_nlink != 1 ||
 	    (uint64_t)st.st_size > SYMBOLIZE_JIT_MAX) {
-		log_debug("jit: %s is not a regular file of uid %u up to %d bytes: not kept",
-		    path, e->uid, SYMBOLIZE_JIT_MAX);
+		log_debug("jit: %s is not a regular file of uid %u, one link, up to %d bytes: "
+		    "not kept", path, e->uid, SYMBOLIZE_JIT_MAX);
 		close(fd);
 		goto done;
 	}
@@ -511,7 +518,7 @@ keep_one(struct capture *c, struct jitproc *e, const struct job *j)
 			close(fd);
 			goto done;
 		}
-		if (copy_map(fd, (uint64_t)st.st_size, dir, e->pid) < 0) {
+		if (copy_map(fd, (uint64_t)st.st_size, st.st_mode, dir, e->pid) < 0) {
 			log_warn("jit: keeping %s in %s", path, dir);
 			close(fd);
 			goto done;

@@ -48,14 +48,19 @@ J=$(cat "$H/jit.pid")
 [ -e "$H/opened" ] && fail "the daemon opened the FIFO mounted on /tmp/perf-$J.map"
 ls "$T/state/segments/"*.jit/perf-$J.map > /dev/null 2>&1 &&
 	fail "a map that is a mount point was kept"
-# The same user's next JIT process, a plain map in a /tmp of its own: kept.
+# The same user's next JIT process, a plain map in a /tmp of its own: kept,
+# and as private as it was (umask 077: 0600, the control group does not
+# read the copy; before, every copy was 0640).
 as_user "$A" unshare -Urm sh -c "
 	cd '$H' || exit 1
 	mount -t tmpfs pm-jit-tmp /tmp || exit 1
+	umask 077
 	../jit 1.0 & echo \$! > jit2.pid
 	wait" || fail "the plain JIT process did not run"
 J2=$(cat "$H/jit2.pid")
-kept_map "$J2" > /dev/null || fail "the plain map of pid $J2 in the user's own /tmp was not kept"
+km=$(kept_map "$J2") || fail "the plain map of pid $J2 in the user's own /tmp was not kept"
+[ "$(stat -c %a "$km")" = 600 ] ||
+	fail "a map only its user could read was kept mode $(stat -c %a "$km"): the control group reads it"
 hostile_judge
 stop_daemon
 
