@@ -143,7 +143,7 @@ notify_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (d->watchdog_usec != 0)
 		sd_notify(0, "WATCHDOG=1");
-	perflimits_check(&d->limits, d->conf.frequency);
+	perflimits_check(&d->limits, d->rec.ev.frequency);
 	notify_status(d);
 }
 

@@ -66,7 +66,7 @@ status_neighbours(struct perfmapd *d, json_t *out)
 	struct perflimits *l = &d->limits;
 	struct perflimits_mlock m;
 
-	perflimits_check(l, d->conf.frequency);
+	perflimits_check(l, d->rec.ev.frequency);
 	perflimits_mlock(l, events_locked_bytes(e), (int)sysconf(_SC_NPROCESSORS_ONLN), &m);
 	json_object_set_new(out, "buildid_mode_reason", json_string(e->mode_why));
 	json_object_set_new(out, "probes", json_pack("{s:s, s:s, s:b, s:s, s:s, s:I}",
@@ -151,7 +151,7 @@ cmd_status_run(struct control_request *req)
 	    "started", iso(d->start_wall_ns, started),
 	    "uptime_s", (json_int_t)(((uint64_t)walltime_now() - d->start_wall_ns) / 1000000000ULL),
 	    "buildid_mode", events_mode_name(r->ev.mode), "event", r->ev.name,
-	    "frequency", (int)d->conf.frequency, "callchain", d->conf.callchain,
+	    "frequency", (int)r->ev.frequency, "callchain", d->conf.callchain,
 	    "cpus", r->ev.ncpus, "state_dir", d->conf.state_dir,
 	    "segment", seg, "counters", counters,
 	    "disk", "segments", (json_int_t)nseg, "segments_bytes", (json_int_t)segbytes,

@@ -32,6 +32,7 @@
 
 #include "events.h"
 #include "log.h"
+#include "perflimits.h"
 
 static int
 sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group,
@@ -230,6 +231,7 @@ int
 events_open(struct events *e, const struct config *c, char *err, size_t errlen)
 {
 	int	*cpus = NULL, n, i, rc, cycles, nons = 0;
+	int64_t	 maxrate;
 
 	memset(e, 0, sizeof(*e));
 	if (events_probe_mode(e, c, err, errlen) < 0)
@@ -250,9 +252,23 @@ events_open(struct events *e, const struct config *c, char *err, size_t errlen)
 		e->cpus[i].fd = e->cpus[i].sb_fd = -1;
 
 	cycles = c->event != EVENT_CPU_CLOCK;
+	/*
+	 * Above the kernel's limit every open fails with EINVAL, taken for an
+	 * old kernel's (no namespaces) or no cycles first: the frequency is
+	 * lowered to the limit instead, and said, as perf record does.
+	 */
+	e->frequency = c->frequency;
+	if (perflimits_read("/proc/sys/kernel", "perf_event_max_sample_rate", &maxrate) == 0 &&
+	    maxrate > 0 && (int64_t)c->frequency > maxrate) {
+		log_warnx("frequency %u is above kernel.perf_event_max_sample_rate (%lld): "
+		    "sampling at %lld Hz (lower [record] frequency, or raise the sysctl)",
+		    c->frequency, (long long)maxrate, (long long)maxrate);
+		e->frequency = (unsigned)maxrate;
+	}
 	for (;;) {
 		/* (namespaces here only to learn whether the kernel knows it) */
 		attr_setup(&e->attr, c, cycles);
+		e->attr.sample_freq = e->frequency;
 		e->attr.namespaces = !nons;
 		if ((rc = open_one(&e->attr, cpus[0])) >= 0)
 			break;

@@ -39,6 +39,7 @@ struct events {
 	char		 mode_why[512];	/* why this mode (probe_choose_mode) */
 	struct probe_report probe;	/* what the start-up probes saw */
 	const char	*name;		/* "cycles" or "cpu-clock" */
+	unsigned	 frequency;	/* [record] frequency, at most the kernel's limit */
 	struct perf_event_attr attr;	/* sampling, as opened */
 	struct perf_event_attr sb_attr;	/* side-band, as opened */
 	struct record_layout layout;	/* of the sampling rings */

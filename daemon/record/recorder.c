@@ -1189,7 +1189,7 @@ recorder_start(struct recorder *r, char *err, size_t errlen)
 	model_foreach(&r->model, announce_model_cb, r);
 	log_info("build-id mode %s, event %s at %u Hz%s on %d CPUs; %d processes, "
 	    "%zu executable maps at start", events_mode_name(r->ev.mode), r->ev.name,
-	    c->frequency, c->callchain ? " with call chains" : "", r->ev.ncpus, n,
+	    r->ev.frequency, c->callchain ? " with call chains" : "", r->ev.ncpus, n,
 	    r->model.nmaps);
 	if (r->st.start_spilled > 0)
 		log_info("start: %llu bytes of records held in memory during the /proc scan%s",

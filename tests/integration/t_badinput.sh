@@ -80,6 +80,27 @@ else
 	note "perf_event_paranoid is $(cat /proc/sys/kernel/perf_event_paranoid): refused perf events not tested"
 fi
 
+# A frequency above the kernel's limit (which the kernel itself lowers when
+# sampling takes too long, as in many VMs): lowered to the limit and said,
+# as perf record does.  Before, every perf_event_open failed with EINVAL,
+# taken first for a kernel without namespace records ("every mapping is
+# taken as the host's"), and the daemon did not start.
+R=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+if echo 5000 > /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null; then
+	at_exit "echo $R > /proc/sys/kernel/perf_event_max_sample_rate"
+	start_daemon "[record]
+frequency = 9999"
+	f=$("$PERFMAPCTL" -s "$T/control.sock" --json status | jq .frequency)
+	echo "$R" > /proc/sys/kernel/perf_event_max_sample_rate
+	grep -q "frequency 9999 is above kernel.perf_event_max_sample_rate (5000): sampling at 5000 Hz" \
+		"$T/daemon.log" || fail "a frequency above the kernel's limit is not said"
+	grep -q "no namespace records" "$T/daemon.log" && fail "the kernel's limit was taken for an old kernel"
+	[ "$f" = 5000 ] || fail "status says frequency $f, not the 5000 Hz it samples at"
+	stop_daemon
+else
+	note "cannot lower kernel.perf_event_max_sample_rate: a frequency above it not tested"
+fi
+
 # A second daemon on the same state directory is refused.
 start_daemon "[record]"
 expect_error "state dir in use" "in use by another perfmapd" \
