@@ -25,6 +25,7 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <event2/event.h>
 #include <sqlite3.h>
@@ -37,7 +38,9 @@
 #include "daemon.h"
 #include "index/index.h"
 #include "log.h"
+#include "record/notify.h"
 #include "record/recorder.h"
+#include "record/segment.h"
 #include "statedir.h"
 #include "walltime.h"
 
@@ -237,11 +240,15 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
  * dependencies want (see the top of this file).  0, or -1 with ERR set and
  * everything released.
  */
+/* Free space under which a failed open of the index is taken for a full disk. */
+#define INDEX_OPEN_ROOM	(4ULL << 20)
+
 static int
 start(struct perfmapd *d, int argc, char *argv[], char *err, size_t errlen)
 {
 	struct recorder_listener l;
 	struct event_config *cfg;
+	int	 tries;
 
 	/* Other users' callbacks one at a time between looks for new events. */
 	if ((cfg = event_config_new()) == NULL ||
@@ -257,8 +264,22 @@ start(struct perfmapd *d, int argc, char *argv[], char *err, size_t errlen)
 	if (recorder_init(&d->rec, &d->conf, d->conf.state_dir, &d->bins, argc, argv,
 	    err, errlen) < 0)
 		goto fail_bins;
-	if (index_open(&d->index, d->conf.state_dir, &d->conf, &d->bins, err, errlen) < 0)
-		goto fail_rec;
+	/*
+	 * A disk that filled while the daemon was stopped: the index's -wal
+	 * and -shm, gone after a clean stop, cannot be made again.  The
+	 * oldest segments make room, as they would for a segment's write.
+	 */
+	for (tries = 0; index_open(&d->index, d->conf.state_dir, &d->conf, &d->bins, err,
+	    errlen) < 0; tries++) {
+		struct statvfs sv;
+		struct notify none = { 0 };
+
+		if (tries == 8 || statvfs(d->conf.state_dir, &sv) == -1 ||
+		    (uint64_t)sv.f_bavail * sv.f_frsize >= INDEX_OPEN_ROOM ||
+		    segment_delete_oldest(d->rec.segdir, &none) != 1)
+			goto fail_rec;
+		log_warnx("%s: the disk is full: the oldest segment deleted to make room", err);
+	}
 	if (capture_start(&d->cap, &d->conf, d->conf.state_dir, err, errlen) < 0)
 		goto fail_index;
 	if (index_attach(d->index, d->base) < 0 || capture_attach(d->cap, d->base) < 0) {
