@@ -6,8 +6,11 @@
  * One call per run: connect, send, print the replies (several for a
  * streamed command), exit with a status that says what happened.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +55,8 @@ usage(FILE *f)
 {
 	size_t	 i;
 
-	fprintf(f, "usage: perfmapctl [-s|--socket PATH | -c|--config FILE] [-t|--timeout SECONDS]\n"
+	fprintf(f, "usage: perfmapctl [-s|--socket PATH | -c|--config FILE | --pid PID]\n"
+	    "                  [-t|--timeout SECONDS]\n"
 	    "                  [--json] COMMAND [ARGS]\n"
 	    "       perfmapctl --state-dir DIR [--json] lookup|history|buildid|segments|profile ARGS\n"
 	    "       perfmapctl COMMAND --help\n\ncommands:\n");
@@ -71,12 +75,75 @@ usage(FILE *f)
 	    DEFAULT_SOCKET, CLIENT_TIMEOUT_S);
 }
 
+/*
+ * The control socket daemon PID listens on, into OUT: a listening Unix
+ * socket of a path among its descriptors (/proc/PID/fd, /proc/net/unix).
+ * Where it listens is what it bound at start, whatever its configuration
+ * says now ([daemon] socket is applied at a restart): the unit's reload
+ * finds it so after the file changed.  0, or an exit status with ERR.
+ */
+static int
+socket_of_pid(const char *pid, char *out, size_t outlen, char *err, size_t errlen)
+{
+	char	 dir[64], fd[512], link[64], line[4096 + 128], *path;
+	uint64_t inodes[256], ino;
+	size_t	 n = 0, i;
+	unsigned flags;
+	struct dirent *de;
+	DIR	*d;
+	FILE	*f;
+	ssize_t	 len;
+	int	 found = 0;
+
+	if (pid[strspn(pid, "0123456789")] != '\0' || *pid == '\0' || strlen(pid) > 10) {
+		snprintf(err, errlen, "--pid %s: not a process id", pid);
+		return EXIT_USAGE;
+	}
+	snprintf(dir, sizeof(dir), "/proc/%s/fd", pid);
+	if ((d = opendir(dir)) == NULL) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return EXIT_NOCONNECT;
+	}
+	while (n < sizeof(inodes) / sizeof(inodes[0]) && (de = readdir(d)) != NULL) {
+		snprintf(fd, sizeof(fd), "%s/%s", dir, de->d_name);
+		if ((len = readlink(fd, link, sizeof(link) - 1)) <= 0)
+			continue;
+		link[len] = '\0';
+		if (sscanf(link, "socket:[%" SCNu64 "]", &ino) == 1)
+			inodes[n++] = ino;
+	}
+	closedir(d);
+	if ((f = fopen("/proc/net/unix", "re")) == NULL) {
+		snprintf(err, errlen, "/proc/net/unix: %s", strerror(errno));
+		return EXIT_NOCONNECT;
+	}
+	/* Num RefCount Protocol Flags Type St Inode Path; flags 0x10000: listening */
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "%*s %*s %*s %x %*s %*s %" SCNu64, &flags, &ino) != 2 ||
+		    !(flags & 0x10000) || (path = strchr(line, '/')) == NULL)
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		for (i = 0; i < n && inodes[i] != ino; i++)
+			;
+		if (i < n && strlen(path) < outlen) {
+			memcpy(out, path, strlen(path) + 1);
+			found = 1;
+		}
+	}
+	fclose(f);
+	if (!found)
+		snprintf(err, errlen, "--pid %s: no control socket among its descriptors (not "
+		    "perfmapd, or not root's to look at)", pid);
+	return found ? 0 : EXIT_NOCONNECT;
+}
+
 int
 main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "state-dir", required_argument, NULL, 'S' },
 		{ "timeout", required_argument, NULL, 't' },
@@ -88,7 +155,8 @@ main(int argc, char *argv[])
 	const struct client_cmd *cmd;
 	json_t	*params;
 	char	 err[512];
-	const char *config = NULL;
+	const char *config = NULL, *pid = NULL;
+	static char pidsock[4096];
 	char	*end;
 	int	 ch, i;
 
@@ -102,6 +170,9 @@ main(int argc, char *argv[])
 			break;
 		case 'c':
 			config = optarg;
+			break;
+		case 'p':
+			pid = optarg;
 			break;
 		case 'j':
 			o.json = 1;
@@ -130,9 +201,16 @@ main(int argc, char *argv[])
 			return EXIT_USAGE;
 		}
 	}
-	if (optind >= argc || (o.socket != NULL && config != NULL)) {
+	if (optind >= argc || (o.socket != NULL) + (config != NULL) + (pid != NULL) > 1) {
 		usage(stderr);
 		return EXIT_USAGE;
+	}
+	if (pid != NULL) {
+		if ((i = socket_of_pid(pid, pidsock, sizeof(pidsock), err, sizeof(err))) != 0) {
+			fprintf(stderr, "perfmapctl: %s\n", err);
+			return i;
+		}
+		o.socket = pidsock;
 	}
 	/* -s, -c, PERFMAPD_SOCKET, the daemon's configuration, the default */
 	if (config != NULL && (o.socket = config_socket(config, err, sizeof(err))) == NULL) {

@@ -101,5 +101,22 @@ asuser snapshot 2> /dev/null &&
 
 reload 1h 200ms 4M no "$PMO"
 asuser status > /dev/null 2>&1 && fail "$PMU could still connect after a reload turned public_queries off"
+
+# The unit's reload after an edit of [daemon] socket: the file names a
+# socket the daemon does not listen on yet (it binds at its start).  The
+# reload as the unit runs it (perfmapctl --pid $MAINPID) reaches the
+# daemon (started here with --socket, which the file does not override);
+# before, the unit's perfmapctl read the file, could not connect, and the
+# edit's other keys were not applied either.
+conf 1h 200ms 4M no "$PMO" | sed "s|^\[daemon\]\$|[daemon]\nsocket = $T/moved.sock|" > "$T/perfmapd.conf"
+grep -q "^socket = $T/moved.sock" "$T/perfmapd.conf" || fail "the edit of the socket"
+"$PERFMAPCTL" -c "$T/perfmapd.conf" ping > /dev/null 2>&1 &&
+	fail "the edited file's socket is reachable: the test proves nothing"
+PERFMAPD_SOCKET=/nonexistent "$PERFMAPCTL" --pid "$DAEMON_PID" reload > "$T/reload" 2>&1 ||
+	{ cat "$T/reload"; fail "the unit's reload (perfmapctl --pid) did not reach the daemon"; }
+grep -q "ExecReload=/usr/bin/perfmapctl --pid \$MAINPID reload" units/perfmapd.service ||
+	fail "the unit's ExecReload is not perfmapctl --pid \$MAINPID"
+"$PERFMAPCTL" --pid 1 ping > /dev/null 2>&1; rc=$?
+[ "$rc" = 3 ] || fail "perfmapctl --pid of a process with no control socket exited $rc, not 3"
 stop_daemon
-echo "PASS: a reload rearms the drain and commit timers, applies public_queries, names what waits for a restart"
+echo "PASS: a reload rearms the drain and commit timers, applies public_queries, names what waits for a restart; the unit's reload finds the daemon by its pid"
