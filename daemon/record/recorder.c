@@ -1017,9 +1017,18 @@ int
 recorder_retime(struct recorder *r)
 {
 	struct recorder_loop *l = r->loop;
-	uint64_t ms = r->conf->drain_interval_ms;
+	const struct config *c = r->conf;
+	uint64_t ms = c->drain_interval_ms;
 	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
 
+	/*
+	 * The open segment writes as [segments] sync says now, and keep_*
+	 * apply at once: lowered to free a full disk, they are not to wait
+	 * for a rotation (never, with rotate_age and rotate_size 0).
+	 */
+	if (r->seg.open)
+		r->seg.pd.sync = c->segment_sync;
+	segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms, &r->notify);
 	if (l == NULL || l->drain_ms == ms)
 		return 0;
 	if (event_add(l->drain_ev, &tv) == -1)

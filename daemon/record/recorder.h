@@ -175,9 +175,10 @@ int	recorder_start(struct recorder *, char *err, size_t errlen);
  */
 int	recorder_attach(struct recorder *, struct event_base *base);
 /*
- * The drain timer set to [record] drain_interval as the configuration has
- * it now (a reload): rearmed if that changed, the first drain one new
- * interval from now.
+ * After a reload: the drain timer set to [record] drain_interval as the
+ * configuration has it now (rearmed if that changed, the first drain one
+ * new interval from now), the open segment's sync, and the retention of
+ * the [segments] keep_* keys, at once.
  */
 int	recorder_retime(struct recorder *);
 /* Read every ring (a full pass, with its round marker). */

@@ -20,6 +20,9 @@
 # group as well.  Before, a reload naming another group gave that group
 # the privileged commands through the socket, while the state directory
 # and the socket stayed the old group's.
+# [segments] keep_count lowered by a reload deletes at once; and the
+# unit's reload (perfmapctl --pid $MAINPID) reaches a daemon whose file
+# now names another socket.
 . tests/lib.sh
 need_events
 build_prog spin "$(unique_buildid)"
@@ -102,6 +105,15 @@ asuser snapshot 2> /dev/null &&
 reload 1h 200ms 4M no "$PMO"
 asuser status > /dev/null 2>&1 && fail "$PMU could still connect after a reload turned public_queries off"
 
+# keep_count lowered by a reload (to free a disk): applied at once, not at
+# the next rotation (an hour or more away, or never with rotate_age 0).
+for _ in 1 2 3; do ctl snapshot > /dev/null || fail "snapshot"; done
+[ "$(segments | wc -l)" -ge 3 ] || fail "three snapshots left $(segments | wc -l) segments"
+{ conf 1h 200ms 4M no "$PMO"; printf '[segments]\nkeep_count = 1\n'; } > "$T/perfmapd.conf"
+ctl reload > "$T/reload" || { cat "$T/reload"; fail "reload"; }
+within_3s [ "$(segments | wc -l)" -le 1 ] ||
+	fail "$(segments | wc -l) closed segments 3 s after a reload to keep_count 1"
+
 # The unit's reload after an edit of [daemon] socket: the file names a
 # socket the daemon does not listen on yet (it binds at its start).  The
 # reload as the unit runs it (perfmapctl --pid $MAINPID) reaches the
@@ -119,4 +131,4 @@ grep -q "ExecReload=/usr/bin/perfmapctl --pid \$MAINPID reload" units/perfmapd.s
 "$PERFMAPCTL" --pid 1 ping > /dev/null 2>&1; rc=$?
 [ "$rc" = 3 ] || fail "perfmapctl --pid of a process with no control socket exited $rc, not 3"
 stop_daemon
-echo "PASS: a reload rearms the drain and commit timers, applies public_queries, names what waits for a restart; the unit's reload finds the daemon by its pid"
+echo "PASS: a reload rearms the drain and commit timers, applies public_queries, names what waits for a restart, applies keep_count at once; the unit's reload finds the daemon by its pid"
