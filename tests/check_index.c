@@ -1159,6 +1159,9 @@ build_task(uint8_t *buf, uint32_t type, uint32_t pid, uint32_t ppid, uint32_t ti
 
 #define MONO0	5000000000ULL
 
+/* write_segment's table names a module too, by its file, as the recorder's does. */
+static int	with_module;
+
 /* A closed segment as the recorder writes it; REPAIRED: as repair.c leaves it. */
 static void
 write_segment(uint64_t seq, int64_t wall, const struct segrec *r, size_t n, int repaired)
@@ -1236,6 +1239,10 @@ write_segment(uint64_t seq, int64_t wall, const struct segrec *r, size_t n, int 
 	}
 	bid(id, 99);
 	segment_add_buildid(&seg, "[kernel.kallsyms]", id, 20, 1);
+	if (with_module) {
+		bid(id, 98);
+		segment_add_buildid(&seg, "/lib/modules/6.1.0/kernel/net/nf-nat.ko.xz", id, 20, 1);
+	}
 	memset(&m, 0, sizeof(m));
 	m.hostname = "h";
 	m.osrelease = "r";
@@ -1265,6 +1272,37 @@ two_segments(void)
 	write_segment(1, T0, SEG1, 4, 0);
 	write_segment(2, T0 + 10 * SEC, SEG2, 2, 1);
 }
+
+/*
+ * A module in a segment's table, rebuilt: under the name live ingest
+ * gives it ("[nf_nat]", from /proc/modules), not its file's.  Before, a
+ * rebuild (a damaged index, a crash's open segment) indexed it as
+ * "/lib/modules/.../nf-nat.ko.xz", and history "[nf_nat]" found nothing.
+ */
+START_TEST(test_rebuild_module_name)
+{
+	struct index *ix;
+	struct index_reader *q;
+	json_t	*o = NULL;
+	char	 err[512];
+	int	 rc;
+
+	with_module = 1;
+	write_segment(1, T0, SEG1, 4, 0);
+	with_module = 0;
+	ix = open_ix();			/* reconciled: segment 1 indexed from its file */
+	index_close(ix);
+	q = open_q();
+	rc = index_reader_history(q, "[nf_nat]", &o, err, sizeof(err));
+	ck_assert_msg(rc == 0, "the module rebuilt from a segment is not \"[nf_nat]\" (%d): %s",
+	    rc, err);
+	json_decref(o);
+	o = NULL;
+	ck_assert_int_eq(index_reader_history(q, "/lib/modules/6.1.0/kernel/net/nf-nat.ko.xz", &o,
+	    err, sizeof(err)), -ENOENT);
+	index_reader_close(q);
+}
+END_TEST
 
 /* What index_open rebuilt from the files of two_segments(). */
 static void
@@ -2868,6 +2906,7 @@ index_suite(void)
 	tcase_add_test(tc, test_rebuild_from_segments);
 	tcase_add_test(tc, test_rebuild_exit_times);
 	tcase_add_test(tc, test_rebuild_unknown_ns);
+	tcase_add_test(tc, test_rebuild_module_name);
 	tcase_add_test(tc, test_corrupt_truncated);
 	tcase_add_test(tc, test_corrupt_overwritten);
 	tcase_add_test(tc, test_corrupt_header);

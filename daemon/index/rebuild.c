@@ -195,15 +195,47 @@ struct kernel_scan {
 	uint64_t	 wall;
 };
 
+/*
+ * A module as the live index names it (kernel.c: "[name]", from
+ * /proc/modules), from the file name a segment's table gives it:
+ * "/lib/modules/R/kernel/net/nf-nat.ko.xz" is "[nf_nat]".
+ */
+static void
+module_index_name(const char *filename, char *out, size_t len)
+{
+	const char *b = strrchr(filename, '/');
+	size_t	 i, o = 0;
+
+	if (filename[0] == '[') {
+		snprintf(out, len, "%s", filename);
+		return;
+	}
+	b = b != NULL ? b + 1 : filename;
+	if (len < 3)
+		return;
+	out[o++] = '[';
+	for (i = 0; b[i] != '\0' && b[i] != '.' && o + 2 < len; i++)
+		out[o++] = b[i] == '-' ? '_' : b[i];
+	out[o++] = ']';
+	out[o] = '\0';
+}
+
 static int
 kernel_entry_cb(const struct perfdata_buildid *b, void *arg)
 {
 	struct kernel_scan *k = arg;
+	char	 name[PATH_MAX];
 
-	if (b->kernel)
-		table_add_object(k->ix, b->filename, b->id, b->size, 0, BID_KERNEL,
-		    strcmp(b->filename, "[kernel.kallsyms]") == 0 ? BINARY_KERNEL : BINARY_MODULE,
+	if (!b->kernel)
+		return 0;
+	if (strcmp(b->filename, "[kernel.kallsyms]") == 0)
+		table_add_object(k->ix, b->filename, b->id, b->size, 0, BID_KERNEL, BINARY_KERNEL,
 		    0, k->wall, 0);
+	else {
+		module_index_name(b->filename, name, sizeof(name));
+		table_add_object(k->ix, name, b->id, b->size, 0, BID_KERNEL, BINARY_MODULE, 0,
+		    k->wall, 0);
+	}
 	return 0;
 }
 
