@@ -2135,6 +2135,15 @@ db_used_bytes(void)
 	return v;
 }
 
+/* PATH: "/xxx...", LEN - 1 bytes long (the tests write a number at 1500 into it). */
+static void
+long_path(char *path, size_t len)
+{
+	memset(path, 'x', len - 1);
+	path[0] = '/';
+	path[len - 1] = '\0';
+}
+
 /*
  * 2,000 execs through long hard-linked paths, then more: index.db stays
  * within db_max_size, the oldest history no segment references goes, and
@@ -2152,9 +2161,7 @@ START_TEST(test_db_max_size)
 	conf.index_max_size = 2U << 20;
 	ix = open_ix();
 	bid(a, 4);
-	memset(path, 'x', sizeof(path) - 1);
-	path[0] = '/';
-	path[sizeof(path) - 1] = '\0';
+	long_path(path, sizeof(path));
 	for (round = 0; round < 4; round++) {
 		snprintf(name, sizeof(name), "perf-%06d-20261118T110640Z.data", round + 1);
 		index_segment_open(ix, (uint64_t)round + 1, name, T0 + round * 100 * SEC);
@@ -2201,9 +2208,7 @@ START_TEST(test_prune_stuck)
 	conf.index_max_size = 2U << 20;
 	ix = open_ix();
 	bid(a, 4);
-	memset(path, 'x', sizeof(path) - 1);
-	path[0] = '/';
-	path[sizeof(path) - 1] = '\0';
+	long_path(path, sizeof(path));
 	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
 	for (i = 0; i < 1200; i++) {
 		snprintf(path + 1500, 32, "/%d", i);
@@ -2429,9 +2434,7 @@ START_TEST(test_fold_pruned_seen_again)
 	conf.index_max_size = 1U << 20;
 	ix = open_ix();
 	bid(a, 4);
-	memset(path, 'x', sizeof(path) - 1);
-	path[0] = '/';
-	path[sizeof(path) - 1] = '\0';
+	long_path(path, sizeof(path));
 	snprintf(name, sizeof(name), "perf-000001-20261118T110640Z.data");
 	index_segment_open(ix, 1, name, T0);
 	for (i = 0; i < 1500; i++) {
