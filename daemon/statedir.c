@@ -195,26 +195,34 @@ open_own_dir(int dirfd, const char *name, const char *shown, struct stat *st, ch
 }
 
 /*
- * Is the directory open at FD one a perfmapd used (one of the names it
- * makes is there), or empty?  Any other directory is someone else's: taken over, it
- * would lose its mode and group (a typo of /var/lib, or /, shut every
- * service and user out of it).
+ * Is the directory open at FD one a perfmapd used, or empty?  Any other
+ * directory is someone else's: taken over, it would lose its mode and
+ * group (a typo of /var/lib, or /, shut every service and user out of
+ * it).  A perfmapd's has its lock, its index or its segments; a planted
+ * name of its (a symlink a user left while the directory was open to
+ * them) counts too, to be refused by name before anything is changed
+ * (statedir_open).  Other programs' directories of those names are not
+ * perfmapd's: /usr/lib/debug, /run/lock and /var/lock are refused
+ * (the last two by lock's check: not a regular file).
  */
 static int
 ours_or_empty(int fd)
 {
 	static const char *const names[] = { "lock", "index.db", "index.db-wal",
-	    "index.db-shm", "segments", "exports", "profiles", "debug" };
+	    "index.db-shm", "segments" };
+	static const char *const subdirs[] = { "exports", "profiles", "debug" };
 	struct dirent *de;
 	struct stat st;
 	DIR	*d;
 	size_t	 i;
 	int	 dfd, empty = 1;
 
-	/* (a planted one among them is refused by name later) */
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
 			return 1;
+	for (i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++)
+		if (fstatat(fd, subdirs[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
+			return 1;	/* planted */
 	if ((dfd = dup(fd)) == -1 || (d = fdopendir(dfd)) == NULL) {
 		if (dfd >= 0)
 			close(dfd);
@@ -362,11 +370,13 @@ statedir_open(struct statedir *sd, const char *dir, const char *group, int with_
 		    "new or empty directory)");
 		goto fail;
 	}
-	if (take_over(sd->fd, &st, sd->gid, sd->path, err, errlen) < 0 ||
-	    lock(sd, err, errlen) < 0 ||
+	/* its files checked before anything changes: a refused directory keeps its mode */
+	if (statedir_check_file(sd, "lock", err, errlen) < 0 ||
 	    statedir_check_file(sd, "index.db", err, errlen) < 0 ||
 	    statedir_check_file(sd, "index.db-wal", err, errlen) < 0 ||
 	    statedir_check_file(sd, "index.db-shm", err, errlen) < 0 ||
+	    take_over(sd->fd, &st, sd->gid, sd->path, err, errlen) < 0 ||
+	    lock(sd, err, errlen) < 0 ||
 	    subdir(sd, "segments", err, errlen) < 0 ||
 	    subdir(sd, "exports", err, errlen) < 0 ||
 	    subdir(sd, "profiles", err, errlen) < 0 ||

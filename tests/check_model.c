@@ -673,6 +673,21 @@ START_TEST(test_maps_shed)
 
 	ck_assert_uint_eq(M.maps_max, MODEL_MAPS_MAX);
 	ck_assert_int_eq(add_map(7, 0x400000, 0x10000, 0, "/usr/bin/jit", 1), 0);
+	{
+		/* a library as the kernel's build-id records give it: no inode */
+		struct record_mmap r;
+
+		memset(&r, 0, sizeof(r));
+		r.pid = r.tid = 7;
+		r.addr = 0x500000;
+		r.len = 0x10000;
+		r.prot = 5;
+		r.flags = 2;
+		r.build_id_size = 20;
+		memset(r.build_id, 9, 20);
+		r.filename = "/usr/lib/libjit.so";
+		ck_assert_int_eq(model_add_map(&M, &r, BID_MMAP2, -1), 0);
+	}
 	for (i = 0; i < 100000; i++)
 		ck_assert_int_eq(add_anon(7, 0x10000000ULL + i * 8192), 0);
 	ck_assert_uint_le(nmaps_of(7), MODEL_MAPS_MAX);
@@ -680,6 +695,7 @@ START_TEST(test_maps_shed)
 	p = model_find(&M, 7);
 	ck_assert_ptr_nonnull(p);
 	ck_assert_str_eq(p->maps[0].file->name, "/usr/bin/jit");	/* the binary stays */
+	ck_assert_str_eq(p->maps[1].file->name, "/usr/lib/libjit.so");	/* and its library */
 	/* the newest anonymous map is there: only older ones went */
 	ck_assert_uint_eq(p->maps[p->nmaps - 1].addr, 0x10000000ULL + 99999 * 8192);
 	check_counts();

@@ -616,21 +616,31 @@ maps_keep(struct model *m, struct model_proc *p, int (*keep)(const struct model_
 	p->nmaps = o;
 }
 
-/* A map of a file (an inode), or of a named region ([vdso]): not anonymous memory. */
+/* Not anonymous memory: a file's map (by name: a record with a build-id has no inode), [vdso]. */
 static int
 map_named(const struct model_map *mm)
 {
-	return mm->file->ino != 0 || mm->file->name[0] == '[';
+	return !record_name_is_anon(mm->file->name);
 }
 
 /* P holds as many maps as a process can: some are stale (model.h, maps_max). */
 static void
 maps_shed(struct model *m, struct model_proc *p)
 {
+	struct model_map *nm;
+	size_t	 n;
+
 	m->maps_shed++;
 	maps_keep(m, p, map_named);
 	if (p->nmaps > m->maps_max / 2)
 		maps_keep(m, p, NULL);
+	/* the room given back: a shed process does not keep megabytes it does not use */
+	for (n = 8; n < p->nmaps * 2; n *= 2)
+		;
+	if (n < p->cmaps && (nm = reallocarray(p->maps, n, sizeof(*nm))) != NULL) {
+		p->maps = nm;
+		p->cmaps = n;
+	}
 }
 
 int

@@ -68,6 +68,25 @@ for what in lock index.db index.db-wal segments debug exports; do
 	esac
 	chmod 0755 "$d"
 	refused "$d" "$what is"
+	# refused before anything changed (before: made 0750 first, then refused)
+	case $what in
+	lock|index.db*) [ "$(stat -c %a "$d")" = 755 ] ||
+		fail "$d was made $(stat -c %a "$d") before it was refused";;
+	esac
+done
+# Other programs' directories that hold names of perfmapd's: /var (a lock
+# symlink), /run (a lock directory), /usr/lib (a debug directory).
+for what in lock-link lock-dir debug-dir; do
+	d="$T/o-$what"
+	mkdir -m 0755 "$d" && echo theirs > "$d/other"
+	case $what in
+	lock-link) ln -s ../run/lock "$d/lock";;
+	lock-dir) mkdir "$d/lock";;
+	debug-dir) mkdir "$d/debug";;
+	esac
+	refused "$d" "refusing"
+	[ "$(stat -c %a "$d")" = 755 ] || fail "$d ($what) was made $(stat -c %a "$d")"
+	[ -e "$d/segments" ] && fail "$d ($what) was given a segments directory"
 done
 mkdir -m 0777 "$T/s-hard"
 as_user "$A" sh -c "echo mine > '$T/open/mine' && ln '$T/open/mine' '$T/s-hard/lock'"
