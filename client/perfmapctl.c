@@ -99,6 +99,17 @@ socket_of_pid(const char *pid, char *out, size_t outlen, char *err, size_t errle
 		snprintf(err, errlen, "--pid %s: not a process id", pid);
 		return EXIT_USAGE;
 	}
+	/* perfmapd's, not any daemon's: a command is not sent to another program */
+	snprintf(dir, sizeof(dir), "/proc/%s/comm", pid);
+	if ((f = fopen(dir, "re")) == NULL || fgets(line, sizeof(line), f) == NULL ||
+	    strcmp(line, "perfmapd\n") != 0) {
+		snprintf(err, errlen, "--pid %s: %s", pid, f == NULL ? strerror(errno) :
+		    "not perfmapd");
+		if (f != NULL)
+			fclose(f);
+		return EXIT_NOCONNECT;
+	}
+	fclose(f);
 	snprintf(dir, sizeof(dir), "/proc/%s/fd", pid);
 	if ((d = opendir(dir)) == NULL) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));

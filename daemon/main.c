@@ -274,7 +274,10 @@ start(struct perfmapd *d, int argc, char *argv[], char *err, size_t errlen)
 		struct statvfs sv;
 		struct notify none = { 0 };
 
-		if (tries == 8 || statvfs(d->conf.state_dir, &sv) == -1 ||
+		/* (SQLite's words for what space would cure; not a lock held, a bad file) */
+		if (tries == 8 || (strstr(err, "disk I/O error") == NULL &&
+		    strstr(err, "database or disk is full") == NULL) ||
+		    statvfs(d->conf.state_dir, &sv) == -1 ||
 		    (uint64_t)sv.f_bavail * sv.f_frsize >= INDEX_OPEN_ROOM ||
 		    segment_delete_oldest(d->rec.segdir, &none) != 1)
 			goto fail_rec;

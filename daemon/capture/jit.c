@@ -518,7 +518,9 @@ keep_one(struct capture *c, struct jitproc *e, const struct job *j)
 			close(fd);
 			goto done;
 		}
-		if (copy_map(fd, (uint64_t)st.st_size, st.st_mode, dir, e->pid) < 0) {
+		/* another namespace's /tmp (a container's, PrivateTmp=): its directories unknown, 0600 */
+		if (copy_map(fd, (uint64_t)st.st_size, e->tmp >= 0 ? st.st_mode & ~(mode_t)S_IROTH :
+		    st.st_mode, dir, e->pid) < 0) {
 			log_warn("jit: keeping %s in %s", path, dir);
 			close(fd);
 			goto done;

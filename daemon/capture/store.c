@@ -475,6 +475,7 @@ store_one(struct capture *c, struct storectx *x, const struct segbid *b)
 		    sizeof(why));
 	} else {
 		struct segbid alt = *b;
+		const char *s2;
 		size_t	 k;
 		int	 r2;
 
@@ -483,10 +484,11 @@ store_one(struct capture *c, struct storectx *x, const struct segbid *b)
 		for (k = 0; k < b->nalt && (rc < 0 || bidcache_untrusted(&c->cache, b->id, b->len));
 		    k++) {
 			alt.name = b->alt[k];
-			if ((r2 = store_user(c, x, &alt, file, sizeof(file), &source, why,
+			if ((r2 = store_user(c, x, &alt, file, sizeof(file), &s2, why,
 			    sizeof(why))) > rc) {
 				rc = r2;
 				name = alt.name;	/* the name the copy came by */
+				source = s2;
 			}
 		}
 	}

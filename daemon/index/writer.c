@@ -1153,7 +1153,7 @@ writer_prune(struct index *ix)
 	uint64_t max = ix->conf->index_max_size, pruned = 0, n;
 	int64_t	 used;
 	size_t	 i;
-	int	 round;
+	int	 round, failed = 0;
 
 	if (max == 0 || (used = db_used(ix)) < 0 || (uint64_t)used <= max) {
 		ix->w_prune_stuck = 0;
@@ -1172,8 +1172,10 @@ writer_prune(struct index *ix)
 	pthread_mutex_unlock(&ix->mu);
 	for (round = 0; round < 64 && (uint64_t)used > max / 10 * 9; round++) {
 		n = 0;
-		if (sqlite3_exec(ix->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		if (sqlite3_exec(ix->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+			failed = 1;	/* the lock held elsewhere: not "nothing to forget" */
 			break;
+		}
 		for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
 			if (sqlite3_exec(ix->db, sql[i], NULL, NULL, NULL) != SQLITE_OK)
 				break;
@@ -1183,6 +1185,7 @@ writer_prune(struct index *ix)
 		    sqlite3_exec(ix->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
 			log_warnx("index: pruning: %s", sqlite3_errmsg(ix->db));
 			sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL);
+			failed = 1;
 			break;
 		}
 		if (n == 0)
@@ -1204,6 +1207,8 @@ writer_prune(struct index *ix)
 		ix->w_prune_stuck = 0;
 		return;
 	}
+	if (failed)
+		return;			/* looked again after the next batch */
 	ix->w_prune_stuck = 1;
 	ix->w_prune_used = (uint64_t)used;
 	if (!ix->w_full_logged) {
