@@ -477,6 +477,45 @@ START_TEST(test_stale_limit_not_future)
 }
 END_TEST
 
+/*
+ * A segment opened again after one could not be (a full disk): it starts
+ * where the passes stopped taking records, so what the rings still hold
+ * follows its start state.  Before, it started at the clock's now, after
+ * records that then went into it: perf sorted them before the start
+ * state's maps, and could not name them.
+ */
+START_TEST(test_reopen_at_limit)
+{
+	struct harness h;
+	struct recorder *r;
+	struct perfdata_attr a;
+	uint64_t now;
+
+	setup(&h, 1);
+	r = h.r;
+	ck_assert_int_eq(hostinfo_load(&r->host, NULL), 0);
+	snprintf(r->segdir, sizeof(r->segdir), "%s", h.dir);
+	seg_open(&h, &a);		/* for the attrs; closed unfinished below */
+	r->attrs[0] = r->attrs[1] = a;
+	r->ev.sb_ids = (uint64_t *)SEG_IDS;
+	segment_abandon(&r->seg);
+	r->seq = 1;
+	now = mono_ns();
+	r->limit = now - 30 * 1000000ULL;		/* the last pass's */
+	put_file(&h, 0, 0, 0x10000, now - 10 * 1000000ULL);	/* still in its ring */
+	recorder_check_rotate(r);
+	ck_assert(r->seg.open);
+	ck_assert_msg(r->seg.t_start <= now - 10 * 1000000ULL, "the segment opened again "
+	    "starts %llu ns after a record it holds", (unsigned long long)(r->seg.t_start -
+	    (now - 10 * 1000000ULL)));
+	segment_abandon(&r->seg);
+	kinfo_free(&r->kinfo);
+	hostinfo_free(&r->host);
+	r->ev.sb_ids = NULL;
+	teardown(&h);
+}
+END_TEST
+
 /* A listener of JIT processes that takes none until told to. */
 struct jit_listener {
 	int	 calls, take;
@@ -772,6 +811,7 @@ sideband_suite(void)
 	tcase_add_test(tc, test_unknown_namespace);
 	tcase_add_test(tc, test_finish_after_cut);
 	tcase_add_test(tc, test_stale_limit_not_future);
+	tcase_add_test(tc, test_reopen_at_limit);
 	tcase_add_test(tc, test_unknown_namespace_pid_reused);
 	tcase_add_test(tc, test_jit_watch_retried);
 	tcase_add_test(tc, test_two_rings_mixed);

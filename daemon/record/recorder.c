@@ -776,8 +776,15 @@ recorder_check_rotate(struct recorder *r)
 		return;
 	}
 	if (!r->seg.open) {
-		/* A segment could not be opened (disk full?): try again. */
-		if (recorder_open_segment(r, mono_ns(), NULL) == 0)
+		/*
+		 * A segment could not be opened (disk full?): try again, from
+		 * where the passes stopped taking records (they went nowhere):
+		 * those stamped since are still in the rings, and go into it,
+		 * after its start state, not before.
+		 */
+		now = mono_ns();
+		if (recorder_open_segment(r, r->limit != 0 && r->limit < now ? r->limit : now,
+		    NULL) == 0)
 			segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms,
 			    &r->notify);
 		return;
