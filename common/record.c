@@ -174,6 +174,22 @@ record_name_len(const char *name)
 	return n > s && memcmp(name + n - s, deleted, s) == 0 ? n - s : n;
 }
 
+void
+record_module_name(const char *path, char *out, size_t len)
+{
+	const char *b = strrchr(path, '/');
+	size_t	 i;
+
+	if (len == 0)
+		return;
+	b = b != NULL ? b + 1 : path;
+	if (*b == '[')
+		b++;
+	for (i = 0; i + 1 < len && b[i] != '\0' && b[i] != '.' && b[i] != ']'; i++)
+		out[i] = b[i] == '-' ? '_' : b[i];
+	out[i] = '\0';
+}
+
 int
 record_name_is_anon(const char *name)
 {

@@ -208,6 +208,13 @@ size_t	record_name_len(const char *name);
  */
 int	record_name_is_anon(const char *name);
 
+/*
+ * A module's name as the kernel gives it (kallsyms' tags, /proc/modules)
+ * from its mapping's or its file's: "/x/nf-nat.ko.xz" and "[nf_nat]" are
+ * "nf_nat".  Into OUT, cut to LEN.
+ */
+void	record_module_name(const char *path, char *out, size_t len);
+
 /* Write the sample_id trailer for SID into OUT (record_sample_id_size bytes). */
 void	record_encode_sample_id(const struct record_layout *,
 	    const struct record_sample_id *, void *out);

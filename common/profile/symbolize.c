@@ -640,21 +640,6 @@ ksyms_find_kernel(const struct ksyms *k, uint64_t a, const char *mod)
 	return k->names + k->name[i];
 }
 
-/* A module's name as kallsyms tags it, from its mapping's: "/x/nf-nat.ko.xz" or "[nf_nat]". */
-static void
-module_name(const char *path, char *out, size_t len)
-{
-	const char *b = strrchr(path, '/');
-	size_t	 i;
-
-	b = b != NULL ? b + 1 : path;
-	if (*b == '[')
-		b++;
-	for (i = 0; i + 1 < len && b[i] != '\0' && b[i] != '.' && b[i] != ']'; i++)
-		out[i] = b[i] == '-' ? '_' : b[i];
-	out[i] = '\0';
-}
-
 /* A regular file opened for reading, never through a symlink, and its state; -1 if not. */
 static int
 open_regular(const char *path, struct stat *st)
@@ -974,7 +959,7 @@ symbolize_addr(struct symbolize *s, struct binary *b, uint64_t addr, int leaf,
 		if (k == NULL || kernel_load(s, k) < 0)
 			return 0;
 		if (b->kind == BIN_MODULE)
-			module_name(b->name, mod, sizeof(mod));
+			record_module_name(b->name, mod, sizeof(mod));
 		if ((name = ksyms_find_kernel(k->ksyms, a, b->kind == BIN_MODULE ? mod : NULL)) ==
 		    NULL)
 			return 0;
@@ -1000,7 +985,7 @@ symbolize_module_placed(struct symbolize *s, struct binary *k, const char *path,
 
 	if (k == NULL || k->kind != BIN_KERNEL || kernel_load(s, k) < 0)
 		return 0;
-	module_name(path, mod, sizeof(mod));
+	record_module_name(path, mod, sizeof(mod));
 	for (i = 0; i < k->ksyms->nmods; i++)
 		if (strcmp(k->ksyms->names + k->ksyms->mods[i].name, mod) == 0)
 			return (k->ksyms->mods[i].lo & ~(uint64_t)4095) == start;

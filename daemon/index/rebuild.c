@@ -195,36 +195,11 @@ struct kernel_scan {
 	uint64_t	 wall;
 };
 
-/*
- * A module as the live index names it (kernel.c: "[name]", from
- * /proc/modules), from the file name a segment's table gives it:
- * "/lib/modules/R/kernel/net/nf-nat.ko.xz" is "[nf_nat]".
- */
-static void
-module_index_name(const char *filename, char *out, size_t len)
-{
-	const char *b = strrchr(filename, '/');
-	size_t	 i, o = 0;
-
-	if (filename[0] == '[') {
-		snprintf(out, len, "%s", filename);
-		return;
-	}
-	b = b != NULL ? b + 1 : filename;
-	if (len < 3)
-		return;
-	out[o++] = '[';
-	for (i = 0; b[i] != '\0' && b[i] != '.' && o + 2 < len; i++)
-		out[o++] = b[i] == '-' ? '_' : b[i];
-	out[o++] = ']';
-	out[o] = '\0';
-}
-
 static int
 kernel_entry_cb(const struct perfdata_buildid *b, void *arg)
 {
 	struct kernel_scan *k = arg;
-	char	 name[PATH_MAX];
+	char	 name[80], mod[64];
 
 	if (!b->kernel)
 		return 0;
@@ -232,7 +207,9 @@ kernel_entry_cb(const struct perfdata_buildid *b, void *arg)
 		table_add_object(k->ix, b->filename, b->id, b->size, 0, BID_KERNEL, BINARY_KERNEL,
 		    0, k->wall, 0);
 	else {
-		module_index_name(b->filename, name, sizeof(name));
+		/* as live ingest names it (kernel.c, from /proc/modules): "[nf_nat]" */
+		record_module_name(b->filename, mod, sizeof(mod));
+		snprintf(name, sizeof(name), "[%s]", mod);
 		table_add_object(k->ix, name, b->id, b->size, 0, BID_KERNEL, BINARY_MODULE, 0,
 		    k->wall, 0);
 	}
