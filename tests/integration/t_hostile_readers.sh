@@ -130,8 +130,11 @@ for f in prog prog2; do
 	perf buildid-list -i "$seg" 2>/dev/null | grep -q "^$fid $m/$f\$" ||
 		fail "slow: the build-id of $m/$f was not read: $(perf buildid-list -i "$seg" 2>/dev/null | grep "$m")"
 done
-jq -e '.counters.buildid_unknown["user-fs"] == 0 and .counters.buildid_unknown.timeout == 0' \
-	"$T/st3.json" > /dev/null || fail "slow: a read of the user's device went unanswered"
+# (of the slow device's files only: root's own programs of the test, read
+# on their lane while the one thread reads the slow files, may time out on
+# a slow machine, ASan's daemon there included)
+! grep "build-id of $m/.* unknown" "$T/daemon.log" ||
+	fail "slow: a read of the user's device went unanswered"
 fs_abort_all
 stop_daemon
 echo "PASS: root's program read and copied while a user's $N FUSE servers never answered the daemon (two: every request; two: a close's FLUSH); a slow server's two files read one after the other"
