@@ -143,7 +143,8 @@ check-asan: deps
 # What CI runs under ASan + UBSan: everything but tests whose code the
 # others already run under it, or that judge timing or counts a 2-3x
 # slower daemon cannot keep, or that test stock perf, not our memory
-# (about 9 minutes of the CI's 30 on a slow machine otherwise):
+# (about 10 minutes of the CI's 30 on a slow machine otherwise; the last
+# eight of the list took 2 of them off):
 #   t_crash          its repair: check_perfdata, t_diskfull
 #   t_capture_storm  its captures: t_capture, t_capture_evict, t_hostile_*
 #   t_hostile_control  its query thread: t_varlink, t_hostile_queue; its
@@ -165,10 +166,25 @@ check-asan: deps
 #                    through the same submit and jobs
 #   t_ctl_timeout    perfmapctl's timeouts: its calls run in t_varlink and
 #                    every test that drives the daemon
+#   t_retention      deletion by keep_*: t_reload (keep_count at a reload),
+#                    t_diskfull (room made); the index's forgetting:
+#                    check_index
+#   t_reload_gone    the reload: t_reload; the config parser: check_config,
+#                    t_badinput
+#   t_start_backlog  the start-up scan: every test's start; its backlog's
+#                    order: check_sideband
+#   t_record_cuts, t_rotate_start  the cuts: check_sideband (the real
+#                    recorder on real segments) and every test's rotations
+#   t_provenance     the sources of a build-id: t_provenance_coarse,
+#                    t_provenance_fuse, the hostile tests
+#   t_stop_stalled, t_jit_stop  the stops: every test's end, and TSan runs
+#                    both; the JIT copies: t_hostile_jit, t_hostile_jittmp,
+#                    t_profile_jit
 # make check-asan runs them all.
 ASAN_CI_SKIP := t_crash t_capture_storm t_coexist t_perftools t_hostile_control \
 	t_control t_export t_compress t_record t_hostile_pins t_sideband_holdoff t_index \
-	t_docs t_runner_interrupt t_hostile_jitexit t_ctl_timeout
+	t_docs t_runner_interrupt t_hostile_jitexit t_ctl_timeout t_retention t_reload_gone \
+	t_start_backlog t_record_cuts t_rotate_start t_provenance t_stop_stalled t_jit_stop
 ASAN_CI_TESTS := $(filter-out $(ASAN_CI_SKIP),$(patsubst tests/%.c,%,$(TEST_SRC)) \
 	$(patsubst tests/integration/%.sh,%,$(wildcard tests/integration/t_*.sh)))
 check-asan-ci:
@@ -274,6 +290,7 @@ tests/fuzz/fuzz_buildid: tests/fuzz/fuzz_buildid.c common/buildid.c
 	clang $(FUZZ_CFLAGS) -o $@ $^
 
 fuzz: deps
+	@tests/deps.sh clang
 	$(MAKE) $(FUZZERS)
 	@set -e; for f in $(FUZZERS); do \
 		n=$${f##*/fuzz_}; work=$$(mktemp -d /tmp/perfmapd-fuzz-$$n.XXXXXX); \

@@ -1,13 +1,14 @@
 #!/bin/sh
 # Install the Debian packages perfmapd needs to build and test, if missing;
 # with arguments, those packages instead (kernel-patch/scripts/deps.sh).
+# clang is make fuzz's alone (it installs it): CI does not fetch it.
 # Idempotent: with everything present it only runs dpkg-query.
 set -eu
 
 PKGS="gcc make pkg-config libc6-dev
 libevent-dev libelf-dev libsqlite3-dev libsystemd-dev libinih-dev libjansson-dev
 libarchive-dev libdebuginfod-dev liblzma-dev libzstd-dev debuginfod
-check linux-perf binutils elfutils mandoc systemd util-linux procps jq sqlite3 clang
+check linux-perf binutils elfutils mandoc systemd util-linux procps jq sqlite3
 golang-go golang-github-varlink-go-dev fuse3 libfuse3-dev e2fsprogs btrfs-progs
 passwd curl xz-utils zstd
 libdw-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libxml2-utils
