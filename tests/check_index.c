@@ -34,6 +34,7 @@
 #include "buildid.h"
 #include "config.h"
 #include "index/index.h"
+#include "index/index_int.h"
 #include "index_reader.h"
 #include "walltime.h"
 #include "log.h"
@@ -1799,6 +1800,66 @@ START_TEST(test_forget_and_merge)
 }
 END_TEST
 
+/*
+ * reallocarray, failing on demand (fail_reallocs > 0: that many calls
+ * fail): the binary's own definition is the one its code calls.  SQLite
+ * allocates with malloc and realloc, never through here.
+ */
+static int fail_reallocs;
+
+void *
+reallocarray(void *p, size_t n, size_t size)
+{
+	if (fail_reallocs > 0) {
+		fail_reallocs--;
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (size != 0 && n > SIZE_MAX / size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(p, n * size);
+}
+
+/*
+ * A commit out of memory half way through a move of queued ops (segment
+ * events) into its batch: the move is all or nothing.  Before, the ops
+ * moved so far were in both batches, their strings owned twice: the
+ * commit freed its batch as lost, and the queue's copies were freed again
+ * (or written) at the next commit.
+ */
+START_TEST(test_batch_move_oom)
+{
+	struct write_batch dst, src;
+	struct write_op *o;
+	size_t	 i;
+
+	memset(&dst, 0, sizeof(dst));
+	memset(&src, 0, sizeof(src));
+	for (i = 0; i < 63; i++)		/* one free slot of 64 */
+		ck_assert_ptr_nonnull(batch_add(&dst, OP_OBJ));
+	ck_assert_uint_eq(dst.cap, 64);
+	for (i = 0; i < 3; i++) {
+		ck_assert_ptr_nonnull(o = batch_add(&src, OP_UNRES));
+		ck_assert_ptr_nonnull(o->owned = strdup("/usr/bin/queued"));
+		o->s = o->owned;
+	}
+	fail_reallocs = 1;
+	ck_assert_int_eq(batch_move(&dst, &src), -1);
+	fail_reallocs = 0;
+	ck_assert_msg(dst.n == 63 && src.n == 3,
+	    "a failed move left %zu ops in the batch (63 before) and %zu queued (3): "
+	    "the moved ones are owned by both", dst.n, src.n);
+	ck_assert_int_eq(batch_move(&dst, &src), 0);
+	ck_assert_uint_eq(dst.n, 66);
+	ck_assert_uint_eq(src.n, 0);
+	ck_assert_str_eq(dst.ops[65].s, "/usr/bin/queued");
+	batch_free(&src);
+	batch_free(&dst);
+}
+END_TEST
+
 /* The write lock of index.db, from a connection of the test's: the writer waits for it. */
 static sqlite3 *
 writer_hold(void)
@@ -2925,6 +2986,7 @@ index_suite(void)
 	tcase_add_test(tc, test_cached_path);
 	tcase_add_test(tc, test_readonly_copy);
 	tcase_add_test(tc, test_row_limit);
+	tcase_add_test(tc, test_batch_move_oom);
 	tcase_add_test(tc, test_byte_limit);
 	tcase_add_test(tc, test_concurrent_reader);
 	suite_add_tcase(s, tc);

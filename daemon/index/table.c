@@ -10,6 +10,7 @@
  * that had it mapped (the recorder reports the exit's maps).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,19 +65,32 @@ batch_free(struct write_batch *b)
 	b->cap = 0;
 }
 
-/* Move every op of SRC to the end of DST. */
+/*
+ * All of SRC's ops to the end of DST, or none (-1, out of memory): a move
+ * stopped half way left the ops moved in both, their strings owned twice
+ * (DST freed as lost, SRC's kept for the next commit).
+ */
 int
 batch_move(struct write_batch *dst, struct write_batch *src)
 {
-	size_t	 i;
+	if (src->n == 0)
+		return 0;
+	if (dst->cap - dst->n < src->n) {
+		size_t	 cap = dst->cap ? dst->cap : 64;
+		struct write_op *n;
 
-	for (i = 0; i < src->n; i++) {
-		struct write_op *o = batch_add(dst, (enum write_op_type)src->ops[i].type);
-
-		if (o == NULL)
+		while (cap - dst->n < src->n) {
+			if (cap > SIZE_MAX / 2)
+				return -1;
+			cap *= 2;
+		}
+		if ((n = reallocarray(dst->ops, cap, sizeof(*n))) == NULL)
 			return -1;
-		*o = src->ops[i];
+		dst->ops = n;
+		dst->cap = cap;
 	}
+	memcpy(dst->ops + dst->n, src->ops, src->n * sizeof(*src->ops));
+	dst->n += src->n;
 	src->n = 0;	/* ownership moved */
 	return 0;
 }
