@@ -22,6 +22,8 @@
 
 #include "bidcache.h"
 #include "buildid.h"
+#include "capture/capture_int.h"
+#include "walltime.h"
 
 static char	 dir[PATH_MAX], cdir[PATH_MAX];
 static uint8_t	 self_id[BUILD_ID_MAX];
@@ -417,6 +419,88 @@ START_TEST(test_evict)
 END_TEST
 
 /*
+ * The capture's eviction (evict_to) keeps what the retained segments
+ * reference; when it cannot tell what that is for want of memory (or
+ * descriptors), it evicts nothing.  Before, a list of segments cut short
+ * by a failed allocation was taken whole, and every binary not touched
+ * since the daemon started went, a retained segment's too: its samples
+ * unresolvable.
+ * A segment whose table is damaged holds nothing back (perf could not
+ * name its binaries either).
+ */
+static struct capture *
+evict_capture(void)
+{
+	struct capture *c;
+	char	 err[512], body[1000], lnk[PATH_MAX], hex[BUILD_ID_HEX_MAX];
+	uint8_t	 id[20];
+	struct timespec ts[2] = { { 1, 0 }, { 1, 0 } };
+
+	ck_assert_ptr_nonnull(c = calloc(1, sizeof(*c)));
+	ck_assert_int_eq(bidcache_open(&c->cache, cdir, err, sizeof(err)), 0);
+	snprintf(c->segdir, sizeof(c->segdir), "%s/segments", dir);
+	ck_assert_int_eq(mkdir(c->segdir, 0700), 0);
+	c->max_size = 1;
+	c->start_wall_ns = (uint64_t)walltime_now();
+	memset(body, 'x', sizeof(body));
+	memset(id, 7, sizeof(id));
+	ck_assert_int_eq(bidcache_add_buf(&c->cache, BIDCACHE_KERNEL, id, sizeof(id), body,
+	    sizeof(body), NULL, 0, err, sizeof(err)), 1);
+	buildid_to_hex(id, sizeof(id), hex);	/* last referenced long before the start */
+	snprintf(lnk, sizeof(lnk), "%s/.build-id/%.2s/%s", cdir, hex, hex + 2);
+	ck_assert_int_eq(utimensat(AT_FDCWD, lnk, ts, AT_SYMLINK_NOFOLLOW), 0);
+	return c;
+}
+
+/* reallocarray, failing on demand (this binary's own: its code calls it) */
+static int fail_reallocs;
+
+void *
+reallocarray(void *p, size_t n, size_t size)
+{
+	if (fail_reallocs > 0) {
+		fail_reallocs--;
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (size != 0 && n > SIZE_MAX / size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(p, n * size);
+}
+
+START_TEST(test_evict_blind)
+{
+	struct capture *c;
+	char	 path[PATH_MAX + 64];
+	uint8_t	 id[20];
+	int	 fd;
+
+	memset(id, 7, sizeof(id));
+	c = evict_capture();
+	snprintf(path, sizeof(path), "%s/perf-000001-20261118T110640Z.data", c->segdir);
+	ck_assert_int_ge(fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600), 0);
+	ck_assert_int_eq(write(fd, "not a perf.data file", 20), 20);
+	close(fd);
+	/* out of memory listing the segments: nothing evicted, and said */
+	fail_reallocs = 1;
+	evict_to(c, 0, 1);
+	fail_reallocs = 0;
+	ck_assert_msg(bidcache_find(&c->cache, id, sizeof(id), NULL, 0) == 1,
+	    "evicted while the retained segments could not be listed");
+	ck_assert_int_eq(c->evict_stuck, 1);
+	/* listed: the damaged segment names nothing, and the entry goes */
+	evict_to(c, 0, 1);
+	ck_assert_int_eq(bidcache_find(&c->cache, id, sizeof(id), NULL, 0), 0);
+	ck_assert_uint_eq(c->cache.size, 0);
+	ck_assert_int_eq(c->evict_stuck, 0);
+	bidcache_close(&c->cache);
+	free(c);
+}
+END_TEST
+
+/*
  * A sparse file is copied sparse: the self binary followed by a 1 GiB
  * hole keeps its build-id (the notes are at the front) and costs the copy
  * what the data costs, not 1 GiB.
@@ -618,6 +702,7 @@ bidcache_suite(void)
 	tcase_add_test(tc, test_kallsyms_buf);
 	tcase_add_test(tc, test_modes);
 	tcase_add_test(tc, test_evict);
+	tcase_add_test(tc, test_evict_blind);
 	tcase_add_test(tc, test_decompress);
 	tcase_add_test(tc, test_sparse_copy);
 	tcase_add_test(tc, test_admit);

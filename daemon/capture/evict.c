@@ -27,6 +27,14 @@ keep_cb(const uint8_t *id, size_t len, int64_t ref_ns, void *arg)
 	return ref_ns >= k->since_ns || idset_has(&k->ids, id, len);
 }
 
+/* An error of a read that may go another time: descriptors, memory, I/O. */
+static int
+evict_transient(int e)
+{
+	return e == EMFILE || e == ENFILE || e == ENOMEM || e == ENOBUFS || e == EIO ||
+	    e == EINTR || e == EAGAIN;
+}
+
 void
 evict_maybe(struct capture *c, int force)
 {
@@ -138,7 +146,7 @@ evict_to(struct capture *c, uint64_t target, int force)
 	size_t	 nsegs = 0, nbids = 0, i;
 	uint64_t end, left = 0, now = (uint64_t)walltime_now();
 	struct stat st;
-	int	 removed;
+	int	 removed, blind;
 
 	if (c->max_size == 0 || c->cache.size <= target)
 		return;
@@ -150,15 +158,32 @@ evict_to(struct capture *c, uint64_t target, int force)
 	j.since_ns = -1;
 	/* Entries touched since the newest closed segment may be in the open one. */
 	k.since_ns = (int64_t)c->start_wall_ns;
-	if (resolve_segments(c, &j, &segs, &nsegs, err, sizeof(err)) == 0) {
-		for (i = 0; i < nsegs; i++) {
-			read_segment(segs[i], -1, &bids, &nbids, &k.ids, &end, err, sizeof(err));
-			if (stat(segs[i], &st) == 0 &&
-			    (int64_t)st.st_mtim.tv_sec * 1000000000LL > k.since_ns)
-				k.since_ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL;
-		}
-		free_strs(segs, nsegs);
-		segbids_free(bids, nbids);
+	/*
+	 * What the retained segments reference, all of it, or nothing is
+	 * evicted: a list or a table that could not be read for want of
+	 * descriptors or memory would have let their binaries go (a wrong
+	 * answer for every sample of theirs).  A segment whose table is
+	 * damaged names nothing perf could find, and does not hold the rest.
+	 */
+	blind = resolve_segments(c, &j, &segs, &nsegs, err, sizeof(err)) < 0;
+	for (i = 0; !blind && i < nsegs; i++) {
+		errno = 0;
+		if (read_segment(segs[i], -1, &bids, &nbids, &k.ids, &end, err,
+		    sizeof(err)) < 0 && evict_transient(errno))
+			blind = 1;
+		if (stat(segs[i], &st) == 0 &&
+		    (int64_t)st.st_mtim.tv_sec * 1000000000LL > k.since_ns)
+			k.since_ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL;
+	}
+	free_strs(segs, nsegs);
+	segbids_free(bids, nbids);
+	if (blind) {
+		free(k.ids.v);
+		if (!c->evict_stuck)
+			log_warnx("cache: nothing evicted: cannot tell what the retained segments "
+			    "reference (%s); again in a minute", err);
+		c->evict_stuck = 1;
+		return;
 	}
 	removed = bidcache_evict(&c->cache, target, keep_cb, &k, &left);
 	free(k.ids.v);

@@ -259,6 +259,7 @@ resolve_segments(struct capture *c, struct job *j, char ***out, size_t *nout, ch
 			snprintf(err, errlen, "%s: %s", c->segdir, strerror(errno));
 			goto out;
 		}
+		errno = 0;
 		while ((de = readdir(d)) != NULL) {
 			if (!is_segment_name(de->d_name))
 				continue;
@@ -268,6 +269,13 @@ resolve_segments(struct capture *c, struct job *j, char ***out, size_t *nout, ch
 			if (asprintf(&v[n], "%s/%s", segreal, de->d_name) < 0)
 				break;
 			n++;
+		}
+		/* a part of the list is not the list: eviction keeps what it names */
+		if (de != NULL || errno != 0) {
+			snprintf(err, errlen, "%s: %s", c->segdir,
+			    strerror(de != NULL ? ENOMEM : errno));
+			closedir(d);
+			goto out;
 		}
 		closedir(d);
 	}
