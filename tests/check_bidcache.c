@@ -19,6 +19,7 @@
 #include <check.h>
 
 #include "check_main.h"
+#include "check_oom.h"
 
 #include "bidcache.h"
 #include "buildid.h"
@@ -452,24 +453,6 @@ evict_capture(void)
 	return c;
 }
 
-/* reallocarray, failing on demand (this binary's own: its code calls it) */
-static int fail_reallocs;
-
-void *
-reallocarray(void *p, size_t n, size_t size)
-{
-	if (fail_reallocs > 0) {
-		fail_reallocs--;
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (size != 0 && n > SIZE_MAX / size) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return realloc(p, n * size);
-}
-
 START_TEST(test_evict_blind)
 {
 	struct capture *c;
@@ -484,9 +467,9 @@ START_TEST(test_evict_blind)
 	ck_assert_int_eq(write(fd, "not a perf.data file", 20), 20);
 	close(fd);
 	/* out of memory listing the segments: nothing evicted, and said */
-	fail_reallocs = 1;
+	check_fail_reallocs = 1;
 	evict_to(c, 0, 1);
-	fail_reallocs = 0;
+	check_fail_reallocs = 0;
 	ck_assert_msg(bidcache_find(&c->cache, id, sizeof(id), NULL, 0) == 1,
 	    "evicted while the retained segments could not be listed");
 	ck_assert_int_eq(c->evict_stuck, 1);

@@ -29,6 +29,7 @@
 #include <event2/event.h>
 
 #include "check_main.h"
+#include "check_oom.h"
 #include <sqlite3.h>
 
 #include "buildid.h"
@@ -1801,28 +1802,6 @@ START_TEST(test_forget_and_merge)
 END_TEST
 
 /*
- * reallocarray, failing on demand (fail_reallocs > 0: that many calls
- * fail): the binary's own definition is the one its code calls.  SQLite
- * allocates with malloc and realloc, never through here.
- */
-static int fail_reallocs;
-
-void *
-reallocarray(void *p, size_t n, size_t size)
-{
-	if (fail_reallocs > 0) {
-		fail_reallocs--;
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (size != 0 && n > SIZE_MAX / size) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return realloc(p, n * size);
-}
-
-/*
  * A commit out of memory half way through a move of queued ops (segment
  * events) into its batch: the move is all or nothing.  Before, the ops
  * moved so far were in both batches, their strings owned twice: the
@@ -1845,9 +1824,9 @@ START_TEST(test_batch_move_oom)
 		ck_assert_ptr_nonnull(o->owned = strdup("/usr/bin/queued"));
 		o->s = o->owned;
 	}
-	fail_reallocs = 1;
+	check_fail_reallocs = 1;
 	ck_assert_int_eq(batch_move(&dst, &src), -1);
-	fail_reallocs = 0;
+	check_fail_reallocs = 0;
 	ck_assert_msg(dst.n == 63 && src.n == 3,
 	    "a failed move left %zu ops in the batch (63 before) and %zu queued (3): "
 	    "the moved ones are owned by both", dst.n, src.n);
