@@ -74,3 +74,26 @@ procfs_host_ns(uint64_t *mnt_ns, uint64_t *user_ns)
 	*mnt_ns = (uint64_t)mnt.st_ino;
 	*user_ns = (uint64_t)user.st_ino;
 }
+
+int
+procfs_line(FILE *f, char *buf, size_t len)
+{
+	size_t	 n;
+	int	 skipping = 0;
+
+	while (fgets(buf, (int)len, f) != NULL) {
+		n = strlen(buf);
+		if (n > 0 && buf[n - 1] == '\n') {
+			if (skipping) {		/* the end of a long one */
+				skipping = 0;
+				continue;
+			}
+			buf[n - 1] = '\0';
+			return 1;
+		}
+		if (feof(f) && !skipping)	/* the last, without a newline */
+			return 1;
+		skipping = 1;
+	}
+	return 0;
+}

@@ -6,6 +6,7 @@
 #define PERFMAPD_PROCFS_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 /*
  * The start time of a process from its /proc/PID/stat text (field 22,
@@ -31,5 +32,14 @@ uint64_t procfs_start_mono(uint64_t ticks);
  * 0 and 0 when /proc does not say.
  */
 void	procfs_host_ns(uint64_t *mnt_ns, uint64_t *user_ns);
+
+/*
+ * The next whole line of F (a /proc file: maps, mountinfo) into BUF, its
+ * newline dropped: 1, or 0 at the end.  A line longer than BUF is skipped
+ * whole: read in parts, its later parts were taken for lines of their
+ * own, and in /proc/PID/maps the end of a long path is the user's to
+ * write ("... 400000-401000 r-xp ... /usr/lib/libc.so.6").
+ */
+int	procfs_line(FILE *f, char *buf, size_t len);
 
 #endif

@@ -16,6 +16,39 @@
 #include "walltime.h"
 
 /* Field 22 follows the last ')': a name may hold spaces and parentheses. */
+/*
+ * A line of /proc/PID/maps longer than the buffer (the kernel prints a
+ * mapped path whole, past PATH_MAX) is skipped whole.  Read with fgets
+ * alone, its tail was a line of its own, and the tail of a path is the
+ * user's to write: here a map of libc's name at an address of the
+ * user's, which the start-up scan took as the process's libc.
+ */
+START_TEST(test_line_long)
+{
+	static const char fake[] = " 400000-401000 r-xp 00000000 fd:01 12 /usr/lib/libc.so.6";
+	char	 in[4096], line[128];
+	FILE	*f;
+	size_t	 n = 0;
+
+	n += (size_t)snprintf(in + n, sizeof(in) - n,
+	    "7f00-7f01 r-xp 00000000 fd:01 7 /usr/bin/short\n");
+	n += (size_t)snprintf(in + n, sizeof(in) - n, "7f10-7f11 r-xp 00000000 fd:01 8 /home/u/");
+	memset(in + n, 'd', 200);
+	n += 200;
+	n += (size_t)snprintf(in + n, sizeof(in) - n, "%s\n", fake);
+	n += (size_t)snprintf(in + n, sizeof(in) - n, "7f20-7f21 r-xp 00000000 fd:01 9 /usr/bin/last");
+	ck_assert_ptr_nonnull(f = fmemopen(in, n, "r"));
+	ck_assert_int_eq(procfs_line(f, line, sizeof(line)), 1);
+	ck_assert_str_eq(line, "7f00-7f01 r-xp 00000000 fd:01 7 /usr/bin/short");
+	ck_assert_int_eq(procfs_line(f, line, sizeof(line)), 1);
+	ck_assert_msg(strstr(line, "libc") == NULL, "the tail of a long line read as a line: %s",
+	    line);
+	ck_assert_str_eq(line, "7f20-7f21 r-xp 00000000 fd:01 9 /usr/bin/last");	/* no newline */
+	ck_assert_int_eq(procfs_line(f, line, sizeof(line)), 0);
+	fclose(f);
+}
+END_TEST
+
 START_TEST(test_stat_start)
 {
 	ck_assert_uint_eq(procfs_stat_start("42 (sh) S 1 42 42 0 -1 4194304 100 0 0 0 1 2 0 0 "
@@ -68,6 +101,7 @@ procfs_suite(void)
 	TCase	*tc = tcase_create("stat");
 
 	tcase_add_test(tc, test_stat_start);
+	tcase_add_test(tc, test_line_long);
 	tcase_add_test(tc, test_start_mono);
 	suite_add_tcase(s, tc);
 	return s;

@@ -22,6 +22,7 @@
 #include "buildid.h"
 #include "capture_int.h"
 #include "log.h"
+#include "procfs.h"
 #include "perfdata.h"
 #include "proto.h"
 #include "record/buildid_reader.h"
@@ -369,17 +370,14 @@ live_scan(struct storectx *x)
 		snprintf(path, sizeof(path), "/proc/%s/maps", de->d_name);
 		if ((f = fopen(path, "re")) == NULL)
 			continue;
-		while (fgets(line, sizeof(line), f) != NULL) {
+		while (procfs_line(f, line, sizeof(line))) {
 			unsigned long long s, e;
 			struct livepath *lp;
-			char	*nl;
 			int	 off = 0;
 
 			if (sscanf(line, "%llx-%llx %*s %*x %*x:%*x %*u %n", &s, &e, &off) < 2 ||
 			    off == 0 || line[off] != '/')
 				continue;
-			if ((nl = strchr(line + off, '\n')) != NULL)
-				*nl = '\0';
 			name_strip_deleted(line + off, plain, sizeof(plain));
 			if ((lp = live_find(x, plain)) == NULL || lp->n == LIVE_PER_PATH)
 				continue;

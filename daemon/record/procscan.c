@@ -141,18 +141,16 @@ scan_maps(struct scan *sc, uint32_t pid)
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	if ((f = fopen(path, "re")) == NULL)
 		return;
-	while (fgets(line, sizeof(line), f) != NULL) {
+	while (procfs_line(f, line, sizeof(line))) {
 		struct record_mmap r;
 		unsigned long long start, end, off, ino;
 		unsigned int maj, min;
-		char	 perms[8], *nl;
+		char	 perms[8];
 		int	 n = 0;
 
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
 		    &off, &maj, &min, &ino, &n) < 7 || n == 0 || perms[2] != 'x')
 			continue;
-		if ((nl = strchr(line + n, '\n')) != NULL)
-			*nl = '\0';
 		memset(&r, 0, sizeof(r));
 		r.pid = r.tid = pid;
 		r.addr = start;
