@@ -456,8 +456,84 @@ int
 index_reader_lookup_ns(struct index_reader *q, const char *path, int64_t at, int all_ns,
     json_t **out, char *err, size_t errlen)
 {
+	return index_reader_lookup_live(q, path, at, all_ns, NULL, 0, out, err, errlen);
+}
+
+/* Newest first sighting first; the host's row first at a tie. */
+static int
+cmp_mapped(const void *pa, const void *pb)
+{
+	json_t	*a = *(json_t *const *)pa, *b = *(json_t *const *)pb;
+	json_int_t fa = json_integer_value(json_object_get(a, "first_seen_ns"));
+	json_int_t fb = json_integer_value(json_object_get(b, "first_seen_ns"));
+
+	if (fa != fb)
+		return fa > fb ? -1 : 1;
+	return (json_object_get(a, "mnt_ns") != NULL) - (json_object_get(b, "mnt_ns") != NULL);
+}
+
+/*
+ * The rows of LIVE's versions of PATH first seen by AT into MAPPED (IDS:
+ * the object ids there, *NIDS of them), newest first; the first of them
+ * is then the current version, and mapped.
+ */
+static int
+lookup_add_live(struct index_reader *q, const char *path, int64_t at, int all_ns,
+    const struct index_live *live, size_t nlive, json_t *mapped, int64_t *ids, size_t *nids,
+    char *err, size_t errlen)
+{
+	sqlite3_stmt *s;
+	json_t	**v;
+	size_t	 i, j, n;
+	int	 rc, added = 0;
+
+	for (i = 0; i < nlive && i < INDEX_LIVE_MAX; i++) {
+		if (prepare(q, 14, "SELECT o.id, " OBJ_COLS " FROM object_keys k CROSS JOIN "
+		    "objects o ON o.id = k.id WHERE k.path = ?1 AND o.build_id = ?2 AND "
+		    "o.mnt_ns = ?3 AND o.first_seen <= ?4 AND (?5 OR o.mnt_ns = 0) LIMIT 1",
+		    &s, err, errlen) < 0)
+			return -1;
+		sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+		sqlite3_bind_blob(s, 2, live[i].bid, live[i].bidsize, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, (int64_t)live[i].mnt_ns);
+		sqlite3_bind_int64(s, 4, at);
+		sqlite3_bind_int(s, 5, all_ns);
+		if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+			for (j = 0; j < *nids && ids[j] != sqlite3_column_int64(s, 0); j++)
+				;
+			if (j == *nids && *nids < INDEX_LIVE_MAX * 2) {
+				ids[(*nids)++] = sqlite3_column_int64(s, 0);
+				json_array_append_new(mapped, obj_json(s, 1));
+				added = 1;
+			}
+		} else if (step_error(q, rc, err, errlen) < 0) {
+			sqlite3_reset(s);
+			return -1;
+		}
+		sqlite3_reset(s);
+	}
+	if (!added || (n = json_array_size(mapped)) < 2)
+		return 0;
+	if ((v = calloc(n, sizeof(*v))) == NULL)
+		return 0;
+	for (i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(mapped, i));
+	qsort(v, n, sizeof(*v), cmp_mapped);
+	json_array_clear(mapped);
+	for (i = 0; i < n; i++)
+		json_array_append_new(mapped, v[i]);
+	free(v);
+	return 0;
+}
+
+int
+index_reader_lookup_live(struct index_reader *q, const char *path, int64_t at, int all_ns,
+    const struct index_live *live, size_t nlive, json_t **out, char *err, size_t errlen)
+{
 	sqlite3_stmt *s = NULL;
 	json_t	*res = NULL, *cur = NULL, *mapped;
+	int64_t	 ids[INDEX_LIVE_MAX * 2];
+	size_t	 nids = 0;
 	char	 buf[40];
 	int	 rc;
 
@@ -498,7 +574,7 @@ index_reader_lookup_ns(struct index_reader *q, const char *path, int64_t at, int
 	json_object_set_new(res, "current", cur);
 	mapped = json_array();
 	json_object_set_new(res, "mapped", mapped);
-	if (prepare(q, 2, "SELECT " OBJ_COLS " FROM object_keys k CROSS JOIN objects o "
+	if (prepare(q, 2, "SELECT o.id, " OBJ_COLS " FROM object_keys k CROSS JOIN objects o "
 	    "ON o.id = k.id WHERE k.path = ?1 AND "
 	    "o.first_seen <= ?2 AND o.last_seen >= ?2 AND (?3 OR o.mnt_ns = 0) "
 	    "ORDER BY o.first_seen DESC", &s, err, errlen) < 0)
@@ -511,11 +587,28 @@ index_reader_lookup_ns(struct index_reader *q, const char *path, int64_t at, int
 			rc = SQLITE_DONE;
 			break;
 		}
-		append_row(q, mapped, obj_json(s, 0));
+		if (nids < INDEX_LIVE_MAX)
+			ids[nids++] = sqlite3_column_int64(s, 0);
+		append_row(q, mapped, obj_json(s, 1));
 	}
 	if (step_error(q, rc, err, errlen) < 0)
 		goto fail;
 	sqlite3_reset(s);
+	s = NULL;
+	if (nlive > 0) {
+		if (lookup_add_live(q, path, at, all_ns, live, nlive, mapped, ids, &nids, err,
+		    errlen) < 0)
+			goto fail;
+		/* the version first seen last of those mapped: the current one */
+		if (json_array_size(mapped) > 0 &&
+		    (!json_is_true(json_object_get(cur, "mapped")) ||
+		    json_integer_value(json_object_get(json_array_get(mapped, 0), "first_seen_ns")) >
+		    json_integer_value(json_object_get(cur, "first_seen_ns")))) {
+			cur = json_deep_copy(json_array_get(mapped, 0));
+			json_object_set_new(cur, "mapped", json_true());
+			json_object_set_new(res, "current", cur);
+		}
+	}
 	label_host(mapped);
 	if (json_object_get(cur, "mnt_ns") == NULL && json_array_size(mapped) > 0 &&
 	    json_object_get(json_array_get(mapped, 0), "mnt_ns") != NULL)

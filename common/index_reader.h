@@ -71,6 +71,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include "perf_abi.h"
 
 #define INDEX_SCHEMA_VERSION	6
 #define INDEX_FILE		"index.db"
@@ -144,6 +145,22 @@ int	index_reader_lookup(struct index_reader *, const char *path, int64_t at_ns, 
 	    char *err, size_t errlen);
 int	index_reader_lookup_ns(struct index_reader *, const char *path, int64_t at_ns,
 	    int all_ns, json_t **out, char *err, size_t errlen);
+/*
+ * The same, knowing which versions of PATH live processes map now (the
+ * daemon's model: LIVE, NLIVE): a row's last sighting is the last segment
+ * start or mmap before now, so a version still mapped was "not mapped"
+ * at any AT after it.  The daemon passes them for an AT in the open
+ * segment; each counts as mapped from its first sighting to now.
+ */
+struct index_live {
+	uint8_t		 bid[BUILD_ID_MAX];
+	uint8_t		 bidsize;
+	uint64_t	 mnt_ns;
+};
+#define INDEX_LIVE_MAX	64
+int	index_reader_lookup_live(struct index_reader *, const char *path, int64_t at_ns,
+	    int all_ns, const struct index_live *live, size_t nlive, json_t **out, char *err,
+	    size_t errlen);
 
 /*
  * history PATH: every build-id PATH has had, oldest first.

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "walltime.h"
 #include "proto.h"
+#include "buildid.h"
 #include "query.h"
 
 static const char *const queries[] = {
@@ -93,11 +94,34 @@ result(int rc, json_t *out, const char *err)
 	return proto_error(PROTO_ERR_FAILED, json_pack("{s:o}", "message", proto_string(err)));
 }
 
+/* The versions of the path live processes map ("live": [[hex, mnt_ns], ...]) into V. */
+static size_t
+live_get(json_t *params, struct index_live *v)
+{
+	json_t	*e;
+	size_t	 i, n = 0;
+	int	 len;
+
+	json_array_foreach(json_object_get(params, "live"), i, e) {
+		const char *hex = json_string_value(json_array_get(e, 0));
+
+		if (n == INDEX_LIVE_MAX || hex == NULL ||
+		    !json_is_integer(json_array_get(e, 1)) ||
+		    (len = buildid_from_hex(hex, v[n].bid)) <= 0)
+			continue;
+		v[n].bidsize = (uint8_t)len;
+		v[n].mnt_ns = (uint64_t)json_integer_value(json_array_get(e, 1));
+		n++;
+	}
+	return n;
+}
+
 /* A query's parameters, read and checked: Q NULL; else the query run on Q. */
 static json_t *
 query(struct index_reader *q, const char *method, json_t *params)
 {
-	static const char *const k_lookup[] = { "path", "at_ns", "all_namespaces", NULL };
+	/* "live": the daemon's own (cmd-lookup.c), after the client's keys were checked */
+	static const char *const k_lookup[] = { "path", "at_ns", "all_namespaces", "live", NULL };
 	static const char *const k_path[] = { "path", "all_namespaces", NULL };
 	static const char *const k_bid[] = { "build_id", NULL };
 	static const char *const k_seg[] = { "segment", "all", NULL };
@@ -107,6 +131,7 @@ query(struct index_reader *q, const char *method, json_t *params)
 	int	 rc = 0, all = 0;
 
 	if (strcmp(method, "io.perfmap.Lookup") == 0) {
+		struct index_live live[INDEX_LIVE_MAX];
 		int64_t	 at = walltime_now();
 
 		if ((e = check_keys(params, k_lookup)) || (e = get_string(params, "path", 1, &s)))
@@ -118,7 +143,8 @@ query(struct index_reader *q, const char *method, json_t *params)
 		}
 		if ((e = get_bool(params, "all_namespaces", &all)) != NULL || q == NULL)
 			return e;
-		rc = index_reader_lookup_ns(q, s, at, all, &out, err, sizeof(err));
+		rc = index_reader_lookup_live(q, s, at, all, live, live_get(params, live),
+		    &out, err, sizeof(err));
 	} else if (strcmp(method, "io.perfmap.History") == 0) {
 		if ((e = check_keys(params, k_path)) || (e = get_string(params, "path", 1, &s)) ||
 		    (e = get_bool(params, "all_namespaces", &all)) || q == NULL)

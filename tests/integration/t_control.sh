@@ -84,6 +84,13 @@ ctl segments "$(basename "$snap")" | grep -q "^$pmid  $T/pm-spin" || fail "segme
 ctl history "$T/pm-spin" | grep -q "^$pmid " || fail "history"
 ctl --json history "$T/pm-spin" | grep -q "\"build_id\": \"$pmid\"" || fail "history --json"
 ctl lookup "$T/pm-spin" | grep -q "^$pmid " || fail "lookup"
+# at now, after the rotations above: pm-spin runs, so its version is the
+# one mapped (a row's last sighting is the last segment start before now,
+# and before, every running binary was "not mapped" at now)
+ctl --json lookup "$T/pm-spin" > "$T/lookup.json" || fail "lookup --json"
+jq -e --arg id "$pmid" '.current.build_id == $id and .current.mapped and
+	([.mapped[] | select(.build_id == $id)] | length) == 1' "$T/lookup.json" > /dev/null ||
+	{ cat "$T/lookup.json"; fail "lookup at now: the running pm-spin is not mapped"; }
 # (100 ms back: the daemon may have started less than a second ago on a fast machine,
 # and nothing is known of a path before it)
 ctl lookup "$T/pm-spin" --at -100ms --json | grep -q "$pmid" || fail "lookup --at --json"
@@ -110,6 +117,13 @@ ctl --json segments | jq -e '.segments[] | select(.state == "open") | .size > 0'
 	fail "the open segment's size is not its file's"
 # the open segment's counts so far are the recorder's (the index has them
 # only once it closes): not null, and the samples of the test's spinners
+# (once a drain took them: on a fast machine the steps above take less
+# than drain_interval since the last snapshot's segment opened)
+for _ in $(seq 1 30); do
+	ctl --json segments | jq -e '.segments[] | select(.state == "open") | .samples > 0' \
+		> /dev/null && break
+	sleep 0.1
+done
 ctl --json segments | jq -e '.segments[] | select(.state == "open") |
     (.samples > 0) and (.records > 0) and (.lost | type == "number")' >/dev/null || {
 	ctl --json segments | jq -c '.segments[] | select(.state == "open")'
