@@ -26,6 +26,8 @@ connect_socket(const char *path, long timeout_s)
 {
 	struct sockaddr_un sun;
 	struct timeval tv = { .tv_sec = timeout_s };
+	struct ucred cred;
+	socklen_t credlen = sizeof(cred);
 	int	 fd;
 
 	memset(&sun, 0, sizeof(sun));
@@ -49,6 +51,18 @@ connect_socket(const char *path, long timeout_s)
 		    "running?)\n", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
+		return -1;
+	}
+	/*
+	 * perfmapd runs as root: a socket a user's program serves is not its
+	 * (a path where a user may bind, a process named perfmapd for --pid),
+	 * and nothing is sent to it, nor a reply taken from it (a profile's
+	 * reply names a file the client reads and removes).
+	 */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) == 0 && cred.uid != 0) {
+		fprintf(stderr, "perfmapctl: %s: served by uid %u, not root: not perfmapd\n",
+		    path, (unsigned)cred.uid);
+		close(fd);
 		return -1;
 	}
 	return fd;

@@ -132,5 +132,24 @@ sleep 30 & other=$!
 "$PERFMAPCTL" --pid "$other" ping > "$T/other" 2>&1; rc=$?
 kill "$other"
 [ "$rc" = 3 ] || fail "perfmapctl --pid of another program exited $rc, not 3: $(cat "$T/other")"
+# A user's program named perfmapd, serving a socket: neither --pid nor -s
+# talks to it (before, root's perfmapctl sent it the call and took its
+# reply: a profile's reply names a file that perfmapctl reads and removes).
+mkdir "$T/u" && chown "$PMU" "$T/u" && chmod 0755 "$T" "$T/u" || fail "the user's directory"
+ln -s /usr/bin/python3 "$T/u/perfmapd"
+setpriv --reuid="$PMU" --regid="$pmo" --clear-groups -- "$T/u/perfmapd" -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(8); time.sleep(30)' "$T/u/fake.sock" & fake=$!
+for _ in $(seq 1 50); do [ -S "$T/u/fake.sock" ] && break; sleep 0.1; done
+[ -S "$T/u/fake.sock" ] || fail "the user's fake server did not come up"
+"$PERFMAPCTL" -t 2 -s "$T/u/fake.sock" ping > "$T/fake" 2>&1; rc=$?
+"$PERFMAPCTL" -t 2 --pid "$fake" ping > "$T/fakepid" 2>&1; rcp=$?
+kill "$fake"
+note "a user's server: $(cat "$T/fake"); by its pid: $(cat "$T/fakepid")"
+grep -q "not root: not perfmapd" "$T/fake" && [ "$rc" = 3 ] ||
+	fail "perfmapctl -s talked to a user's socket (exit $rc): $(cat "$T/fake")"
+grep -q "not root: not perfmapd" "$T/fakepid" && [ "$rcp" = 3 ] ||
+	fail "perfmapctl --pid talked to a user's process named perfmapd (exit $rcp): $(cat "$T/fakepid")"
 stop_daemon
 echo "PASS: a reload rearms the drain and commit timers, applies public_queries, names what waits for a restart, applies keep_count at once; the unit's reload finds the daemon by its pid"
