@@ -25,6 +25,7 @@
 #include <zlib.h>
 
 #include "check_main.h"
+#include "buildid.h"
 #include "config.h"
 #include "index/index.h"
 #include "log.h"
@@ -689,6 +690,99 @@ END_TEST
 
 /* --- names that are not text ---------------------------------------------- */
 
+/* Bytes of a little-endian integer of LEN bytes into F. */
+static void
+put_le(FILE *f, uint64_t v, int len)
+{
+	while (len-- > 0) {
+		fputc((int)(v & 0xff), f);
+		v >>= 8;
+	}
+}
+
+/*
+ * A user's binary whose DWARF nests lexical blocks 200,000 deep over
+ * main, each covering it (a few MB, objcopy'd into a real program): the
+ * profile thread symbolized it with libdw's scopes, which recurse a call
+ * per level, and the stack overflow killed the daemon.  Now such a
+ * compile unit is walked once without recursion and its scopes are not
+ * read: main is named from the symbol table.
+ */
+START_TEST(test_deep_dwarf)
+{
+	enum { DEPTH = 200000 };
+	struct symbolize *sym;
+	struct sym_frame fr[SYMBOLIZE_MAX_INLINE];
+	struct binary *b;
+	char	 cmd[1024], src[256], prog[256], info[256], abbr[256], ar[256], dir[512];
+	char	 hex[BUILD_ID_HEX_MAX];
+	unsigned long long mainaddr = 0;
+	uint8_t	 id[BUILD_ID_MAX];
+	FILE	*f;
+	int	 i, idlen;
+
+	snprintf(src, sizeof(src), "%s/deep.c", tmpdir);
+	snprintf(prog, sizeof(prog), "%s/deep", tmpdir);
+	ck_assert_ptr_nonnull(f = fopen(src, "w"));
+	fprintf(f, "int main(void) { volatile int i = 0; while (i < 10) i++; return 0; }\n");
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cc -g0 -O0 -Wl,--build-id -o %s %s", prog, src);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "nm -P %s | awk '$1 == \"main\" { print $3 }'", prog);
+	ck_assert_ptr_nonnull(f = popen(cmd, "r"));
+	ck_assert_int_eq(fscanf(f, "%llx", &mainaddr), 1);
+	pclose(f);
+	/* abbrevs: 1 compile unit, 2 lexical block; both low_pc (addr), high_pc (data8) */
+	snprintf(abbr, sizeof(abbr), "%s/abbrev", tmpdir);
+	ck_assert_ptr_nonnull(f = fopen(abbr, "w"));
+	fwrite("\x01\x11\x01\x11\x01\x12\x07\x00\x00\x02\x0b\x01\x11\x01\x12\x07\x00\x00\x00", 1, 19,
+	    f);
+	fclose(f);
+	snprintf(info, sizeof(info), "%s/info", tmpdir);
+	ck_assert_ptr_nonnull(f = fopen(info, "w"));
+	put_le(f, 7 + (uint64_t)(DEPTH + 1) * 17 + DEPTH + 1, 4);	/* unit_length */
+	put_le(f, 4, 2);					/* DWARF 4 */
+	put_le(f, 0, 4);
+	put_le(f, 8, 1);
+	for (i = 0; i <= DEPTH; i++) {
+		put_le(f, i == 0 ? 1 : 2, 1);
+		put_le(f, mainaddr, 8);
+		put_le(f, 16, 8);
+	}
+	for (i = 0; i <= DEPTH; i++)
+		put_le(f, 0, 1);
+	fclose(f);
+	snprintf(ar, sizeof(ar), "%s/aranges", tmpdir);
+	ck_assert_ptr_nonnull(f = fopen(ar, "w"));
+	put_le(f, 44, 4);		/* 2 + 4 + 1 + 1 + 4 (pad) + 2 x 16 */
+	put_le(f, 2, 2);
+	put_le(f, 0, 4);
+	put_le(f, 8, 1);
+	put_le(f, 0, 1);
+	put_le(f, 0, 4);
+	put_le(f, mainaddr, 8);
+	put_le(f, 16, 8);
+	put_le(f, 0, 8);
+	put_le(f, 0, 8);
+	fclose(f);
+	idlen = buildid_read_path(prog, id);
+	ck_assert_int_gt(idlen, 0);
+	buildid_to_hex(id, (size_t)idlen, hex);
+	snprintf(dir, sizeof(dir), "%s/cache/.build-id/%.2s/%s", tmpdir, hex, hex + 2);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && objcopy --add-section .debug_info=%s "
+	    "--add-section .debug_abbrev=%s --add-section .debug_aranges=%s %s %s/elf",
+	    dir, info, abbr, ar, prog, dir);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(dir, sizeof(dir), "%s/cache", tmpdir);
+	ck_assert_ptr_nonnull(sym = symbolize_new(dir));
+	b = symbolize_binary(sym, BIN_ELF, "/home/user/deep", id, (size_t)idlen, NULL);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(symbolize_addr(sym, b, mainaddr + 4, 1, fr), 1);
+	ck_assert_str_eq(fr[0].func, "main");
+	symbolize_free(sym);
+}
+END_TEST
+
 START_TEST(test_hostile_names)
 {
 	struct symbolize *sym = symbolize_new("/nonexistent");
@@ -856,6 +950,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_perf_other_boot);
 	tcase_add_test(tc, test_pprof_roundtrip);
 	tcase_add_test(tc, test_hostile_names);
+	tcase_add_test(tc, test_deep_dwarf);
 	tcase_add_test(tc, test_jit_budget);
 	tcase_add_test(tc, test_procs);
 	suite_add_tcase(s, tc);

@@ -40,11 +40,26 @@ struct elfsym {
 	int		 rank;		/* GLOBAL 2, WEAK 1, LOCAL 0 */
 };
 
+/*
+ * DWARF's scopes are found by libdw recursively, a call per level of DIE
+ * nesting: a user's binary whose DWARF nests lexical blocks 200,000 deep
+ * (a few MB) overflowed the profile thread's stack and killed the daemon.
+ * A compile unit is walked once, iteratively, before its scopes are
+ * asked for: deeper than this, its inline frames are not read (the
+ * function's name comes from the symbol table).  Real code nests a few
+ * dozen levels.
+ */
+#define DWARF_DEPTH_MAX	512
+#define CU_CHECKED	16
+
 struct binary_elf {
 	Dwfl		*dwfl;
 	Dwfl_Module	*mod;
 	struct elfsym	*syms;
 	size_t		 nsyms;
+	uint64_t	 cu_off[CU_CHECKED];	/* compile units walked (offset + 1) */
+	uint8_t		 cu_deep[CU_CHECKED];	/* ... and found too deep */
+	unsigned	 cu_next;
 	struct binary	*owner;
 	struct binary_elf *prev, *next;	/* LRU, most recent first */
 };
@@ -882,6 +897,41 @@ die_int(Dwarf_Die *die, unsigned int name)
  * DW_AT_call_file/line, the line of the next frame out), then the
  * subprogram, which is named from the symbol table when it has the address.
  */
+/* Does CU nest DIEs deeper than DWARF_DEPTH_MAX?  Walked without recursion, once. */
+static int
+cu_too_deep(struct binary_elf *e, Dwarf_Die *cu)
+{
+	Dwarf_Die stack[DWARF_DEPTH_MAX + 1], child;
+	uint64_t key = dwarf_dieoffset(cu) + 1;
+	unsigned i;
+	int	 depth = 0, deep = 0;
+
+	for (i = 0; i < CU_CHECKED; i++)
+		if (e->cu_off[i] == key)
+			return e->cu_deep[i];
+	stack[0] = *cu;
+	for (;;) {
+		if (dwarf_child(&stack[depth], &child) == 0) {
+			if (depth == DWARF_DEPTH_MAX) {
+				deep = 1;
+				break;
+			}
+			stack[++depth] = child;
+			continue;
+		}
+		/* no child: the next sibling here, or of a level up */
+		while (depth > 0 && dwarf_siblingof(&stack[depth], &child) != 0)
+			depth--;
+		if (depth == 0)
+			break;
+		stack[depth] = child;
+	}
+	i = e->cu_next++ % CU_CHECKED;
+	e->cu_off[i] = key;
+	e->cu_deep[i] = (uint8_t)deep;
+	return deep;
+}
+
 static int
 elf_lookup(struct symbolize *s, struct binary *b, uint64_t a, struct sym_frame *out)
 {
@@ -905,7 +955,8 @@ elf_lookup(struct symbolize *s, struct binary *b, uint64_t a, struct sym_frame *
 	}
 	cur_line = lineno;
 	cu = dwfl_module_addrdie(mod, a, &bias);
-	nscopes = cu != NULL ? dwarf_getscopes(cu, a - bias, &scopes) : 0;
+	nscopes = cu != NULL && !cu_too_deep(b->elf, cu) ?
+	    dwarf_getscopes(cu, a - bias, &scopes) : 0;
 	for (i = 0; i < nscopes && n < SYMBOLIZE_MAX_INLINE - 1; i++) {
 		int	 tag = dwarf_tag(&scopes[i]);
 
