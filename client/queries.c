@@ -145,6 +145,30 @@ print_objects(json_t *objects, int segs, FILE *f)
 	client_print_table(f, "", cols, n, objects);
 }
 
+/*
+ * COLS (N of them, at most 8) and a NAMESPACE column last when a row of
+ * ROWS has one: a user's namespace's row beside the host's says whose it
+ * is (without it, the text of buildid and segments SEG showed a user's
+ * binary under a host path as the host's).
+ */
+static void
+print_table_ns(FILE *f, const char *indent, const struct column *cols, size_t n, json_t *rows)
+{
+	static const struct column ns_col = { "NAMESPACE", 'l', COL_ANY, OBJECT_NS_KEY };
+	struct column all[9];
+	json_t	*o;
+	size_t	 i;
+	int	 ns = 0;
+
+	json_array_foreach(rows, i, o)
+		ns |= json_object_get(o, OBJECT_NS_KEY) != NULL;
+	for (i = 0; i < n && i < 8; i++)
+		all[i] = cols[i];
+	if (ns)
+		all[i++] = ns_col;
+	client_print_table(f, indent, all, i, rows);
+}
+
 /* A reply whose lists the daemon cut (QUERIER_MAX_ROWS, _BYTES): said, after them. */
 static void
 print_truncated(json_t *p, FILE *f)
@@ -203,7 +227,7 @@ query_print_buildid(json_t *p, FILE *f)
 	client_print_kv(f, "seen", "%s .. %s", client_str(p, "first_seen"), client_str(p, "last_seen"));
 	client_print_kv(f, "cached", "%s", client_str(p, "cached"));
 	fprintf(f, "\npaths:\n");
-	client_print_table(f, "  ", paths, sizeof(paths) / sizeof(paths[0]),
+	print_table_ns(f, "  ", paths, sizeof(paths) / sizeof(paths[0]),
 	    json_object_get(p, "objects"));
 	fprintf(f, "\nsegments:\n");
 	client_print_table(f, "  ", segs, sizeof(segs) / sizeof(segs[0]),
@@ -232,7 +256,7 @@ query_print_segments(json_t *p, FILE *f)
 	if (json_is_object(seg)) {
 		fprintf(f, "segment %s (%s, %s .. %s)\n", client_str(seg, "name"),
 		    client_str(seg, "state"), client_str(seg, "start"), client_str(seg, "end"));
-		client_print_table(f, "", one, sizeof(one) / sizeof(one[0]),
+		print_table_ns(f, "", one, sizeof(one) / sizeof(one[0]),
 		    json_object_get(p, "objects"));
 		print_truncated(p, f);
 		return;

@@ -816,6 +816,7 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 		goto fail;
 	sqlite3_reset(s);
 	s = NULL;
+	label_host(objs);	/* a user's row beside the host's: each says whose */
 	/* the segment each row folds (schema.c, version 6), then those of object_segs */
 	if (prepare(q, 5, "SELECT " SEG_COLS_NC ", o.path, o.seq_first, o.seq_last, o.seq_maps "
 	    "FROM object_bids b CROSS JOIN objects o ON o.id = b.id "
@@ -994,6 +995,7 @@ index_reader_segment_buildids(struct index_reader *q, const char *seg, json_t **
 	if (step_error(q, rc, err, errlen) < 0)
 		goto fail;
 	sqlite3_reset(s);
+	label_host(arr);
 	*out = res;
 	return 0;
 fail:

@@ -73,6 +73,22 @@ uid=$(id -u "$A")
 jq -e --arg u "of uid $uid" '[.objects[] | select(.build_id == "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f")
 	| .mnt_ns | endswith($u)] | length == 1 and all' "$T/ha.json" >/dev/null ||
 	fail "--all-namespaces does not show the user's binary labelled with its namespace and uid $uid"
+# buildid and segments SEG list every namespace's rows: the user's row of
+# the host's path says whose it is, in JSON and in text (before, both
+# showed the user's binary under /usr/bin/passwd as the host's)
+Q buildid "$HOSTID" > "$T/b.json" || fail "buildid $HOSTID"
+jq -e --arg p "$P" --arg u "of uid $uid" '[.objects[] | select(.path == $p)] | all(.mnt_ns != null)
+	and (map(select(.mnt_ns | endswith($u))) | length) >= 1' "$T/b.json" > /dev/null ||
+	fail "buildid $HOSTID: the user's row of $P and the host's are not told apart: $(jq -c '[.objects[] | [.path, .mnt_ns]]' "$T/b.json")"
+"$PERFMAPCTL" -s "$T/control.sock" buildid "$HOSTID" > "$T/b.txt" || fail "buildid (text)"
+grep " $P .*of uid $uid" "$T/b.txt" > /dev/null ||
+	{ cat "$T/b.txt"; fail "buildid's text shows the user's row of $P as the host's"; }
+seg=$(Q buildid 0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f | jq -r '.segments[0].name')
+Q segments "$seg" | jq -e 'all(.objects[]; .mnt_ns != null)' > /dev/null ||
+	fail "segments $seg: rows of the host and of the user's namespace are not told apart"
+"$PERFMAPCTL" -s "$T/control.sock" segments "$seg" > "$T/s.txt" || fail "segments $seg (text)"
+grep "^0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f .*of uid $uid" "$T/s.txt" > /dev/null ||
+	{ cat "$T/s.txt"; fail "segments $seg's text shows the user's row of $P as the host's"; }
 # The cache: the host's build-id is the host's file; the user's are under .ns/.
 C=$T/state/debug
 for _ in $(seq 1 20); do [ -f "$C$P/$HOSTID/elf" ] && break; sleep 0.25; done
