@@ -466,6 +466,49 @@ START_TEST(test_kernel_open_segment)
 }
 END_TEST
 
+/*
+ * A closed segment whose table names no kernel (the last of a boot that
+ * crashed, repaired in the next one, which cannot read that boot's
+ * kernel): its kernel frames are the kernel's, unnamed.  They were named
+ * from another kernel's symbols: the index's newest (after an upgrade,
+ * the new one), relocated by this segment's _text.
+ */
+START_TEST(test_kernel_unknown_closed)
+{
+	struct profile_req r = window(T0 - SEC, T0 + 40 * SEC, PROFILE_FOLDED);
+	struct profile_stats st;
+	struct config conf;
+	struct index *ix;
+	struct seg s;
+	uint8_t	 k2[20];
+	char	 p[256], empty[256], err[256], *out;
+
+	cache_kallsyms(0x4c, "new_fn");
+	config_defaults(&conf);
+	ck_assert_msg(index_open(&ix, state, &conf, NULL, err, sizeof(err)) == 0, "%s", err);
+	seg_open(&s, segpath(1, p, sizeof(p)));
+	seg_kernel(&s, KTEXT_A, MOD_A, 0x1000, 100 * SEC);
+	seg_comm(&s, 10, "alpha", 100 * SEC);
+	seg_sample_in(&s, 10, KTEXT_A + 0x1010, 101 * SEC, 1);
+	seg_close_kid(&s, OFF_A, 100 * SEC, 0);		/* table: no kernel */
+	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0);
+	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 1, 0, 4);
+	memset(k2, 0x4c, sizeof(k2));			/* the kernel booted since */
+	snprintf(empty, sizeof(empty), "%s/modules", tmpdir);
+	check_write_file(empty, "", 0);
+	ck_assert_int_ge(index_scan_kernel(ix, k2, 20, empty, "/nonexistent", T0 + 20 * SEC), 0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+
+	ck_assert_msg(run(&r, &st, err, sizeof(err), "u.folded") == 0, "%s", err);
+	ck_assert_uint_eq(st.samples, 1);
+	out = slurp("u.folded");
+	ck_assert_msg(strstr(out, "alpha;[kernel.kallsyms]_[k] 1\n") != NULL,
+	    "a kernel frame named from another kernel's symbols: %s", out);
+	free(out);
+}
+END_TEST
+
 START_TEST(test_window_open_segment)
 {
 	struct profile_req r = window(T0 + 5 * SEC, T0 + 15 * SEC, PROFILE_FOLDED);
@@ -947,6 +990,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_window_open_segment);
 	tcase_add_test(tc, test_kernel_other_boot);
 	tcase_add_test(tc, test_kernel_open_segment);
+	tcase_add_test(tc, test_kernel_unknown_closed);
 	tcase_add_test(tc, test_perf_other_boot);
 	tcase_add_test(tc, test_pprof_roundtrip);
 	tcase_add_test(tc, test_hostile_names);

@@ -340,12 +340,15 @@ handle_mmap(struct pctx *c, const struct record *r)
 			 * A segment still open has no table yet: its kernel
 			 * is the one the index saw last (the running one),
 			 * not the last closed segment's (a boot before it may
-			 * have run another: an upgrade).
+			 * have run another: an upgrade).  A closed one's is
+			 * its table's, or unknown (the last of a crashed
+			 * boot, repaired in the next): never another
+			 * segment's, whose boot may have run another kernel.
 			 */
 			k = ktab_find(c, "[kernel.kallsyms]");
 			if (k == NULL && c->seg_open && c->open_kernel.size > 0)
 				k = &c->open_kernel;
-			else if (k == NULL && c->kernel_id.size > 0)
+			else if (k == NULL && c->seg_open && c->kernel_id.size > 0)
 				k = &c->kernel_id;
 			b = symbolize_binary(c->sym, k != NULL ? BIN_KERNEL : BIN_NOID,
 			    "[kernel.kallsyms]", k != NULL ? k->id : NULL, k != NULL ? k->size : 0,

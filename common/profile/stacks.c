@@ -440,7 +440,9 @@ stacks_loc_text(struct stacks *s, uint32_t loc, struct sbuf *b)
 	const char *suffix = "";
 	uint32_t i;
 
-	if (l->bin != NULL && (l->bin->kind == BIN_KERNEL || l->bin->kind == BIN_MODULE))
+	/* the kernel's, its build-id known or not (a closed segment's table without it) */
+	if (l->bin != NULL && (l->bin->kind == BIN_KERNEL || l->bin->kind == BIN_MODULE ||
+	    strcmp(l->bin->name, "[kernel.kallsyms]") == 0))
 		suffix = "_[k]";
 	else if (l->bin != NULL && l->bin->kind == BIN_JIT)
 		suffix = "_[j]";
