@@ -251,7 +251,11 @@ add_segment(json_t *segs, const char *arg, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", arg, strerror(errno));
 		return -1;
 	}
-	json_array_append_new(segs, json_string(arg));
+	/* not dropped: without it, the others (or every segment) would be stored */
+	if (json_array_append_new(segs, json_string(arg)) < 0) {
+		snprintf(err, errlen, "%s: not UTF-8: no segment has such a name", arg);
+		return -1;
+	}
 	return 0;
 }
 

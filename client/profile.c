@@ -124,8 +124,13 @@ profile_parse(int argc, char **argv, char *err, size_t errlen)
 	    "format", profile_format_name(f));
 	if (pid >= 0)
 		json_object_set_new(p, "pid", json_integer(pid));
-	if (comm != NULL)
-		json_object_set_new(p, "comm", json_string(comm));
+	/* not dropped: a name that is not text would make it the whole host's profile */
+	if (comm != NULL && json_object_set_new(p, "comm", json_string(comm)) < 0) {
+		snprintf(err, errlen, "--comm: the name is not UTF-8: the protocol carries "
+		    "text only");
+		json_decref(p);
+		return NULL;
+	}
 	return p;
 }
 

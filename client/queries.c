@@ -30,6 +30,11 @@ query_parse_lookup(int argc, char **argv, char *err, size_t errlen)
 			}
 			if (walltime_parse(argv[i], walltime_now(), &at, err, errlen) < 0)
 				return NULL;
+			if (at < 0) {	/* not taken for "no --at": now */
+				snprintf(err, errlen, "--at %s: before 1970, when nothing was "
+				    "recorded", argv[i]);
+				return NULL;
+			}
 		} else if (path == NULL && argv[i][0] != '-')
 			path = argv[i];
 		else {
@@ -98,9 +103,15 @@ query_parse_segments(int argc, char **argv, char *err, size_t errlen)
 	for (i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--all") == 0)
 			json_object_set_new(p, "all", json_true());
-		else if (argv[i][0] != '-' && json_object_get(p, "segment") == NULL)
-			json_object_set_new(p, "segment", json_string(argv[i]));
-		else {
+		else if (argv[i][0] != '-' && json_object_get(p, "segment") == NULL) {
+			/* not dropped: a SEGMENT that is not text would list them all */
+			if (json_object_set_new(p, "segment", json_string(argv[i])) < 0) {
+				snprintf(err, errlen, "SEGMENT is not UTF-8: no segment has "
+				    "such a name");
+				json_decref(p);
+				return NULL;
+			}
+		} else {
 			snprintf(err, errlen, "unexpected argument \"%s\"", argv[i]);
 			json_decref(p);
 			return NULL;

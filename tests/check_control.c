@@ -133,6 +133,38 @@ START_TEST(test_client_parse_rejects_extra_args)
 }
 END_TEST
 
+/*
+ * An argument the protocol cannot carry (not UTF-8) is refused, not
+ * dropped: "segments \xff" listed every segment, "profile --comm \xff..."
+ * profiled the whole host, and a time before 1970 was taken for now.
+ */
+START_TEST(test_client_parse_not_text)
+{
+	char	*seg[] = { "perf-\xff.data", NULL };
+	char	*comm[] = { "--since", "-1m", "--comm", "a\xff", "-o", "/tmp/x.folded", NULL };
+	char	*at[] = { "/bin/sh", "--at", "-30000d", NULL };
+	char	 err[256] = "";
+	json_t	*p;
+
+	p = client_find("segments")->parse(1, seg, err, sizeof(err));
+	ck_assert_msg(p == NULL, "segments with a name not UTF-8: %s",
+	    p != NULL ? json_dumps(p, 0) : "");
+	ck_assert_ptr_nonnull(strstr(err, "UTF-8"));
+	err[0] = '\0';
+	p = client_find("profile")->parse(6, comm, err, sizeof(err));
+	ck_assert_msg(p == NULL, "profile --comm not UTF-8: %s", p != NULL ? json_dumps(p, 0) : "");
+	ck_assert_ptr_nonnull(strstr(err, "UTF-8"));
+	err[0] = '\0';
+	p = client_find("store")->parse(1, seg, err, sizeof(err));
+	ck_assert_msg(p == NULL, "store of a name not UTF-8: %s", p != NULL ? json_dumps(p, 0) : "");
+	ck_assert_ptr_nonnull(strstr(err, "UTF-8"));
+	err[0] = '\0';
+	p = client_find("lookup")->parse(3, at, err, sizeof(err));
+	ck_assert_msg(p == NULL, "lookup --at before 1970: %s", p != NULL ? json_dumps(p, 0) : "");
+	ck_assert_ptr_nonnull(strstr(err, "1970"));
+}
+END_TEST
+
 START_TEST(test_interfaces_verbatim)
 {
 	unsigned i;
@@ -275,6 +307,7 @@ control_suite(void)
 	tcase_add_test(tc, test_every_command_in_man_page);
 	tcase_add_test(tc, test_privileges);
 	tcase_add_test(tc, test_client_parse_rejects_extra_args);
+	tcase_add_test(tc, test_client_parse_not_text);
 	tcase_add_test(tc, test_interfaces_verbatim);
 	tcase_add_test(tc, test_interface_declares_table);
 	tcase_add_test(tc, test_text_tables);
