@@ -755,6 +755,32 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 		}
 		hex[i] = (char)tolower((unsigned char)arg[i]);
 	}
+	/*
+	 * A whole id is itself, whatever longer ids it begins (an 8- or
+	 * 16-byte id, which anyone may extend into a 20-byte one of their
+	 * own binary's: the whole id was then "ambiguous" for good).
+	 */
+	if (len % 2 == 0) {
+		memcpy(full, hex, len);
+		full[len] = '\0';
+		buildid_from_hex(full, lo);
+		if ((s = cached(q, 15, "SELECT 1 FROM object_bids b CROSS JOIN objects o "
+		    "ON o.id = b.id WHERE b.bid_key = ?2 AND o.build_id = ?1 LIMIT 1", err,
+		    errlen)) == NULL)
+			return -1;
+		sqlite3_bind_blob(s, 1, lo, (int)(len / 2), SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, index_bid_key(lo, len / 2));
+		rc = sqlite3_step(s);
+		sqlite3_reset(s);
+		if (rc == SQLITE_ROW) {
+			idlen = len / 2;
+			memcpy(id, lo, idlen);
+			n = 1;
+			goto found;
+		}
+		if (step_error(q, rc, err, errlen) < 0)
+			return -1;
+	}
 	/* A prefix: every id between it padded with 0s and padded with fs. */
 	memset(full, '0', 2 * BUILD_ID_MAX);
 	memcpy(full, hex, len);
@@ -792,6 +818,7 @@ index_reader_buildid(struct index_reader *q, const char *arg, json_t **out, char
 		snprintf(err, errlen, "build-id %s: ambiguous prefix", hex);
 		return -1;
 	}
+found:
 	buildid_to_hex(id, idlen, full);
 	res = json_object();
 	json_object_set_new(res, "build_id", json_string(full));

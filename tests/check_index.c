@@ -1839,6 +1839,50 @@ START_TEST(test_batch_move_oom)
 }
 END_TEST
 
+/*
+ * A whole build-id is itself, whatever longer ids begin with it: a 16-byte
+ * id (md5, uuid) and a user's 20-byte one made of it and four bytes more.
+ * Before, the whole id was an "ambiguous prefix", for good: anyone could
+ * make the host's short build-id unqueryable.
+ */
+START_TEST(test_buildid_whole_short)
+{
+	struct index *ix;
+	struct index_reader *q;
+	uint8_t	 x[20];
+	char	 hx[41], hlong[41], err[512];
+	json_t	*o = NULL;
+
+	bid(x, 9);
+	memset(x + 16, 0, 4);
+	ix = open_ix();
+	index_segment_open(ix, 1, "perf-000001-20261118T110640Z.data", T0);
+	index_add_mapping(ix, "/usr/bin/short", x, 16, BID_MMAP2, 100, T0 + 1 * SEC, 0);
+	index_add_mapping(ix, "/home/u/long", x, 20, BID_MMAP2, 200, T0 + 2 * SEC, 0);
+	index_commit(ix);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+	q = open_q();
+	buildid_to_hex(x, 16, hx);
+	buildid_to_hex(x, 20, hlong);
+	ck_assert_msg(index_reader_buildid(q, hx, &o, err, sizeof(err)) == 0,
+	    "the whole 16-byte id: %s", err);
+	ck_assert_str_eq(jstr(o, "build_id"), hx);
+	ck_assert_str_eq(jstr(json_array_get(json_object_get(o, "objects"), 0), "path"),
+	    "/usr/bin/short");
+	json_decref(o);
+	o = NULL;
+	ck_assert_int_eq(index_reader_buildid(q, hlong, &o, err, sizeof(err)), 0);
+	ck_assert_str_eq(jstr(o, "build_id"), hlong);
+	json_decref(o);
+	o = NULL;
+	hx[10] = '\0';			/* a prefix of both: ambiguous */
+	ck_assert_int_eq(index_reader_buildid(q, hx, &o, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "ambiguous"));
+	index_reader_close(q);
+}
+END_TEST
+
 /* The write lock of index.db, from a connection of the test's: the writer waits for it. */
 static sqlite3 *
 writer_hold(void)
@@ -2966,6 +3010,7 @@ index_suite(void)
 	tcase_add_test(tc, test_readonly_copy);
 	tcase_add_test(tc, test_row_limit);
 	tcase_add_test(tc, test_batch_move_oom);
+	tcase_add_test(tc, test_buildid_whole_short);
 	tcase_add_test(tc, test_byte_limit);
 	tcase_add_test(tc, test_concurrent_reader);
 	suite_add_tcase(s, tc);
