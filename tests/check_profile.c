@@ -509,6 +509,92 @@ START_TEST(test_kernel_unknown_closed)
 }
 END_TEST
 
+/*
+ * A sample taken in the kernel (a page fault at a function's first
+ * instruction): the first user frame after PERF_CONTEXT_USER is the user
+ * registers' exact ip, not a return address.  It was looked up at ip - 1,
+ * in the function before (or its padding).
+ */
+START_TEST(test_user_ip_after_kernel)
+{
+	struct profile_req r = window(T0 - SEC, T0 + 40 * SEC, PROFILE_FOLDED);
+	struct profile_stats st;
+	struct record_sample_id sid = { .pid = 10, .tid = 10, .time = 100 * SEC, .id = 7 };
+	struct record_mmap m;
+	struct config conf;
+	struct index *ix;
+	struct seg s;
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, 0 };
+	unsigned long long f2 = 0;
+	uint64_t v[11];
+	uint8_t	 id[BUILD_ID_MAX];
+	char	 p[512], src[256], prog[256], hex[BUILD_ID_HEX_MAX], err[256], *out;
+	FILE	*f;
+	size_t	 n;
+	int	 idlen;
+
+	snprintf(src, sizeof(src), "%s/two.c", tmpdir);
+	snprintf(prog, sizeof(prog), "%s/two", tmpdir);
+	ck_assert_ptr_nonnull(f = fopen(src, "w"));
+	fprintf(f, "__attribute__((noinline)) int f1(int x) { return x * 3 + 1; }\n"
+	    "__attribute__((noinline)) int f2(int x) { return x * 5 + 2; }\n"
+	    "int main(int c, char **v) { (void)v; return f1(c) + f2(c); }\n");
+	fclose(f);
+	snprintf(p, sizeof(p), "cc -O1 -g0 -fno-pie -no-pie -Wl,--build-id -o %s %s", prog, src);
+	ck_assert_int_eq(system(p), 0);
+	snprintf(p, sizeof(p), "nm -P %s | awk '$1 == \"f2\" { print $3 }'", prog);
+	ck_assert_ptr_nonnull(f = popen(p, "r"));
+	ck_assert_int_eq(fscanf(f, "%llx", &f2), 1);
+	pclose(f);
+	ck_assert_int_gt(idlen = buildid_read_path(prog, id), 0);
+	buildid_to_hex(id, (size_t)idlen, hex);
+	snprintf(p, sizeof(p), "mkdir -p %s/debug/.build-id/%.2s/%s && cp %s %s/debug/.build-id/"
+	    "%.2s/%s/elf", state, hex, hex + 2, prog, state, hex, hex + 2);
+	ck_assert_int_eq(system(p), 0);
+
+	config_defaults(&conf);
+	ck_assert_msg(index_open(&ix, state, &conf, NULL, err, sizeof(err)) == 0, "%s", err);
+	seg_open(&s, segpath(1, p, sizeof(p)));
+	seg_comm(&s, 10, "two", 100 * SEC);
+	memset(&m, 0, sizeof(m));		/* non-PIE: file offset 0 at 0x400000 */
+	m.pid = m.tid = 10;
+	m.addr = 0x400000;
+	m.len = 0x10000;
+	m.prot = 5;
+	m.filename = prog;
+	m.build_id_size = (uint8_t)idlen;
+	memcpy(m.build_id, id, (size_t)idlen);
+	n = record_build_mmap2(s.buf, &m, PERF_RECORD_MISC_USER, &LAYOUT, &sid);
+	ck_assert_int_eq(perfdata_write(&s.pd, s.buf, n), 0);
+	v[0] = 7;
+	v[1] = 0xffffffff81001010ULL;
+	v[2] = 10ULL << 32 | 10;
+	v[3] = 101 * SEC;
+	v[4] = 0;
+	v[5] = 10000000;
+	v[6] = 4;
+	v[7] = (uint64_t)PERF_CONTEXT_KERNEL;
+	v[8] = 0xffffffff81001010ULL;
+	v[9] = (uint64_t)PERF_CONTEXT_USER;
+	v[10] = f2;			/* the user registers' ip: f2's first instruction */
+	h.size = (uint16_t)(sizeof(h) + sizeof(v));
+	memcpy(s.buf, &h, sizeof(h));
+	memcpy(s.buf + sizeof(h), v, sizeof(v));
+	ck_assert_int_eq(perfdata_write(&s.pd, s.buf, h.size), 0);
+	seg_close_kid(&s, OFF_A, 100 * SEC, 0);
+	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0);
+	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 1, 0, 3);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+
+	ck_assert_msg(run(&r, &st, err, sizeof(err), "two.folded") == 0, "%s", err);
+	ck_assert_uint_eq(st.samples, 1);
+	out = slurp("two.folded");
+	ck_assert_msg(strstr(out, "two;f2;") != NULL, "the user frame after the kernel's: %s", out);
+	free(out);
+}
+END_TEST
+
 START_TEST(test_window_open_segment)
 {
 	struct profile_req r = window(T0 + 5 * SEC, T0 + 15 * SEC, PROFILE_FOLDED);
@@ -991,6 +1077,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_kernel_other_boot);
 	tcase_add_test(tc, test_kernel_open_segment);
 	tcase_add_test(tc, test_kernel_unknown_closed);
+	tcase_add_test(tc, test_user_ip_after_kernel);
 	tcase_add_test(tc, test_perf_other_boot);
 	tcase_add_test(tc, test_pprof_roundtrip);
 	tcase_add_test(tc, test_hostile_names);

@@ -573,7 +573,13 @@ handle_sample(struct pctx *c, const struct perf_event_header *h, const struct re
 
 		memcpy(&ip, &r->sample.ips[i], sizeof(ip));
 		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			/*
+			 * A context's first frame is its registers' ip, exact
+			 * (a fault at a function's first instruction), not a
+			 * return address: the user's after the kernel's too.
+			 */
 			kernel = ip == (uint64_t)PERF_CONTEXT_KERNEL;
+			leaf = 1;
 			continue;
 		}
 		if ((locs[n++] = frame_location(c, r->sid.pid, ip, kernel, leaf)) == 0)
