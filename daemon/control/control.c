@@ -381,8 +381,9 @@ call(struct control_client *c, json_t *msg, const struct proto_call *pc)
 	const struct control_command *e;
 	const struct control_interface *iface;
 	struct control_request req;
-	const char *dot = strrchr(pc->method, '.'), *bad;
-	json_t	*params = pc->params;
+	const char *dot = strrchr(pc->method, '.'), *bad, *key;
+	json_t	*params = pc->params, *v;
+	void	*tmp;
 
 	if (params == NULL) {		/* absent or null: {} */
 		params = json_object();
@@ -411,6 +412,14 @@ call(struct control_client *c, json_t *msg, const struct proto_call *pc)
 		    (unsigned)c->uid);
 	if ((bad = unknown_param(e, params)) != NULL)
 		return proto_invalid(bad);
+	/*
+	 * A field given as null is absent (Varlink: every optional field,
+	 * ?type, may be null); one the method needs is then missing, and
+	 * said so by the method.
+	 */
+	json_object_foreach_safe(params, tmp, key, v)
+		if (json_is_null(v))
+			json_object_del(params, key);
 	memset(&req, 0, sizeof(req));
 	req.entry = e;
 	req.d = c->ctrl->d;

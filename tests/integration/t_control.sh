@@ -134,6 +134,13 @@ ctl lookup /no/such/path 2> "$T/err"; [ $? -eq 1 ] && grep -q NotFound "$T/err" 
 ctl lookup "$T/pm-spin" --at 'not a date' 2>/dev/null; [ $? -eq 2 ] || fail "bad date not a usage error"
 out=$(raw '{"method":"io.perfmap.Lookup","parameters":{"path":7}}\0')
 echo "$out" | grep -q 'InvalidParameter' || fail "lookup with a number for path: $out"
+# a field the interface makes optional (?type) may be null: as if absent
+out=$(raw '{"method":"io.perfmap.Lookup","parameters":{"path":"'"$T/pm-spin"'","at_ns":null,"all_namespaces":null}}\0')
+echo "$out" | grep -q "\"build_id\": *\"$pmid\"" || fail "lookup with at_ns null: $out"
+out=$(raw '{"method":"io.perfmap.Segments","parameters":{"segment":null}}\0')
+echo "$out" | grep -q '"segments"' || fail "segments with segment null: $out"
+out=$(raw '{"method":"io.perfmap.Lookup","parameters":{"path":null}}\0')
+echo "$out" | grep -q 'InvalidParameter' || fail "lookup with path null (not optional): $out"
 
 ctl reload | grep -q 'reloaded' || fail "reload"
 cp "$T/perfmapd.conf" "$T/good.conf"
