@@ -413,6 +413,21 @@ cache_kallsyms(int idbyte, const char *fn)
 	fclose(f);
 }
 
+/* The index sees kernel 0x4c (the one booted since) at T0 + 20 s, and closes. */
+static void
+index_new_kernel_close(struct index *ix)
+{
+	uint8_t	 k2[20];
+	char	 empty[256];
+
+	memset(k2, 0x4c, sizeof(k2));
+	snprintf(empty, sizeof(empty), "%s/modules", tmpdir);
+	check_write_file(empty, "", 0);
+	ck_assert_int_ge(index_scan_kernel(ix, k2, 20, empty, "/nonexistent", T0 + 20 * SEC), 0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+}
+
 /*
  * A kernel upgrade and a reboot: the closed segment ran kernel 0x4b (its
  * build-id table says so), the open one, which has no table yet, kernel
@@ -427,8 +442,7 @@ START_TEST(test_kernel_open_segment)
 	struct config conf;
 	struct index *ix;
 	struct seg s;
-	uint8_t	 k2[20];
-	char	 p[256], partial[300], empty[256], err[256], *out;
+	char	 p[256], partial[300], err[256], *out;
 
 	cache_kallsyms(0x4b, "old_fn");
 	cache_kallsyms(0x4c, "new_fn");
@@ -450,12 +464,7 @@ START_TEST(test_kernel_open_segment)
 	ck_assert_int_eq(perfdata_flush(&s.pd), 0);
 	perfdata_close(&s.pd);		/* open: no features, no table */
 	index_segment_open(ix, 2, strrchr(p, '/') + 1, T0 + 20 * SEC);
-	memset(k2, 0x4c, sizeof(k2));
-	snprintf(empty, sizeof(empty), "%s/modules", tmpdir);
-	check_write_file(empty, "", 0);
-	ck_assert_int_ge(index_scan_kernel(ix, k2, 20, empty, "/nonexistent", T0 + 20 * SEC), 0);
-	ck_assert_int_eq(index_flush(ix), 0);
-	index_close(ix);
+	index_new_kernel_close(ix);
 
 	ck_assert_msg(run(&r, &st, err, sizeof(err), "o.folded") == 0, "%s", err);
 	ck_assert_uint_eq(st.samples, 2);
@@ -480,8 +489,7 @@ START_TEST(test_kernel_unknown_closed)
 	struct config conf;
 	struct index *ix;
 	struct seg s;
-	uint8_t	 k2[20];
-	char	 p[256], empty[256], err[256], *out;
+	char	 p[256], err[256], *out;
 
 	cache_kallsyms(0x4c, "new_fn");
 	config_defaults(&conf);
@@ -493,12 +501,7 @@ START_TEST(test_kernel_unknown_closed)
 	seg_close_kid(&s, OFF_A, 100 * SEC, 0);		/* table: no kernel */
 	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0);
 	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 1, 0, 4);
-	memset(k2, 0x4c, sizeof(k2));			/* the kernel booted since */
-	snprintf(empty, sizeof(empty), "%s/modules", tmpdir);
-	check_write_file(empty, "", 0);
-	ck_assert_int_ge(index_scan_kernel(ix, k2, 20, empty, "/nonexistent", T0 + 20 * SEC), 0);
-	ck_assert_int_eq(index_flush(ix), 0);
-	index_close(ix);
+	index_new_kernel_close(ix);		/* the kernel booted since */
 
 	ck_assert_msg(run(&r, &st, err, sizeof(err), "u.folded") == 0, "%s", err);
 	ck_assert_uint_eq(st.samples, 1);
