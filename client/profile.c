@@ -153,6 +153,13 @@ profile_print(json_t *p, FILE *f)
 	if (client_num(p, "lost") > 0)
 		fprintf(f, "  the kernel lost %lld records in these segments\n",
 		    client_num(p, "lost"));
+	if (client_num(p, "samples_truncated") > 0)
+		fprintf(f, "  %lld samples in the \"[truncated]\" stack: the distinct stacks "
+		    "took the memory a profile may (a shorter window, --pid or --comm)\n",
+		    client_num(p, "samples_truncated"));
+	if (client_num(p, "segments_gone") > 0)
+		fprintf(f, "  %lld segments of the window were gone before they were read\n",
+		    client_num(p, "segments_gone"));
 }
 
 /* Copy the daemon's file (STATE/profiles/...) to -o FILE. */

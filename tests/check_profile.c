@@ -915,6 +915,40 @@ START_TEST(test_deep_dwarf)
 }
 END_TEST
 
+/*
+ * What is distinct is what users make it: a process's random call chains
+ * (the kernel copies user stacks from user memory) or random names.  Past
+ * a million locations a new one is "[truncated]", and past 64 MiB of
+ * stacks a new stack is the one "[truncated]" stack, every sample still
+ * counted.  Before, the root daemon's profile thread grew without bound.
+ */
+START_TEST(test_distinct_bounded)
+{
+	struct symbolize *sym = symbolize_new("/nonexistent");
+	struct stacks *s = stacks_new(sym);
+	const size_t max_locs = (size_t)1 << 20, nstacks = 150000;
+	uint32_t locs[127], first;
+	size_t	 i, j;
+
+	ck_assert_ptr_nonnull(s);
+	first = stacks_location(s, NULL, 1, 1);
+	for (i = 2; i < max_locs + 5000; i++)
+		stacks_location(s, NULL, i, 1);
+	ck_assert_msg(s->nlocs <= max_locs + 1, "%zu locations kept", s->nlocs);
+	ck_assert_uint_eq(stacks_location(s, NULL, 1, 1), first);	/* found, as before */
+	for (i = 0; i < nstacks; i++) {		/* 556 bytes each: 83 MB */
+		for (j = 0; j < 127; j++)
+			locs[j] = (uint32_t)(i * 127 + j) % (uint32_t)max_locs + 1;
+		ck_assert_int_eq(stacks_add(s, (uint32_t)i, 0, locs, 127, 1000), 0);
+	}
+	ck_assert_uint_eq(s->samples, nstacks);
+	ck_assert_msg(s->nstk < 130000, "%zu distinct stacks kept (%zu bytes a stack)", s->nstk,
+	    sizeof(struct stack) + sizeof(locs));
+	stacks_free(s);
+	symbolize_free(sym);
+}
+END_TEST
+
 START_TEST(test_hostile_names)
 {
 	struct symbolize *sym = symbolize_new("/nonexistent");
@@ -1085,6 +1119,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_pprof_roundtrip);
 	tcase_add_test(tc, test_hostile_names);
 	tcase_add_test(tc, test_deep_dwarf);
+	tcase_add_test(tc, test_distinct_bounded);
 	tcase_add_test(tc, test_jit_budget);
 	tcase_add_test(tc, test_procs);
 	suite_add_tcase(s, tc);

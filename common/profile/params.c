@@ -10,7 +10,8 @@
  *	              "bad_records": i, "frames": i, "frames_unmapped": i,
  *	              "frames_unsymbolized": i, "binaries": i,
  *	              "binaries_uncached": i, "binaries_unknown": i,
- *	              "jit_maps": i, "stacks": i, "first": s|null,
+ *	              "jit_maps": i, "stacks": i, "samples_truncated": i,
+ *	              "first": s|null,
  *	              "last": s|null, "bytes": i }
  *	            (the daemon adds "path", the file it wrote)
  */
@@ -116,7 +117,7 @@ profile_reply(const struct profile_req *req, const struct profile_stats *st)
 	walltime_format(req->since_ns, since, sizeof(since));
 	walltime_format(req->until_ns, until, sizeof(until));
 	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-	    "s:I, s:I, s:I, s:o, s:o, s:I}",
+	    "s:I, s:I, s:I, s:I, s:o, s:o, s:I}",
 	    "format", profile_format_name(req->format), "since", since, "until", until,
 	    "samples", (json_int_t)st->samples, "segments", (json_int_t)st->segments,
 	    "segments_gone", (json_int_t)st->segments_gone, "lost", (json_int_t)st->lost,
@@ -127,6 +128,7 @@ profile_reply(const struct profile_req *req, const struct profile_stats *st)
 	    "binaries_uncached", (json_int_t)st->binaries_uncached,
 	    "binaries_unknown", (json_int_t)st->binaries_unknown,
 	    "jit_maps", (json_int_t)st->jit_maps, "stacks", (json_int_t)st->stacks,
+	    "samples_truncated", (json_int_t)st->samples_truncated,
 	    "first", time_or_null(st->first_ns), "last", time_or_null(st->last_ns),
 	    "bytes", (json_int_t)st->bytes);
 }

@@ -879,6 +879,7 @@ profile_run(const struct profile_req *req, struct profile_stats *stats, char *er
 		goto out;
 	}
 	stats->stacks = c->stk->nstk;
+	stats->samples_truncated = c->stk->truncated_samples;
 	symbolize_stats(c->sym, &ss);
 	stats->binaries_uncached = ss.uncached;
 	stats->binaries_unknown = ss.unknown;

@@ -190,6 +190,8 @@ stacks_new(struct symbolize *sym)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	s->sym = sym;
+	s->max_locs = STACKS_MAX_LOCS;
+	s->max_bytes = STACKS_MAX_BYTES;
 	s->stkcap = 4096;
 	if ((s->stk = calloc(s->stkcap, sizeof(*s->stk))) == NULL ||
 	    grow((void **)&s->str, &s->capstr, 1, sizeof(*s->str)) < 0 ||
@@ -287,6 +289,36 @@ loc_hash_id(struct stacks *s, uint32_t id)
 	return loc_hash(l->bin, l->addr, l->leaf);
 }
 
+/*
+ * The one location past max_locs: "[truncated]", made once (beyond the
+ * cap by one), its frames counted.
+ */
+static uint32_t
+truncated_loc(struct stacks *s)
+{
+	struct stack_loc *l;
+	uint32_t f;
+
+	s->truncated_frames++;
+	if (s->trunc_loc != 0)
+		return s->trunc_loc;
+	if ((f = stacks_function(s, "[truncated]", NULL, 0)) == 0 ||
+	    grow((void **)&s->locs, &s->caplocs, s->nlocs + 1, sizeof(*s->locs)) < 0 ||
+	    grow((void **)&s->lines, &s->caplines, s->nlines + 1, sizeof(*s->lines)) < 0) {
+		s->oom = 1;
+		return 0;
+	}
+	l = &s->locs[s->nlocs];
+	memset(l, 0, sizeof(*l));
+	l->line0 = (uint32_t)s->nlines;
+	l->nlines = 1;
+	s->lines[s->nlines].func = f;
+	s->lines[s->nlines].line = 0;
+	s->nlines++;
+	s->trunc_loc = (uint32_t)++s->nlocs;
+	return s->trunc_loc;
+}
+
 uint32_t
 stacks_location(struct stacks *s, struct binary *b, uint64_t addr, int leaf)
 {
@@ -303,6 +335,8 @@ stacks_location(struct stacks *s, struct binary *b, uint64_t addr, int leaf)
 		if (l->bin == b && l->addr == addr && l->leaf == leaf)
 			return s->lochash[j];
 	}
+	if (s->nlocs >= s->max_locs)
+		return truncated_loc(s);
 	n = b != NULL ? symbolize_addr(s->sym, b, addr, leaf, fr) : 0;
 	if (grow((void **)&s->locs, &s->caplocs, s->nlocs + 1, sizeof(*s->locs)) < 0 ||
 	    grow((void **)&s->lines, &s->caplines, s->nlines + (size_t)n, sizeof(*s->lines)) < 0)
@@ -375,15 +409,34 @@ stacks_add(struct stacks *s, uint32_t pid, uint32_t comm, const uint32_t *locs, 
 {
 	uint64_t h = stack_hash(pid, comm, locs, n);
 	struct stack *k;
+	uint32_t trunc;
 
 	for (k = s->stk[h & (s->stkcap - 1)]; k != NULL; k = k->hnext)
 		if (k->hash == h && k->pid == pid && k->comm == comm && k->n == n &&
 		    memcmp(k->locs, locs, n * sizeof(*locs)) == 0)
 			goto found;
+	if (s->stack_bytes + sizeof(*k) + n * sizeof(*locs) > s->max_bytes) {
+		/* the one "[truncated]" stack: made once, past the cap by one */
+		s->truncated_samples++;
+		if ((k = s->trunc_stack) != NULL)
+			goto found;
+		if ((trunc = truncated_loc(s)) == 0)
+			goto oom;
+		s->truncated_frames--;		/* not a frame of a sample */
+		pid = 0;
+		if ((comm = stacks_intern(s, "[truncated]")) == 0)
+			goto oom;
+		locs = &trunc;
+		n = 1;
+		h = stack_hash(pid, comm, locs, n);
+	}
 	if (s->nstk + 1 > s->stkcap && stacks_rehash(s) < 0)
 		goto oom;
 	if ((k = malloc(sizeof(*k) + n * sizeof(*locs))) == NULL)
 		goto oom;
+	s->stack_bytes += sizeof(*k) + n * sizeof(*locs);
+	if (locs == &trunc)
+		s->trunc_stack = k;
 	k->hash = h;
 	k->pid = pid;
 	k->comm = comm;

@@ -70,7 +70,20 @@ struct stacks {
 	size_t		 nstk, stkcap;
 	uint64_t	 samples, ns;
 	int		 oom;
+	/*
+	 * What is distinct is what users make it (random call chains, random
+	 * names): past STACKS_MAX_LOCS locations a new one is "[truncated]",
+	 * and past STACKS_MAX_BYTES of stacks a new stack is the one
+	 * "[truncated]" stack, its samples counted there (truncated_*).
+	 */
+	size_t		 max_locs, max_bytes, stack_bytes;
+	uint32_t	 trunc_loc;
+	struct stack	*trunc_stack;
+	uint64_t	 truncated_frames, truncated_samples;
 };
+
+#define STACKS_MAX_LOCS		(1u << 20)
+#define STACKS_MAX_BYTES	((size_t)64 << 20)
 
 struct stacks *stacks_new(struct symbolize *);
 void	stacks_free(struct stacks *);
