@@ -443,6 +443,20 @@ step_error(struct index_reader *q, int rc, char *err, size_t errlen)
 	return -1;
 }
 
+/* A's elements in the other order. */
+static void
+json_array_reverse(json_t *a)
+{
+	size_t	 i, n = json_array_size(a);
+
+	for (i = 0; i < n / 2; i++) {
+		json_t	*t = json_incref(json_array_get(a, i));
+
+		json_array_set(a, i, json_array_get(a, n - 1 - i));
+		json_array_set_new(a, n - 1 - i, t);
+	}
+}
+
 /* ---------------------------------------------------------------- queries */
 
 int
@@ -853,7 +867,7 @@ found:
 	    "FROM object_bids b CROSS JOIN objects o ON o.id = b.id "
 	    "JOIN object_segs x ON x.object_id = o.id "
 	    "JOIN segments s ON s.seq = x.seq WHERE b.bid_key = ?2 AND o.build_id = ?1 "
-	    "ORDER BY 1, 11", &s, err, errlen) < 0)
+	    "ORDER BY 1 DESC, 11 DESC", &s, err, errlen) < 0)	/* cut: the newest kept */
 		goto fail;
 	sqlite3_bind_blob(s, 1, id, (int)idlen, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, index_bid_key(id, idlen));
@@ -877,6 +891,7 @@ found:
 	if (step_error(q, rc, err, errlen) < 0)
 		goto fail;
 	sqlite3_reset(s);
+	json_array_reverse(segs);	/* oldest first, as before */
 	{
 		char	 buf[40];
 

@@ -2805,6 +2805,8 @@ START_TEST(test_row_limit)
 	o = query(index_reader_buildid(q, hex, &o, err, sizeof(err)), &o, err);
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "segments")), 1);
 	ck_assert(json_is_true(json_object_get(o, "truncated")));
+	/* cut, the newest kept (perfmapctl(8)); the oldest were */
+	ck_assert_int_eq(jint(json_array_get(json_object_get(o, "segments"), 0), "seq"), 2);
 	ck_assert_int_eq(jint(o, "first_seen_ns"), T0);
 	ck_assert_int_eq(jint(o, "last_seen_ns"), T0 + 10 * SEC);
 	json_decref(o);
