@@ -242,7 +242,7 @@ local_candidates(const struct tm *tm, time_t t[2], long off[2], time_t *before)
 }
 
 static int
-local_instant(const struct tm *tm, time_t *out, char *why, size_t whylen)
+local_instant(const struct tm *tm, int day, time_t *out, char *why, size_t whylen)
 {
 	time_t	 t[2], before;
 	long	 off[2];
@@ -252,6 +252,15 @@ local_instant(const struct tm *tm, time_t *out, char *why, size_t whylen)
 	if (n < 0) {
 		snprintf(why, whylen, "out of range");
 		return -1;
+	}
+	/*
+	 * DAY: a date alone, the day's start.  Where the clocks skip its
+	 * midnight (America/Havana, Asia/Beirut), the day starts where the
+	 * skip ends: the instant midnight would be by the offset before.
+	 */
+	if (n == 0 && day) {
+		*out = before;
+		return 0;
 	}
 	if (n == 0) {
 		snprintf(why, whylen, "no such local time: the clocks skip it when they go "
@@ -308,7 +317,7 @@ parse(const char *s, int64_t now, enum tod_rule rule, int64_t ref, int64_t *out,
 	const char *p = s;
 	char	 why[224];
 	int64_t	 frac = 0, off = 0;
-	int	 v, zone = 0, have_date = 1;
+	int	 v, zone = 0, have_date = 1, date_only = 0;
 	time_t	 t;
 
 	if (s == NULL || *s == '\0')
@@ -347,8 +356,10 @@ parse(const char *s, int64_t now, enum tod_rule rule, int64_t ref, int64_t *out,
 			p++;
 		else if (*p != '\0' && *p != 'Z' && *p != 'z' && *p != '+' && *p != '-')
 			return time_error(err, errlen, s, "expected T or a space after the date");
-		else
+		else {
+			date_only = 1;
 			goto zone;
+		}
 	}
 	if ((p = clock_part(p, &tm, &frac)) == NULL)
 		return time_error(err, errlen, s, "bad time of day (HH:MM or HH:MM:SS)");
@@ -408,7 +419,7 @@ zone:
 	if (zone) {
 		t = timegm(&tm);
 		t -= (time_t)off;
-	} else if (local_instant(&tm, &t, why, sizeof(why)) < 0)
+	} else if (local_instant(&tm, date_only, &t, why, sizeof(why)) < 0)
 		return time_error(err, errlen, s, why);
 	/* nanoseconds in an int64_t: until 2262-04-11 */
 	if (t == (time_t)-1 || t < 0 || t > INT64_MAX / 1000000000LL - 1)

@@ -267,6 +267,18 @@ START_TEST(test_time_parse)
 	parse_refused("2020-12-27 01:30", T0, "comes twice, at +04:00 and at +03:00");
 	ck_assert_int_eq(parse("2020-12-27 00:59"), parse("2020-12-26T20:59Z"));
 	ck_assert_int_eq(parse("2020-12-27 02:00"), parse("2020-12-26T23:00Z"));
+	/*
+	 * A date alone where the clocks skip its midnight (Havana: 00:00 CST
+	 * is 01:00 CDT on 2026-03-08): the day starts where the skip ends.
+	 * It was refused, "no such local time"; the time of day still is.
+	 */
+	ck_assert_msg(access("/usr/share/zoneinfo/America/Havana", R_OK) == 0,
+	    "tzdata has no America/Havana");
+	setenv("TZ", "America/Havana", 1);
+	tzset();
+	ck_assert_int_eq(parse("2026-03-08"), parse("2026-03-08T05:00Z"));
+	ck_assert_int_eq(parse("2026-03-09"), parse("2026-03-09T04:00Z"));
+	parse_refused("2026-03-08 00:30", T0, "no such local time");
 	setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", 1);
 	tzset();
 }
