@@ -256,10 +256,15 @@ local_instant(const struct tm *tm, int day, time_t *out, char *why, size_t whyle
 	/*
 	 * DAY: a date alone, the day's start.  Where the clocks skip its
 	 * midnight (America/Havana, Asia/Beirut), the day starts where the
-	 * skip ends: the instant midnight would be by the offset before.
+	 * skip ends: the instant midnight would be by the offset before;
+	 * where they repeat it (Asia/Amman until 2022), at the first.
 	 */
 	if (n == 0 && day) {
 		*out = before;
+		return 0;
+	}
+	if (n == 2 && day) {		/* midnight came twice: the day starts at the first */
+		*out = t[0] < t[1] ? t[0] : t[1];
 		return 0;
 	}
 	if (n == 0) {

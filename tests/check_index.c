@@ -279,6 +279,11 @@ START_TEST(test_time_parse)
 	ck_assert_int_eq(parse("2026-03-08"), parse("2026-03-08T05:00Z"));
 	ck_assert_int_eq(parse("2026-03-09"), parse("2026-03-09T04:00Z"));
 	parse_refused("2026-03-08 00:30", T0, "no such local time");
+	/* and where they repeat it (Amman, 2021-10-29: 00:00 EEST, then 00:00 EET) */
+	setenv("TZ", "Asia/Amman", 1);
+	tzset();
+	ck_assert_int_eq(parse("2021-10-29"), parse("2021-10-28T21:00Z"));
+	parse_refused("2021-10-29 00:30", T0, "comes twice");
 	setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", 1);
 	tzset();
 }

@@ -27,12 +27,16 @@ keep_cb(const uint8_t *id, size_t len, int64_t ref_ns, void *arg)
 	return ref_ns >= k->since_ns || idset_has(&k->ids, id, len);
 }
 
-/* An error of a read that may go another time: descriptors, memory, I/O. */
+/*
+ * An error of a read that may go another time: descriptors, memory.  Not
+ * EIO: a bad sector under one old segment would stop eviction until
+ * retention takes it (days); like a damaged table, it holds nothing back.
+ */
 static int
 evict_transient(int e)
 {
-	return e == EMFILE || e == ENFILE || e == ENOMEM || e == ENOBUFS || e == EIO ||
-	    e == EINTR || e == EAGAIN;
+	return e == EMFILE || e == ENFILE || e == ENOMEM || e == ENOBUFS || e == EINTR ||
+	    e == EAGAIN;
 }
 
 void
