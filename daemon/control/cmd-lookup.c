@@ -15,21 +15,50 @@
 #include "index_reader.h"
 #include "walltime.h"
 
-struct live_scan {
-	const struct binaries *bins;
-	uint8_t		*want;		/* by binary id: 1 = of PATH, 2 = mapped too */
+/*
+ * Which binaries live processes map: a walk of the model's maps, on the
+ * loop, at most once a second however many lookups come (any user may
+ * ask, with public_queries), and again once binaries were pruned (their
+ * ids are reused).  A binary newer than the walk counts as not mapped
+ * until the next: the answer is then the index's alone, never a version
+ * that is not mapped.
+ */
+#define LIVE_MAX_AGE_NS	1000000000ULL
+
+static struct {
+	uint8_t		*bits;		/* by binary id: mapped by a live process */
 	size_t		 n;
-};
+	uint64_t	 at, gen;
+} live;
 
 static int
 live_cb(struct model_proc *p, void *arg)
 {
-	struct live_scan *x = arg;
 	size_t	 i;
 
+	(void)arg;
 	for (i = 0; i < p->nmaps; i++)
-		if (p->maps[i].bin < x->n && x->want[p->maps[i].bin] != 0)
-			x->want[p->maps[i].bin] = 2;
+		if (p->maps[i].bin < live.n)
+			live.bits[p->maps[i].bin] = 1;
+	return 0;
+}
+
+static int
+live_fresh(struct recorder *r)
+{
+	uint64_t now = mono_ns();
+	uint8_t	*nb;
+
+	if (live.bits != NULL && live.gen == r->bins_gen && now - live.at < LIVE_MAX_AGE_NS)
+		return 0;
+	if ((nb = realloc(live.bits, r->bins->n > 0 ? r->bins->n : 1)) == NULL)
+		return -1;
+	live.bits = nb;
+	live.n = r->bins->n;
+	memset(live.bits, 0, live.n);
+	model_foreach(&r->model, live_cb, NULL);
+	live.at = now;
+	live.gen = r->bins_gen;
 	return 0;
 }
 
@@ -37,32 +66,21 @@ live_cb(struct model_proc *p, void *arg)
 static json_t *
 live_versions(struct recorder *r, const char *path)
 {
-	struct live_scan x;
 	struct binary *b;
 	char	 hex[BUILD_ID_HEX_MAX];
 	json_t	*arr;
-	size_t	 i, of_path = 0;
+	size_t	 i;
 
-	if (r->bins == NULL || r->bins->n == 0 ||
-	    (x.want = calloc(r->bins->n, 1)) == NULL)
+	if (r->bins == NULL || live_fresh(r) < 0)
 		return NULL;
-	x.bins = r->bins;
-	x.n = r->bins->n;
-	for (i = 0; i < x.n; i++)
-		if ((b = binaries_at(r->bins, (uint32_t)i)) != NULL && b->path != NULL &&
-		    b->bidsize != 0 && b->kind == BINARY_USER && strcmp(b->path, path) == 0) {
-			x.want[i] = 1;
-			of_path++;
-		}
 	arr = json_array();
-	if (of_path > 0)
-		model_foreach(&r->model, live_cb, &x);
-	for (i = 0; i < x.n && json_array_size(arr) < INDEX_LIVE_MAX; i++)
-		if (x.want[i] == 2 && (b = binaries_at(r->bins, (uint32_t)i)) != NULL) {
+	for (i = 0; i < live.n && json_array_size(arr) < INDEX_LIVE_MAX; i++)
+		if (live.bits[i] && (b = binaries_at(r->bins, (uint32_t)i)) != NULL &&
+		    b->path != NULL && b->bidsize != 0 && b->kind == BINARY_USER &&
+		    strcmp(b->path, path) == 0) {
 			buildid_to_hex(b->bid, b->bidsize, hex);
 			json_array_append_new(arr, json_pack("[s, I]", hex, (json_int_t)b->ns));
 		}
-	free(x.want);
 	return arr;
 }
 
@@ -71,13 +89,13 @@ cmd_lookup_run(struct control_request *req)
 {
 	struct recorder *r = &req->d->rec;
 	const char *path = json_string_value(json_object_get(req->params, "path"));
-	json_t	*at = json_object_get(req->params, "at_ns"), *live;
+	json_t	*at = json_object_get(req->params, "at_ns"), *v;
 
 	if (path != NULL && r->seg.open &&
 	    (at == NULL || (json_is_integer(at) &&
 	    (uint64_t)json_integer_value(at) >= r->seg.wall_start_ns)) &&
-	    (live = live_versions(r, path)) != NULL)
-		json_object_set_new(req->params, "live", live);
+	    (v = live_versions(r, path)) != NULL)
+		json_object_set_new(req->params, "live", v);
 	return control_query(req);
 }
 

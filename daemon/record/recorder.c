@@ -723,9 +723,11 @@ prune_binaries(struct recorder *r)
 	size_t	 n;
 
 	model_foreach(&r->model, prune_mark_cb, r);
-	if ((n = binaries_prune(r->bins, prune_keep_cb, prune_gone_cb, r)) > 0)
+	if ((n = binaries_prune(r->bins, prune_keep_cb, prune_gone_cb, r)) > 0) {
+		r->bins_gen++;
 		log_debug("forgot %zu binaries no process maps; %zu left", n,
 		    binaries_live(r->bins));
+	}
 }
 
 int
