@@ -260,8 +260,8 @@ resolve_segments(struct capture *c, struct job *j, char ***out, size_t *nout, ch
 			snprintf(err, errlen, "%s: %s", c->segdir, strerror(errno));
 			goto out;
 		}
-		errno = 0;
-		while ((de = readdir(d)) != NULL) {
+		/* errno cleared before each readdir: a success may leave it set */
+		while ((errno = 0, de = readdir(d)) != NULL) {
 			if (!is_segment_name(de->d_name))
 				continue;
 			if ((nv = reallocarray(v, n + 1, sizeof(*v))) == NULL)
