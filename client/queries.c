@@ -134,27 +134,8 @@ static const struct column obj_cols[] = {
 	{ "MAPS", 'r', COL_NUM, "nr_maps" },
 	{ "PROCS", 'r', COL_NUM, "nr_procs" },
 	{ "SEGS", 'r', COL_NUM, "segments" },		/* history only */
-	{ "SOURCE", 'l', COL_STR, "source" },
-	{ "NAMESPACE", 'l', COL_ANY, OBJECT_NS_KEY },	/* once the index has it */
+	{ "SOURCE", 'l', COL_STR, "source" },		/* NAMESPACE: print_table_ns */
 };
-
-/* Build-id rows of lookup (SEGS = 0) and history (SEGS = 1). */
-static void
-print_objects(json_t *objects, int segs, FILE *f)
-{
-	struct column cols[sizeof(obj_cols) / sizeof(obj_cols[0])];
-	json_t	*o;
-	size_t	 i, n = 0;
-	int	 ns = 0;
-
-	json_array_foreach(objects, i, o)
-		ns |= json_object_get(o, OBJECT_NS_KEY) != NULL;
-	for (i = 0; i < sizeof(obj_cols) / sizeof(obj_cols[0]); i++)
-		if ((segs || strcmp(obj_cols[i].key, "segments") != 0) &&
-		    (ns || strcmp(obj_cols[i].key, OBJECT_NS_KEY) != 0))
-			cols[n++] = obj_cols[i];
-	client_print_table(f, "", cols, n, objects);
-}
 
 /*
  * COLS (N of them, at most 8) and a NAMESPACE column last when a row of
@@ -178,6 +159,19 @@ print_table_ns(FILE *f, const char *indent, const struct column *cols, size_t n,
 	if (ns)
 		all[i++] = ns_col;
 	client_print_table(f, indent, all, i, rows);
+}
+
+/* Build-id rows of lookup (SEGS = 0) and history (SEGS = 1). */
+static void
+print_objects(json_t *objects, int segs, FILE *f)
+{
+	struct column cols[sizeof(obj_cols) / sizeof(obj_cols[0])];
+	size_t	 i, n = 0;
+
+	for (i = 0; i < sizeof(obj_cols) / sizeof(obj_cols[0]); i++)
+		if (segs || strcmp(obj_cols[i].key, "segments") != 0)
+			cols[n++] = obj_cols[i];
+	print_table_ns(f, "", cols, n, objects);
 }
 
 /* A reply whose lists the daemon cut (QUERIER_MAX_ROWS, _BYTES): said, after them. */

@@ -289,17 +289,13 @@ loc_hash_id(struct stacks *s, uint32_t id)
 	return loc_hash(l->bin, l->addr, l->leaf);
 }
 
-/*
- * The one location past max_locs: "[truncated]", made once (beyond the
- * cap by one), its frames counted.
- */
+/* The one location past max_locs: "[truncated]", made once (beyond the cap by one). */
 static uint32_t
 truncated_loc(struct stacks *s)
 {
 	struct stack_loc *l;
 	uint32_t f;
 
-	s->truncated_frames++;
 	if (s->trunc_loc != 0)
 		return s->trunc_loc;
 	if ((f = stacks_function(s, "[truncated]", NULL, 0)) == 0 ||
@@ -422,7 +418,6 @@ stacks_add(struct stacks *s, uint32_t pid, uint32_t comm, const uint32_t *locs, 
 			goto found;
 		if ((trunc = truncated_loc(s)) == 0)
 			goto oom;
-		s->truncated_frames--;		/* not a frame of a sample */
 		pid = 0;
 		if ((comm = stacks_intern(s, "[truncated]")) == 0)
 			goto oom;

@@ -74,12 +74,12 @@ struct stacks {
 	 * What is distinct is what users make it (random call chains, random
 	 * names): past STACKS_MAX_LOCS locations a new one is "[truncated]",
 	 * and past STACKS_MAX_BYTES of stacks a new stack is the one
-	 * "[truncated]" stack, its samples counted there (truncated_*).
+	 * "[truncated]" stack, its samples counted there (truncated_samples).
 	 */
 	size_t		 max_locs, max_bytes, stack_bytes;
 	uint32_t	 trunc_loc;
 	struct stack	*trunc_stack;
-	uint64_t	 truncated_frames, truncated_samples;
+	uint64_t	 truncated_samples;
 };
 
 #define STACKS_MAX_LOCS		(1u << 20)

@@ -890,13 +890,6 @@ die_int(Dwarf_Die *die, unsigned int name)
 	return (int64_t)v;
 }
 
-/*
- * The ELF lookup: the symbol, the line, and the inline chain.  For an
- * address inside inlined code, DWARF's scopes give, innermost first, each
- * DW_TAG_inlined_subroutine (its name, and where it was called from:
- * DW_AT_call_file/line, the line of the next frame out), then the
- * subprogram, which is named from the symbol table when it has the address.
- */
 /* Does CU nest DIEs deeper than DWARF_DEPTH_MAX?  Walked without recursion, once. */
 static int
 cu_too_deep(struct binary_elf *e, Dwarf_Die *cu)
@@ -932,6 +925,13 @@ cu_too_deep(struct binary_elf *e, Dwarf_Die *cu)
 	return deep;
 }
 
+/*
+ * The ELF lookup: the symbol, the line, and the inline chain.  For an
+ * address inside inlined code, DWARF's scopes give, innermost first, each
+ * DW_TAG_inlined_subroutine (its name, and where it was called from:
+ * DW_AT_call_file/line, the line of the next frame out), then the
+ * subprogram, which is named from the symbol table when it has the address.
+ */
 static int
 elf_lookup(struct symbolize *s, struct binary *b, uint64_t a, struct sym_frame *out)
 {
