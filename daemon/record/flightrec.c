@@ -532,17 +532,29 @@ flightrec_snapshot(struct recorder *r, uint64_t t_end)
 		rc = s->rc;
 		goto out;
 	}
-	/* The buffer stays as it is if the segment cannot be made (disk full). */
+	/*
+	 * The buffer stays as it is if the segment cannot be made, or the
+	 * window cannot be written whole (disk full, room made for every
+	 * write first): the segment goes, and the next snapshot writes the
+	 * window then, none of it lost.
+	 */
 	if ((rc = recorder_open_segment(r, s->t0, &filter)) < 0)
 		goto out;
-	s->rc = 0;
-	flight_foreach(&r->fl, data_cb, s);
-	if (s->rc < 0) {
-		errno = -s->rc;
-		log_warn("%s: writing the window", r->seg.partial);
+	if ((s->rc = r->seg.start_rc) == 0)
+		flight_foreach(&r->fl, data_cb, s);
+	if (s->rc == 0)
+		s->rc = segment_flush(&r->seg);
+	if ((rc = s->rc) < 0) {
+		errno = -rc;
+		log_warn("%s: writing the window; the snapshot is given up", r->seg.partial);
+		recorder_drop_segment(r);
+		recorder_disk_trouble(r, rc);
+		goto out;
 	}
 	publish_window(r, s->t0);
-	rc = recorder_close_segment(r, t_end);
+	/* A close that fails leaves the window whole on disk, to be repaired. */
+	if ((rc = recorder_close_segment(r, t_end)) == 0)
+		recorder_disk_recovered(r);
 	log_info("flight recorder: snapshot of %.3f s, %llu samples, %llu states of ended "
 	    "processes; %llu records dropped for space or age so far",
 	    (double)(t_end - s->t0) / 1e9, (unsigned long long)s->samples,

@@ -293,21 +293,23 @@ make_room(void *arg)
 }
 
 /* A write failed with RC: enter the disk-full state (logged once). */
-static void
-disk_trouble(struct recorder *r, int rc)
+void
+recorder_disk_trouble(struct recorder *r, int rc)
 {
 	if (r->disk_error != 0)
 		return;
 	r->disk_error = -rc;
 	errno = -rc;
-	log_warn("%s: cannot write%s", r->seg.open ? r->seg.partial : r->segdir,
-	    segment_space_error(rc) ? "; deleting the oldest segments to make room, "
-	    "dropping records while there is none" : "; dropping records");
+	log_warn("%s: cannot write%s%s", r->seg.open ? r->seg.partial : r->segdir,
+	    segment_space_error(rc) ? "; deleting the oldest segments to make room" : "",
+	    r->flight_on ? "; the window stays in memory for the next snapshot" :
+	    segment_space_error(rc) ? ", dropping records while there is none" :
+	    "; dropping records");
 }
 
 /* A flush went through: leave the disk-full state. */
-static void
-disk_recovered(struct recorder *r)
+void
+recorder_disk_recovered(struct recorder *r)
 {
 	if (r->disk_error == 0)
 		return;
@@ -332,7 +334,7 @@ recorder_write(struct recorder *r, const void *buf, size_t len, uint64_t nrec)
 	}
 	if ((rc = segment_append(&r->seg, buf, len, nrec)) < 0) {	/* room made there */
 		r->st.write_errors += nrec;
-		disk_trouble(r, rc);
+		recorder_disk_trouble(r, rc);
 		return;
 	}
 	r->st.bytes += len;
@@ -422,9 +424,9 @@ end_round(struct recorder *r, int marker)
 		r->wrote = 0;
 	}
 	if ((rc = segment_flush(&r->seg)) < 0)
-		disk_trouble(r, rc);
+		recorder_disk_trouble(r, rc);
 	else
-		disk_recovered(r);
+		recorder_disk_recovered(r);
 }
 
 /* P has JIT code (anonymous executable memory): its perf-PID.map is watched. */
@@ -625,6 +627,19 @@ recorder_close_segment(struct recorder *r, uint64_t t_end)
 	return 0;
 }
 
+void
+recorder_drop_segment(struct recorder *r)
+{
+	const char *base = strrchr(r->seg.path, '/');
+
+	if (!r->seg.open)
+		return;
+	segment_abandon(&r->seg);
+	if (unlink(r->seg.partial) == -1 && errno != ENOENT)
+		log_warn("%s: unlink", r->seg.partial);
+	notify_segment_deleted(&r->notify, base != NULL ? base + 1 : r->seg.path);
+}
+
 int
 recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_filter *filter)
 {
@@ -640,7 +655,7 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 			break;
 	}
 	if (rc < 0) {
-		disk_trouble(r, rc);
+		recorder_disk_trouble(r, rc);
 		return rc;
 	}
 	r->seq++;
@@ -663,10 +678,13 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 		errno = -rc;
 		log_warn("%s: writing the initial state", r->seg.partial);
 	}
+	r->seg.start_rc = rc;
 	/* On disk now: a crash any time later leaves a segment that repairs to a useful one. */
 	if ((rc = segment_flush(&r->seg)) < 0) {
 		errno = -rc;
 		log_warn("%s: cannot write the initial state", r->seg.partial);
+		if (r->seg.start_rc == 0)
+			r->seg.start_rc = rc;
 	}
 	/*
 	 * The start state grows with the host, not with what was recorded: on

@@ -249,6 +249,11 @@ int	recorder_not_yet(const struct recorder *, uint64_t t);
 int	recorder_open_segment(struct recorder *, uint64_t t_start,
 	    const struct synth_filter *filter);
 int	recorder_close_segment(struct recorder *, uint64_t t_end);
+/* Give the open segment up: its file removed, the index told (a failed snapshot). */
+void	recorder_drop_segment(struct recorder *);
+/* A write failed with -errno RC: the disk-full state (status, logged once); and its end. */
+void	recorder_disk_trouble(struct recorder *, int rc);
+void	recorder_disk_recovered(struct recorder *);
 
 /*
  * flightrec.c: [segments] mode = flight.  Records go to the buffer
@@ -266,7 +271,11 @@ void	flightrec_keep(struct recorder *, const void *, size_t, uint64_t nrec);
  * kept in the buffer, for a snapshot whose window begins before TIME.
  */
 void	flightrec_ended(struct recorder *, const struct model_proc *p, uint64_t time);
-/* Write the window that ends at T_END as a segment and empty the buffer. */
+/*
+ * Write the window that ends at T_END as a segment and empty the buffer;
+ * a window that cannot be written whole leaves no segment, and the buffer
+ * as it was, for the next snapshot.
+ */
 int	flightrec_snapshot(struct recorder *, uint64_t t_end);
 
 /* sideband.c */

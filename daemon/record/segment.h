@@ -38,6 +38,7 @@ struct segment {
 	uint64_t	 samples, records, lost, mmaps;
 	uint64_t	 start_size;	/* bytes of its synthesized start state: not
 					   counted toward rotate_size */
+	int		 start_rc;	/* that start state's write: 0, or -errno */
 	uint64_t	 first_sample, last_sample;	/* times; 0 until a sample */
 	struct bidset	 bids;
 	/*

@@ -8,7 +8,8 @@
 # and in the end every segment on disk is one perf reads, the index passes
 # SQLite's integrity check, and nothing is left half-written; a stop that
 # cannot finish a segment exits 3, and a stop repairs what a rotation on a
-# full disk could not finish.
+# full disk could not finish; in flight mode, a snapshot that cannot be
+# written keeps its window for the next.
 . tests/lib.sh
 need_events
 need_perf
@@ -163,4 +164,37 @@ stop_daemon
 rm -f "$T/state/filler"
 grep -q "the disk is full: the oldest segment deleted to make room" "$T/daemon.log" ||
 	fail "no segment was deleted to make room at start"
+# 8. flight mode, a full disk and nothing to delete: a snapshot whose
+# window cannot be written whole fails, leaves no segment and keeps the
+# window in memory; space returns, and the next snapshot writes that window
+# with what came before the failure; status clears (before: the failed
+# snapshot emptied the buffer, and status reported the disk error after
+# snapshots succeeded again)
+rm -f "$T/state/segments/"perf-*
+build_prog spin
+mv "$T/spin" "$T/pm-flbefore"
+start_daemon "[record]
+frequency = 999
+drain_interval = 100ms
+[segments]
+mode = flight
+flight_age = 5m
+flight_size = 32M
+[cache]
+dir = $T/cache"
+"$T/pm-flbefore" 2 > /dev/null
+avail=$(df --output=avail -B1 "$T/state" | tail -1)
+fill=$(( (avail - 65536) / 4096 * 4096 ))
+[ "$fill" -le 0 ] || head -c "$fill" /dev/zero > "$T/state/filler" 2>/dev/null
+ctl snapshot > "$T/flsnap" 2>&1 && { cat "$T/flsnap"; df -h "$T/state"; fail "a snapshot on a full disk succeeded"; }
+grep -q 'the snapshot is given up\|cannot write' "$T/daemon.log" || { tail -5 "$T/daemon.log"; fail "the failed snapshot was not logged"; }
+[ "$(dropped error)" != null ] || { ctl status; fail "status does not report the full disk in flight mode"; }
+ls "$T/state/segments" | grep -q '^perf-' && { ls -l "$T/state/segments"; fail "the failed snapshot left a segment"; }
+rm -f "$T/state/filler"
+seg=$(ctl snapshot) || { tail -5 "$T/daemon.log"; fail "no snapshot once space returned"; }
+perf report -i "$seg" --stdio --sort comm 2>/dev/null | grep -q 'pm-flbefore' ||
+	fail "the window recorded before the failed snapshot is lost"
+[ "$(dropped error)" = null ] || { ctl status; fail "status still reports the disk error after a snapshot succeeded"; }
+stop_daemon
+
 echo "PASS: $n segments deleted for space, $d1+ records dropped while full, resumed; a stop on a full disk exits 3, its segment repaired at the next start; a rotation's unfinished segment repaired at the stop"
