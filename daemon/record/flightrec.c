@@ -385,12 +385,20 @@ state_source(const struct snap *s, uint32_t pid)
 	return has_born ? -1 : 0;
 }
 
+/*
+ * Does a record of the window, stamped before BEFORE, map this (so that
+ * the start state leaves it to that record)?  A state's maps are those of
+ * an image that ended at its time: a record after it maps for the image
+ * that came next, at the same place if it ran the same files without
+ * address randomization, and brings nothing of the state's.
+ */
 static int
-in_window(const struct snap *s, uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff)
+in_window(const struct snap *s, uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
+    uint64_t before)
 {
 	uint64_t t;
 
-	return tab_get(&s->maps, map_key(pid, addr, len, pgoff), &t);
+	return tab_get(&s->maps, map_key(pid, addr, len, pgoff), &t) && t < before;
 }
 
 static int
@@ -400,12 +408,12 @@ keep_cb(const struct model_proc *p, const struct model_map *mm, void *arg)
 
 	if (mm == NULL)
 		return state_source(s, p->pid) == 0;
-	return !in_window(s, p->pid, mm->addr, mm->len, mm->pgoff);
+	return !in_window(s, p->pid, mm->addr, mm->len, mm->pgoff, UINT64_MAX);
 }
 
-/* One record of a STATE, restamped T0: into the segment. */
+/* One record of a STATE of time ENDED, restamped T0: into the segment. */
 static int
-state_write(struct snap *s, const struct perf_event_header *h)
+state_write(struct snap *s, const struct perf_event_header *h, uint64_t ended)
 {
 	struct recorder *r = s->r;
 	struct record rec;
@@ -415,7 +423,7 @@ state_write(struct snap *s, const struct perf_event_header *h)
 	    record_decode(h, h->size, &s->layout, &rec) < 0)
 		return 0;
 	if (rec.type == PERF_RECORD_MMAP2 && in_window(s, rec.mmap.pid, rec.mmap.addr,
-	    rec.mmap.len, rec.mmap.pgoff))
+	    rec.mmap.len, rec.mmap.pgoff, ended))
 		return 0;
 	memcpy(s->buf, h, h->size);
 	if (record_set_time(s->buf, h->size, &r->ev.sb_layout, s->t0) < 0)
@@ -446,7 +454,7 @@ states_cb(const struct perf_event_header *h, void *arg)
 		memcpy(&in, p, sizeof(in));
 		if (in.size < sizeof(in) || in.size > (size_t)(end - p))
 			break;
-		if ((s->rc = state_write(s, (const struct perf_event_header *)p)) < 0)
+		if ((s->rc = state_write(s, (const struct perf_event_header *)p, st->time)) < 0)
 			return 1;
 	}
 	return 0;

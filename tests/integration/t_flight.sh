@@ -16,6 +16,8 @@
 # - the index has the segment and which binaries each snapshot references
 #   (not one mapped after it); a second snapshot follows the first without
 #   overlap; the daemon goes on recording; a stop writes nothing;
+# - an exec inside the window, of a process that began before it, its new
+#   image mapped where the old one was: both images' samples resolved;
 # - memory: under a fast workload (high frequency, an exec storm) the
 #   buffer turns over (records dropped, counted), holds no more than
 #   flight_size, and the daemon's RSS stays under its RSS before the
@@ -142,6 +144,35 @@ grep -qx "$seg" "$T/s.late" && fail "the index names the first snapshot for pm-l
 [ -s "$T/s.old" ] && { cat "$T/s.old"; fail "the index names a snapshot for pm-old (before the window)"; }
 stop_daemon
 [ "$(segments | wc -l)" -eq 2 ] || fail "the stop wrote a segment in flight mode"
+
+# ---- an exec in the window -----------------------------------------------
+# A process that began before the window execs itself inside it, without
+# address randomization: the new image maps its files where the old one
+# had them.  The old image's maps come from the state kept when it ended,
+# and are not taken for the new image's MMAP records (which come after
+# that state): its samples inside the window are resolved (before: the
+# state's maps were left out as "brought by the window", and the old
+# image's samples were [unknown]).
+command -v setarch >/dev/null 2>&1 || fail "setarch is not installed (util-linux)"
+build_prog reexec
+mv "$T/reexec" "$T/pm-reexec"
+rm -rf "$T/state"
+start_daemon "[record]
+frequency = 999
+[segments]
+mode = flight
+flight_age = 2s"
+setarch "$(uname -m)" -R "$T/pm-reexec" 3 1 || fail "pm-reexec failed"
+seg=$(ctl snapshot) || fail "snapshot of the exec"
+rep=$(perf --buildid-dir "$T/state/debug" report -i "$seg" --stdio --no-children \
+	--comm pm-reexec --sort sym 2>&1) || fail "perf report failed: $rep"
+for f in pm_reexec_before pm_reexec_after; do
+	echo "$rep" | grep -q "$f" || { echo "$rep" | head -20; fail "no $f in the window of the exec"; }
+done
+unk=$(echo "$rep" | awk '/\[unknown\]|0x0000/ { s += $1 } END { print s + 0 }')
+awk -v u="$unk" 'BEGIN { exit !(u < 5) }' ||
+	{ echo "$rep" | head -20; fail "$unk% of pm-reexec's samples unresolved"; }
+stop_daemon
 
 # ---- memory --------------------------------------------------------------
 SIZE_MB=4
