@@ -17,11 +17,13 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 
 #include <event2/event.h>
 
 #include "buildid.h"
 #include "capture_int.h"
+#include "hash.h"
 #include "control/control.h"
 #include "log.h"
 #include "proto.h"
@@ -260,6 +262,38 @@ seen_before(struct capture *c, const uint8_t *id, size_t len, uint64_t ns)
 }
 
 /*
+ * A host's mapping whose file the loop did not look at (FD -1: the
+ * kernel's build-id, a pin's proof, the start-up scan) may be the system
+ * binary or a user's file claiming its build-id, and only the worker,
+ * which looks, can tell.  So it is queued once per (build-id, name), not
+ * per build-id: a user's file run first has a name of its own (the host's
+ * system paths are root's), and does not keep the system binary from its
+ * turn.  The key is a hash of the two under random keys, so that no
+ * user can choose a name whose key is another's; the set is apart from
+ * the others, whose keys are build-ids as they come.
+ */
+static int
+seen_blind(struct capture *c, const uint8_t *id, size_t len, const char *name)
+{
+	uint8_t	 key[BUILD_ID_MAX];
+	uint64_t h[2];
+	int	 i;
+
+	if (idset_has(&c->seen, id, len))
+		return 1;
+	for (i = 0; i < 2; i++)
+		h[i] = hash_str(name, hash_bytes(id, len, c->blind_key[i]));
+	memset(key, 0, sizeof(key));
+	memcpy(key, h, sizeof(h));
+	memcpy(key + sizeof(h), id, len < sizeof(key) - sizeof(h) ? len : sizeof(key) - sizeof(h));
+	if (c->seen_blind.n >= SEEN_MAX) {
+		free(c->seen_blind.v);
+		memset(&c->seen_blind, 0, sizeof(c->seen_blind));
+	}
+	return idset_add(&c->seen_blind, key, sizeof(key)) != 1;
+}
+
+/*
  * Is the file open at FD one bidcache_trusted_file trusts?  Asked on the
  * loop, of a user's file: statx with AT_STATX_DONT_SYNC, which answers
  * from what the kernel holds (an fstat on NFS may first write the file's
@@ -298,7 +332,8 @@ capture_map(struct capture *c, const struct record_mmap *m, int fd, uint64_t ns)
 	 * from the trusted ones: a user's file with a system binary's
 	 * build-id must not keep the system binary from its turn.
 	 */
-	if (seen_before(c, m->build_id, m->build_id_size, ns != 0 ? ns :
+	if (ns == 0 && fd < 0 ? seen_blind(c, m->build_id, m->build_id_size, m->filename) :
+	    seen_before(c, m->build_id, m->build_id_size, ns != 0 ? ns :
 	    fd_trusted(fd) ? 0 : BIDCACHE_NS_USER))
 		return;
 	atomic_fetch_add(&c->n_seen, 1);
@@ -745,6 +780,10 @@ capture_start(struct capture **out, const struct config *conf, const char *state
 	c->user_files = conf->cache_user_files;
 	c->user_interval_ns = conf->cache_user_interval_ms * 1000000ULL;
 	c->start_wall_ns = (uint64_t)walltime_now();
+	if (getrandom(c->blind_key, sizeof(c->blind_key), 0) != sizeof(c->blind_key)) {
+		snprintf(err, errlen, "getrandom: %s", strerror(errno));
+		goto fail;
+	}
 	snprintf(c->statedir, sizeof(c->statedir), "%s", state_dir);
 	snprintf(c->segdir, sizeof(c->segdir), "%s/segments", state_dir);
 	snprintf(c->exportdir, sizeof(c->exportdir), "%s/exports", state_dir);
@@ -876,6 +915,7 @@ capture_stop(struct capture *c)
 	free(c->fails);
 	free(c->seen.v);
 	free(c->seen_ns.v);
+	free(c->seen_blind.v);
 	free(c->vdso);
 	jit_free(c);
 	bidcache_close(&c->cache);

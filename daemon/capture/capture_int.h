@@ -260,6 +260,9 @@ struct capture {
 	/* loop only */
 	struct idset	 seen;		/* queued from a trusted namespace */
 	struct idset	 seen_ns;	/* ... from a user's namespace only */
+	struct idset	 seen_blind;	/* ... from the host, the file not looked at:
+					   (build-id, name), keyed (seen_blind) */
+	uint64_t	 blind_key[2];	/* random: users cannot make keys collide */
 	TAILQ_HEAD(, creq) reqs;
 	int		 missed_logged;
 

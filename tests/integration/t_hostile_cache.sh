@@ -11,7 +11,8 @@
 # build-id of a system binary into a file of theirs and runs it before the
 # system binary runs does not make it that binary's copy: root's run of
 # the real one replaces it.  Before, the first copy won, and perf showed
-# the system binary's samples with the user's functions.
+# the system binary's samples with the user's functions.  The same when
+# the loop opens neither file (kernel build-id mode).
 # A copy is readable by the control group only when anyone could read the
 # original: a 0755 binary in a user's 0700 directory is copied 0600 (its
 # directory was not looked at, and the copy was 0644).
@@ -104,5 +105,30 @@ cmp -s "$link/elf" /usr/bin/yes ||
 	fail "the cache's $YES is still user c's file after root ran /usr/bin/yes ($(readlink "$link"))"
 [ -e "$U$HC/yes" ] && fail "user c's forged copy stayed beside the real one"
 note "$YES: user c's copy replaced by /usr/bin/yes's ($(readlink "$link"))"
+stop_daemon
+
+# The same forgery when nobody looks at the files: in kernel build-id
+# mode the kernel gives every build-id and the loop opens no file (as for
+# a pin's proof, and at the start-up scan).  The user's run comes first;
+# root's is still copied, and the entry is the real one (before: the
+# user's run queued the build-id, root's was taken for it, and the cache
+# kept the user's copy for good).
+rm -rf "$T/state"
+TAC=$(readelf_buildid /usr/bin/tac)
+[ -n "$TAC" ] || fail "/usr/bin/tac has no build-id"
+as_user "$C" "$T/mkelf" forge /usr/bin/rev "$HC/tac" "$TAC" || fail "mkelf tac"	# rev, claiming to be tac
+start_daemon "[record]
+frequency = 99
+buildid_mode = mmap2
+mmap2_on_leaky_kernel = yes"
+grep -q 'build-id mode mmap2' "$T/daemon.log" || skip "this kernel gives no build-ids in MMAP2 records ($(grep 'build-id mode' "$T/daemon.log" | head -1))"
+link="$D/.build-id/$(echo "$TAC" | cut -c1-2)/$(echo "$TAC" | cut -c3-)"
+sleep 1 | as_user "$C" "$HC/tac" > /dev/null || fail "the user's tac failed"	# alive 1 s
+for _ in $(seq 1 50); do [ -e "$link/elf" ] && break; sleep 0.1; done
+cmp -s "$link/elf" "$HC/tac" || fail "the user's forged tac was not copied: the test proves nothing ($(readlink "$link" || echo none))"
+sleep 1 | /usr/bin/tac > /dev/null || fail "root's tac failed"
+for _ in $(seq 1 50); do cmp -s "$link/elf" /usr/bin/tac && break; sleep 0.1; done
+cmp -s "$link/elf" /usr/bin/tac ||
+	fail "the cache's $TAC is still the user's forgery after root ran /usr/bin/tac ($(readlink "$link" || echo none))"
 stop_daemon
 echo "PASS: each user's share holds; others' binaries are still copied"
