@@ -5,7 +5,9 @@
 # private (0700) binary, deleted while it runs, through /proc/PID/map_files,
 # copies kallsyms with
 # real addresses, and gives the state directory (setgid) and the socket
-# to the control group.
+# to the control group.  The unit's other lines that reach into the
+# daemon's system calls (RestrictSUIDSGID=, applied as systemd does when
+# the unit sets it) must leave all of that working.
 . tests/lib.sh
 . tests/hostile/lib.sh
 need_events
@@ -30,9 +32,17 @@ build_prog spin "$(unique_buildid)"
 cp "$T/spin" "$T/home/priv" && chown "$A" "$T/home/priv" && chmod 0700 "$T/home/priv"
 ID=$(readelf_buildid "$T/home/priv")
 
+# The unit's RestrictSUIDSGID=, if it says yes, as systemd applies it (a
+# seccomp filter: tests/progs/sxid.c): the daemon must live with it.
+sxid=""
+if grep -q '^RestrictSUIDSGID=yes' units/perfmapd.service; then
+	build_prog sxid
+	sxid=$T/sxid
+	note "RestrictSUIDSGID=yes: the daemon runs under its seccomp filter"
+fi
 cat > "$T/pmd" <<EOF
 #!/bin/sh
-exec setpriv --bounding-set=-all,$caps --inh-caps=-all -- "$PERFMAPD" "\$@"
+exec $sxid setpriv --bounding-set=-all,$caps --inh-caps=-all -- "$PERFMAPD" "\$@"
 EOF
 chmod 0755 "$T/pmd"
 PERFMAPD=$T/pmd
