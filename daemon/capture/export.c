@@ -186,6 +186,8 @@ keep_hits(char **segs, size_t nsegs, struct segbid *bids, size_t *nbids, char *w
 	for (i = kept; i < *nbids; i++) {
 		free(bids[i].name);
 		bids[i].name = NULL;
+		while (bids[i].nalt > 0)
+			free(bids[i].alt[--bids[i].nalt]);
 	}
 	*nbids = kept;
 	free(hit.v);
