@@ -664,7 +664,9 @@ centry_cmp(const void *a, const void *b)
 	return x->ref_ns < y->ref_ns ? -1 : x->ref_ns > y->ref_ns;
 }
 
-/* Every entry of the cache, from the .build-id links. */
+static void	free_entries(struct centry *, size_t);
+
+/* Every entry of the cache, from the .build-id links: 0, or -ENOMEM and none. */
 static int
 scan(struct bidcache *c, struct centry **out, size_t *nout)
 {
@@ -714,14 +716,14 @@ scan(struct bidcache *c, struct centry **out, size_t *nout)
 			e.ref_ns = ts_ns(&st.st_mtim);
 			entry_size(c->dirfd, rel, &e.size);
 			if ((e.rel = strdup(rel)) == NULL)
-				break;
+				goto oom;
 			if (n == cap) {
-				cap = cap ? cap * 2 : 256;
-				if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL) {
+				if ((nv = reallocarray(v, cap ? cap * 2 : 256, sizeof(*v))) == NULL) {
 					free(e.rel);
-					break;
+					goto oom;
 				}
 				v = nv;
+				cap = cap ? cap * 2 : 256;
 			}
 			v[n++] = e;
 		}
@@ -731,6 +733,12 @@ scan(struct bidcache *c, struct centry **out, size_t *nout)
 	*out = v;
 	*nout = n;
 	return 0;
+oom:
+	/* a part of the list is not the list: eviction would choose among a few */
+	closedir(sub);
+	closedir(top);
+	free_entries(v, n);
+	return -ENOMEM;
 }
 
 static void

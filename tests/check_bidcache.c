@@ -484,6 +484,38 @@ START_TEST(test_evict_blind)
 END_TEST
 
 /*
+ * Out of memory listing the cache's entries: eviction fails and removes
+ * nothing (before: the list's capacity grew before its allocation did,
+ * and the next entry was written past the end of the list).
+ */
+START_TEST(test_evict_scan_oom)
+{
+	struct bidcache c;
+	char	 err[512], body[100];
+	uint8_t	 id[20];
+	uint64_t left = 0;
+	int	 i;
+
+	memset(body, 'x', sizeof(body));
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	for (i = 1; i <= 3; i++) {	/* three .build-id/xx directories */
+		memset(id, i, sizeof(id));
+		ck_assert_int_eq(bidcache_add_buf(&c, BIDCACHE_KERNEL, id, sizeof(id), body,
+		    sizeof(body), NULL, 0, err, sizeof(err)), 1);
+	}
+	check_fail_reallocs = 1;
+	ck_assert_int_eq(bidcache_evict(&c, 0, NULL, NULL, &left), -ENOMEM);
+	check_fail_reallocs = 0;
+	for (i = 1; i <= 3; i++) {
+		memset(id, i, sizeof(id));
+		ck_assert_int_eq(bidcache_find(&c, id, sizeof(id), NULL, 0), 1);
+	}
+	ck_assert_int_eq(bidcache_evict(&c, 0, NULL, NULL, &left), 3);
+	bidcache_close(&c);
+}
+END_TEST
+
+/*
  * A sparse file is copied sparse: the self binary followed by a 1 GiB
  * hole keeps its build-id (the notes are at the front) and costs the copy
  * what the data costs, not 1 GiB.
@@ -686,6 +718,7 @@ bidcache_suite(void)
 	tcase_add_test(tc, test_modes);
 	tcase_add_test(tc, test_evict);
 	tcase_add_test(tc, test_evict_blind);
+	tcase_add_test(tc, test_evict_scan_oom);
 	tcase_add_test(tc, test_decompress);
 	tcase_add_test(tc, test_sparse_copy);
 	tcase_add_test(tc, test_admit);

@@ -115,10 +115,11 @@ fail_note(struct capture *c, const uint8_t *id, size_t len, const char *reason)
 		if (c->nfails >= FAIL_MAX)
 			return;
 		if (c->nfails == c->failcap) {
-			c->failcap = c->failcap ? c->failcap * 2 : 64;
-			if ((nf = reallocarray(c->fails, c->failcap, sizeof(*nf))) == NULL)
+			if ((nf = reallocarray(c->fails, c->failcap ? c->failcap * 2 : 64,
+			    sizeof(*nf))) == NULL)
 				return;
 			c->fails = nf;
+			c->failcap = c->failcap ? c->failcap * 2 : 64;
 		}
 		f = &c->fails[c->nfails++];
 		memset(f, 0, sizeof(*f));
