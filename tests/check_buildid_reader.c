@@ -327,6 +327,73 @@ START_TEST(test_map_files_rewritten)
 }
 END_TEST
 
+/* A guard that, at its second look, rewrites REWRITE_PATH in place with /usr/bin/true. */
+static const char *rewrite_path;
+static int rewrite_calls;
+
+static int
+rewrite_guard(int pathfd, uint32_t pid, char *why, size_t whylen)
+{
+	char	 buf[65536];
+	ssize_t	 n;
+	int	 in, fd;
+
+	if (++rewrite_calls != 2)
+		return 0;
+	ck_assert_int_ge(in = open("/usr/bin/true", O_RDONLY), 0);
+	ck_assert_int_ge(fd = open(rewrite_path, O_WRONLY | O_TRUNC), 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ck_assert_int_eq(write(fd, buf, (size_t)n), n);
+	close(in);
+	close(fd);
+	return 0;
+}
+
+/*
+ * Rewritten in place between rule 1's first look (its stat, unchanged
+ * since the mapping) and the open it reads from: the file read is judged
+ * too, and the answer is "changed", not the new bytes' build-id (before:
+ * only the first look was).
+ */
+START_TEST(test_map_files_rewritten_between)
+{
+	struct buildid_reader br;
+	struct bid_query q;
+	struct bid_answer a;
+	struct stat st;
+	char	 p[PATH_MAX];
+	void	*m;
+	int	 fd;
+
+	ck_assert_int_eq(buildid_reader_init(&br), 0);
+	copy_to("/proc/self/exe", "libr", p, sizeof(p));
+	ck_assert_int_ge(fd = open(p, O_RDONLY), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_ptr_ne(m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0), MAP_FAILED);
+	close(fd);
+	memset(&q, 0, sizeof(q));
+	q.pid = (uint32_t)getpid();
+	q.addr = (uint64_t)(uintptr_t)m;
+	q.len = 4096;
+	q.has_inode = 1;
+	q.maj = major(st.st_dev);
+	q.min = minor(st.st_dev);
+	q.ino = st.st_ino;
+	q.map.wall_ns = wall_ns(0);
+	q.filename = p;
+	usleep(60000);		/* the rewrite comes 60 ms after the mapping */
+	rewrite_path = p;
+	rewrite_calls = 0;
+	br.guard = rewrite_guard;
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_ge(rewrite_calls, 2);
+	ck_assert_msg(a.cause == BIDC_CHANGED, "cause %d (the rewritten file's build-id: %d)",
+	    a.cause, a.cause == BIDC_OK && ids_equal(&a, "/usr/bin/true"));
+	ck_assert_int_eq(munmap(m, 4096), 0);
+	buildid_reader_free(&br);
+}
+END_TEST
+
 /*
  * A memfd whose inode number is a record's, mapped where the record's
  * file was (what a user can arrange by making memfds until one gets the
@@ -719,6 +786,54 @@ START_TEST(test_clock_step)
 	ck_assert(!a.cached);
 	ck_assert(ids_equal(&a, p));
 	ck_assert_uint_eq(br.reads, 2);
+	buildid_reader_free(&br);
+}
+END_TEST
+
+/*
+ * Rule 1 (map_files) after a step of the wall clock: its proof that the
+ * mapped file was not rewritten since the mapping is by time too, and is
+ * refused ("clock") as rule 2's (before: a step back could put a rewrite
+ * before the mapping, and the new bytes' build-id was taken).
+ */
+START_TEST(test_map_files_clock_step)
+{
+	struct buildid_reader br;
+	struct bid_query q;
+	struct bid_answer a;
+	struct stat st;
+	char	 p[PATH_MAX];
+	void	*m;
+	int	 fd;
+
+	ck_assert_int_eq(buildid_reader_init(&br), 0);
+	copy_to("/proc/self/exe", "libc1", p, sizeof(p));
+	ck_assert_int_ge(fd = open(p, O_RDONLY), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_ptr_ne(m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0), MAP_FAILED);
+	close(fd);
+	memset(&q, 0, sizeof(q));
+	q.pid = (uint32_t)getpid();
+	q.addr = (uint64_t)(uintptr_t)m;
+	q.len = 4096;
+	q.has_inode = 1;
+	q.maj = major(st.st_dev);
+	q.min = minor(st.st_dev);
+	q.ino = st.st_ino;
+	wallclock_look(NULL);
+	q.map.since_ns = mono_ns();
+	q.map.wall_ns = wall_ns(0);
+	q.filename = p;
+	clock_step();
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_CLOCK);
+	/* a mapping after the step: proven */
+	q.map.since_ns = mono_ns();
+	q.map.wall_ns = wall_ns(0);
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_int_eq(a.cause, BIDC_OK);
+	ck_assert(ids_equal(&a, "/proc/self/exe"));
+	ck_assert_int_eq(munmap(m, 4096), 0);
 	buildid_reader_free(&br);
 }
 END_TEST
@@ -1502,6 +1617,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_map_files);
 	tcase_add_test(tc, test_map_files_device);
 	tcase_add_test(tc, test_map_files_rewritten);
+	tcase_add_test(tc, test_map_files_rewritten_between);
 	tcase_add_test(tc, test_guard);
 	tcase_add_test(tc, test_by_name);
 	tcase_add_test(tc, test_fifo);
@@ -1511,6 +1627,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_known);
 	tcase_add_test(tc, test_wallclock_steps);
 	tcase_add_test(tc, test_clock_step);
+	tcase_add_test(tc, test_map_files_clock_step);
 	tcase_add_test(tc, test_step_seen_by_the_proof);
 	tcase_add_test(tc, test_resolver_group);
 	tcase_add_test(tc, test_resolver_join);

@@ -619,6 +619,15 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 		a->cause = BIDC_CHANGED;
 		return 1;
 	}
+	/*
+	 * That is a proof by time: it stands only if no step of the wall
+	 * clock was seen after the mapping (wallclock.h), since a step back
+	 * would put a rewrite's ctime before it.
+	 */
+	if (q->map.wall_ns > 0 && !clock_held(q->map.since_ns)) {
+		a->cause = BIDC_CLOCK;
+		return 1;
+	}
 	if ((!q->has_inode || st.st_dev == makedev(q->maj, q->min)) && cache_get(b, &st, a))
 		return 1;
 	if ((fd = buildid_reader_open_mapped(q->pid, q->addr, q->len, q->has_inode, q->maj,
@@ -627,6 +636,16 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 			return 0;
 		a->cause = fd == -EISDIR ? BIDC_NOT_FILE : fd == -EBID_GUARD ? BIDC_USERFS :
 		    cause_of(fd);
+		return 1;
+	}
+	/*
+	 * The file read is the one judged, as above: it may have been written
+	 * between that look and this open (the guard's wait, the cache's lock).
+	 */
+	if (q->map.wall_ns > 0 && (written_after(&fst, (int64_t)q->map.wall_ns) ||
+	    !clock_held(q->map.since_ns))) {
+		a->cause = written_after(&fst, (int64_t)q->map.wall_ns) ? BIDC_CHANGED : BIDC_CLOCK;
+		close(fd);
 		return 1;
 	}
 	/* Proven by inode and generation (btrfs, overlayfs): the cache by the file's own state. */
