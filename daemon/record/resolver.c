@@ -118,6 +118,7 @@ req_answered(void)
 	atomic_init(&q->refs, 1);
 	atomic_init(&q->done, 1);
 	atomic_init(&q->taken, 0);
+	atomic_init(&q->in_lane, 0);
 	return q;
 }
 
@@ -173,6 +174,9 @@ static _Thread_local int my_nlanes;
 static _Thread_local int my_park;	/* refused: its device's lane another thread's */
 static _Thread_local dev_t my_park_dev;	/* ... that device */
 static _Thread_local dev_t my_released[LANES_MAX];	/* lane_release's */
+/* The requests this thread works on: a lane it takes is theirs (in_lane). */
+static _Thread_local struct resolve_req *const *my_group;
+static _Thread_local size_t my_group_n;
 
 /*
  * Under lanes.mu: the free slot for DEV; -1 if another thread took DEV's
@@ -235,6 +239,13 @@ reader_guard(int pathfd, uint32_t pid, char *why, size_t whylen)
 	pthread_mutex_unlock(&lanes.mu);
 	if (slot >= 0) {
 		my_lanes[my_nlanes++] = dev;
+		/*
+		 * Held from here on, the thread is in a user's server's hands,
+		 * not in the record's device's: a path on the host's device
+		 * that leads into a user's mount is walked here.
+		 */
+		for (i = 0; i < (int)my_group_n; i++)
+			atomic_store(&my_group[i]->in_lane, 1);
 		return 0;
 	}
 	if (slot == -1 && !my_park) {
@@ -513,7 +524,10 @@ worker_main(void *arg)
 
 		atomic_store(&w->busy_since, mono_ns());
 		memcpy(keep, g, n * sizeof(*g));
+		my_group = keep;
+		my_group_n = n;
 		resolve_group(r, g, n);
+		my_group_n = 0;
 		released = lane_release();
 		atomic_store(&w->busy_since, 0);
 		/* the parked keep the queue's reference */
@@ -934,6 +948,7 @@ req_alloc(struct resolver *r, const struct record_mmap *m, struct bid_when when,
 	atomic_init(&q->refs, 1);
 	atomic_init(&q->done, 0);
 	atomic_init(&q->taken, 0);
+	atomic_init(&q->in_lane, 0);
 	return q;
 }
 
@@ -1099,8 +1114,13 @@ resolver_req_done(struct resolver *r, struct resolve_req *q, uint64_t now, int w
 		/* A worker may still be in it: its answer field stays its own. */
 		q->timed_out = 1;
 		r->timeouts++;
-		/* Its device hung a worker; one queued behind a stuck worker did not. */
-		if (q->q.has_inode && atomic_load(&q->taken))
+		/*
+		 * Its device hung a worker; one queued behind a stuck worker did
+		 * not, nor one whose worker is held in a user's file system (a
+		 * lane: the user's device has it, whatever device the record
+		 * names; a path into a user's mount).
+		 */
+		if (q->q.has_inode && atomic_load(&q->taken) && !atomic_load(&q->in_lane))
 			mark_slow(r, makedev(q->q.maj, q->q.min), now);
 		return 1;
 	}

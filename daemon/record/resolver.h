@@ -65,6 +65,7 @@ struct resolve_req {
 	int		 fd;		/* the file it was read from, or -1 (closed with REQ) */
 	atomic_int	 done;
 	atomic_int	 taken;		/* a worker started on it */
+	atomic_int	 in_lane;	/* ... and took a lane (a user's file system) */
 	atomic_int	 refs;
 	int		 all;		/* a answers every member (the worker's, or a slow device's) */
 	int		 want_pin;	/* the loop would pin the file (resolver_pinned); out asking until put */

@@ -9,7 +9,10 @@
 # "unknown".  The daemon must keep reading (and copying) root's files while
 # the user's servers hold what they hold: one thread per device and three
 # devices at most (daemon/record/resolver.c), the others answered
-# "user-fs".
+# "user-fs".  And a user's mount over a directory of theirs on the host's
+# device, made after they opened a file there that they then map: the
+# walk of the record's path held in the mount does not leave the host's
+# device alone for everyone (it did, for 30 s).
 # Two of the servers answer no request of the daemon's (stat, open, read);
 # the other two answer all but the FLUSH of a close: the file read, its
 # close never returned (before the close was made under the lane, the
@@ -137,4 +140,44 @@ done
 	fail "slow: a read of the user's device went unanswered"
 fs_abort_all
 stop_daemon
-echo "PASS: root's program read and copied while a user's $N FUSE servers never answered the daemon (two: every request; two: a close's FLUSH); a slow server's two files read one after the other"
+# A user's FUSE mount over a directory of theirs on the host's device,
+# made after the user opened a file in it, which the user then maps: the
+# record names the file by its path on the host's device, and the
+# daemon's walk of that path goes into the mount, whose server never
+# answers.  The walk is held there, under the mount's lane, and the host's
+# device is not left alone for it (before: the deadline marked the
+# record's device slow, and every new file of the host's, root's too, was
+# "timeout" for 30 s).
+build_hostile mapexec
+d=$H/over
+mkdir "$d" && cp "$T/v1" "$d/prog" && chown -R "$A" "$d" || fail "over: setup"	# the name the server has
+cc -O0 -g -Wl,--build-id -DVERSION=2 $(unique_buildid) -o "$T/root.over" tests/progs/capver.c ||
+	fail "cannot build capver"
+rid=$(readelf_buildid "$T/root.over")
+sleep 1		# the files older than their mappings by far
+start_daemon "[record]
+buildid_mode = userspace
+frequency = 499
+drain_interval = 100ms"
+echo "$DAEMON_PID" > "$T/target.pid"
+as_user "$A" "$T/mapexec" -d 1.5 20 "$d/prog" & BG_PIDS=$!
+sleep 0.3	# opened
+setpriv --ruid="$A" -- "$T/stallfs" "$T/v1" "$d" "$T/target.pid" > "$T/fs.over.log" 2>&1 &
+FSS="$FSS $d:$!"
+mounted() { awk -v m="$d" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; }
+for _ in $(seq 1 12); do mounted && break; sleep 0.1; done
+mounted || { cat "$T/fs.over.log"; fail "over: the FUSE file system did not come up in time"; }
+sleep 2.5	# mapped under the mount, and its read's deadline past
+grep -q "build-id of $d/prog .*unknown" "$T/daemon.log" ||
+	note "over: the user's mapping was not given up (yet): $(grep -c . "$T/daemon.log") log lines"
+"$T/root.over" 0.5 || fail "over: root's program failed"
+seg=$(timeout 10 "$PERFMAPCTL" -s "$S" snapshot) || fail "over: snapshot"
+! grep "did not answer" "$T/daemon.log" ||
+	fail "over: a device was left alone for a walk held in a user's mount"
+perf buildid-list -i "$seg" 2>/dev/null | grep -q "^$rid " ||
+	fail "over: root's program was not read while a user's mount held a walk of a path on its device: $(grep "root.over" "$T/daemon.log")"
+kill -9 $BG_PIDS 2>/dev/null; BG_PIDS=""
+fs_abort_all
+stop_daemon
+
+echo "PASS: root's program read and copied while a user's $N FUSE servers never answered the daemon (two: every request; two: a close's FLUSH); a slow server's two files read one after the other; a user's mount over a path on the host's device leaves the device alone"
