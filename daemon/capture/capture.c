@@ -491,6 +491,31 @@ jit_close_cb(void *arg, const struct segment *seg)
 	capture_jit_close(arg, seg->path);
 }
 
+/*
+ * After an eviction the sets forget what they hold, and the recorder
+ * announces every binary again at its next mapping: one evicted and
+ * mapped again is queued again (copied again; the others' entries are
+ * found present and touched, so that the open segment's reference
+ * protects them).  Before, one evicted was never copied again in this run.
+ */
+static int
+reannounce_cb(void *arg)
+{
+	struct capture *c = arg;
+	unsigned g = atomic_load(&c->evict_gen);
+
+	if (g == c->seen_gen)
+		return 0;
+	c->seen_gen = g;
+	free(c->seen.v);
+	free(c->seen_ns.v);
+	free(c->seen_blind.v);
+	memset(&c->seen, 0, sizeof(c->seen));
+	memset(&c->seen_ns, 0, sizeof(c->seen_ns));
+	memset(&c->seen_blind, 0, sizeof(c->seen_blind));
+	return 1;
+}
+
 void
 capture_listener(struct capture *c, struct recorder_listener *l)
 {
@@ -501,6 +526,7 @@ capture_listener(struct capture *c, struct recorder_listener *l)
 		.jit_mapped = jit_mapped_cb,
 		.jit_keep = jit_keep_cb,
 		.jit_close = jit_close_cb,
+		.reannounce = reannounce_cb,
 		.arg = c,
 	};
 }

@@ -263,6 +263,7 @@ struct capture {
 	struct idset	 seen_blind;	/* ... from the host, the file not looked at:
 					   (build-id, name), keyed (seen_blind) */
 	uint64_t	 blind_key[2];	/* random: users cannot make keys collide */
+	unsigned	 seen_gen;	/* evict_gen when the sets were last emptied */
 	TAILQ_HEAD(, creq) reqs;
 	int		 missed_logged;
 
@@ -297,6 +298,7 @@ struct capture {
 	atomic_uint_least64_t n_jit_unwatched;	/* JIT processes not watched: share, queue full */
 	atomic_uint_least64_t n_jit_unkept;	/* exits whose keep found no room in the queue */
 	atomic_uint_least64_t cache_bytes, cache_entries;
+	atomic_uint	 evict_gen;	/* evictions that removed something (the loop's sets forget) */
 };
 
 /* capture.c: the loop's side */

@@ -192,9 +192,11 @@ evict_to(struct capture *c, uint64_t target, int force)
 	removed = bidcache_evict(&c->cache, target, keep_cb, &k, &left);
 	free(k.ids.v);
 	c->evict_stuck = left > target;
-	if (removed > 0)
+	if (removed > 0) {
 		log_info("cache: evicted %d binaries, %llu bytes left", removed,
 		    (unsigned long long)left);
+		atomic_fetch_add(&c->evict_gen, 1);	/* copied again if mapped again */
+	}
 	if (c->evict_stuck)
 		log_warnx("cache: %llu bytes, above %llu, and every binary left is "
 		    "referenced by a retained segment or the open one", (unsigned long long)left,

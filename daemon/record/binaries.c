@@ -221,3 +221,12 @@ binaries_prune(struct binaries *b, int (*keep)(const struct binary *, void *),
 		compact(b);
 	return n;
 }
+
+void
+binaries_unmark(struct binaries *b)
+{
+	uint32_t id;
+
+	for (id = 0; id < b->n; id++)
+		binaries_at(b, id)->mapped = 0;
+}

@@ -125,6 +125,9 @@ binaries_live(const struct binaries *b)
 size_t	binaries_prune(struct binaries *, int (*keep)(const struct binary *, void *),
 	    void (*gone)(const struct binary *, void *), void *arg);
 
+/* Every entry's MAPPED cleared: each is announced again at its next mapping. */
+void	binaries_unmark(struct binaries *);
+
 static inline struct binary *
 binaries_at(const struct binaries *b, uint32_t id)
 {

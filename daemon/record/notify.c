@@ -99,3 +99,15 @@ notify_tick(const struct notify *n)
 {
 	EACH(n, tick);
 }
+
+int
+notify_reannounce(const struct notify *n)
+{
+	size_t	 i;
+	int	 any = 0;
+
+	for (i = 0; i < n->n; i++)
+		if (n->l[i].reannounce != NULL && n->l[i].reannounce(n->l[i].arg))
+			any = 1;
+	return any;
+}

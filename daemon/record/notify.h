@@ -70,6 +70,12 @@ struct recorder_listener {
 	 * of its own (on a virtual machine a wake-up costs more than the work).
 	 */
 	void	(*tick)(void *);
+	/*
+	 * On the same tick: 1 if the binaries already announced are to be
+	 * announced again at their next mapping (binary_new): the capture's
+	 * cache evicted some, which a binary mapped again needs copied again.
+	 */
+	int	(*reannounce)(void *);
 	void	*arg;
 };
 
@@ -96,6 +102,8 @@ void	notify_seen(const struct notify *, const struct binary *, uint32_t pid,
 	    uint64_t wall_ns);
 void	notify_unresolved(const struct notify *, const char *path, int cause,
 	    uint64_t wall_ns);
+/* 1 if a listener asks for the binaries to be announced again. */
+int	notify_reannounce(const struct notify *);
 
 /* -1 if a listener could not take it now. */
 int	notify_jit_mapped(const struct notify *, uint32_t pid, uint32_t *uid);

@@ -877,6 +877,8 @@ drain_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	recorder_drain(r);
 	notify_tick(&r->notify);
+	if (notify_reannounce(&r->notify))
+		binaries_unmark(r->bins);
 	after(r);
 }
 

@@ -6,7 +6,8 @@
 # counted (refused_full).  A program runs once and exits; while a segment
 # that references it is kept, it stays; once retention deleted every such
 # segment, a new binary that needs its room evicts it - and the binaries
-# of live processes, referenced by every segment, stay.
+# of live processes, referenced by every segment, stay; and an evicted
+# binary that runs again is copied again.
 # The daemon records the whole host: a binary some other job starts while
 # the second daemon runs is copied too and takes room the test counted on
 # (a compiler's 100 MB library did, once).  Such an attempt is told by the
@@ -67,7 +68,7 @@ attempt() {
 [cache]
 max_size = 1G"
 	# Every tool run while the second daemon runs is copied now, by this one.
-	for tool in jq find awk comm grep sed tr truncate cut sort seq sleep; do
+	for tool in jq find awk comm grep sed tr truncate cut sort seq sleep stat touch; do
 		"$tool" --version > /dev/null 2>&1
 	done
 	"$T/pm-evict" 0.3
@@ -96,6 +97,15 @@ max_size = 1G"
 max_size = $max"
 	note "max_size $max"
 	sleep 1
+	# pm-evict runs in this daemon too (its entry touched: present), and is
+	# made the least recently referenced again
+	"$T/pm-evict" 0.3
+	for _ in $(seq 1 50); do
+		[ "$(stat -c %Y "$(link "$ID")")" -gt 1000000000 ] && break
+		sleep 0.1
+	done
+	[ "$(stat -c %Y "$(link "$ID")")" -gt 1000000000 ] || fail "pm-evict's entry was not touched when it ran"
+	touch -h -d @1000000000 "$(link "$ID")"
 	"$T/pm-big" 0.3
 	for _ in $(seq 1 100); do [ -f "$(entry "$BIG")" ] && break; sleep 0.2; done
 	interfered "pm-big" && return 1
@@ -103,6 +113,13 @@ max_size = $max"
 	[ -f "$(entry "$ID")" ] && fail "pm-evict was not evicted to make room for pm-big"
 	[ -f "$(entry "$LIVE")" ] || fail "a live process's binary was evicted"
 	grep -q 'cache: evicted' "$T/daemon.log" || fail "no eviction logged"
+	# Evicted, and run again (smaller now: room for it): copied again
+	# (before: the daemon had queued its build-id once, and never again)
+	truncate -s 1M "$T/pm-evict"
+	"$T/pm-evict" 0.3
+	for _ in $(seq 1 50); do [ -f "$(entry "$ID")" ] && break; sleep 0.2; done
+	interfered "pm-evict again" && return 1
+	[ -f "$(entry "$ID")" ] || { ctl --json status | jq -c .cache; fail "pm-evict, evicted, was not copied again when it ran again"; }
 	# A binary larger than max_size is never copied, and counted.
 	truncate -s $((max + 1)) "$T/pm-huge"
 	"$T/pm-huge" 0.3
