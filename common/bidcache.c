@@ -440,7 +440,7 @@ reachable(const char *name)
 static mode_t
 copy_mode(const char *name, const struct stat *src, int public, int foreign)
 {
-	if (strcmp(name, BIDCACHE_KERNEL) == 0 || (foreign && !public))
+	if (strcmp(name, BIDCACHE_KERNEL) == 0 || (foreign && public <= 0) || public < 0)
 		return 0600;
 	/* a file anyone could read, in a directory not everyone may enter */
 	if (!public && name[0] == '/' && (src->st_mode & S_IROTH) && !reachable(name))
@@ -481,7 +481,10 @@ bidcache_untrusted(struct bidcache *c, const uint8_t *id, size_t idlen)
 
 static void	remove_dir_entry(struct bidcache *, const char *rel);
 
-/* The insertion of bidcache.h; PUBLIC: anyone could fetch the file; NS: its namespace. */
+/*
+ * The insertion of bidcache.h; PUBLIC: anyone could fetch the file (1),
+ * the policy says (0), root's only (-1); NS: its namespace.
+ */
 static int
 add_fd(struct bidcache *c, const char *name, uint64_t ns, const uint8_t *id, size_t idlen,
     int fd, int public, char *path, size_t pathlen, char *err, size_t errlen)
@@ -609,6 +612,13 @@ bidcache_add_fd_public(struct bidcache *c, const char *name, const uint8_t *id, 
     int fd, char *path, size_t pathlen, char *err, size_t errlen)
 {
 	return add_fd(c, name, 0, id, idlen, fd, 1, path, pathlen, err, errlen);
+}
+
+int
+bidcache_add_fd_private(struct bidcache *c, const char *name, const uint8_t *id, size_t idlen,
+    int fd, char *path, size_t pathlen, char *err, size_t errlen)
+{
+	return add_fd(c, name, 0, id, idlen, fd, -1, path, pathlen, err, errlen);
 }
 
 int

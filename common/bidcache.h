@@ -115,6 +115,13 @@ int	bidcache_add_fd(struct bidcache *, const char *name, const uint8_t *id,
 int	bidcache_add_fd_public(struct bidcache *, const char *name, const uint8_t *id,
 	    size_t idlen, int fd, char *path, size_t pathlen, char *err, size_t errlen);
 /*
+ * The same, the copy root's only whatever the file's mode (a trusted
+ * namespace's file reached by a path of another mount namespace: the
+ * daemon's own walk of NAME says nothing of who can reach it there).
+ */
+int	bidcache_add_fd_private(struct bidcache *, const char *name, const uint8_t *id,
+	    size_t idlen, int fd, char *path, size_t pathlen, char *err, size_t errlen);
+/*
  * The same from a mount namespace NS (0: a trusted one, as
  * bidcache_add_fd).  An entry of ID that another namespace's copy made is
  * replaced by a copy from NS 0; a copy from NS != 0 never replaces one.

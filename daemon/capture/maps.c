@@ -19,6 +19,7 @@
 #include "capture_int.h"
 #include "hash.h"
 #include "log.h"
+#include "procfs.h"
 #include "record.h"
 #include "record/buildid_reader.h"
 
@@ -159,6 +160,37 @@ reason_add(char *buf, size_t len, const char *fmt, ...)
 }
 
 /*
+ * Does PID live in another mount namespace than PID 1's (a root
+ * container: a trusted namespace, binaries_ns 0, whose paths are not the
+ * host's)?  0 when it cannot be told (the process gone).
+ */
+static int
+other_mount(uint32_t pid)
+{
+	struct stat st;
+	uint64_t host_mnt, host_user;
+	char	 path[48];
+
+	if (pid == 0)
+		return 0;
+	procfs_host_ns(&host_mnt, &host_user);	/* as the recorder tells the host's */
+	snprintf(path, sizeof(path), "/proc/%u/ns/mnt", pid);
+	return host_mnt != 0 && stat(path, &st) == 0 && (uint64_t)st.st_ino != host_mnt;
+}
+
+/* FD into the cache under NAME: a root container's copy is root's only (other_mount). */
+static int
+add_copy(struct capture *c, const char *name, uint64_t ns, uint32_t pid, const uint8_t *id,
+    size_t idlen, int fd, char *file, size_t filelen, char *err, size_t errlen)
+{
+	if (ns == 0 && other_mount(pid))
+		return bidcache_add_fd_private(&c->cache, name, id, idlen, fd, file, filelen,
+		    err, errlen);
+	return bidcache_add_fd_ns(&c->cache, name, ns, id, idlen, fd, file, filelen, err,
+	    errlen);
+}
+
+/*
  * Copy PATH (opened here; PID not 0: a map_files link of that process)
  * into the cache under NAME.  1 or 0 (present) on success; else -errno
  * with the reason appended to WHY.
@@ -178,8 +210,7 @@ try_path(struct capture *c, const char *path, uint32_t pid, const char *name, ui
 		    strerror(-fd));
 		return fd;
 	}
-	rc = bidcache_add_fd_ns(&c->cache, name, ns, id, idlen, fd, file, filelen, err,
-	    sizeof(err));
+	rc = add_copy(c, name, ns, pid, id, idlen, fd, file, filelen, err, sizeof(err));
 	close(fd);
 	if (rc < 0)
 		reason_add(why, whylen, "%s: %s", path, err);
@@ -204,8 +235,7 @@ copy_fd(struct capture *c, struct job *j, int fd, const char *what, char *why, s
 	char	 err[512];
 	int	 rc;
 
-	rc = bidcache_add_fd_ns(&c->cache, j->name, j->ns, j->id, j->idlen, fd, NULL, 0, err,
-	    sizeof(err));
+	rc = add_copy(c, j->name, j->ns, j->pid, j->id, j->idlen, fd, NULL, 0, err, sizeof(err));
 	if (rc < 0)
 		reason_add(why, whylen, "%s: %s", what, err);
 	return rc;

@@ -236,4 +236,14 @@ total=$(sed -n 's/.*stopped: samples=\([0-9]*\).*/\1/p' "$T/daemon.log")
 sum=0
 for seg in $(segments); do sum=$((sum + $(seg_samples "$seg"))); done
 [ "$sum" = "$total" ] || fail "segments hold $sum samples, the daemon counted $total"
+
+# A Stop whose client hangs up at once, before the reply is written: the
+# call was accepted, and the daemon stops.
+start_daemon "[daemon]
+control_group = $PMC"
+printf '{"method":"io.perfmap.Stop"}\0' | "$T/ctlclient" "$S" hangup || fail "hangup"
+for _ in $(seq 1 50); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$DAEMON_PID" 2>/dev/null && { tail -5 "$T/daemon.log"; fail "a Stop whose client hung up did not stop the daemon"; }
+wait "$DAEMON_PID"; rc=$?; DAEMON_PID=""
+[ $rc -eq 0 ] || fail "daemon exit status $rc after a Stop whose client hung up"
 echo "PASS"

@@ -12,7 +12,8 @@
 # system binary runs does not make it that binary's copy: root's run of
 # the real one replaces it.  Before, the first copy won, and perf showed
 # the system binary's samples with the user's functions.  The same when
-# the loop opens neither file (kernel build-id mode).
+# the loop opens neither file (kernel build-id mode).  A root
+# container's binary is copied root's only.
 # A copy is readable by the control group only when anyone could read the
 # original: a 0755 binary in a user's 0700 directory is copied 0600 (its
 # directory was not looked at, and the copy was 0644).
@@ -130,5 +131,23 @@ sleep 1 | /usr/bin/tac > /dev/null || fail "root's tac failed"
 for _ in $(seq 1 50); do cmp -s "$link/elf" /usr/bin/tac && break; sleep 0.1; done
 cmp -s "$link/elf" /usr/bin/tac ||
 	fail "the cache's $TAC is still the user's forgery after root ran /usr/bin/tac ($(readlink "$link" || echo none))"
+
+# A root container's binary (a mount namespace of root's in the initial
+# user namespace: trusted, copied as the host's): its path is the
+# container's, and the daemon's walk of that path on the host says nothing
+# of who may reach the file there (a root-only directory, as docker's).
+# The copy is root's only (before: 0644, from the host's directories).
+mkdir -m 0700 "$T/ctr-priv" && mkdir -m 0755 "$T/ctr-pub" || fail "mkdir ctr"
+cc -O0 -o "$T/ctr-priv/app" tests/progs/spin.c $(unique_buildid) && chmod 0755 "$T/ctr-priv/app" ||
+	fail "cannot build the container's app"
+CID=$(readelf_buildid "$T/ctr-priv/app")
+sleep 1		# older than its mapping
+unshare -m --propagation private sh -c "mount --bind '$T/ctr-priv' '$T/ctr-pub' &&
+	exec '$T/ctr-pub/app' 0.5" > /dev/null || fail "the container's app failed"
+ctr=$D$T/ctr-pub/app/$CID/elf
+for _ in $(seq 1 50); do [ -f "$ctr" ] && break; sleep 0.1; done
+[ -f "$ctr" ] || { ls -R "$D" | grep -B2 -A2 ctr; fail "the root container's binary was not copied"; }
+[ "$(stat -c %a "$ctr")" = 600 ] ||
+	fail "a root container's binary from a root-only directory copied $(stat -c %a "$ctr"): the control group reads it"
 stop_daemon
 echo "PASS: each user's share holds; others' binaries are still copied"

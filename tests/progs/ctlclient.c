@@ -9,6 +9,7 @@
  *   ctlclient SOCK drip SECS    send a call one byte a second, never finishing;
  *                               prints "closed after S s" when the daemon hangs up
  *   ctlclient SOCK abandon N    N times: ask for status and close without reading
+ *   ctlclient SOCK hangup       send stdin as is and close at once, reading nothing
  */
 #include <errno.h>
 #include <poll.h>
@@ -189,11 +190,31 @@ do_abandon(int n)
 	return 0;
 }
 
+static int
+do_hangup(void)
+{
+	static char in[1 << 16];
+	size_t	 len = 0;
+	ssize_t	 n;
+	int	 fd = dial();
+
+	if (fd < 0) {
+		perror("connect");
+		return 1;
+	}
+	while (len < sizeof(in) && (n = read(0, in + len, sizeof(in) - len)) > 0)
+		len += (size_t)n;
+	if (write(fd, in, len) != (ssize_t)len)
+		perror("write");
+	close(fd);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: ctlclient SOCK raw|many N|drip SECS|abandon N\n");
+		fprintf(stderr, "usage: ctlclient SOCK raw|many N|drip SECS|abandon N|hangup\n");
 		return 2;
 	}
 	sockpath = argv[1];
@@ -206,5 +227,7 @@ main(int argc, char **argv)
 		return do_drip(atoi(argv[3]));
 	if (strcmp(argv[2], "abandon") == 0 && argc > 3)
 		return do_abandon(atoi(argv[3]));
+	if (strcmp(argv[2], "hangup") == 0)
+		return do_hangup();
 	return 2;
 }
