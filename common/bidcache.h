@@ -18,9 +18,10 @@
  *
  * Copies are made with FICLONE (a reflink: shared blocks, copy on write),
  * else copy_file_range, else read/write, of the data extents only
- * (SEEK_DATA/SEEK_HOLE): a sparse file stays sparse.  A copy is readable by
- * the cache directory's group (0640) only if the original was readable by
- * anyone, else 0600.  Hard links to the source are not
+ * (SEEK_DATA/SEEK_HOLE): a sparse file stays sparse.  A copy is 0644 only
+ * if anyone could read the original (its directories too), else 0600; the
+ * cache's directories are 0750, so that means the cache directory's group
+ * (the control group's, for the default one).  Hard links to the source are not
  * used: `cp new old` rewrites a binary in place, and a hard-linked cache
  * copy would silently change with it.
  *
