@@ -25,6 +25,7 @@
 #include <check.h>
 
 #include "check_main.h"
+#include "check_oom.h"
 
 #include "buildid.h"
 #include "record/buildid_reader.h"
@@ -1558,6 +1559,46 @@ END_TEST
  * pins to take: the rest are proven without bringing theirs back open.
  * Once put, a request no longer counts.
  */
+/*
+ * Out of memory for a request's first member: no request, and none left
+ * counted as asking for a pin (before: each such failure kept its ask, and
+ * after RESOLVER_PINS of them no file was ever pinned again).
+ */
+START_TEST(test_resolver_pins_oom)
+{
+	struct resolver *res;
+	struct resolve_req *q;
+	struct record_mmap m;
+	struct bid_query bq;
+	struct stat ds;
+	char	 p[PATH_MAX], err[256];
+	uint32_t idx;
+	int	 i;
+
+	ck_assert_int_eq(stat(dir, &ds), 0);
+	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
+	resolver_pin_devices(res, &ds.st_dev, 1);
+	copy_file("/proc/self/exe", "oompin", p, sizeof(p));
+	usleep(30000);		/* older than the ctime margin */
+	query_of(p, 0, &bq);
+	mmap_of(&bq, &m);
+	for (i = 0; i < RESOLVER_PINS + 2; i++) {
+		check_fail_reallocs = 1;
+		q = resolver_req_join(res, &m, at(wall_ns(1000)), mono_ns(), &idx);
+		check_fail_reallocs = 0;
+		ck_assert_ptr_null(q);
+	}
+	ck_assert_ptr_nonnull(q = resolver_req_join(res, &m, at(wall_ns(1000)), mono_ns(), &idx));
+	ck_assert_msg(q->want_pin == 1, "no pin asked after %d requests failed for memory",
+	    RESOLVER_PINS + 2);
+	resolver_kick(res);
+	resolver_wait(res, q);
+	ck_assert_int_eq(resolver_req_done(res, q, mono_ns(), 0), 1);
+	resolver_req_put(res, q);
+	resolver_stop(res);
+}
+END_TEST
+
 START_TEST(test_resolver_pins_asks)
 {
 	struct resolver *res;
@@ -1635,6 +1676,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_resolver_pins_full);
 	tcase_add_test(tc, test_resolver_pins_hot);
 	tcase_add_test(tc, test_resolver_pins_asks);
+	tcase_add_test(tc, test_resolver_pins_oom);
 	tcase_add_test(tc, test_resolver_pins_coarse);
 	tcase_set_timeout(tc, 30);	/* RESOLVER_PINS files copied, read and pinned; ASan */
 	suite_add_tcase(s, tc);

@@ -1052,6 +1052,8 @@ resolver_req_join(struct resolver *r, const struct record_mmap *m, struct bid_wh
 	if ((q = req_alloc(r, m, when, now)) == NULL)
 		return NULL;
 	if (member_add(q, m, when) < 0) {
+		if (q->want_pin)
+			r->pin_asks--;	/* not out asking: never made */
 		free(q->m);
 		free(q);
 		return NULL;
