@@ -536,7 +536,7 @@ handle_sample(struct pctx *c, const struct perf_event_header *h, const struct re
 	if (!c->have_ref)
 		return 0;	/* no time reference yet: cannot place it in the window */
 	wall = (uint64_t)(c->ref_wall + (int64_t)(r->sid.time - c->ref_mono));
-	if ((int64_t)wall < req->since_ns || (int64_t)wall >= req->until_ns)
+	if (!req->whole && ((int64_t)wall < req->since_ns || (int64_t)wall >= req->until_ns))
 		return 0;
 	if (req->pid >= 0 && r->sid.pid != (uint32_t)req->pid)
 		return 0;

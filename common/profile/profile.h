@@ -59,6 +59,8 @@ struct profile_req {
 	const char	*comm;		/* NULL: every command */
 	uint64_t	 seq_min;	/* 0: any; else only segments seq_min..seq_max */
 	uint64_t	 seq_max;
+	int		 whole;		/* every sample of those segments, whatever its time
+					   (a snapshot's period: its segment, exactly) */
 	enum profile_format format;
 	int		 fd;		/* the output (perf: must be seekable) */
 };

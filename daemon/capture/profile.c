@@ -93,6 +93,17 @@ run_profile(struct capture *c, struct job *j)
 		int	 tries;
 
 		sscanf(base != NULL ? base + 1 : j->name, "perf-%llu-", &seq);
+		/*
+		 * The period is that segment, every sample of it: a sample's
+		 * time on the wall clock is its segment's reading, and a cut's
+		 * on another segment's may differ by a little (the wall clock
+		 * slewed meanwhile), so a window by time alone could leave a
+		 * sample at the cut in neither period, or in both.
+		 */
+		if (seq != 0) {
+			req.seq_min = req.seq_max = seq;
+			req.whole = 1;
+		}
 		for (tries = 0; ; tries++) {
 			int	 rc = profile_run(&req, &st, err, sizeof(err));
 

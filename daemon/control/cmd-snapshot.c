@@ -36,7 +36,12 @@ cmd_snapshot_run(struct control_request *req)
 	if (recorder_rotate(r, ROTATE_REQUEST) < 0 || r->last_closed[0] == '\0')
 		return proto_errorf(PROTO_ERR_FAILED, "the segment could not be finished; "
 		    "see the daemon's log");
-	now = (uint64_t)walltime_now();
+	/*
+	 * The period is the segment's: from the previous cut to this one (not
+	 * to this reply, which comes later: what came between was in neither
+	 * period).
+	 */
+	now = r->last_cut_wall_ns != 0 ? r->last_cut_wall_ns : (uint64_t)walltime_now();
 	if (d->conf.snapshot_pprof)
 		capture_profile_period(d->cap, r->last_closed, (int64_t)(d->snapshot_wall_ns ?
 		    d->snapshot_wall_ns : d->start_wall_ns), (int64_t)now);

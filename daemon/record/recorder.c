@@ -484,6 +484,8 @@ complete_cut(struct recorder *r)
 	case ROTATE_STOP: break;
 	}
 	orc = r->flight_on ? 0 : recorder_open_segment(r, t, NULL);
+	/* the next segment's start, as its readers put it on the wall clock */
+	r->last_cut_wall_ns = orc == 0 && r->seg.open ? r->seg.wall_start_ns : recorder_wall_at(t);
 	prune_binaries(r);
 	segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms, &r->notify);
 	r->cut_rc = rc < 0 ? rc : orc;

@@ -23,9 +23,13 @@ wait_file() {
 	cat "$T/daemon.log"; fail "$1 was not written"
 }
 
+# (a cut is made a little in the past, RECORDER_MARGIN_NS: a program's
+# last samples are older than it only some time after its exit)
 "$T/pm-snap1" 1
+sleep 0.2
 s1=$(ctl snapshot) || fail "snapshot 1"
 "$T/pm-snap2" 1
+sleep 0.2
 s2=$(ctl snapshot) || fail "snapshot 2"
 wait_file "$s1.pb.gz"
 wait_file "$s2.pb.gz"
@@ -35,6 +39,15 @@ grep -q pm_capv1_hot "$T/top1" || fail "period 1 lacks pm_capv1_hot"
 grep -q pm_capv2_hot "$T/top1" && fail "period 1 has period 2's pm_capv2_hot"
 grep -q pm_capv2_hot "$T/top2" || fail "period 2 lacks pm_capv2_hot"
 grep -q pm_capv1_hot "$T/top2" && fail "period 2 has period 1's pm_capv1_hot"
+# A period is its segment's time: every sample of the segment, none of
+# another (before: a period ran from one snapshot's reply to the next, and
+# the samples between a cut and its reply were in no period).
+for s in "$s1" "$s2"; do
+	ps=$(pprof_samples "$s.pb.gz")
+	ss=$(seg_samples "$s")
+	note "$(basename "$s"): $ss samples in the segment, $ps in its pprof"
+	[ "$ps" = "$ss" ] || fail "$(basename "$s"): its pprof has $ps samples, the segment $ss"
+done
 stop_daemon
 
 # off by default
