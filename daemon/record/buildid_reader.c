@@ -615,7 +615,8 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 	 * changed.  A write within the margin of the mapping is not told from
 	 * a build just before the run (cc, then exec) and is not refused.
 	 */
-	if (q->map.wall_ns > 0 && written_after(&st, (int64_t)q->map.wall_ns)) {
+	if ((q->map.wall_ns > 0 || q->map.floor_ns > 0) && written_after(&st,
+	    (int64_t)(q->map.wall_ns > 0 ? q->map.wall_ns : q->map.floor_ns))) {
 		a->cause = BIDC_CHANGED;
 		return 1;
 	}
@@ -642,9 +643,14 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 	 * The file read is the one judged, as above: it may have been written
 	 * between that look and this open (the guard's wait, the cache's lock).
 	 */
-	if (q->map.wall_ns > 0 && (written_after(&fst, (int64_t)q->map.wall_ns) ||
-	    !clock_held(q->map.since_ns))) {
-		a->cause = written_after(&fst, (int64_t)q->map.wall_ns) ? BIDC_CHANGED : BIDC_CLOCK;
+	if ((q->map.wall_ns > 0 || q->map.floor_ns > 0) && written_after(&fst,
+	    (int64_t)(q->map.wall_ns > 0 ? q->map.wall_ns : q->map.floor_ns))) {
+		a->cause = BIDC_CHANGED;
+		close(fd);
+		return 1;
+	}
+	if (q->map.wall_ns > 0 && !clock_held(q->map.since_ns)) {
+		a->cause = BIDC_CLOCK;
 		close(fd);
 		return 1;
 	}

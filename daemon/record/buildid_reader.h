@@ -70,11 +70,15 @@ const char *buildid_cause_name(int cause);
  * When a mapping was made, as the proofs by time use it: WALL_NS, its
  * wall-clock time (0: unknown, no proof by time), and SINCE_NS, from when
  * (CLOCK_MONOTONIC) no step of the wall clock may be seen for such a proof
- * to hold (wallclock.h).
+ * to hold (wallclock.h).  FLOOR_NS, when WALL_NS is unknown: a wall-clock
+ * time the mapping was not made before (its process's start, at the
+ * start-up scan; 0: none): a file written clearly after it may have been
+ * written after the mapping, and is not read as the mapped one.
  */
 struct bid_when {
 	uint64_t	 wall_ns;
 	uint64_t	 since_ns;
+	uint64_t	 floor_ns;
 };
 
 /* *INTO becomes the earlier of itself and W, each field (a request's members). */
@@ -85,6 +89,8 @@ bid_when_earliest(struct bid_when *into, struct bid_when w)
 		into->wall_ns = w.wall_ns;
 	if (w.since_ns < into->since_ns)
 		into->since_ns = w.since_ns;
+	if (w.floor_ns < into->floor_ns)
+		into->floor_ns = w.floor_ns;
 }
 
 /* What the record says of a mapping: the question. */

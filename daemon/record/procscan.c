@@ -131,11 +131,33 @@ out:
 	return rc;
 }
 
+/*
+ * The wall-clock time PID's maps were not made before: its start (in
+ * clock ticks, rounded down: never after it); 0 if unknown.  A step of
+ * the wall clock since then moves it with the clock: a file written
+ * before the start under a clock then ahead may be taken for a rewrite
+ * (unknown, not wrong).
+ */
+static uint64_t
+maps_floor(uint32_t pid)
+{
+	uint64_t ticks = procfs_start(-1, pid), start, now, wall;
+
+	if (ticks == 0 || (start = procfs_start_mono(ticks)) == 0)
+		return 0;
+	now = mono_ns();
+	wall = (uint64_t)walltime_now();
+	if (now < start || wall < now - start)
+		return 0;
+	return wall - (now - start);
+}
+
 static void
 scan_maps(struct scan *sc, uint32_t pid)
 {
 	char	 path[64], line[PATH_MAX + 256];
 	struct resolve_req *q;
+	struct bid_when when = { 0, 0, maps_floor(pid) };
 	FILE	*f;
 
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
@@ -169,7 +191,7 @@ scan_maps(struct scan *sc, uint32_t pid)
 		model_add_map(sc->m, &r, BID_NONE, BINARY_NONE);
 		/* When it was mapped is unknown: only map_files can answer (it is alive). */
 		if (!buildid_reader_is_file(r.filename) ||
-		    (q = resolver_req_new(sc->res, &r, (struct bid_when){ 0, 0 },
+		    (q = resolver_req_new(sc->res, &r, when,
 		    mono_ns())) == NULL)
 			continue;
 		q->next = NULL;

@@ -127,7 +127,7 @@ recorder_look(struct recorder *r)
 struct bid_when
 recorder_proof_when(const struct recorder *r, const struct record *rec)
 {
-	struct bid_when w = { 0, 0 };
+	struct bid_when w = { 0, 0, 0 };
 
 	if (!rec->has_sid || rec->sid.time == 0 || r->wall_look == 0)
 		return w;
