@@ -328,6 +328,35 @@ START_TEST(test_map_files_rewritten)
 }
 END_TEST
 
+/*
+ * A copy of this program named NAME (its path into P), its first page
+ * mapped as a loader would, and *Q the query of that mapping, made now.
+ */
+static void *
+map_copy(const char *name, char *p, size_t plen, struct bid_query *q)
+{
+	struct stat st;
+	void	*m;
+	int	 fd;
+
+	copy_to("/proc/self/exe", name, p, plen);
+	ck_assert_int_ge(fd = open(p, O_RDONLY), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_ptr_ne(m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0), MAP_FAILED);
+	close(fd);
+	memset(q, 0, sizeof(*q));
+	q->pid = (uint32_t)getpid();
+	q->addr = (uint64_t)(uintptr_t)m;
+	q->len = 4096;
+	q->has_inode = 1;
+	q->maj = major(st.st_dev);
+	q->min = minor(st.st_dev);
+	q->ino = st.st_ino;
+	q->map.wall_ns = wall_ns(0);
+	q->filename = p;
+	return m;
+}
+
 /* A guard that, at its second look, rewrites REWRITE_PATH in place with /usr/bin/true. */
 static const char *rewrite_path;
 static int rewrite_calls;
@@ -361,27 +390,11 @@ START_TEST(test_map_files_rewritten_between)
 	struct buildid_reader br;
 	struct bid_query q;
 	struct bid_answer a;
-	struct stat st;
 	char	 p[PATH_MAX];
 	void	*m;
-	int	 fd;
 
 	ck_assert_int_eq(buildid_reader_init(&br), 0);
-	copy_to("/proc/self/exe", "libr", p, sizeof(p));
-	ck_assert_int_ge(fd = open(p, O_RDONLY), 0);
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	ck_assert_ptr_ne(m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0), MAP_FAILED);
-	close(fd);
-	memset(&q, 0, sizeof(q));
-	q.pid = (uint32_t)getpid();
-	q.addr = (uint64_t)(uintptr_t)m;
-	q.len = 4096;
-	q.has_inode = 1;
-	q.maj = major(st.st_dev);
-	q.min = minor(st.st_dev);
-	q.ino = st.st_ino;
-	q.map.wall_ns = wall_ns(0);
-	q.filename = p;
+	m = map_copy("libr", p, sizeof(p), &q);
 	usleep(60000);		/* the rewrite comes 60 ms after the mapping */
 	rewrite_path = p;
 	rewrite_calls = 0;
@@ -802,29 +815,14 @@ START_TEST(test_map_files_clock_step)
 	struct buildid_reader br;
 	struct bid_query q;
 	struct bid_answer a;
-	struct stat st;
 	char	 p[PATH_MAX];
 	void	*m;
-	int	 fd;
 
 	ck_assert_int_eq(buildid_reader_init(&br), 0);
-	copy_to("/proc/self/exe", "libc1", p, sizeof(p));
-	ck_assert_int_ge(fd = open(p, O_RDONLY), 0);
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	ck_assert_ptr_ne(m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0), MAP_FAILED);
-	close(fd);
-	memset(&q, 0, sizeof(q));
-	q.pid = (uint32_t)getpid();
-	q.addr = (uint64_t)(uintptr_t)m;
-	q.len = 4096;
-	q.has_inode = 1;
-	q.maj = major(st.st_dev);
-	q.min = minor(st.st_dev);
-	q.ino = st.st_ino;
+	m = map_copy("libc1", p, sizeof(p), &q);
 	wallclock_look(NULL);
 	q.map.since_ns = mono_ns();
 	q.map.wall_ns = wall_ns(0);
-	q.filename = p;
 	clock_step();
 	buildid_reader_resolve(&br, &q, &a, NULL);
 	ck_assert_int_eq(a.cause, BIDC_CLOCK);

@@ -193,8 +193,7 @@ do_abandon(int n)
 static int
 do_hangup(void)
 {
-	static char in[1 << 16];
-	size_t	 len = 0;
+	char	 buf[4096];
 	ssize_t	 n;
 	int	 fd = dial();
 
@@ -202,10 +201,11 @@ do_hangup(void)
 		perror("connect");
 		return 1;
 	}
-	while (len < sizeof(in) && (n = read(0, in + len, sizeof(in) - len)) > 0)
-		len += (size_t)n;
-	if (write(fd, in, len) != (ssize_t)len)
-		perror("write");
+	while ((n = read(0, buf, sizeof(buf))) > 0)
+		if (write(fd, buf, (size_t)n) != n) {
+			perror("write");
+			break;
+		}
 	close(fd);
 	return 0;
 }
