@@ -12,23 +12,29 @@
 #include "buildid.h"
 #include "command.h"
 #include "daemon.h"
+#include "hash.h"
 #include "index_reader.h"
 #include "walltime.h"
 
 /*
  * Which binaries live processes map: a walk of the model's maps, on the
- * loop, at most once a second however many lookups come (any user may
- * ask, with public_queries), and again once binaries were pruned (their
- * ids are reused).  A binary newer than the walk counts as not mapped
- * until the next: the answer is then the index's alone, never a version
- * that is not mapped.
+ * loop.  For a path, its answer stands while no map of a binary of that
+ * path was let go since (the model remembers the binaries of the maps let
+ * go) and no binary was pruned (their ids are reused); else the walk is
+ * made again, but at most once a second however many lookups come (any
+ * user may ask, with public_queries): a lookup that comes sooner has no
+ * live versions, and its answer is the index's alone.  A binary mapped
+ * after the walk is not in it: the index's answer too.  Never a version
+ * that is not mapped: before, the walk stood for a second whatever
+ * happened, and a version whose process had exited since was answered
+ * current and mapped.
  */
-#define LIVE_MAX_AGE_NS	1000000000ULL
+#define LIVE_MIN_GAP_NS	1000000000ULL
 
 static struct {
 	uint8_t		*bits;		/* by binary id: mapped by a live process */
 	size_t		 n;
-	uint64_t	 at, gen;
+	uint64_t	 at, gen, ngone;
 } live;
 
 static int
@@ -43,14 +49,33 @@ live_cb(struct model_proc *p, void *arg)
 	return 0;
 }
 
+/* Does the walk still stand for the binaries of the path whose hash is H? */
 static int
-live_fresh(struct recorder *r)
+live_holds(struct recorder *r, uint64_t h)
+{
+	const struct model *m = &r->model;
+	struct binary *b;
+	uint64_t i;
+
+	if (live.bits == NULL || live.gen != r->bins_gen || m->ngone - live.ngone > MODEL_GONE_RING)
+		return 0;
+	for (i = live.ngone; i < m->ngone; i++)
+		if ((b = binaries_at(r->bins, m->gone_bins[i % MODEL_GONE_RING])) != NULL &&
+		    b->path != NULL && b->path_hash == h)
+			return 0;
+	return 1;
+}
+
+static int
+live_fresh(struct recorder *r, uint64_t h)
 {
 	uint64_t now = mono_ns();
 	uint8_t	*nb;
 
-	if (live.bits != NULL && live.gen == r->bins_gen && now - live.at < LIVE_MAX_AGE_NS)
+	if (live_holds(r, h))
 		return 0;
+	if (live.bits != NULL && now - live.at < LIVE_MIN_GAP_NS)
+		return -1;
 	if ((nb = realloc(live.bits, r->bins->n > 0 ? r->bins->n : 1)) == NULL)
 		return -1;
 	live.bits = nb;
@@ -59,6 +84,7 @@ live_fresh(struct recorder *r)
 	model_foreach(&r->model, live_cb, NULL);
 	live.at = now;
 	live.gen = r->bins_gen;
+	live.ngone = r->model.ngone;
 	return 0;
 }
 
@@ -69,15 +95,18 @@ live_versions(struct recorder *r, const char *path)
 	struct binary *b;
 	char	 hex[BUILD_ID_HEX_MAX];
 	json_t	*arr;
+	uint64_t h;
 	size_t	 i;
 
-	if (r->bins == NULL || live_fresh(r) < 0)
+	/* by the path's hash: a user's many long names cost a compare each, not a scan */
+	h = hash_str(path, HASH_INIT);
+	if (r->bins == NULL || live_fresh(r, h) < 0)
 		return NULL;
 	arr = json_array();
 	for (i = 0; i < live.n && json_array_size(arr) < INDEX_LIVE_MAX; i++)
 		if (live.bits[i] && (b = binaries_at(r->bins, (uint32_t)i)) != NULL &&
 		    b->path != NULL && b->bidsize != 0 && b->kind == BINARY_USER &&
-		    strcmp(b->path, path) == 0) {
+		    b->path_hash == h && strcmp(b->path, path) == 0) {
 			buildid_to_hex(b->bid, b->bidsize, hex);
 			json_array_append_new(arr, json_pack("[s, I]", hex, (json_int_t)b->ns));
 		}

@@ -289,6 +289,17 @@ client_free(struct control_client *c)
 
 	if (c->on_close != NULL)
 		c->on_close(c, c->on_close_arg);
+	/*
+	 * What waited for a reply that will never be written (the client
+	 * gone first): the call was accepted, and is carried out (a Stop
+	 * sent by a client that hung up at once stopped nothing).
+	 */
+	if (c->after != NULL) {
+		void (*fn)(void *) = c->after;
+
+		c->after = NULL;
+		fn(c->after_arg);
+	}
 
 	TAILQ_REMOVE(&ctrl->clients, c, entry);
 	ctrl->nclients--;

@@ -145,6 +145,7 @@ fill:
 	}
 	b->names_live += len + 1;
 	e->hash = h;
+	e->path_hash = hash_bytes(name, len, HASH_INIT);
 	e->id = nid;
 	e->ns = ns;
 	e->ns_uid = -1;

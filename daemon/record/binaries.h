@@ -56,6 +56,7 @@ enum binary_kind {
 struct binary {
 	const char	*path;		/* arena, without " (deleted)"; NULL: a free entry */
 	uint64_t	 hash;
+	uint64_t	 path_hash;	/* of PATH alone (hash_bytes from HASH_INIT) */
 	uint64_t	 seg_seq;	/* recorder: last segment whose build-id table lists it */
 	uint64_t	 ns;		/* 0: a trusted namespace; else see NS above */
 	uint64_t	 flight_at;	/* recorder, flight mode: last mapped (CLOCK_MONOTONIC) */

@@ -203,6 +203,14 @@ file_put(struct model *m, struct model_file *f)
 	m->idle_next = (m->idle_next + 1) % FILES_IDLE;
 }
 
+/* MM is let go: its file put, its binary remembered (model.h: gone_bins). */
+static void
+map_gone(struct model *m, const struct model_map *mm)
+{
+	m->gone_bins[m->ngone++ % MODEL_GONE_RING] = mm->bin;
+	file_put(m, mm->file);
+}
+
 /* ---- processes ------------------------------------------------------------ */
 
 int
@@ -228,7 +236,7 @@ proc_free(struct model *m, struct model_proc *p, int keep)
 	size_t	 i;
 
 	for (i = 0; i < p->nmaps; i++)
-		file_put(m, p->maps[i].file);
+		map_gone(m, &p->maps[i]);
 	if (keep && m->nspare < SPARE_MAX && p->cmaps <= SPARE_MAPS &&
 	    p->cthreads <= SPARE_THREADS) {
 		p->nmaps = 0;
@@ -586,7 +594,7 @@ maps_punch(struct model *m, struct model_proc *p, uint64_t start, uint64_t end)
 		i++;
 	}
 	for (j = i; j < p->nmaps && p->maps[j].addr + p->maps[j].len <= end; j++)
-		file_put(m, p->maps[j].file);
+		map_gone(m, &p->maps[j]);
 	memmove(&p->maps[i], &p->maps[j], (p->nmaps - j) * sizeof(p->maps[0]));
 	p->nmaps -= j - i;
 	m->nmaps -= j - i;
@@ -610,7 +618,7 @@ maps_keep(struct model *m, struct model_proc *p, int (*keep)(const struct model_
 		if (keep != NULL && keep(&p->maps[i]))
 			p->maps[o++] = p->maps[i];
 		else
-			file_put(m, p->maps[i].file);
+			map_gone(m, &p->maps[i]);
 	}
 	m->nmaps -= p->nmaps - o;
 	p->nmaps = o;
@@ -736,7 +744,7 @@ model_set_comm(struct model *m, uint32_t pid, uint32_t tid, const char *comm, in
 		return -ENOMEM;
 	if (exec) {
 		for (i = 0; i < p->nmaps; i++)
-			file_put(m, p->maps[i].file);
+			map_gone(m, &p->maps[i]);
 		m->nmaps -= p->nmaps;
 		p->nmaps = 0;
 		p->jit = 0;

@@ -81,6 +81,9 @@ struct model_slot {
 	struct model_proc *p;		/* NULL: empty; model.c's tomb: removed in a walk */
 };
 
+/* Maps let go, remembered by binary (cmd-lookup.c: is a walk of the maps still good?) */
+#define MODEL_GONE_RING	256
+
 struct model {
 	struct model_slot *slots;	/* a power of two, at most half used */
 	size_t		 nslots;
@@ -98,6 +101,9 @@ struct model {
 	struct model_proc *spare;	/* gone, kept for reuse (next) */
 	size_t		 nspare;
 	int		 walking;	/* in model_foreach: no moving slots */
+	/* the binaries of the last maps let go (a ring), and how many ever were */
+	uint32_t	 gone_bins[MODEL_GONE_RING];
+	uint64_t	 ngone;
 	/*
 	 * A process's maps at most (the kernel's vm.max_map_count: it can
 	 * have no more): perf has no munmap record, so a map leaves only

@@ -91,6 +91,27 @@ ctl --json lookup "$T/pm-spin" > "$T/lookup.json" || fail "lookup --json"
 jq -e --arg id "$pmid" '.current.build_id == $id and .current.mapped and
 	([.mapped[] | select(.build_id == $id)] | length) == 1' "$T/lookup.json" > /dev/null ||
 	{ cat "$T/lookup.json"; fail "lookup at now: the running pm-spin is not mapped"; }
+# An upgrade within a second of a lookup: v1's process exits, its file is
+# replaced, v2 runs; the next lookup does not answer v1, exited, as mapped
+# (before: the walk of the live maps stood for a second whatever happened).
+build_prog spin "$(unique_buildid)"; mv "$T/spin" "$T/pm-up"
+build_prog spin "$(unique_buildid)"; mv "$T/spin" "$T/pm-up.v2"
+up1=$(readelf_buildid "$T/pm-up")
+sleep 0.1
+"$T/pm-up" 30 & up=$!
+sleep 1.1	# a second since the last walk of the live maps: this lookup walks them
+ctl --json lookup "$T/pm-up" > "$T/up1.json" || fail "lookup of pm-up"
+jq -e --arg id "$up1" '.current.build_id == $id and .current.mapped' "$T/up1.json" > /dev/null ||
+	{ cat "$T/up1.json"; fail "lookup: the running pm-up v1 is not mapped"; }
+kill "$up"; wait "$up" 2>/dev/null
+mv "$T/pm-up.v2" "$T/pm-up"
+"$T/pm-up" 30 & up=$!
+sleep 0.2
+ctl --json lookup "$T/pm-up" > "$T/up2.json" || fail "lookup of pm-up after the upgrade"
+kill "$up"; wait "$up" 2>/dev/null
+jq -e --arg id "$up1" '(.current.build_id != $id or (.current.mapped | not)) and
+	([.mapped[] | select(.build_id == $id)] | length) == 0' "$T/up2.json" > /dev/null ||
+	{ cat "$T/up2.json"; fail "lookup after an upgrade: v1, exited, answered mapped"; }
 # (100 ms back: the daemon may have started less than a second ago on a fast machine,
 # and nothing is known of a path before it)
 ctl lookup "$T/pm-spin" --at -100ms --json | grep -q "$pmid" || fail "lookup --at --json"
