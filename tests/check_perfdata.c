@@ -1615,6 +1615,50 @@ START_TEST(test_repair_compressed_no_features)
 }
 END_TEST
 
+/*
+ * Bytes after the last whole record of a .partial that read as a record
+ * of a type the daemon never writes (a short write's tail left past the
+ * data on a full disk, then a crash): repair stops there, and perf reads
+ * the segment (before: a user type was taken for a record, counted into
+ * data.size, and perf refused the whole file).
+ */
+START_TEST(test_repair_garbage_tail)
+{
+	static const struct perf_event_header junk[2] = {
+		{ 0x41414141u, 0, 16 }, { 0x41414141u, 0x4141, 0x4141 },
+	};
+	char	 path[128], partial[160], err[256] = "", cmd[512], out[65536];
+	struct perfdata_file f;
+	struct count_walk cw = { 0, 0 };
+	struct expect e;
+	uint64_t end, zero = 0;
+	int	 fd;
+
+	ck_assert_msg(have_perf(), "perf is not installed (linux-perf is in tests/deps.sh)");
+	path_in(path, sizeof(path), "junk.data");
+	snprintf(partial, sizeof(partial), "%s.partial", path);
+	write_file(path, &e);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	end = f.h.data.offset + f.h.data.size;
+	perfdata_file_close(&f);
+	ck_assert_int_eq(truncate(path, (off_t)end), 0);	/* the features lost */
+	ck_assert_int_ge(fd = open(path, O_WRONLY), 0);
+	ck_assert_int_eq(pwrite(fd, junk, sizeof(junk), (off_t)end), (ssize_t)sizeof(junk));
+	/* never finished: its header says nothing of the data's size */
+	ck_assert_int_eq(pwrite(fd, &zero, 8, offsetof(struct perf_file_header, data.size)), 8);
+	close(fd);
+	ck_assert_int_eq(rename(path, partial), 0);
+	ck_assert_msg(repair_segment(partial, err, sizeof(err)) == 0, "repair: %s", err);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(perfdata_walk(&f, count_cb, &cw), (int64_t)f.h.data.size);
+	ck_assert_uint_eq(cw.n, e.nrec);
+	perfdata_file_close(&f);
+	snprintf(cmd, sizeof(cmd), "perf report -i '%s' --stdio", path);
+	ck_assert_msg(run(cmd, out, sizeof(out)) == 0, "perf report failed on the repaired file:\n%s",
+	    out);
+}
+END_TEST
+
 static Suite *
 perfdata_suite(void)
 {
@@ -1641,6 +1685,7 @@ perfdata_suite(void)
 	tcase_add_test(tc, test_perf_compressed);
 	tcase_add_test(tc, test_perf_compressed_noise);
 	tcase_add_test(tc, test_repair_compressed_no_features);
+	tcase_add_test(tc, test_repair_garbage_tail);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("compressed");

@@ -137,6 +137,28 @@ written_after(const struct stat *st, int64_t wall_ns)
 	return ts_ns(st->st_nlink == 0 ? &st->st_mtim : &st->st_ctim) > wall_ns + CTIME_SLACK_NS;
 }
 
+/*
+ * The same against a mapping's floor (bid_when: its process's start, the
+ * mapping's own time unknown): by the mtime alone.  The window is the
+ * process's whole life, in which links and chmods are common (perf record
+ * hard-links the binaries it saw into its build-id cache), and each moves
+ * the ctime; a rewrite in place (cp, an editor's save) moves the mtime.
+ */
+static int
+written_after_floor(const struct stat *st, int64_t floor_ns)
+{
+	return ts_ns(&st->st_mtim) > floor_ns + CTIME_SLACK_NS;
+}
+
+/* Was the file of ST written after the mapping of WHEN (its time, else its floor)? */
+static int
+written_after_when(const struct stat *st, struct bid_when w)
+{
+	if (w.wall_ns > 0)
+		return written_after(st, (int64_t)w.wall_ns);
+	return w.floor_ns > 0 && written_after_floor(st, (int64_t)w.floor_ns);
+}
+
 /* The wall clock now, by a look that sees its steps (wallclock.h). */
 static int64_t
 wall_now(void)
@@ -615,8 +637,7 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 	 * changed.  A write within the margin of the mapping is not told from
 	 * a build just before the run (cc, then exec) and is not refused.
 	 */
-	if ((q->map.wall_ns > 0 || q->map.floor_ns > 0) && written_after(&st,
-	    (int64_t)(q->map.wall_ns > 0 ? q->map.wall_ns : q->map.floor_ns))) {
+	if (written_after_when(&st, q->map)) {
 		a->cause = BIDC_CHANGED;
 		return 1;
 	}
@@ -643,8 +664,7 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 	 * The file read is the one judged, as above: it may have been written
 	 * between that look and this open (the guard's wait, the cache's lock).
 	 */
-	if ((q->map.wall_ns > 0 || q->map.floor_ns > 0) && written_after(&fst,
-	    (int64_t)(q->map.wall_ns > 0 ? q->map.wall_ns : q->map.floor_ns))) {
+	if (written_after_when(&fst, q->map)) {
 		a->cause = BIDC_CHANGED;
 		close(fd);
 		return 1;

@@ -72,8 +72,9 @@ const char *buildid_cause_name(int cause);
  * (CLOCK_MONOTONIC) no step of the wall clock may be seen for such a proof
  * to hold (wallclock.h).  FLOOR_NS, when WALL_NS is unknown: a wall-clock
  * time the mapping was not made before (its process's start, at the
- * start-up scan; 0: none): a file written clearly after it may have been
- * written after the mapping, and is not read as the mapped one.
+ * start-up scan; 0: none): a file written clearly after it (its mtime: a
+ * link or a chmod in the process's life moves only the ctime) may have
+ * been written after the mapping, and is not read as the mapped one.
  */
 struct bid_when {
 	uint64_t	 wall_ns;

@@ -39,13 +39,30 @@ struct repair_ctx {
 	int		 kernel_map;
 };
 
+/*
+ * A record of a type the daemon writes: the kernel's, and of perf's own
+ * only the round markers.  Bytes after the last whole record (a short
+ * write's tail left past the data on a full disk, then a crash) that read
+ * as another are not a record: perf refuses a file with a record type it
+ * does not know, and every good record before them would be lost with it.
+ */
+static int
+repair_type_ok(const struct perf_event_header *h)
+{
+	if (h->type >= PERF_RECORD_USER_TYPE_START)
+		return (h->type == PERF_RECORD_FINISHED_ROUND ||
+		    h->type == PERF_RECORD_FINISHED_INIT) && h->size == sizeof(*h);
+	return h->type != 0 && h->type < PERF_RECORD_MAX;
+}
+
 static int
 repair_record_cb(const struct perf_event_header *h, void *arg)
 {
 	struct repair_ctx *c = arg;
 	struct record rec;
 
-	if (record_decode(h, h->size, record_layout_of(&c->layouts, h, h->size), &rec) < 0)
+	if (!repair_type_ok(h) ||
+	    record_decode(h, h->size, record_layout_of(&c->layouts, h, h->size), &rec) < 0)
 		return 1;	/* garbage after the last good record: stop */
 	c->records++;
 	c->bytes += h->size;

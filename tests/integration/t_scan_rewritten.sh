@@ -6,7 +6,7 @@
 # that is not read as the mapped one, and the mapping is unknown
 # ("changed"), not given the new build-id (before: it was, and perf showed
 # the new version's functions for the old one's samples).  A file older
-# than the process is read as always.
+# than the process is read as always, also when linked since.
 . tests/lib.sh
 need_events
 need_perf
@@ -20,6 +20,10 @@ sleep 0.1
 "$T/mapexec" 60 "$T/lib-rewritten" "$T/lib-kept" & BG_PIDS=$!
 sleep 0.5	# mapped; the rewrite comes clearly after the process's start
 cat /usr/bin/true > "$T/lib-rewritten" || fail "rewrite"
+# linked after the start (perf record's build-id cache hard-links what it
+# saw): the bytes are the same, and it is read (its ctime moved, not its
+# mtime; the first version of this change took it for a rewrite)
+ln "$T/lib-kept" "$T/lib-kept.link" || fail "ln"
 [ "$(readelf_buildid "$T/lib-rewritten")" = "$NEW" ] || fail "the rewrite did not take"
 start_daemon "[record]
 frequency = 99"
