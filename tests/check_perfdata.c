@@ -1659,6 +1659,48 @@ START_TEST(test_repair_garbage_tail)
 }
 END_TEST
 
+/*
+ * A .partial whose first record does not read (its header's data.offset
+ * damaged): not an empty file, so not removed as one; it is kept, as
+ * NAME.corrupt, and nothing is left to repair again (before: removed,
+ * with every record in it, as "not one whole record").
+ */
+START_TEST(test_repair_corrupt_kept)
+{
+	char	 path[128], partial[160], corrupt[160], err[256] = "";
+	struct perfdata_file f;
+	struct expect e;
+	uint64_t zero = 0;
+	int	 fd;
+
+	path_in(path, sizeof(path), "bad.data");
+	snprintf(partial, sizeof(partial), "%s.partial", path);
+	snprintf(corrupt, sizeof(corrupt), "%s.corrupt", path);
+	write_file(path, &e);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	perfdata_file_close(&f);
+	ck_assert_int_ge(fd = open(path, O_WRONLY), 0);
+	ck_assert_int_eq(pwrite(fd, &zero, 8, offsetof(struct perf_file_header, data.offset)), 8);
+	ck_assert_int_eq(pwrite(fd, &zero, 8, offsetof(struct perf_file_header, data.size)), 8);
+	close(fd);
+	ck_assert_int_eq(rename(path, partial), 0);
+	ck_assert_int_eq(repair_segment(partial, err, sizeof(err)), 1);
+	ck_assert_int_eq(access(partial, F_OK), -1);
+	ck_assert_msg(access(corrupt, F_OK) == 0, "the damaged file was removed, not kept");
+	/* a .partial with no byte of data is removed, as before */
+	write_file(path, &e);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(truncate(path, (off_t)f.h.data.offset), 0);
+	perfdata_file_close(&f);
+	ck_assert_int_ge(fd = open(path, O_WRONLY), 0);
+	ck_assert_int_eq(pwrite(fd, &zero, 8, offsetof(struct perf_file_header, data.size)), 8);
+	close(fd);
+	ck_assert_int_eq(rename(path, partial), 0);
+	ck_assert_int_eq(repair_segment(partial, err, sizeof(err)), 1);
+	ck_assert_int_eq(access(partial, F_OK), -1);
+}
+END_TEST
+
 static Suite *
 perfdata_suite(void)
 {
@@ -1686,6 +1728,7 @@ perfdata_suite(void)
 	tcase_add_test(tc, test_perf_compressed_noise);
 	tcase_add_test(tc, test_repair_compressed_no_features);
 	tcase_add_test(tc, test_repair_garbage_tail);
+	tcase_add_test(tc, test_repair_corrupt_kept);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("compressed");

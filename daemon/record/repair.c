@@ -99,6 +99,26 @@ boot_time(void)
 	return (time_t)bt;
 }
 
+/*
+ * Is there something where F's first record should be, that is not one
+ * (its walk kept none)?  Nothing there, or zeros (a power loss before
+ * the data reached the disk, a preallocated tail), is an empty file.
+ */
+static int
+data_damaged(const struct perfdata_file *f)
+{
+	uint8_t	 b[8];
+	size_t	 i;
+
+	if (f->file_size < f->h.data.offset || f->file_size - f->h.data.offset < sizeof(b) ||
+	    pread(f->fd, b, sizeof(b), (off_t)f->h.data.offset) != (ssize_t)sizeof(b))
+		return 0;
+	for (i = 0; i < sizeof(b); i++)
+		if (b[i] != 0)
+			return 1;
+	return 0;
+}
+
 int
 repair_segment(const char *partial, char *err, size_t errlen)
 {
@@ -141,6 +161,25 @@ repair_segment(const char *partial, char *err, size_t errlen)
 	 * too): nothing to keep, and a perf.data without data is one perf
 	 * refuses ("data size field is 0").
 	 */
+	if (good == 0 && data_damaged(&f)) {
+		/*
+		 * Bytes that are not a record where the first one should be (a
+		 * damaged header): not an empty file.  Kept as NAME.corrupt for
+		 * whoever can read it, out of the way of the next repair.
+		 */
+		char	 bad[PATH_MAX + 16];
+
+		snprintf(bad, sizeof(bad), "%s.corrupt", final);
+		if (rename(partial, bad) == -1) {
+			snprintf(err, errlen, "%s: its first record does not read, and it cannot "
+			    "be renamed: %s", partial, strerror(errno));
+			goto out;
+		}
+		log_warnx("%s: its first record does not read%s%s: kept as %s", partial,
+		    f.error[0] != '\0' ? ": " : "", f.error, bad);
+		rc = 1;
+		goto out;
+	}
 	if (good == 0) {
 		if (unlink(partial) == -1) {
 			snprintf(err, errlen, "%s: no record to keep, cannot remove it: %s", partial,

@@ -11,8 +11,9 @@
  * from the segment's own MMAP2 records, write the features and the header,
  * and rename NAME.partial to NAME.  Returns 0; 1 when not one record was
  * whole (the file is removed: there is nothing to keep, and perf refuses a
- * perf.data without data); or -1 with ERR set (the file is then left as it
- * was).
+ * perf.data without data; or, when something that is not a record is
+ * where the first should be, kept as NAME.corrupt); or -1 with ERR set
+ * (the file is then left as it was).
  */
 int	repair_segment(const char *partial, char *err, size_t errlen);
 
