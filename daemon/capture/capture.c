@@ -26,6 +26,7 @@
 #include "hash.h"
 #include "control/control.h"
 #include "log.h"
+#include "procfs.h"
 #include "proto.h"
 #include "record/binaries.h"
 #include "record/kernel.h"
@@ -247,6 +248,15 @@ new_req(struct capture *c, struct control_client *cl, int more)
  * knows what it holds): they stay bounded however many build-ids users
  * invent.
  */
+/* KEY into S: 1 if it was there (or no memory: not queued), 0 if new; S forgets past SEEN_MAX. */
+static int
+seen_add(struct idset *s, const uint8_t *key, size_t len)
+{
+	if (s->n >= SEEN_MAX)
+		idset_clear(s);
+	return idset_add(s, key, len) != 1;
+}
+
 static int
 seen_before(struct capture *c, const uint8_t *id, size_t len, uint64_t ns)
 {
@@ -254,11 +264,7 @@ seen_before(struct capture *c, const uint8_t *id, size_t len, uint64_t ns)
 
 	if (ns != 0 && idset_has(&c->seen, id, len))
 		return 1;
-	if (s->n >= SEEN_MAX) {
-		free(s->v);
-		memset(s, 0, sizeof(*s));
-	}
-	return idset_add(s, id, len) != 1;
+	return seen_add(s, id, len);
 }
 
 /*
@@ -286,11 +292,7 @@ seen_blind(struct capture *c, const uint8_t *id, size_t len, const char *name)
 	memset(key, 0, sizeof(key));
 	memcpy(key, h, sizeof(h));
 	memcpy(key + sizeof(h), id, len < sizeof(key) - sizeof(h) ? len : sizeof(key) - sizeof(h));
-	if (c->seen_blind.n >= SEEN_MAX) {
-		free(c->seen_blind.v);
-		memset(&c->seen_blind, 0, sizeof(c->seen_blind));
-	}
-	return idset_add(&c->seen_blind, key, sizeof(key)) != 1;
+	return seen_add(&c->seen_blind, key, sizeof(key));
 }
 
 /*
@@ -507,12 +509,9 @@ reannounce_cb(void *arg)
 	if (g == c->seen_gen)
 		return 0;
 	c->seen_gen = g;
-	free(c->seen.v);
-	free(c->seen_ns.v);
-	free(c->seen_blind.v);
-	memset(&c->seen, 0, sizeof(c->seen));
-	memset(&c->seen_ns, 0, sizeof(c->seen_ns));
-	memset(&c->seen_blind, 0, sizeof(c->seen_blind));
+	idset_clear(&c->seen);
+	idset_clear(&c->seen_ns);
+	idset_clear(&c->seen_blind);
 	return 1;
 }
 
@@ -783,6 +782,7 @@ capture_start(struct capture **out, const struct config *conf, const char *state
 {
 	struct capture *c;
 	char	 dir[PATH_MAX];
+	uint64_t user_ns;
 	int	 rc;
 
 	*out = NULL;
@@ -806,6 +806,7 @@ capture_start(struct capture **out, const struct config *conf, const char *state
 	c->user_files = conf->cache_user_files;
 	c->user_interval_ns = conf->cache_user_interval_ms * 1000000ULL;
 	c->start_wall_ns = (uint64_t)walltime_now();
+	procfs_host_ns(&c->host_mnt_ns, &user_ns);	/* as the recorder tells the host's */
 	if (getrandom(c->blind_key, sizeof(c->blind_key), 0) != sizeof(c->blind_key)) {
 		snprintf(err, errlen, "getrandom: %s", strerror(errno));
 		goto fail;

@@ -264,6 +264,7 @@ struct capture {
 					   (build-id, name), keyed (seen_blind) */
 	uint64_t	 blind_key[2];	/* random: users cannot make keys collide */
 	unsigned	 seen_gen;	/* evict_gen when the sets were last emptied */
+	uint64_t	 host_mnt_ns;	/* the host's mount namespace, as the recorder's (0: unknown) */
 	TAILQ_HEAD(, creq) reqs;
 	int		 missed_logged;
 
@@ -314,6 +315,7 @@ int	idset_add(struct idset *, const uint8_t *id, size_t len);	/* 1 if new */
 /* The same, IX kept with a new one; *IX set to the one kept with it either way. */
 int	idset_add_ix(struct idset *, const uint8_t *id, size_t len, uint32_t *ix);
 int	idset_has(const struct idset *, const uint8_t *id, size_t len);
+void	idset_clear(struct idset *);	/* empty, its memory freed */
 struct failrec *fail_find(struct capture *, const uint8_t *id, size_t len);
 void	fail_forget(struct capture *, const uint8_t *id, size_t len);
 void	fail_note(struct capture *, const uint8_t *id, size_t len, const char *reason);

@@ -19,7 +19,6 @@
 #include "capture_int.h"
 #include "hash.h"
 #include "log.h"
-#include "procfs.h"
 #include "record.h"
 #include "record/buildid_reader.h"
 
@@ -70,6 +69,13 @@ idset_add_ix(struct idset *s, const uint8_t *id, size_t len, uint32_t *ix)
 	s->v[j].ix = *ix;
 	s->n++;
 	return 1;
+}
+
+void
+idset_clear(struct idset *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
 }
 
 int
@@ -165,17 +171,15 @@ reason_add(char *buf, size_t len, const char *fmt, ...)
  * host's)?  0 when it cannot be told (the process gone).
  */
 static int
-other_mount(uint32_t pid)
+other_mount(const struct capture *c, uint32_t pid)
 {
 	struct stat st;
-	uint64_t host_mnt, host_user;
 	char	 path[48];
 
-	if (pid == 0)
+	if (pid == 0 || c->host_mnt_ns == 0)
 		return 0;
-	procfs_host_ns(&host_mnt, &host_user);	/* as the recorder tells the host's */
 	snprintf(path, sizeof(path), "/proc/%u/ns/mnt", pid);
-	return host_mnt != 0 && stat(path, &st) == 0 && (uint64_t)st.st_ino != host_mnt;
+	return stat(path, &st) == 0 && (uint64_t)st.st_ino != c->host_mnt_ns;
 }
 
 /* FD into the cache under NAME: a root container's copy is root's only (other_mount). */
@@ -183,7 +187,7 @@ static int
 add_copy(struct capture *c, const char *name, uint64_t ns, uint32_t pid, const uint8_t *id,
     size_t idlen, int fd, char *file, size_t filelen, char *err, size_t errlen)
 {
-	if (ns == 0 && other_mount(pid))
+	if (ns == 0 && other_mount(c, pid))
 		return bidcache_add_fd_private(&c->cache, name, id, idlen, fd, file, filelen,
 		    err, errlen);
 	return bidcache_add_fd_ns(&c->cache, name, ns, id, idlen, fd, file, filelen, err,
