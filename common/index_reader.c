@@ -540,66 +540,171 @@ lookup_add_live(struct index_reader *q, const char *path, int64_t at, int all_ns
 	return 0;
 }
 
+/*
+ * The segment that holds AT, if one does and retention left it: every
+ * segment begins with the mappings of its time (its start state), so a
+ * version it does not show at or before AT was not mapped then, though
+ * its row spans AT (mapped before and again after: a rollback, B A B).
+ * 0: none (a gap in the recording, or a deleted segment), and a row's
+ * span is all there is.
+ */
+static int64_t
+seg_at(struct index_reader *q, int64_t at, char *err, size_t errlen)
+{
+	sqlite3_stmt *s;
+	int64_t	 seq = 0;
+	int	 rc;
+
+	if (prepare(q, 16, "SELECT seq, end_ns, state FROM segments WHERE start_ns <= ?1 "
+	    "ORDER BY seq DESC LIMIT 1", &s, err, errlen) < 0)
+		return -1;
+	sqlite3_bind_int64(s, 1, at);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if ((sqlite3_column_type(s, 1) == SQLITE_NULL ||
+		    sqlite3_column_int64(s, 1) > at) &&
+		    strcmp((const char *)sqlite3_column_text(s, 2), "deleted") != 0)
+			seq = sqlite3_column_int64(s, 0);
+	} else if (step_error(q, rc, err, errlen) < 0)
+		seq = -1;
+	sqlite3_reset(s);
+	return seq;
+}
+
+/*
+ * Object ID's sightings in segment SEQ (the row's own fold, schema.c
+ * version 6, or object_segs) and before it: 1 if one in SEQ is at or
+ * before AT (mapped then), else 0 with *LAST its last sighting in an
+ * earlier segment; -1 on error.  A row with no sighting in any segment
+ * up to SEQ (a file older than its segments' rows) has only its span: 1.
+ */
+static int
+seen_in(struct index_reader *q, int64_t id, int64_t seq, int64_t at, int64_t first,
+    int64_t *last, char *err, size_t errlen)
+{
+	sqlite3_stmt *s;
+	int	 rc, in = 0, any = 0;
+
+	if (prepare(q, 17, "SELECT sq, f, l FROM (SELECT s.seq AS sq, o.seq_first AS f, "
+	    "o.seq_last AS l FROM objects o JOIN segments s ON s.seq = o.seq AND o.id "
+	    "BETWEEN s.id_lo AND s.id_hi WHERE o.id = ?1 AND o.seq <= ?2 UNION ALL "
+	    "SELECT seq, first_seen, last_seen FROM object_segs WHERE object_id = ?1 AND "
+	    "seq <= ?2) ORDER BY sq DESC LIMIT 2", &s, err, errlen) < 0)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, seq);
+	*last = first;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		any = 1;
+		if (sqlite3_column_int64(s, 0) == seq) {
+			if (sqlite3_column_int64(s, 1) <= at)
+				in = 1;
+			continue;
+		}
+		*last = sqlite3_column_int64(s, 2);
+		break;
+	}
+	if (rc != SQLITE_ROW && step_error(q, rc, err, errlen) < 0)
+		in = -1;
+	else if (!any)
+		in = 1;
+	sqlite3_reset(s);
+	return in;
+}
+
+/* Versions spanning a time but not mapped then: the one seen last before it. */
+struct gap_best {
+	json_t	*o;
+	int64_t	 last, first;
+};
+
+static void
+gap_take(struct gap_best *g, json_t *o, int64_t last, int64_t first)
+{
+	if (g->o == NULL || last > g->last || (last == g->last && first > g->first)) {
+		json_decref(g->o);
+		g->o = json_incref(o);
+		g->last = last;
+		g->first = first;
+	}
+}
+
 int
 index_reader_lookup_live(struct index_reader *q, const char *path, int64_t at, int all_ns,
     const struct index_live *live, size_t nlive, json_t **out, char *err, size_t errlen)
 {
 	sqlite3_stmt *s = NULL;
 	json_t	*res = NULL, *cur = NULL, *mapped;
-	int64_t	 ids[INDEX_LIVE_MAX * 2];
+	struct gap_best gap = { NULL, 0, 0 };
+	int64_t	 ids[INDEX_LIVE_MAX * 2], seg;
 	size_t	 nids = 0;
 	char	 buf[40];
 	int	 rc;
 
 	*out = NULL;
+	if ((seg = seg_at(q, at, err, errlen)) < 0)
+		return -1;
 	/*
 	 * The version seen last at or before AT: a row holds a version's first
 	 * and last sightings, so after a rollback (v1, v2, v1 again) v1's row
 	 * is the one seen last, though v2 was first seen after it.  Of those
 	 * seen up to AT (mapped then), the one first seen last; the host's row
-	 * first at a tie: another namespace's never hides it.
+	 * first at a tie: another namespace's never hides it.  With AT's
+	 * segment known, a row spanning AT counts as seen at AT only if the
+	 * segment shows it mapped (below); this one is then of the others.
 	 */
 	if (prepare(q, 1, "SELECT " OBJ_COLS " FROM object_keys k CROSS JOIN objects o "
 	    "ON o.id = k.id WHERE k.path = ?1 AND "
-	    "o.first_seen <= ?2 AND (?3 OR o.mnt_ns = 0) ORDER BY min(o.last_seen, ?2) DESC, "
-	    "o.first_seen DESC, o.mnt_ns != 0 LIMIT 1", &s, err, errlen) < 0)
+	    "o.first_seen <= ?2 AND (?3 OR o.mnt_ns = 0) AND (?4 = 0 OR o.last_seen < ?2) "
+	    "ORDER BY min(o.last_seen, ?2) DESC, o.first_seen DESC, o.mnt_ns != 0 LIMIT 1",
+	    &s, err, errlen) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, at);
 	sqlite3_bind_int(s, 3, all_ns);
+	sqlite3_bind_int64(s, 4, seg);
 	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		cur = obj_json(s, 0);
 		json_object_set_new(cur, "mapped",
 		    json_boolean(sqlite3_column_int64(s, 5) >= at));
+		if (seg > 0)
+			gap_take(&gap, cur, sqlite3_column_int64(s, 5), sqlite3_column_int64(s, 4));
 	} else if (step_error(q, rc, err, errlen) < 0)
 		goto fail;
 	sqlite3_reset(s);
 	s = NULL;
-	if (cur == NULL) {
-		walltime_format(at, buf, sizeof(buf));
-		snprintf(err, errlen, "%s: not seen at or before %s", path, buf);
-		return -ENOENT;
-	}
 	res = json_object();
 	json_object_set_new(res, "path", proto_string(path));
 	walltime_format(at, buf, sizeof(buf));
 	json_object_set_new(res, "at", json_string(buf));
 	json_object_set_new(res, "at_ns", json_integer(at));
-	json_object_set_new(res, "current", cur);
 	mapped = json_array();
 	json_object_set_new(res, "mapped", mapped);
 	if (prepare(q, 2, "SELECT o.id, " OBJ_COLS " FROM object_keys k CROSS JOIN objects o "
 	    "ON o.id = k.id WHERE k.path = ?1 AND "
 	    "o.first_seen <= ?2 AND o.last_seen >= ?2 AND (?3 OR o.mnt_ns = 0) "
-	    "ORDER BY o.first_seen DESC", &s, err, errlen) < 0)
+	    "ORDER BY o.first_seen DESC, o.mnt_ns != 0", &s, err, errlen) < 0)
 		goto fail;
 	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, at);
 	sqlite3_bind_int(s, 3, all_ns);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t	 last;
+		int	 in = 1;
+
 		if (!room(q, json_array_size(mapped), res)) {
 			rc = SQLITE_DONE;
 			break;
+		}
+		if (seg > 0 && (in = seen_in(q, sqlite3_column_int64(s, 0), seg, at,
+		    sqlite3_column_int64(s, 5), &last, err, errlen)) < 0)
+			goto fail;
+		if (!in) {
+			json_t	*o = obj_json(s, 1);
+
+			json_object_set_new(o, "mapped", json_false());
+			gap_take(&gap, o, last, sqlite3_column_int64(s, 5));
+			json_decref(o);
+			continue;
 		}
 		if (nids < INDEX_LIVE_MAX)
 			ids[nids++] = sqlite3_column_int64(s, 0);
@@ -609,28 +714,48 @@ index_reader_lookup_live(struct index_reader *q, const char *path, int64_t at, i
 		goto fail;
 	sqlite3_reset(s);
 	s = NULL;
+	if (seg > 0) {
+		/* mapped at AT: the one first seen last; else the one seen last before */
+		json_decref(cur);
+		if (json_array_size(mapped) > 0) {
+			cur = json_deep_copy(json_array_get(mapped, 0));
+			json_object_set_new(cur, "mapped", json_true());
+		} else
+			cur = json_incref(gap.o);
+	}
 	if (nlive > 0) {
 		if (lookup_add_live(q, path, at, all_ns, live, nlive, mapped, ids, &nids, err,
 		    errlen) < 0)
 			goto fail;
 		/* the version first seen last of those mapped: the current one */
-		if (json_array_size(mapped) > 0 &&
-		    (!json_is_true(json_object_get(cur, "mapped")) ||
+		if (json_array_size(mapped) > 0 && (cur == NULL ||
+		    !json_is_true(json_object_get(cur, "mapped")) ||
 		    json_integer_value(json_object_get(json_array_get(mapped, 0), "first_seen_ns")) >
 		    json_integer_value(json_object_get(cur, "first_seen_ns")))) {
+			json_decref(cur);
 			cur = json_deep_copy(json_array_get(mapped, 0));
 			json_object_set_new(cur, "mapped", json_true());
-			json_object_set_new(res, "current", cur);
 		}
 	}
+	if (cur == NULL) {
+		json_decref(res);
+		json_decref(gap.o);
+		walltime_format(at, buf, sizeof(buf));
+		snprintf(err, errlen, "%s: not seen at or before %s", path, buf);
+		return -ENOENT;
+	}
+	json_object_set_new(res, "current", cur);
 	label_host(mapped);
 	if (json_object_get(cur, "mnt_ns") == NULL && json_array_size(mapped) > 0 &&
 	    json_object_get(json_array_get(mapped, 0), "mnt_ns") != NULL)
 		json_object_set_new(cur, "mnt_ns", json_string("host"));
+	json_decref(gap.o);
 	*out = res;
 	return 0;
 fail:
 	sqlite3_reset(s);
+	json_decref(cur);
+	json_decref(gap.o);
 	json_decref(res);
 	return -1;
 }

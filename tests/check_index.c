@@ -768,6 +768,88 @@ START_TEST(test_rollback)
 }
 END_TEST
 
+/*
+ * A version's row spans its first and last sightings, but it need not
+ * have been mapped all along: v2 (B) mapped in segment 1 only, v1 (A) in
+ * segment 2, nothing in segment 3, B again in segment 4.  Every segment
+ * begins with what is mapped then, so a version a segment does not show
+ * at or before the time was not mapped then: at segment 3's time nothing
+ * was (the version seen last is A, not B, whose row spans 1 to 4), and
+ * at segment 2's time only A (not B beside it).
+ */
+START_TEST(test_rollback_gap)
+{
+	struct index *ix = open_ix();
+	struct index_reader *q;
+	json_t	*o, *cur, *m;
+	char	 err[512], ha[64], hb[64], name[128];
+	uint8_t	 a[20], b[20];
+	uint64_t i;
+
+	bid(a, 21);
+	bid(b, 22);
+	bidhex(ha, 21);
+	bidhex(hb, 22);
+	for (i = 1; i <= 4; i++) {
+		seg_name(name, sizeof(name), i, T0 + (i - 1) * 10 * SEC);
+		index_segment_open(ix, i, name, T0 + (i - 1) * 10 * SEC);
+		index_add_mapping(ix, "/usr/lib/x86_64-linux-gnu/libc.so.6", a, 20, BID_MMAP2, 1,
+		    T0 + (i - 1) * 10 * SEC, i > 1);
+		if (i == 1)
+			index_add_mapping(ix, "/usr/bin/app", b, 20, BID_MMAP2, 100, T0 + 1 * SEC, 0);
+		if (i == 2)
+			index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 200, T0 + 12 * SEC, 0);
+		if (i == 4)
+			index_add_mapping(ix, "/usr/bin/app", b, 20, BID_MMAP2, 300, T0 + 31 * SEC, 0);
+		if (i < 4)
+			index_segment_close(ix, i, T0 + i * 10 * SEC, 4096, 10, 0, 20);
+	}
+	ck_assert_int_eq(index_flush(ix), 0);
+	q = open_q();
+	/* segment 3: nothing mapped; A the version seen last */
+	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 25 * SEC, &o, err, sizeof(err)), &o, err);
+	cur = json_object_get(o, "current");
+	ck_assert_str_eq(jstr(cur, "build_id"), ha);
+	ck_assert(json_is_false(json_object_get(cur, "mapped")));
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "mapped")), 0);
+	json_decref(o);
+	/* segment 2: A alone */
+	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 12 * SEC, &o, err, sizeof(err)), &o, err);
+	cur = json_object_get(o, "current");
+	ck_assert_str_eq(jstr(cur, "build_id"), ha);
+	m = json_object_get(o, "mapped");
+	ck_assert_uint_eq(json_array_size(m), 1);
+	ck_assert_str_eq(jstr(json_array_get(m, 0), "build_id"), ha);
+	json_decref(o);
+	/* before A, in segment 2: nothing mapped yet, B seen last */
+	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 11 * SEC, &o, err, sizeof(err)), &o, err);
+	cur = json_object_get(o, "current");
+	ck_assert_str_eq(jstr(cur, "build_id"), hb);
+	ck_assert(json_is_false(json_object_get(cur, "mapped")));
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "mapped")), 0);
+	json_decref(o);
+	/* segment 1 after B's mapping, and segment 4's: B */
+	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 5 * SEC, &o, err, sizeof(err)), &o, err);
+	cur = json_object_get(o, "current");
+	ck_assert_str_eq(jstr(cur, "build_id"), hb);
+	ck_assert(json_is_true(json_object_get(cur, "mapped")));
+	json_decref(o);
+	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 31 * SEC, &o, err, sizeof(err)), &o, err);
+	cur = json_object_get(o, "current");
+	ck_assert_str_eq(jstr(cur, "build_id"), hb);
+	ck_assert(json_is_true(json_object_get(cur, "mapped")));
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "mapped")), 1);
+	json_decref(o);
+	/* libc, in every segment's start state: mapped in segment 3 */
+	o = query(index_reader_lookup(q, "/usr/lib/x86_64-linux-gnu/libc.so.6", T0 + 25 * SEC, &o,
+	    err, sizeof(err)), &o, err);
+	ck_assert(json_is_true(json_object_get(json_object_get(o, "current"), "mapped")));
+	json_decref(o);
+	index_reader_close(q);
+	index_close(ix);
+}
+END_TEST
+
 /* Two programs at one path at the same time (two mount namespaces): both mapped. */
 START_TEST(test_two_namespaces)
 {
@@ -2989,6 +3071,7 @@ index_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_replace);
 	tcase_add_test(tc, test_rollback);
+	tcase_add_test(tc, test_rollback_gap);
 	tcase_add_test(tc, test_commit_news);
 	tcase_add_test(tc, test_handoff);
 	tcase_add_test(tc, test_two_namespaces);

@@ -53,8 +53,10 @@ spin_build() {
 rid() { echo "$1$(od -An -tx1 -N19 /dev/urandom | tr -d ' \n')"; }
 ID1=$(rid 11) ID2=$(rid 22) IDA=$(rid 33) IDB=$(rid 44) ID5=$(rid 55)
 ID6=$(rid 66) ID7=$(rid 77)	# ID6 sorts first in a build-id table
+ID8=$(rid 88) ID9=$(rid 99)
 spin_build v1 $ID1; spin_build v2 $ID2; spin_build a $IDA; spin_build b $IDB
 spin_build c $ID5; spin_build u1 $ID6; spin_build u2 $ID7
+spin_build r1 $ID8; spin_build r2 $ID9
 [ "$(readelf_buildid "$T/spin-v1")" = "$ID1" ] || fail "the linker did not take --build-id=0x$ID1"
 
 # perf names a version's functions from the daemon's cache, where the
@@ -97,6 +99,22 @@ run a unshare -m sh -c "mount --bind '$T/nsA/app' '$NS' && exec '$NS' 0.8"
 sleep 1.5
 run b unshare -m sh -c "mount --bind '$T/nsB/app' '$NS' && exec '$NS' 0.8"
 sleep 1.5
+
+# A rollback with gaps: r2 at RB, then r1 (its middle: $rb_mid), a gap of
+# whole segments with neither ($rb_gap), r2 again.  r2's row spans them all,
+# but no segment between its runs shows it mapped (check_rollback).
+RB=$T/bin/pm-rb
+cp "$T/spin-r2" "$RB"
+run rb2 "$RB" 0.3
+sleep 1.5
+cp "$T/spin-r1" "$RB.new" && mv "$RB.new" "$RB"
+rb_mid=$(( $(date +%s%N) + 400000000 ))
+run rb1 "$RB" 0.8
+rb_gap=$(( $(date +%s%N) + 1500000000 ))
+sleep 3
+cp "$T/spin-r2" "$RB.new" && mv "$RB.new" "$RB"
+run rb2b "$RB" 0.3
+sleep 1.2
 
 # While the daemon runs: the rows are there within the commit interval, read-only.
 Q history "$APP" > "$T/h.live" || fail "history while the daemon runs failed"
@@ -216,6 +234,18 @@ check_replaced() {
 
 check_replaced "$APP" "$ID1" "$ID2" v1 v2
 check_replaced "$NS" "$IDA" "$IDB" a b
+
+# The rollback: while r1 ran, r1 alone was mapped (not r2 beside it); in
+# the gap, nothing was, and r1 was the version seen last.
+at_ns() { echo "@$(($1 / 1000000000)).$(printf %09d $(($1 % 1000000000)))"; }
+Q lookup "$RB" "$(at_ns $rb_mid)" > "$T/l" || fail "lookup $RB at $(at_ns $rb_mid) failed"
+jq -e --arg id "$ID8" '.current.build_id == $id and .current.mapped and
+    ([.mapped[].build_id] == [$id])' "$T/l" >/dev/null ||
+	{ cat "$T/l"; fail "lookup $RB while r1 ran: not r1 alone"; }
+Q lookup "$RB" "$(at_ns $rb_gap)" > "$T/l" || fail "lookup $RB at $(at_ns $rb_gap) failed"
+jq -e --arg id "$ID8" '.current.build_id == $id and (.current.mapped | not) and
+    (.mapped == [])' "$T/l" >/dev/null ||
+	{ cat "$T/l"; fail "lookup $RB between r1 and r2's return: not r1, unmapped"; }
 
 # Segments: every file has its row, with the right sizes; ranges contiguous.
 Q segments > "$T/s"
