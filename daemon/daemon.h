@@ -57,6 +57,8 @@ struct perfmapd {
 	char		 state_dir_conf[4096];	/* as configured; conf.state_dir is canonical */
 	uint64_t	 start_wall_ns;
 	uint64_t	 snapshot_wall_ns;	/* the last snapshot (snapshot_pprof's period) */
+	uint64_t	 period_seq;		/* the period's first segment: the first after
+						   the last snapshot's, or this run's first */
 };
 
 /*

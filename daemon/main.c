@@ -264,6 +264,7 @@ start(struct perfmapd *d, int argc, char *argv[], char *err, size_t errlen)
 	if (recorder_init(&d->rec, &d->conf, d->conf.state_dir, &d->bins, argc, argv,
 	    err, errlen) < 0)
 		goto fail_bins;
+	d->period_seq = d->rec.seq + 1;		/* the first segment this run opens */
 	/*
 	 * A disk that filled while the daemon was stopped: the index's -wal
 	 * and -shm, gone after a clean stop, cannot be made again.  The

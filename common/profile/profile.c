@@ -185,9 +185,11 @@ select_segments(const struct profile_req *req, struct segref **out, size_t *nout
 		const char *name = json_string_value(json_object_get(s, "name"));
 		char	 partial[PATH_MAX];
 
-		if (path == NULL || name == NULL || start >= req->until_ns || end <= req->since_ns)
+		if (path == NULL || name == NULL)
 			continue;
-		if (req->seq_min != 0 && (seq < req->seq_min || seq > req->seq_max))
+		/* segments by number: all of them, whatever the wall clock says */
+		if (req->seq_min != 0 ? seq < req->seq_min || seq > req->seq_max :
+		    start >= req->until_ns || end <= req->since_ns)
 			continue;
 		if (n >= PROFILE_MAX_SEGMENTS) {
 			snprintf(err, errlen, "more than %d segments in the window",

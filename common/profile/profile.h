@@ -60,7 +60,7 @@ struct profile_req {
 	uint64_t	 seq_min;	/* 0: any; else only segments seq_min..seq_max */
 	uint64_t	 seq_max;
 	int		 whole;		/* every sample of those segments, whatever its time
-					   (a snapshot's period: its segment, exactly) */
+					   (a snapshot's period: its segments, exactly) */
 	enum profile_format format;
 	int		 fd;		/* the output (perf: must be seekable) */
 };

@@ -606,8 +606,8 @@ capture_profile(struct capture *c, struct control_client *cl, json_t *params, js
 }
 
 void
-capture_profile_period(struct capture *c, const char *segpath, int64_t since_ns,
-    int64_t until_ns)
+capture_profile_period(struct capture *c, const char *segpath, uint64_t first,
+    uint64_t last, int64_t since_ns, int64_t until_ns)
 {
 	struct job *j;
 
@@ -620,6 +620,8 @@ capture_profile_period(struct capture *c, const char *segpath, int64_t since_ns,
 	j->kind = JOB_PROFILE;
 	j->since_ns = since_ns;
 	j->until_ns = until_ns;
+	j->seq_first = first;
+	j->seq_last = last;
 	if ((j->name = strdup(segpath)) == NULL) {
 		free(j);
 		return;
@@ -640,6 +642,8 @@ profile_handoff(struct capture *c, struct job *j)
 	n->kind = JOB_PROFILE;
 	n->since_ns = j->since_ns;
 	n->until_ns = j->until_ns;
+	n->seq_first = j->seq_first;
+	n->seq_last = j->seq_last;
 	pthread_mutex_lock(&c->mu);
 	if (c->stop) {
 		pthread_mutex_unlock(&c->mu);

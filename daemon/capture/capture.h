@@ -97,9 +97,13 @@ int	capture_export(struct capture *, struct control_client *, int more,
  */
 int	capture_profile(struct capture *, struct control_client *, json_t *params,
 	    json_t **err);
-/* The pprof of [SINCE, UNTIL) written beside segment SEGPATH, as SEGPATH.pb.gz. */
-void	capture_profile_period(struct capture *, const char *segpath, int64_t since_ns,
-	    int64_t until_ns);
+/*
+ * The pprof of segments FIRST..LAST, [SINCE, UNTIL) on the wall clock (a
+ * snapshot's period), written beside segment SEGPATH (LAST's) as
+ * SEGPATH.pb.gz.
+ */
+void	capture_profile_period(struct capture *, const char *segpath, uint64_t first,
+	    uint64_t last, int64_t since_ns, int64_t until_ns);
 
 /*
  * JIT maps (perf's /tmp/perf-PID.map convention), from the recorder's

@@ -135,6 +135,7 @@ struct job {
 	struct creq	*req;
 	json_t		*segments;
 	int64_t		 since_ns, until_ns;
+	uint64_t	 seq_first, seq_last;	/* JOB_PROFILE of a period: its segments */
 	int		 all, debuginfod;
 	int		 all_binaries;	/* export: not only those with samples */
 	uint64_t	 exited;	/* JOB_JIT_KEEP: the process is gone, since

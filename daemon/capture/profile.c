@@ -88,26 +88,22 @@ run_profile(struct capture *c, struct job *j)
 		 * The index lists the segment the snapshot closed once its
 		 * writer thread has committed: give it a few seconds.
 		 */
-		const char *base = strrchr(j->name, '/');
-		unsigned long long seq = 0;
 		int	 tries;
 
-		sscanf(base != NULL ? base + 1 : j->name, "perf-%llu-", &seq);
 		/*
-		 * The period is that segment, every sample of it: a sample's
+		 * The period is its segments, every sample of them: a sample's
 		 * time on the wall clock is its segment's reading, and a cut's
 		 * on another segment's may differ by a little (the wall clock
 		 * slewed meanwhile), so a window by time alone could leave a
 		 * sample at the cut in neither period, or in both.
 		 */
-		if (seq != 0) {
-			req.seq_min = req.seq_max = seq;
-			req.whole = 1;
-		}
+		req.seq_min = j->seq_first;
+		req.seq_max = j->seq_last;
+		req.whole = 1;
 		for (tries = 0; ; tries++) {
 			int	 rc = profile_run(&req, &st, err, sizeof(err));
 
-			if (rc == 0 && st.last_seq >= seq)
+			if (rc == 0 && st.last_seq >= j->seq_last)
 				break;
 			if (tries == 50 || (rc < 0 && st.segments > 0))
 				goto fail;

@@ -37,15 +37,18 @@ cmd_snapshot_run(struct control_request *req)
 		return proto_errorf(PROTO_ERR_FAILED, "the segment could not be finished; "
 		    "see the daemon's log");
 	/*
-	 * The period is the segment's: from the previous cut to this one (not
-	 * to this reply, which comes later: what came between was in neither
-	 * period).
+	 * The period: from the previous cut to this one (not to this reply,
+	 * which comes later: what came between was in neither period), every
+	 * segment closed between them, by age or size too, and this one.
 	 */
 	now = r->last_cut_wall_ns != 0 ? r->last_cut_wall_ns : (uint64_t)walltime_now();
 	if (d->conf.snapshot_pprof)
-		capture_profile_period(d->cap, r->last_closed, (int64_t)(d->snapshot_wall_ns ?
-		    d->snapshot_wall_ns : d->start_wall_ns), (int64_t)now);
+		capture_profile_period(d->cap, r->last_closed, d->period_seq <= r->last_closed_seq ?
+		    d->period_seq : r->last_closed_seq, r->last_closed_seq,
+		    (int64_t)(d->snapshot_wall_ns ? d->snapshot_wall_ns : d->start_wall_ns),
+		    (int64_t)now);
 	d->snapshot_wall_ns = now;
+	d->period_seq = r->last_closed_seq + 1;
 	reply = json_pack("{s:s, s:I, s:I, s:I, s:I}", "path", r->last_closed,
 	    "samples", (json_int_t)r->last_stats.samples,
 	    "records", (json_int_t)r->last_stats.records,

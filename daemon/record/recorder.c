@@ -616,6 +616,7 @@ recorder_close_segment(struct recorder *r, uint64_t t_end)
 	}
 	r->st.segments++;
 	snprintf(r->last_closed, sizeof(r->last_closed), "%s", r->seg.path);
+	r->last_closed_seq = r->seg.seq;
 	notify_segment_closed(&r->notify, &r->seg,
 	    stat(r->seg.path, &st) == 0 ? (uint64_t)st.st_size : 0);
 	r->last_stats.samples = r->seg.samples;

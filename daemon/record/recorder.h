@@ -133,6 +133,7 @@ struct recorder {
 	uint64_t	 start_mono_ns;
 	struct recorder_stats st;
 	char		 last_closed[PATH_MAX];
+	uint64_t	 last_closed_seq;	/* its sequence number */
 	uint64_t	 last_cut_wall_ns;	/* the last cut, on the wall clock (as segments read it) */
 	struct {
 		uint64_t samples, records, lost, bytes, nbuildids;

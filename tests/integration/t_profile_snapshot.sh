@@ -2,7 +2,9 @@
 # [segments] snapshot_pprof: each snapshot leaves SEGMENT.pb.gz beside the
 # segment it closed, a pprof of the period since the previous snapshot, for
 # shippers (perfmapd-snapshot.timer runs snapshot).  Period 1 runs one
-# program, period 2 another: each file has its own period's functions only.
+# program, period 2 another: each file has its own period's functions only;
+# a period of several segments (rotations by age between two snapshots)
+# has every sample of them.
 # Off by default, and taken on reload.
 . tests/lib.sh
 need_events
@@ -48,6 +50,34 @@ for s in "$s1" "$s2"; do
 	note "$(basename "$s"): $ss samples in the segment, $ps in its pprof"
 	[ "$ps" = "$ss" ] || fail "$(basename "$s"): its pprof has $ps samples, the segment $ss"
 done
+stop_daemon
+
+# Segments closed by age inside a period are the period's too: with a 1 s
+# rotate_age, the period from one snapshot to the next is several
+# segments, and its pprof holds every sample of them all (before: only
+# the last one's, the one the snapshot closed).
+start_daemon "[record]
+frequency = 499
+drain_interval = 50ms
+[segments]
+rotate_age = 1s
+snapshot_pprof = yes"
+s5=$(ctl snapshot) || fail "snapshot 5"
+"$T/pm-snap1" 2.6
+sleep 0.2
+s6=$(ctl snapshot) || fail "snapshot 6"
+wait_file "$s6.pb.gz"
+seq5=$(basename "$s5" | cut -d- -f2) seq6=$(basename "$s6" | cut -d- -f2)
+n=0 want=0
+for seg in "$T"/state/segments/perf-*.data; do
+	q=$(basename "$seg" | cut -d- -f2)
+	[ "$q" -gt "$seq5" ] && [ "$q" -le "$seq6" ] || continue
+	n=$((n + 1)) want=$((want + $(seg_samples "$seg")))
+done
+[ "$n" -ge 2 ] || fail "the period holds $n segments: the case is not tested"
+got=$(pprof_samples "$s6.pb.gz")
+note "a period of $n segments: $want samples in them, $got in its pprof"
+[ "$got" = "$want" ] || fail "a period of $n segments: its pprof has $got samples, they $want"
 stop_daemon
 
 # off by default
