@@ -207,6 +207,12 @@ size_t	record_name_len(const char *name);
  * named anonymous memory)?  perf looks its code up in /tmp/perf-PID.map.
  */
 int	record_name_is_anon(const char *name);
+/*
+ * A mapping whose build-id is unknown is written under this name (then its
+ * path): a directory of / that no user can make, so no reader finds a file
+ * there (record/sideband.c, mmap_unknown).
+ */
+#define RECORD_UNKNOWN_PREFIX	"//build-id-unknown"
 
 /*
  * A module's name as the kernel gives it (kallsyms' tags, /proc/modules)

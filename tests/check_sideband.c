@@ -674,6 +674,89 @@ START_TEST(test_proof_wall_not_segments)
 }
 END_TEST
 
+/* The MMAP2 records at one address, in the segment's order. */
+struct at_addr {
+	const struct record_layout *l;
+	uint64_t addr;
+	int	 n;
+	char	 name[2][PATH_MAX];	/* the first's and the last's */
+	uint8_t	 idsize[2];
+};
+
+static int
+at_addr_cb(const struct perf_event_header *eh, void *arg)
+{
+	struct at_addr *s = arg;
+	struct record rec;
+	int	 k;
+
+	if (eh->type != PERF_RECORD_MMAP2 || record_decode(eh, eh->size, s->l, &rec) < 0 ||
+	    rec.mmap.addr != s->addr)
+		return 0;
+	k = s->n++ == 0 ? 0 : 1;
+	snprintf(s->name[k], sizeof(s->name[k]), "%s", rec.mmap.filename);
+	s->idsize[k] = rec.mmap.build_id_size;
+	return 0;
+}
+
+/*
+ * A library mapped where another was (dlclose, then dlopen at the same
+ * address), and its build-id cannot be proven (rewritten since the
+ * mapping): perf keeps the map a segment showed last at an address, so
+ * with nothing written it showed the first library's functions for the
+ * second's samples.  A placeholder ends that map: a name no file has on
+ * the reading host, no build-id, so the samples are [unknown].
+ */
+START_TEST(test_unknown_ends_map)
+{
+	struct harness h;
+	struct recorder *r;
+	struct perfdata_attr a;
+	struct perfdata_meta m;
+	struct perfdata_file f;
+	struct at_addr s;
+	struct record_layout l;
+	char	 cmd[512], err[256];
+	uint64_t t;
+
+	setup(&h, 1);
+	r = h.r;
+	seg_open(&h, &a);
+	put_file(&h, 0, 0, 0x10000, mono_ns());
+	drain_all(r, mono_ns() + 1);
+	ck_assert_uint_eq(r->st.mmaps_user_id, 1);
+	t = mono_ns();
+	usleep(100 * 1000);
+	snprintf(cmd, sizeof(cmd), "cp /usr/bin/false %s", h.path2);
+	ck_assert_int_eq(system(cmd), 0);
+	put_file(&h, 0, 1, 0x10000, t);
+	drain_all(r, mono_ns() + 1);
+	ck_assert_uint_eq(r->st.mmaps_user_id, 1);
+	ck_assert_uint_eq(r->st.unknown[BIDC_CHANGED], 1);
+	memset(&m, 0, sizeof(m));
+	m.hostname = m.osrelease = m.arch = m.version = "check";
+	m.clockid = CLOCK_MONOTONIC;
+	r->seg.t_end = mono_ns();
+	ck_assert_int_eq(segment_close(&r->seg, &a, 1, &m), 0);
+	ck_assert_msg(perfdata_open(&f, r->seg.path, err, sizeof(err)) == 0, "%s", err);
+	memset(&s, 0, sizeof(s));
+	l = r->ev.sb_layout;
+	l.build_id = 1;		/* the segment's MMAP2s in the build-id form */
+	s.l = &l;
+	s.addr = 0x10000;
+	ck_assert_int_ge(perfdata_walk(&f, at_addr_cb, &s), 0);
+	perfdata_file_close(&f);
+	ck_assert_str_eq(s.name[0], h.path);
+	ck_assert_uint_gt(s.idsize[0], 0);
+	ck_assert_msg(s.n == 2, "%d records at the address: perf keeps %s's map for the "
+	    "unproven mapping", s.n, h.path);
+	ck_assert_uint_eq(s.idsize[1], 0);
+	ck_assert_msg(strncmp(s.name[1], "//", 2) == 0 && strstr(s.name[1], h.path2) != NULL,
+	    "the placeholder is named %s", s.name[1]);
+	teardown(&h);
+}
+END_TEST
+
 /*
  * A step of the wall clock (wallclock.h) after a mapping of a pinned file:
  * the pin goes, the mapping has no build-id ("clock"); the next mapping,
@@ -806,6 +889,7 @@ sideband_suite(void)
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_proof_wall_not_segments);
+	tcase_add_test(tc, test_unknown_ends_map);
 	tcase_add_test(tc, test_clock_step);
 	tcase_add_test(tc, test_unseen_read_then_pin);
 	tcase_add_test(tc, test_unknown_namespace);

@@ -30,10 +30,11 @@
  *	read by perfmapd under the provenance rule (buildid_reader.h):
  *	    rewritten as MMAP2 in the build-id form
  *	no build-id can be proven: counted by cause, published as unresolved,
- *	    kept in the model, and not written.  Stock perf reads a mapping
- *	    without a build-id from whatever file is at its path when the
- *	    report runs, which may be another binary: its symbols would be
- *	    shown for these samples.  Without the record they are [unknown].
+ *	    kept in the model, and written as a placeholder (mmap_unknown).
+ *	    Stock perf reads a mapping without a build-id from whatever file
+ *	    is at its path when the report runs, which may be another binary:
+ *	    its symbols would be shown for these samples.  With the
+ *	    placeholder they are [unknown].
  * A mapping of anything else (anonymous memory, [vdso], a memfd) is
  * written as the kernel gave it, a leaked build-id flag cleared (record.h).
  */
@@ -239,10 +240,25 @@ record_t(const struct record *rec)
 	    rec->task.time : 0;
 }
 
-/* A file mapping without a provable build-id: counted, published, not written. */
+/*
+ * A file mapping without a provable build-id: counted, published, and
+ * written as a placeholder.  Not as itself: stock perf reads a mapping
+ * without a build-id from whatever file is at its path when the report
+ * runs (sideband.c's head).  But not left out either: perf keeps the map
+ * the segment showed last at these addresses (a library dlclose'd, this
+ * one dlopen'ed where it was), and would show its functions for this
+ * mapping's samples.  The placeholder ends that map: the file's name
+ * under RECORD_UNKNOWN_PREFIX, a directory of / that no user can make on
+ * the reading host, no build-id, no inode: perf finds no file, and the
+ * samples are [unknown] (the engine's too: common/profile/).
+ */
 static void
 mmap_unknown(struct recorder *r, struct record *rec, int cause)
 {
+	struct record_mmap pm = rec->mmap;
+	char	 name[PATH_MAX];
+	size_t	 n;
+
 	r->st.mmaps_no_id++;
 	r->st.unknown[(unsigned)cause < BIDC_NCAUSES ? cause : BIDC_ERROR]++;
 	log_debug("build-id of %s (pid %u, %llx-%llx) unknown: %s", rec->mmap.filename,
@@ -251,6 +267,15 @@ mmap_unknown(struct recorder *r, struct record *rec, int cause)
 	notify_unresolved(&r->notify, rec->mmap.filename, cause, recorder_wall(r, rec));
 	if (model_add_map(&r->model, &rec->mmap, BID_NONE, BINARY_NONE) < 0)
 		log_warnx("model: out of memory");
+	snprintf(name, sizeof(name), "%s%s", RECORD_UNKNOWN_PREFIX, rec->mmap.filename);
+	pm.filename = name;
+	pm.has_inode = 0;
+	pm.maj = pm.min = 0;
+	pm.ino = pm.ino_generation = 0;
+	pm.build_id_size = 0;
+	n = record_build_mmap2_plain(r->scratch, &pm, rec->misc & ~PERF_RECORD_MISC_MMAP_BUILD_ID,
+	    &r->ev.sb_layout, &rec->sid);
+	recorder_write(r, r->scratch, n, 1);
 }
 
 /*
