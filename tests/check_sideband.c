@@ -482,14 +482,19 @@ END_TEST
  * where the passes stopped taking records, so what the rings still hold
  * follows its start state.  Before, it started at the clock's now, after
  * records that then went into it: perf sorted them before the start
- * state's maps, and could not name them.
+ * state's maps, and could not name them.  BLOCKED: the side-band waits for
+ * a read at a time before the last pass's limit; the model knows the maps
+ * only up to then, so the segment starts there, not at the limit (before,
+ * its start state, stamped at the limit, came after the side-band records
+ * between the two, an exec's among them, and perf took the old maps).
  */
-START_TEST(test_reopen_at_limit)
+static void
+reopen_case(int blocked)
 {
 	struct harness h;
 	struct recorder *r;
 	struct perfdata_attr a;
-	uint64_t now;
+	uint64_t now, want;
 
 	setup(&h, 1);
 	r = h.r;
@@ -502,17 +507,32 @@ START_TEST(test_reopen_at_limit)
 	r->seq = 1;
 	now = mono_ns();
 	r->limit = now - 30 * 1000000ULL;		/* the last pass's */
+	want = now - 10 * 1000000ULL;
+	if (blocked)
+		r->blocked = want = now - 60 * 1000000ULL;
 	put_file(&h, 0, 0, 0x10000, now - 10 * 1000000ULL);	/* still in its ring */
 	recorder_check_rotate(r);
 	ck_assert(r->seg.open);
-	ck_assert_msg(r->seg.t_start <= now - 10 * 1000000ULL, "the segment opened again "
-	    "starts %llu ns after a record it holds", (unsigned long long)(r->seg.t_start -
-	    (now - 10 * 1000000ULL)));
+	ck_assert_msg(r->seg.t_start <= want, "the segment opened again starts %llu ns "
+	    "after %s", (unsigned long long)(r->seg.t_start - want),
+	    blocked ? "the side-band's wait" : "a record it holds");
+	r->blocked = 0;
 	segment_abandon(&r->seg);
 	kinfo_free(&r->kinfo);
 	hostinfo_free(&r->host);
 	r->ev.sb_ids = NULL;
 	teardown(&h);
+}
+
+START_TEST(test_reopen_at_limit)
+{
+	reopen_case(0);
+}
+END_TEST
+
+START_TEST(test_reopen_while_blocked)
+{
+	reopen_case(1);
 }
 END_TEST
 
@@ -896,6 +916,7 @@ sideband_suite(void)
 	tcase_add_test(tc, test_finish_after_cut);
 	tcase_add_test(tc, test_stale_limit_not_future);
 	tcase_add_test(tc, test_reopen_at_limit);
+	tcase_add_test(tc, test_reopen_while_blocked);
 	tcase_add_test(tc, test_unknown_namespace_pid_reused);
 	tcase_add_test(tc, test_jit_watch_retried);
 	tcase_add_test(tc, test_two_rings_mixed);

@@ -783,7 +783,7 @@ void
 recorder_check_rotate(struct recorder *r)
 {
 	const struct config *c = r->conf;
-	uint64_t now;
+	uint64_t now, t;
 
 	if (r->cut != 0)
 		return;		/* one is under way */
@@ -803,11 +803,15 @@ recorder_check_rotate(struct recorder *r)
 		 * A segment could not be opened (disk full?): try again, from
 		 * where the passes stopped taking records (they went nowhere):
 		 * those stamped since are still in the rings, and go into it,
-		 * after its start state, not before.
+		 * after its start state, not before.  Where the side-band
+		 * waits for a read, if earlier: the model (the start state)
+		 * is as it stood then, and its records from then on follow.
 		 */
 		now = mono_ns();
-		if (recorder_open_segment(r, r->limit != 0 && r->limit < now ? r->limit : now,
-		    NULL) == 0)
+		t = r->limit != 0 && r->limit < now ? r->limit : now;
+		if (r->blocked != 0 && r->blocked < t)
+			t = r->blocked;
+		if (recorder_open_segment(r, t, NULL) == 0)
 			segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms,
 			    &r->notify);
 		return;
