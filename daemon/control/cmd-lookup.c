@@ -18,16 +18,18 @@
 
 /*
  * Which binaries live processes map: a walk of the model's maps, on the
- * loop.  For a path, its answer stands while no map of a binary of that
- * path was let go since (the model remembers the binaries of the maps let
- * go) and no binary was pruned (their ids are reused); else the walk is
- * made again, but at most once a second however many lookups come (any
- * user may ask, with public_queries): a lookup that comes sooner has no
- * live versions, and its answer is the index's alone.  A binary mapped
- * after the walk is not in it: the index's answer too.  Never a version
- * that is not mapped: before, the walk stood for a second whatever
- * happened, and a version whose process had exited since was answered
- * current and mapped.
+ * loop, at most once a second however many lookups come (any user may
+ * ask, with public_queries).  Between walks, a binary's bit stands while
+ * none of its maps was let go since the walk (the model notes when each
+ * binary's last was, model_gone_at): one that was may be mapped no more,
+ * and is not answered mapped.  A binary mapped after the walk is not in
+ * it: the index's answer.  When binaries were pruned since (their ids are
+ * reused), the walk stands for nothing, and a lookup within the second
+ * has the index's answer alone.  Never a version that is not mapped:
+ * before, the walk stood for a second whatever happened (a version whose
+ * process had exited since was answered current and mapped), and then
+ * for nothing once more than 256 maps anywhere were let go (on a busy
+ * host, every running binary was "not mapped" to a second lookup).
  */
 #define LIVE_MIN_GAP_NS	1000000000ULL
 
@@ -49,33 +51,14 @@ live_cb(struct model_proc *p, void *arg)
 	return 0;
 }
 
-/* Does the walk still stand for the binaries of the path whose hash is H? */
 static int
-live_holds(struct recorder *r, uint64_t h)
-{
-	const struct model *m = &r->model;
-	struct binary *b;
-	uint64_t i;
-
-	if (live.bits == NULL || live.gen != r->bins_gen || m->ngone - live.ngone > MODEL_GONE_RING)
-		return 0;
-	for (i = live.ngone; i < m->ngone; i++)
-		if ((b = binaries_at(r->bins, m->gone_bins[i % MODEL_GONE_RING])) != NULL &&
-		    b->path != NULL && b->path_hash == h)
-			return 0;
-	return 1;
-}
-
-static int
-live_fresh(struct recorder *r, uint64_t h)
+live_fresh(struct recorder *r)
 {
 	uint64_t now = mono_ns();
 	uint8_t	*nb;
 
-	if (live_holds(r, h))
-		return 0;
 	if (live.bits != NULL && now - live.at < LIVE_MIN_GAP_NS)
-		return -1;
+		return live.gen == r->bins_gen ? 0 : -1;
 	if ((nb = realloc(live.bits, r->bins->n > 0 ? r->bins->n : 1)) == NULL)
 		return -1;
 	live.bits = nb;
@@ -100,11 +83,12 @@ live_versions(struct recorder *r, const char *path)
 
 	/* by the path's hash: a user's many long names cost a compare each, not a scan */
 	h = hash_str(path, HASH_INIT);
-	if (r->bins == NULL || live_fresh(r, h) < 0)
+	if (r->bins == NULL || live_fresh(r) < 0)
 		return NULL;
 	arr = json_array();
 	for (i = 0; i < live.n && json_array_size(arr) < INDEX_LIVE_MAX; i++)
-		if (live.bits[i] && (b = binaries_at(r->bins, (uint32_t)i)) != NULL &&
+		if (live.bits[i] && model_gone_at(&r->model, (uint32_t)i) <= live.ngone &&
+		    (b = binaries_at(r->bins, (uint32_t)i)) != NULL &&
 		    b->path != NULL && b->bidsize != 0 && b->kind == BINARY_USER &&
 		    b->path_hash == h && strcmp(b->path, path) == 0) {
 			buildid_to_hex(b->bid, b->bidsize, hex);

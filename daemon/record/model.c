@@ -203,12 +203,37 @@ file_put(struct model *m, struct model_file *f)
 	m->idle_next = (m->idle_next + 1) % FILES_IDLE;
 }
 
-/* MM is let go: its file put, its binary remembered (model.h: gone_bins). */
+/* MM is let go: its file put, its binary's time noted (model.h: gone_at). */
 static void
 map_gone(struct model *m, const struct model_map *mm)
 {
-	m->gone_bins[m->ngone++ % MODEL_GONE_RING] = mm->bin;
+	m->ngone++;
+	if (mm->bin != UINT32_MAX) {		/* BINARY_NONE */
+		if (mm->bin >= m->ngone_at) {
+			size_t	 n = m->ngone_at * 2 > (size_t)mm->bin + 1 ? m->ngone_at * 2 :
+			    (size_t)mm->bin + 1;
+			uint64_t *v = reallocarray(m->gone_at, n, sizeof(*v));
+
+			if (v == NULL) {
+				m->gone_lost = m->ngone;
+				file_put(m, mm->file);
+				return;
+			}
+			memset(v + m->ngone_at, 0, (n - m->ngone_at) * sizeof(*v));
+			m->gone_at = v;
+			m->ngone_at = n;
+		}
+		m->gone_at[mm->bin] = m->ngone;
+	}
 	file_put(m, mm->file);
+}
+
+uint64_t
+model_gone_at(const struct model *m, uint32_t bin)
+{
+	uint64_t at = bin < m->ngone_at ? m->gone_at[bin] : 0;
+
+	return at > m->gone_lost ? at : m->gone_lost;
 }
 
 /* ---- processes ------------------------------------------------------------ */
@@ -287,6 +312,7 @@ model_free(struct model *m)
 	for (i = 0; i < FILES_IDLE; i++)
 		if (m->idle[i] != NULL && m->idle[i]->refs == 0)
 			free(m->idle[i]);
+	free(m->gone_at);
 	free(m->slots);
 	free(m->fbuckets);	/* empty but for the idle: each map's file went with it */
 	memset(m, 0, sizeof(*m));

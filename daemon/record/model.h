@@ -81,9 +81,6 @@ struct model_slot {
 	struct model_proc *p;		/* NULL: empty; model.c's tomb: removed in a walk */
 };
 
-/* Maps let go, remembered by binary (cmd-lookup.c: is a walk of the maps still good?) */
-#define MODEL_GONE_RING	256
-
 struct model {
 	struct model_slot *slots;	/* a power of two, at most half used */
 	size_t		 nslots;
@@ -101,9 +98,16 @@ struct model {
 	struct model_proc *spare;	/* gone, kept for reuse (next) */
 	size_t		 nspare;
 	int		 walking;	/* in model_foreach: no moving slots */
-	/* the binaries of the last maps let go (a ring), and how many ever were */
-	uint32_t	 gone_bins[MODEL_GONE_RING];
+	/*
+	 * Maps let go, by binary (cmd-lookup.c: does a walk of the maps still
+	 * stand for a binary?): how many ever were, and by binary id the
+	 * count when one of its maps last was; gone_lost, the count when a
+	 * binary's could not be kept (out of memory): no walk before stands.
+	 */
 	uint64_t	 ngone;
+	uint64_t	*gone_at;
+	size_t		 ngone_at;
+	uint64_t	 gone_lost;
 	/*
 	 * A process's maps at most (the kernel's vm.max_map_count: it can
 	 * have no more): perf has no munmap record, so a map leaves only
@@ -120,6 +124,8 @@ struct model {
 
 int	model_init(struct model *);
 void	model_free(struct model *);
+/* The count of maps let go (ngone) when one of binary BIN's last was; 0: never. */
+uint64_t model_gone_at(const struct model *, uint32_t bin);
 
 struct model_proc *model_find(struct model *, uint32_t pid);
 /* The thread's name, or NULL. */

@@ -112,6 +112,20 @@ kill "$up"; wait "$up" 2>/dev/null
 jq -e --arg id "$up1" '(.current.build_id != $id or (.current.mapped | not)) and
 	([.mapped[] | select(.build_id == $id)] | length) == 0' "$T/up2.json" > /dev/null ||
 	{ cat "$T/up2.json"; fail "lookup after an upgrade: v1, exited, answered mapped"; }
+# Two lookups within a second while the host forks and exits (more maps
+# let go than the model once remembered, 256): the second still answers
+# the running pm-spin mapped (before, it had no walk of the live maps, and
+# the index alone said "not mapped" of every running binary).
+( i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done ) & churn=$!
+sleep 0.3
+ctl --json lookup "$T/pm-spin" > "$T/l1.json" || fail "lookup during the churn"
+sleep 0.3
+ctl --json lookup "$T/pm-spin" > "$T/l2.json" || fail "lookup during the churn"
+wait "$churn"
+for f in l1 l2; do
+	jq -e --arg id "$pmid" '.current.build_id == $id and .current.mapped' "$T/$f.json" \
+		> /dev/null || { cat "$T/$f.json"; fail "lookup during a fork churn ($f): the running pm-spin is not mapped"; }
+done
 # (100 ms back: the daemon may have started less than a second ago on a fast machine,
 # and nothing is known of a path before it)
 ctl lookup "$T/pm-spin" --at -100ms --json | grep -q "$pmid" || fail "lookup --at --json"
