@@ -32,6 +32,7 @@
 #define PROTO_ERR_NOMETHOD	"org.varlink.service.MethodNotFound"
 #define PROTO_ERR_NOTIMPL	"org.varlink.service.MethodNotImplemented"
 #define PROTO_ERR_NOIFACE	"org.varlink.service.InterfaceNotFound"
+#define PROTO_ERR_MORE		"org.varlink.service.ExpectedMore"
 #define PROTO_ERR_DENIED	"io.perfmap.PermissionDenied"
 #define PROTO_ERR_PROTOCOL	"io.perfmap.ProtocolError"
 #define PROTO_ERR_FAILED	"io.perfmap.Failed"

@@ -31,7 +31,7 @@ cmd_snapshot_run(struct control_request *req)
 	if (control_param_bool(req, "store", &store, &err) < 0)
 		return err;
 	if (store && !req->more)
-		return proto_invalid("store");
+		return proto_error(PROTO_ERR_MORE, json_object());
 	r->last_closed[0] = '\0';
 	if (recorder_rotate(r, ROTATE_REQUEST) < 0 || r->last_closed[0] == '\0')
 		return proto_errorf(PROTO_ERR_FAILED, "the segment could not be finished; "

@@ -333,15 +333,19 @@ allowed(const struct control_client *c, const struct control_command *e)
 	return c->ctrl->d->conf.readonly_public;
 }
 
-/* org.varlink.service: GetInfo and GetInterfaceDescription. */
+/* org.varlink.service: GetInfo and GetInterfaceDescription; NULL: no such method. */
 static json_t *
-service_call(const char *name, json_t *params)
+service_call(const char *name, json_t *params, const struct proto_call *pc)
 {
 	const struct control_interface *iface;
 	json_t	*v, *names;
 	const char *key;
 	unsigned i;
 
+	if (strcmp(name, "GetInfo") != 0 && strcmp(name, "GetInterfaceDescription") != 0)
+		return NULL;
+	if (pc->upgrade)
+		return proto_error(PROTO_ERR_NOTIMPL, json_pack("{s:s}", "method", pc->method));
 	if (strcmp(name, "GetInfo") == 0) {
 		if (json_object_size(params) > 0)
 			return proto_invalid(json_object_iter_key(json_object_iter(params)));
@@ -406,17 +410,20 @@ call(struct control_client *c, json_t *msg, const struct proto_call *pc)
 	if (iface == NULL)
 		return proto_error(PROTO_ERR_NOIFACE, json_pack("{s:s%}", "interface",
 		    pc->method, (size_t)(dot - pc->method)));
-	/* No method changes the connection's protocol. */
-	if (pc->upgrade)
-		return proto_error(PROTO_ERR_NOTIMPL, json_pack("{s:s}", "method", pc->method));
+	/*
+	 * No method changes the connection's protocol: an upgrade of one that
+	 * exists is not implemented, of one that does not, not found.
+	 */
 	if (strcmp(iface->name, "org.varlink.service") == 0) {
-		json_t	*reply = service_call(dot + 1, params);
+		json_t	*reply = service_call(dot + 1, params, pc);
 
 		return reply != NULL ? reply : proto_error(PROTO_ERR_NOMETHOD,
 		    json_pack("{s:s}", "method", pc->method));
 	}
 	if ((e = control_find_method(pc->method)) == NULL)
 		return proto_error(PROTO_ERR_NOMETHOD, json_pack("{s:s}", "method", pc->method));
+	if (pc->upgrade)
+		return proto_error(PROTO_ERR_NOTIMPL, json_pack("{s:s}", "method", pc->method));
 	if (!allowed(c, e))
 		return proto_errorf(PROTO_ERR_DENIED, "%s needs root or membership "
 		    "of group %s (uid %u is neither)", e->name, c->ctrl->d->conf.control_group,

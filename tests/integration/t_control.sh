@@ -73,7 +73,7 @@ jq -s -e --arg id "$(readelf_buildid "$T/pm-spin")" --arg t "$T/" '
 	([.[] | select(.status == "FAIL" and (.path | startswith($t)))] | length) == 0' \
 	"$T/snapstore.json" > /dev/null || { tail -20 "$T/snapstore.json"; fail "snapshot --store --json"; }
 printf '{"method":"io.perfmap.Snapshot","parameters":{"store":true}}\0' |
-	"$T/ctlclient" "$S" raw | grep -q 'InvalidParameter' || fail "store without more accepted"
+	"$T/ctlclient" "$S" raw | grep -q 'org.varlink.service.ExpectedMore' || fail "store without more accepted"
 ctl status | grep -q '^cache .* captured' || fail "status shows no cache figures"
 
 # the index queries, through the socket, both forms

@@ -469,6 +469,10 @@ func checkRawErrors() {
 		{`{"method":"io.perfmap.Nope"}`, "org.varlink.service.MethodNotFound"},
 		{`{"method":"com.example.Nope"}`, "org.varlink.service.InterfaceNotFound"},
 		{`{"method":"io.perfmap.Ping","upgrade":true}`, "org.varlink.service.MethodNotImplemented"},
+		// a method that does not exist is not found, upgrade or not
+		{`{"method":"io.perfmap.Nope","upgrade":true}`, "org.varlink.service.MethodNotFound"},
+		// a method that needs "more" says so in the standard error
+		{`{"method":"io.perfmap.Snapshot","parameters":{"store":true}}`, "org.varlink.service.ExpectedMore"},
 		{`{"method":"io.perfmap.Ping","parameters":{"x":1}}`, "org.varlink.service.InvalidParameter"},
 		{`{"method":"io.perfmap.Store","parameters":{"since":"not a time"}}`, "org.varlink.service.InvalidParameter"},
 		{`{"method":"io.perfmap.Lookup","parameters":{"path":"/nonexistent/varlinkcheck"}}`, "io.perfmap.NotFound"},
@@ -491,15 +495,20 @@ func checkRawErrors() {
 		}
 		name := m.Error[strings.LastIndex(m.Error, ".")+1:]
 		in := ifaces[m.Error[:strings.LastIndex(m.Error, ".")]]
+		declared := false
 		for _, e := range in.Errors {
 			if e.Name == name {
+				declared = true
 				if cerr := conforms(in, e.Type, decode(m.Parameters), m.Error); cerr != nil {
 					fail("%s: %v", tc.msg, cerr)
 				}
 			}
 		}
+		if !declared {
+			fail("%s: %s is not declared by its interface's description", tc.msg, m.Error)
+		}
 	}
-	note("standard errors carry exactly their declared parameters")
+	note("standard errors are declared, and carry exactly their declared parameters")
 }
 
 func checkStandardErrors(c *varlink.Connection) {
