@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -846,6 +847,95 @@ START_TEST(test_rollback_gap)
 	ck_assert(json_is_true(json_object_get(json_object_get(o, "current"), "mapped")));
 	json_decref(o);
 	index_reader_close(q);
+	index_close(ix);
+}
+END_TEST
+
+/* Readers back to back: at every moment one of two holds a snapshot. */
+struct wal_readers {
+	char		 path[256];
+	int		 stop;		/* atomics: the test's thread and the readers' */
+	int		 nsnap;
+};
+
+static void *
+wal_readers_main(void *arg)
+{
+	struct wal_readers *w = arg;
+	sqlite3	*db[2];
+	int	 i = 0;
+
+	if (sqlite3_open_v2(w->path, &db[0], SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+	    sqlite3_open_v2(w->path, &db[1], SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		return NULL;		/* no snapshot: nsnap 0 fails the test */
+	sqlite3_exec(db[0], "BEGIN; SELECT count(*) FROM segments", NULL, NULL, NULL);
+	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
+		usleep(20 * 1000);
+		i ^= 1;
+		sqlite3_exec(db[i], "BEGIN; SELECT count(*) FROM segments", NULL, NULL, NULL);
+		sqlite3_exec(db[i ^ 1], "COMMIT", NULL, NULL, NULL);
+		__atomic_add_fetch(&w->nsnap, 1, __ATOMIC_RELAXED);
+	}
+	sqlite3_exec(db[i], "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(db[0]);
+	sqlite3_close(db[1]);
+	return NULL;
+}
+
+/*
+ * Queries back to back (a user's, each within its deadline) keep some
+ * snapshot open at every moment, and a checkpoint that does not wait for
+ * them never copies the whole WAL back: it grew without bound (past
+ * db_max_size, which counts the file alone).  Past WAL_TRUNCATE_FRAMES the
+ * writer waits for the readers of the old frames and empties it.
+ */
+START_TEST(test_wal_readers)
+{
+	struct index *ix = open_ix();
+	struct index_stats st;
+	struct wal_readers w;
+	struct stat sb;
+	pthread_t th;
+	char	 name[128], path[PATH_MAX];
+	uint8_t	 id[20];
+	off_t	 most = 0;
+	int	 i, j;
+
+	seg_name(name, sizeof(name), 1, T0);
+	index_segment_open(ix, 1, name, T0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	memset(&w, 0, sizeof(w));
+	snprintf(w.path, sizeof(w.path), "%s/index.db", state);
+	ck_assert_int_eq(pthread_create(&th, NULL, wal_readers_main, &w), 0);
+	snprintf(path, sizeof(path), "%s/index.db-wal", state);
+	for (i = 0; i < 5000; i++) {
+		for (j = 0; j < 40; j++) {
+			char	 p[256];
+
+			snprintf(p, sizeof(p), "/opt/wal/%0150d/lib-%d-%d.so", i, i, j);
+			memset(id, 0, sizeof(id));
+			memcpy(id, &i, sizeof(i));
+			memcpy(id + 4, &j, sizeof(j));
+			index_add_mapping(ix, p, id, 20, BID_MMAP2, 100, T0 + (uint64_t)i * SEC, 0);
+		}
+		ck_assert_int_eq(index_flush(ix), 0);
+		ck_assert_int_eq(stat(path, &sb), 0);
+		if (sb.st_size > most)
+			most = sb.st_size;
+		index_get_stats(ix, &st);
+		if (st.wal_restarts >= 2 || most > (off_t)(96 << 20))
+			break;
+	}
+	__atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	ck_assert_int_gt(w.nsnap, 10);
+	fprintf(stderr, "test_wal_readers: %d transactions, the WAL at most %lld bytes, "
+	    "emptied %llu times, %d snapshots\n", i, (long long)most,
+	    (unsigned long long)st.wal_restarts, w.nsnap);
+	ck_assert_msg(st.wal_restarts >= 2, "with readers back to back, the WAL grew to %lld "
+	    "bytes in %d transactions and was never emptied", (long long)most, i);
+	ck_assert_msg(most <= (off_t)(WAL_TRUNCATE_FRAMES + 1024) * 16384, "the WAL grew to "
+	    "%lld bytes", (long long)most);
 	index_close(ix);
 }
 END_TEST
@@ -3072,6 +3162,7 @@ index_suite(void)
 	tcase_add_test(tc, test_replace);
 	tcase_add_test(tc, test_rollback);
 	tcase_add_test(tc, test_rollback_gap);
+	tcase_add_test(tc, test_wal_readers);
 	tcase_add_test(tc, test_commit_news);
 	tcase_add_test(tc, test_handoff);
 	tcase_add_test(tc, test_two_namespaces);

@@ -207,6 +207,8 @@ cmd_status_run(struct control_request *req)
 	    json_integer((json_int_t)is.rows_written));
 	json_object_set_new(json_object_get(out, "index"), "pruned",
 	    json_integer((json_int_t)is.pruned));
+	json_object_set_new(json_object_get(out, "index"), "wal_restarts",
+	    json_integer((json_int_t)is.wal_restarts));
 	json_object_set_new(json_object_get(out, "index"), "binaries",
 	    json_integer((json_int_t)binaries_live(&d->bins)));
 	return proto_reply(out, 0);

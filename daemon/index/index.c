@@ -370,6 +370,7 @@ index_get_stats(struct index *ix, struct index_stats *s)
 	s->errors = ix->w_errors;
 	s->pruned = ix->w_pruned;
 	s->prune_runs = ix->w_prune_runs;
+	s->wal_restarts = ix->w_wal_restarts;
 	pthread_mutex_unlock(&ix->mu);
 }
 

@@ -58,6 +58,7 @@ struct index_stats {
 	uint64_t	 errors;		/* failed batches */
 	uint64_t	 pruned;		/* rows of history forgotten above db_max_size */
 	uint64_t	 prune_runs;		/* looks for such rows (a scan of every object) */
+	uint64_t	 wal_restarts;		/* WALs readers kept, emptied after them */
 };
 
 /*

@@ -24,6 +24,12 @@
 #define RETENTION_EVERY_NS (3600ULL * 1000000000ULL)
 #define WAL_IDLE_FRAMES	1024		/* checkpoint when idle past this (16 MiB of WAL) */
 #define WAL_MAX_FRAMES	8192		/* ... and even when busy past this (128 MiB) */
+/*
+ * Past this, a checkpoint that readers kept from copying the whole WAL
+ * (queries back to back, each holding the snapshot it began in) waits for
+ * them and starts the WAL over (32 MiB): else it grew without bound.
+ */
+#define WAL_TRUNCATE_FRAMES (2 * WAL_IDLE_FRAMES)
 
 #define OBJ_IN_DIRTY	0x01	/* on the dirty list */
 #define OBJ_DIRTY	0x02	/* object row changed */
@@ -171,6 +177,7 @@ struct index {
 	uint64_t	 w_prune_used;	/* ... at this size (writer) */
 	uint64_t	 w_prune_runs;	/* looks for history to forget above db_max_size */
 	uint64_t	 w_pruned;	/* history rows pruned above max_size */
+	uint64_t	 w_wal_restarts;	/* writer_checkpoint's waits for readers */
 	int		 w_full_logged;	/* writer thread only */
 	int		 wal_frames;	/* in the WAL since the last checkpoint */
 };

@@ -1218,6 +1218,39 @@ writer_prune(struct index *ix)
 	}
 }
 
+/*
+ * Copy the WAL back into the file, without waiting for readers: a
+ * reader's snapshot keeps the frames it may read.  With queries back to
+ * back (a user's, each up to QUERIER_MAX_MS) some snapshot always held
+ * some frames, the WAL was never started over, and it grew without bound,
+ * uncounted by db_max_size.  Past WAL_TRUNCATE_FRAMES such a checkpoint is
+ * done again waiting for the readers of the old frames (the busy timeout:
+ * the queries' deadline is well within it; a reader that begins meanwhile
+ * reads the file, not the WAL), and the WAL is emptied.
+ */
+static void
+writer_checkpoint(struct index *ix)
+{
+	int	 nlog = 0, ncopied = 0;
+
+	if (sqlite3_wal_checkpoint_v2(ix->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &nlog,
+	    &ncopied) != SQLITE_OK) {
+		log_warnx("index: checkpoint: %s", sqlite3_errmsg(ix->db));
+		return;
+	}
+	if (ncopied >= nlog || nlog < WAL_TRUNCATE_FRAMES)
+		return;
+	if (sqlite3_wal_checkpoint_v2(ix->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &nlog,
+	    &ncopied) != SQLITE_OK)
+		log_warnx("index: checkpoint of a WAL of %d pages that readers kept: %s", nlog,
+		    sqlite3_errmsg(ix->db));
+	else {
+		pthread_mutex_lock(&ix->mu);
+		ix->w_wal_restarts++;
+		pthread_mutex_unlock(&ix->mu);
+	}
+}
+
 /* After each commit (writer thread): how big the WAL has grown. */
 int
 writer_wal_cb(void *arg, sqlite3 *db, const char *name, int frames)
@@ -1265,9 +1298,7 @@ writer_main(void *arg)
 			 * a writer that is never idle still checkpoints.
 			 */
 			pthread_mutex_unlock(&ix->mu);
-			if (sqlite3_wal_checkpoint_v2(ix->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
-			    NULL, NULL) != SQLITE_OK)
-				log_warnx("index: checkpoint: %s", sqlite3_errmsg(ix->db));
+			writer_checkpoint(ix);
 			pthread_mutex_lock(&ix->mu);
 			ix->wal_frames = 0;
 		}
