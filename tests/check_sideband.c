@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -536,6 +538,78 @@ START_TEST(test_reopen_while_blocked)
 }
 END_TEST
 
+/*
+ * A segment opened on a full disk where no room can be made (no segment
+ * to delete), its start state past the write buffer's 1 MiB: the start
+ * state's writing fails part way.  Such a segment is not kept: the
+ * records after it would have no maps, no comm, for a whole rotate_age
+ * (before, it was).  It is dropped, and opened again, whole, once the
+ * disk has room.
+ */
+START_TEST(test_start_state_cut_short)
+{
+	struct harness h;
+	struct recorder *r;
+	struct perfdata_attr a;
+	struct record_mmap m;
+	char	 dir[] = "/tmp/check_sideband.XXXXXX", filler[600], cmd[700];
+	uint8_t	 buf[4096];
+	int	 i, fd;
+
+	setup(&h, 1);
+	r = h.r;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	/* a private mount namespace of this forked test: the tmpfs goes with it */
+	ck_assert_msg(unshare(CLONE_NEWNS) == 0 &&
+	    mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0 &&
+	    mount("tmpfs", dir, "tmpfs", 0, "size=2m") == 0,
+	    "cannot mount a 2 MiB tmpfs: %s", strerror(errno));
+	snprintf(filler, sizeof(filler), "%s/filler", dir);
+	ck_assert_int_ge(fd = open(filler, O_WRONLY | O_CREAT, 0600), 0);
+	memset(buf, 'x', sizeof(buf));
+	for (i = 0; i < 320; i++)	/* 1.25 MiB: less than a start state's first flush left */
+		ck_assert_int_eq(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	close(fd);
+	ck_assert_int_eq(hostinfo_load(&r->host, NULL), 0);
+	seg_open(&h, &a);		/* for the attrs (in h.dir) */
+	r->attrs[0] = r->attrs[1] = a;
+	r->ev.sb_ids = (uint64_t *)SEG_IDS;
+	segment_abandon(&r->seg);
+	snprintf(r->segdir, sizeof(r->segdir), "%s", dir);
+	r->seq = 1;
+	/* 12,000 executable maps of one process: some 1.3 MB of start state */
+	memset(&m, 0, sizeof(m));
+	m.pid = m.tid = DEADPID;
+	m.len = 4096;
+	m.prot = PROT_READ | PROT_EXEC;
+	m.flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	m.filename = "//anon";
+	for (i = 0; i < 12000; i++) {
+		m.addr = 0x10000000ULL + (uint64_t)i * 0x2000;
+		ck_assert_int_eq(model_add_map(&r->model, &m, BID_NONE, BINARY_NONE), 0);
+	}
+	r->limit = mono_ns() - 30 * 1000000ULL;
+	recorder_check_rotate(r);
+	ck_assert_msg(!r->seg.open, "a segment whose start state was cut short is kept "
+	    "(start_rc %d)", r->seg.start_rc);
+	snprintf(cmd, sizeof(cmd), "ls %s | grep -q partial", dir);
+	ck_assert_msg(system(cmd) != 0, "its .partial is left");
+	/* room again: opened, whole */
+	ck_assert_int_eq(unlink(filler), 0);
+	r->limit = mono_ns() - 30 * 1000000ULL;
+	recorder_check_rotate(r);
+	ck_assert(r->seg.open);
+	ck_assert_int_eq(r->seg.start_rc, 0);
+	segment_abandon(&r->seg);
+	kinfo_free(&r->kinfo);
+	hostinfo_free(&r->host);
+	r->ev.sb_ids = NULL;
+	teardown(&h);
+	ck_assert_int_eq(umount2(dir, MNT_DETACH), 0);
+	rmdir(dir);
+}
+END_TEST
+
 /* A listener of JIT processes that takes none until told to. */
 struct jit_listener {
 	int	 calls, take;
@@ -917,6 +991,7 @@ sideband_suite(void)
 	tcase_add_test(tc, test_stale_limit_not_future);
 	tcase_add_test(tc, test_reopen_at_limit);
 	tcase_add_test(tc, test_reopen_while_blocked);
+	tcase_add_test(tc, test_start_state_cut_short);
 	tcase_add_test(tc, test_unknown_namespace_pid_reused);
 	tcase_add_test(tc, test_jit_watch_retried);
 	tcase_add_test(tc, test_two_rings_mixed);

@@ -680,6 +680,17 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 	if (rc < 0) {
 		errno = -rc;
 		log_warn("%s: writing the initial state", r->seg.partial);
+		/*
+		 * Records after a start state cut short would have no maps, no
+		 * comm, for a whole rotate_age: the segment goes, and is opened
+		 * again once there is room (recorder_check_rotate).  A flight
+		 * snapshot (FILTER) says so to its caller (start_rc).
+		 */
+		if (filter == NULL) {
+			recorder_drop_segment(r);
+			recorder_disk_trouble(r, rc);
+			return rc;
+		}
 	}
 	r->seg.start_rc = rc;
 	/* On disk now: a crash any time later leaves a segment that repairs to a useful one. */
