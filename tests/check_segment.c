@@ -24,6 +24,7 @@
 #include "check_main.h"
 
 #include "perf_abi.h"
+#include "record/binaries.h"
 #include "record/segment.h"
 
 /* The name of segment SEQ in DIR, in PATH (512 bytes). */
@@ -154,6 +155,50 @@ START_TEST(test_room_on_full_disk)
 }
 END_TEST
 
+/*
+ * A binary's " (deleted)" name noted before its plain name (a start state
+ * visits the old process first): both go into the build-id table (before,
+ * the plain one was taken as there already, and perf buildid-list lacked it).
+ */
+START_TEST(test_deleted_name_first)
+{
+	char	 dir[] = "/tmp/check_segment.XXXXXX";
+	struct segment seg;
+	struct perfdata_attr a;
+	struct binary b;
+	uint64_t id = 1;
+	size_t	 i, plain = 0, deleted = 0;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	memset(&a, 0, sizeof(a));
+	a.attr.size = PERF_FILE_ATTR_SIZE;
+	a.attr.type = PERF_TYPE_SOFTWARE;
+	a.attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.name = "cpu-clock";
+	a.ids = &id;
+	a.nids = 1;
+	ck_assert_int_eq(segment_open(&seg, dir, 1, 1, 1, &a, 1), 0);
+	memset(&b, 0, sizeof(b));
+	memset(b.bid, 0xab, 20);
+	b.bidsize = 20;
+	b.kind = BINARY_USER;
+	ck_assert_int_eq(segment_note_binary(&seg, &b, "/opt/x (deleted)"), 0);
+	ck_assert_int_eq(segment_note_binary(&seg, &b, "/opt/x"), 0);
+	ck_assert_int_eq(segment_note_binary(&seg, &b, "/opt/x"), 0);
+	for (i = 0; i < seg.bids.cap; i++) {
+		if (seg.bids.e[i].filename == NULL)
+			continue;
+		plain += strcmp(seg.bids.e[i].filename, "/opt/x") == 0;
+		deleted += strcmp(seg.bids.e[i].filename, "/opt/x (deleted)") == 0;
+	}
+	ck_assert_uint_eq(deleted, 1);
+	ck_assert_msg(plain == 1, "the plain name is %zu times in the table", plain);
+	segment_abandon(&seg);
+	ck_assert_int_eq(unlink(seg.partial), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 static Suite *
 segment_suite(void)
 {
@@ -162,6 +207,7 @@ segment_suite(void)
 
 	tcase_add_test(tc, test_retention_age);
 	tcase_add_test(tc, test_room_on_full_disk);
+	tcase_add_test(tc, test_deleted_name_first);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -58,6 +58,7 @@ struct binary {
 	uint64_t	 hash;
 	uint64_t	 path_hash;	/* of PATH alone (hash_bytes from HASH_INIT) */
 	uint64_t	 seg_seq;	/* recorder: last segment whose build-id table lists it */
+	uint64_t	 seg_plain;	/* ... by its plain name (PATH) */
 	uint64_t	 ns;		/* 0: a trusted namespace; else see NS above */
 	uint64_t	 flight_at;	/* recorder, flight mode: last mapped (CLOCK_MONOTONIC) */
 	uint32_t	 flight_pid;	/* ... by this process */

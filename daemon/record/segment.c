@@ -88,17 +88,25 @@ segment_add_buildid(struct segment *seg, const char *filename, const uint8_t *id
 	return 0;
 }
 
+/*
+ * B's seg_plain says its plain name is in the table already: set by the
+ * plain name only (a " (deleted)" one first, then the plain one, as a
+ * start state may list them, left the plain one out: perf buildid-list
+ * lacked it).  seg_seq: listed by any name.
+ */
 int
 segment_note_binary(struct segment *seg, struct binary *b, const char *name)
 {
-	int	 rc;
+	int	 rc, plain = name[record_name_len(name)] == '\0';
 
-	if (b->seg_seq == seg->seq && name[record_name_len(name)] == '\0')
+	if (plain && b->seg_plain == seg->seq)
 		return 0;
 	if ((rc = segment_add_buildid(seg, name, b->bid, b->bidsize,
 	    b->kind != BINARY_USER)) < 0)
 		return rc;
 	b->seg_seq = seg->seq;
+	if (plain)
+		b->seg_plain = seg->seq;
 	return 0;
 }
 
@@ -287,7 +295,12 @@ segfile_cmp(const void *a, const void *b)
 
 static int	segfiles_list(const char *, int, struct segfile **, size_t *, uint64_t *);
 
-/* The bytes of the plain files in directory NAME of DFD (a segment's .jit/). */
+/*
+ * The bytes of the plain files in directory NAME of DFD (a segment's
+ * .jit/), each link its share of its file: a map unchanged across closes
+ * is one file linked into each segment's .jit (capture/jit.c), and counted
+ * whole in each it made retention delete history that took no room.
+ */
 static uint64_t
 dir_bytes(int dfd, const char *name)
 {
@@ -306,7 +319,8 @@ dir_bytes(int dfd, const char *name)
 	while ((de = readdir(d)) != NULL)
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISREG(st.st_mode))
-			n += (uint64_t)st.st_size;
+			n += ((uint64_t)st.st_size + st.st_nlink - 1) /
+			    (st.st_nlink > 0 ? st.st_nlink : 1);
 	closedir(d);
 	return n;
 }

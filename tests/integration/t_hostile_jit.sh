@@ -133,6 +133,40 @@ du=$(du -sb "$T/state/segments" | cut -f1)
 note "root: three segments of 24 MiB of JIT maps, keep_size 40 MiB: $du bytes on disk, status says $used"
 stop_daemon
 
+# A map unchanged across closes is one file, linked into each segment's
+# .jit: counted once toward keep_size, not once per link (before: a 12 MiB
+# map counted 12 MiB in every segment, and after four closes retention
+# deleted history that took no room; a user's could do it at no cost).
+rm -rf "$T/state/segments"
+start_daemon "[record]
+frequency = 499
+drain_interval = 50ms
+[segments]
+rotate_size = 8M
+keep_size = 40M"
+"$T/jit" 6 & LJ=$!
+sleep 0.3
+truncate -s 12M "/tmp/perf-$LJ.map"
+at_exit "rm -f /tmp/perf-$LJ.map"
+sleep 0.5
+segs=""
+for _ in 1 2 3 4 5; do
+	segs="$segs $("$PERFMAPCTL" -s "$S" snapshot)" || fail "snapshot"
+	sleep 0.2
+done
+for seg in $segs; do
+	[ -f "$seg" ] || fail "keep_size 40M: $(basename "$seg") deleted, with one 12 MiB map linked into five segments"
+	[ -f "$seg.jit/perf-$LJ.map" ] || fail "the unchanged map is not kept with $(basename "$seg")"
+done
+[ "$(stat -c %h "$seg.jit/perf-$LJ.map")" -ge 5 ] || fail "the unchanged map was not linked"
+used=$("$PERFMAPCTL" -s "$S" --json status | jq .disk.segments_bytes)
+du=$(du -sb "$T/state/segments" | cut -f1)
+[ "$used" -le $((du + 2 * 1048576)) ] ||
+	fail "status disk.segments_bytes $used counts the linked map more than once ($du bytes on disk)"
+note "one 12 MiB map linked into five segments: $du bytes on disk, status says $used"
+kill "$LJ" 2>/dev/null; wait "$LJ" 2>/dev/null
+stop_daemon
+
 # --- 3. every JIT watch taken by a user's idle processes -----------------------
 # A page of executable memory is all it takes to be watched as a JIT
 # process; the daemon watches at most 4096.  The user's 4200 idle ones
