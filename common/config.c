@@ -925,13 +925,24 @@ config_read_cb(char *buf, int num, void *arg)
 	}
 	memcpy(buf, s, n + 1);
 
-	/* Unknown sections are errors even when they hold no key. */
+	/*
+	 * Unknown sections are errors even when they hold no key; so is text
+	 * after a section's name ("[segments] keep_size = 50G" set nothing,
+	 * and the parser dropped the rest of the line without a word).
+	 */
 	if (buf[0] == '[' && (end = strchr(buf, ']')) != NULL) {
+		const char *t = end + 1;
+
 		*end = '\0';
+		t += strspn(t, " \t\r\n");
 		if (!config_known_section(buf + 1)) {
 			p->errline = p->lineno;
 			snprintf(p->errmsg, sizeof(p->errmsg),
 			    "unknown section [%s]", buf + 1);
+		} else if (*t != '\0' && *t != '#' && *t != ';') {
+			p->errline = p->lineno;
+			snprintf(p->errmsg, sizeof(p->errmsg), "text after [%s]: a key goes "
+			    "on a line of its own", buf + 1);
 		}
 		*end = ']';
 	}

@@ -305,6 +305,7 @@ static const struct bad_case bad_cases[] = {
 	/* a duration with no maximum of its own: 100 years (nanoseconds from now) */
 	{ "[index]\nretention = 200000d\n", -1, 2, "200000d is out of range (0..36500d)" },
 	{ "[segments]\nflight_age = 36501d\n", -1, 2, "out of range" },
+	{ "[segments] keep_size = 50G\n", -1, 1, "text after [segments]" },
 	{ "[record]\nring_size = 18446744073709551616\n", -1, 2, "too large" },
 	{ "[segments]\nkeep_size = 18446744073709551615K\n", -1, 2,
 	    "too large" },
