@@ -160,6 +160,9 @@ profile_print(json_t *p, FILE *f)
 	if (client_num(p, "segments_gone") > 0)
 		fprintf(f, "  %lld segments of the window were gone before they were read\n",
 		    client_num(p, "segments_gone"));
+	if (client_num(p, "segments_damaged") > 0)
+		fprintf(f, "  %lld segments are damaged: their records after the damage were "
+		    "not read\n", client_num(p, "segments_damaged"));
 }
 
 /* Copy the daemon's file (STATE/profiles/...) to -o FILE. */

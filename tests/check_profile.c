@@ -513,6 +513,116 @@ START_TEST(test_kernel_unknown_closed)
 END_TEST
 
 /*
+ * The segment's build-id table names the daemon's own vDSO, a 64-bit one.
+ * The kernel names a 32-bit (or x32) process's vDSO [vdso] too, another
+ * ELF: its frames were named from the 64-bit one's functions.  Such a
+ * process maps it below 4 GiB: there the vDSO is unknown; at a 64-bit
+ * process's address (near the top), it is the table's, and named.
+ */
+START_TEST(test_vdso_compat)
+{
+	struct profile_req r = window(T0 - SEC, T0 + 40 * SEC, PROFILE_FOLDED);
+	struct profile_stats st;
+	struct record_sample_id sid = { .tid = 0, .time = 100 * SEC, .id = 7 };
+	struct perfdata_buildid tab[2];
+	struct perfdata_meta meta;
+	struct record_mmap m;
+	struct config conf;
+	struct index *ix;
+	struct seg s;
+	unsigned long long lo = 0, hi = 0, off = 0;
+	uint8_t	 id[BUILD_ID_MAX];
+	char	 p[512], vd[256], hex[BUILD_ID_HEX_MAX], err[256], fn[128] = "", *out;
+	const uint64_t at[2] = { 0xf7fc1000ULL, 0x7ffff7fc1000ULL };	/* 32-bit's, 64-bit's */
+	FILE	*f;
+	size_t	 n;
+	int	 idlen, i, fd;
+
+	/* this process's vDSO, copied out, cached under its build-id */
+	ck_assert_ptr_nonnull(f = fopen("/proc/self/maps", "r"));
+	while (fgets(p, sizeof(p), f) != NULL)
+		if (strstr(p, "[vdso]") != NULL)
+			ck_assert_int_eq(sscanf(p, "%llx-%llx", &lo, &hi), 2);
+	fclose(f);
+	ck_assert_uint_gt(hi, lo);
+	snprintf(vd, sizeof(vd), "%s/vdso.so", tmpdir);
+	ck_assert_int_ge(fd = open(vd, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
+	ck_assert_int_eq(write(fd, (const void *)(uintptr_t)lo, hi - lo), (ssize_t)(hi - lo));
+	close(fd);
+	ck_assert_int_gt(idlen = buildid_read_path(vd, id), 0);
+	buildid_to_hex(id, (size_t)idlen, hex);
+	snprintf(p, sizeof(p), "mkdir -p %s/debug/.build-id/%.2s/%s && cp %s %s/debug/.build-id/"
+	    "%.2s/%s/vdso", state, hex, hex + 2, vd, state, hex, hex + 2);
+	ck_assert_int_eq(system(p), 0);
+	snprintf(p, sizeof(p), "nm -D --defined-only %s | awk '$2 == \"T\" && $1 !~ /^0+$/ "
+	    "{ print $1, $3; exit }'", vd);
+	ck_assert_ptr_nonnull(f = popen(p, "r"));
+	ck_assert_int_eq(fscanf(f, "%llx %127s", &off, fn), 2);
+	pclose(f);
+	if (strchr(fn, '@') != NULL)
+		*strchr(fn, '@') = '\0';
+
+	/* pid 20 maps it where a 32-bit process does, pid 21 where a 64-bit one does */
+	config_defaults(&conf);
+	ck_assert_msg(index_open(&ix, state, &conf, NULL, err, sizeof(err)) == 0, "%s", err);
+	seg_open(&s, segpath(1, p, sizeof(p)));
+	for (i = 0; i < 2; i++) {
+		sid.pid = sid.tid = 20 + (uint32_t)i;
+		seg_comm(&s, 20 + (uint32_t)i, i == 0 ? "compat" : "native", 100 * SEC);
+		memset(&m, 0, sizeof(m));
+		m.pid = m.tid = 20 + (uint32_t)i;
+		m.addr = at[i];
+		m.len = hi - lo;
+		m.prot = 5;
+		m.has_inode = 1;
+		m.filename = "[vdso]";
+		n = record_build_mmap2_plain(s.buf, &m, PERF_RECORD_MISC_USER, &LAYOUT, &sid);
+		ck_assert_int_eq(perfdata_write(&s.pd, s.buf, n), 0);
+		seg_sample(&s, 20 + (uint32_t)i, at[i] + off, 101 * SEC);
+	}
+	memset(&meta, 0, sizeof(meta));
+	meta.hostname = "check";
+	meta.clockid = CLOCK_MONOTONIC;
+	meta.clock_wall_ns = (uint64_t)(OFF_A + (int64_t)(100 * SEC));
+	meta.clock_ref_ns = 100 * SEC;
+	memset(tab, 0, sizeof(tab));
+	memset(tab[0].id, 0x11, 20);
+	tab[0].size = 20;
+	tab[0].kernel = 1;
+	tab[0].filename = "[kernel.kallsyms]";
+	memcpy(tab[1].id, id, (size_t)idlen);
+	tab[1].size = (uint8_t)idlen;
+	tab[1].filename = "[vdso]";
+	ck_assert_int_eq(perfdata_finish(&s.pd, &s.a, 1, &meta, tab, 2), 0);
+	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0);
+	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 2, 0, 6);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+
+	ck_assert_msg(run(&r, &st, err, sizeof(err), "vdso.folded") == 0, "%s", err);
+	ck_assert_uint_eq(st.samples, 2);
+	out = slurp("vdso.folded");
+	snprintf(p, sizeof(p), ";%s ", fn);	/* the leaf, innermost: last */
+	{
+		char	*nat = strstr(out, "native;"), *com = strstr(out, "compat;");
+		char	*nl;
+
+		ck_assert_ptr_nonnull(nat);
+		ck_assert_ptr_nonnull(com);
+		if ((nl = strchr(nat, '\n')) != NULL)
+			*nl = '\0';
+		if ((nl = strchr(com, '\n')) != NULL)
+			*nl = '\0';
+		ck_assert_msg(strstr(nat, p) != NULL, "the 64-bit process's vDSO frame is not "
+		    "%s: %s", fn, nat);
+		ck_assert_msg(strstr(com, "__vdso") == NULL, "the 32-bit process's vDSO frames "
+		    "are named from the 64-bit vDSO: %s", com);
+	}
+	free(out);
+}
+END_TEST
+
+/*
  * A sample taken in the kernel (a page fault at a function's first
  * instruction): the first user frame after PERF_CONTEXT_USER is the user
  * registers' exact ip, not a return address.  It was looked up at ip - 1,
@@ -682,6 +792,66 @@ START_TEST(test_perf_other_boot)
 }
 END_TEST
 
+/*
+ * The same when the other boot's segment is the open one (no CLOCK_DATA
+ * yet: its clock comes from its first record, the start state's): its
+ * records move onto the output's clock too (before: only a closed one's
+ * did, and a reboot's open segment was dated days off in perf's output).
+ */
+START_TEST(test_perf_open_other_boot)
+{
+	struct profile_req r = window(T0 + 5 * SEC, T0 + 30 * SEC, PROFILE_PERF);
+	struct profile_stats st;
+	struct perfdata_file f;
+	struct times x = { .n = 0 };
+	struct config conf;
+	struct index *ix;
+	struct seg s;
+	char	 err[256], path[256], p[256], partial[300];
+	size_t	 i;
+
+	config_defaults(&conf);
+	ck_assert_msg(index_open(&ix, state, &conf, NULL, err, sizeof(err)) == 0, "%s", err);
+	seg_open(&s, segpath(1, p, sizeof(p)));		/* boot A, closed: mono 100..109 s */
+	seg_comm(&s, 10, "alpha", 100 * SEC);
+	seg_mmap(&s, 10, 0x400000, "/opt/alpha", 0xa1, 100 * SEC);
+	for (i = 0; i < 10; i++)
+		seg_sample(&s, 10, 0x401000, (uint64_t)(100 + i) * SEC + 1);
+	seg_close(&s, OFF_A, 100 * SEC);
+	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0);
+	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 10, 0, 12);
+	/* boot B, open: mono 50..59 s, wall T0+20..29 */
+	snprintf(partial, sizeof(partial), "%s.partial", segpath(2, p, sizeof(p)));
+	seg_open(&s, partial);
+	seg_comm(&s, 12, "gamma", 50 * SEC);
+	seg_mmap(&s, 12, 0x400000, "/opt/gamma", 0xc1, 50 * SEC);
+	for (i = 0; i < 10; i++)
+		seg_sample(&s, 12, 0x403000, (uint64_t)(50 + i) * SEC + 1);
+	ck_assert_int_eq(perfdata_flush(&s.pd), 0);
+	perfdata_close(&s.pd);
+	index_segment_open(ix, 2, strrchr(p, '/') + 1, T0 + 20 * SEC);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+
+	ck_assert_msg(run(&r, &st, err, sizeof(err), "oo.data") == 0, "%s", err);
+	ck_assert_uint_eq(st.segments, 2);
+	ck_assert_uint_eq(st.samples, 15);	/* 105..109 of boot A, T0+20..29 of boot B */
+	snprintf(path, sizeof(path), "%s/oo.data", tmpdir);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	perfdata_walk(&f, sample_time_cb, &x);
+	perfdata_file_close(&f);
+	ck_assert_uint_eq(x.n, 15);
+	for (i = 0; i < x.n; i++) {
+		int64_t	 wall = OFF_A + (int64_t)x.t[i];
+
+		ck_assert_msg(wall >= r.since_ns && wall < r.until_ns, "sample %zu at T0%+lld s "
+		    "on the output's clock", i, (long long)((wall - T0) / SEC));
+		if (i > 0)
+			ck_assert_uint_gt(x.t[i], x.t[i - 1]);
+	}
+}
+END_TEST
+
 /* --- pprof, read back ---------------------------------------------------- */
 
 START_TEST(test_pprof_roundtrip)
@@ -809,6 +979,32 @@ START_TEST(test_corrupt_segments)
 	}
 	/* Most cuts leave nothing to read: errors, not crashes. */
 	ck_assert_uint_gt(failed, 0);
+	/*
+	 * A record's size zeroed half way in the data of a closed segment:
+	 * the records after it are not read, and the profile says so
+	 * (segments_damaged; before, a clean success with half the samples).
+	 */
+	{
+		uint64_t doff, dsize, pos;
+		uint16_t sz;
+		int	 k;
+
+		memcpy(buf, orig, n);
+		memcpy(&doff, buf + 40, 8);
+		memcpy(&dsize, buf + 48, 8);
+		for (pos = doff, k = 0; k < 8 && pos + 8 <= doff + dsize; k++) {
+			memcpy(&sz, buf + pos + 6, 2);
+			pos += sz;
+		}
+		ck_assert_uint_lt(pos, doff + dsize);
+		memset(buf + pos + 6, 0, 2);
+		check_write_file(p, buf, n);
+		ck_assert_msg(run(&r, &st, err, sizeof(err), "d.folded") == 0, "%s", err);
+		ck_assert_uint_lt(st.samples, 10);
+		ck_assert_msg(st.segments_damaged == 1, "a segment cut short by a damaged "
+		    "record is not counted (%llu samples of 10 read)",
+		    (unsigned long long)st.samples);
+	}
 	check_write_file(p, orig, n);
 	ck_assert_msg(run(&r, &st, err, sizeof(err), "w.folded") == 0, "%s", err);
 	ck_assert_uint_eq(st.samples, 10);
@@ -944,6 +1140,55 @@ START_TEST(test_distinct_bounded)
 	ck_assert_uint_eq(s->samples, nstacks);
 	ck_assert_msg(s->nstk < 130000, "%zu distinct stacks kept (%zu bytes a stack)", s->nstk,
 	    sizeof(struct stack) + sizeof(locs));
+	stacks_free(s);
+	symbolize_free(sym);
+}
+END_TEST
+
+/*
+ * A user's binary names a function with 64 KB (ELF and the compilers
+ * allow it): a name is kept to STACKS_NAME_MAX bytes.  Past max_folded
+ * bytes of folded lines, a new stack folds into the one "[truncated]"
+ * line, its samples counted there.  Before: 127 frames of such names were
+ * 8 MB of one line, and a few thousand stacks tens of GB, in the daemon.
+ */
+START_TEST(test_names_bounded)
+{
+	struct symbolize *sym = symbolize_new("/nonexistent");
+	struct stacks *s = stacks_new(sym);
+	struct folded f;
+	char	*big, comm[2100];
+	uint32_t id, loc;
+	size_t	 i, bytes = 0, len;
+	uint64_t total = 0;
+	int	 trunc = 0;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_nonnull(big = malloc(65536));
+	memset(big, 'x', 65535);
+	big[65535] = '\0';
+	id = stacks_intern(s, big);
+	free(big);
+	len = strlen(s->str[id]);
+	ck_assert_msg(len <= STACKS_NAME_MAX, "a name of 64 KB kept with %zu bytes", len);
+	ck_assert_str_eq(s->str[id] + len - 3, "...");
+	s->max_folded = 64 << 10;
+	for (i = 0; i < 100; i++) {	/* 100 lines of 2 KB: 200 KB */
+		snprintf(comm, sizeof(comm), "%02000zu", i);
+		loc = stacks_location(s, NULL, 0x1000 + i, 1);
+		ck_assert_int_eq(stacks_add(s, (uint32_t)i + 1, stacks_intern(s, comm), &loc, 1,
+		    1000), 0);
+	}
+	ck_assert_int_eq(folded_build(s, &f), 0);
+	for (i = 0; i < f.n; i++) {
+		bytes += strlen(f.lines[i]) + 1;
+		total += f.counts[i];
+		trunc |= strcmp(f.lines[i], "[truncated]") == 0;
+	}
+	ck_assert_msg(bytes <= (64 << 10) + 16, "%zu bytes of folded lines", bytes);
+	ck_assert(trunc);
+	ck_assert_uint_eq(total, 100);
+	folded_free(&f);
 	stacks_free(s);
 	symbolize_free(sym);
 }
@@ -1115,11 +1360,14 @@ profile_suite(void)
 	tcase_add_test(tc, test_kernel_open_segment);
 	tcase_add_test(tc, test_kernel_unknown_closed);
 	tcase_add_test(tc, test_user_ip_after_kernel);
+	tcase_add_test(tc, test_vdso_compat);
 	tcase_add_test(tc, test_perf_other_boot);
+	tcase_add_test(tc, test_perf_open_other_boot);
 	tcase_add_test(tc, test_pprof_roundtrip);
 	tcase_add_test(tc, test_hostile_names);
 	tcase_add_test(tc, test_deep_dwarf);
 	tcase_add_test(tc, test_distinct_bounded);
+	tcase_add_test(tc, test_names_bounded);
 	tcase_add_test(tc, test_jit_budget);
 	tcase_add_test(tc, test_procs);
 	suite_add_tcase(s, tc);

@@ -42,12 +42,25 @@ folded_free(struct folded *f)
 	memset(f, 0, sizeof(*f));
 }
 
+/* SB's slot in TAB (CAP of them): its line's, or the empty one where it goes; *H its hash. */
+static size_t
+folded_find(const struct fentry *tab, size_t cap, const struct sbuf *sb, uint64_t *h)
+{
+	size_t	 j;
+
+	*h = hash_bytes(sb->p, sb->len, HASH_INIT);
+	for (j = *h & (cap - 1); tab[j].line != NULL; j = (j + 1) & (cap - 1))
+		if (tab[j].hash == *h && strcmp(tab[j].line, sb->p) == 0)
+			break;
+	return j;
+}
+
 int
 folded_build(struct stacks *s, struct folded *f)
 {
 	struct fentry *tab = NULL;
 	struct sbuf sb = { 0 };
-	size_t	 cap = 1024, n = 0, i, j;
+	size_t	 cap = 1024, n = 0, i, j, bytes = 0;
 	int	 rc = -1;
 
 	memset(f, 0, sizeof(*f));
@@ -70,14 +83,20 @@ folded_build(struct stacks *s, struct folded *f)
 			}
 			if (sb.oom)
 				goto out;
-			h = hash_bytes(sb.p, sb.len, HASH_INIT);
-			for (j = h & (cap - 1); tab[j].line != NULL; j = (j + 1) & (cap - 1))
-				if (tab[j].hash == h && strcmp(tab[j].line, sb.p) == 0)
-					break;
+			j = folded_find(tab, cap, &sb, &h);
+			/* past max_folded, a new line is the "[truncated]" one */
+			if (tab[j].line == NULL && bytes + sb.len + 1 > s->max_folded) {
+				sb.len = 0;
+				sbuf_add(&sb, "[truncated]", 11);
+				if (sb.oom)
+					goto out;
+				j = folded_find(tab, cap, &sb, &h);
+			}
 			if (tab[j].line == NULL) {
 				if ((tab[j].line = strdup(sb.p)) == NULL)
 					goto out;
 				tab[j].hash = h;
+				bytes += sb.len + 1;
 				n++;
 			}
 			tab[j].count += k->count;

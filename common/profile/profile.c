@@ -63,6 +63,7 @@ struct pctx {
 	int		 out_have;	/* perf: the output clock */
 	int64_t		 out_off;	/* output wall - mono */
 	int64_t		 shift;		/* perf: this segment's times onto the output's */
+	int		 clockid;	/* this segment's (perf: the output's is the first's) */
 	struct kname	*ktab;		/* the segment's kernel and module build-ids */
 	size_t		 nktab;
 	struct kname	 kernel_id;	/* the last closed segment's kernel build-id */
@@ -322,6 +323,21 @@ fail_oom(struct pctx *c)
 	return 1;
 }
 
+/*
+ * Is this [vdso] the daemon's kind, the one whose build-id the table has
+ * (record/kernel.c reads the daemon's own)?  The kernel names a 32-bit or
+ * x32 process's vDSO [vdso] too, another ELF: its frames would be named
+ * from the wrong one.  Such a process's addresses are all below 4 GiB, and
+ * a 64-bit one's vDSO is not (it sits by the stack, near the top of the
+ * address space); a 64-bit one that asked for low addresses only
+ * (personality ADDR_LIMIT_32BIT) gets an unknown vDSO, not a wrong one.
+ */
+static int
+vdso_native(const struct record_mmap *m)
+{
+	return sizeof(void *) < 8 || m->addr >= (1ULL << 32);
+}
+
 static int
 handle_mmap(struct pctx *c, const struct record *r)
 {
@@ -393,7 +409,8 @@ handle_mmap(struct pctx *c, const struct record *r)
 	else if (m->build_id_size > 0)
 		b = symbolize_binary(c->sym, BIN_ELF, m->filename, m->build_id, m->build_id_size,
 		    NULL);
-	else if (strcmp(m->filename, "[vdso]") == 0 && (k = ktab_find(c, "[vdso]")) != NULL)
+	else if (strcmp(m->filename, "[vdso]") == 0 && vdso_native(m) &&
+	    (k = ktab_find(c, "[vdso]")) != NULL)
 		b = symbolize_binary(c->sym, BIN_ELF, m->filename, k->id, k->size, NULL);
 	else
 		b = symbolize_binary(c->sym, BIN_NOID, m->filename, NULL, 0, NULL);
@@ -595,6 +612,30 @@ handle_sample(struct pctx *c, const struct perf_event_header *h, const struct re
 	return 0;
 }
 
+/*
+ * Perf format: the output's clock is the first segment's with a clock
+ * reference; another boot's (or a stepped clock's) records move onto it.
+ * A segment's reference is its CLOCK_DATA, or for one still open (or
+ * repaired) its first record's, taken as its start: both come here.
+ */
+static void
+out_clock(struct pctx *c)
+{
+	int64_t	 d;
+
+	if (c->out == NULL || !c->have_ref)
+		return;
+	if (!c->out_have) {
+		c->out_have = 1;
+		c->out_off = c->ref_wall - (int64_t)c->ref_mono;
+		perfout_clock(c->out, c->clockid, (uint64_t)c->ref_wall, c->ref_mono);
+		return;
+	}
+	d = (c->ref_wall - (int64_t)c->ref_mono) - c->out_off;
+	if (d > 1000000 || d < -1000000)
+		c->shift = d;
+}
+
 static int
 record_cb(const struct perf_event_header *h, void *arg)
 {
@@ -615,6 +656,7 @@ record_cb(const struct perf_event_header *h, void *arg)
 		c->have_ref = 1;
 		c->ref_wall = c->seg->start_ns;
 		c->ref_mono = r.sid.time;
+		out_clock(c);
 	}
 	switch (r.type) {
 	case PERF_RECORD_SAMPLE:
@@ -678,6 +720,7 @@ read_segment(struct pctx *c, const struct segref *seg)
 	const struct perf_event_attr *a;
 	void	*cd;
 	size_t	 len, i;
+	int64_t	 walked;
 	char	 err[256];
 
 	if (perfdata_open(&f, seg->path, err, sizeof(err)) < 0) {
@@ -713,24 +756,14 @@ read_segment(struct pctx *c, const struct segref *seg)
 		free(cd);
 	}
 	c->shift = 0;
+	c->clockid = a->use_clockid ? a->clockid : -1;
 	if (c->out != NULL) {
 		if (perfout_segment(c->out, &f) < 0) {
 			snprintf(c->err, sizeof(c->err), "out of memory");
 			perfdata_file_close(&f);
 			return -1;
 		}
-		if (!c->out_have && c->have_ref) {
-			c->out_have = 1;
-			c->out_off = c->ref_wall - (int64_t)c->ref_mono;
-			perfout_clock(c->out, a->use_clockid ? a->clockid : -1,
-			    (uint64_t)c->ref_wall, c->ref_mono);
-		} else if (c->have_ref) {
-			/* another boot (or a stepped clock): move onto the output's clock */
-			int64_t	 d = (c->ref_wall - (int64_t)c->ref_mono) - c->out_off;
-
-			if (d > 1000000 || d < -1000000)
-				c->shift = d;
-		}
+		out_clock(c);
 	}
 	ktab_load(c, &f);
 	c->kernel = NULL;
@@ -755,10 +788,12 @@ read_segment(struct pctx *c, const struct segref *seg)
 		c->st->last_seq = seg->seq;
 	/* Ids unreadable: the first event's layout, so no build-id is believed. */
 	(void)perfdata_layouts(&f, &c->layouts);
-	if (perfdata_walk_ordered(&f, &c->layouts, record_cb, c) < 0 && !c->failed) {
+	if ((walked = perfdata_walk_ordered(&f, &c->layouts, record_cb, c)) < 0 && !c->failed) {
 		snprintf(c->err, sizeof(c->err), "%s: %s", seg->path, strerror(errno));
 		c->failed = 1;
-	}
+	} else if (walked >= 0 && !c->failed && !c->seg_open && f.h.data.size != 0 &&
+	    (uint64_t)walked < f.h.data.size)
+		c->st->segments_damaged++;	/* a torn tail is a .partial's, not a closed one's */
 	record_layouts_free(&c->layouts);
 	perfdata_file_close(&f);
 	return c->failed ? -1 : 0;

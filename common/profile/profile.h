@@ -68,6 +68,7 @@ struct profile_req {
 struct profile_stats {
 	uint64_t	 segments;		/* read */
 	uint64_t	 segments_gone;		/* listed by the index, not on disk */
+	uint64_t	 segments_damaged;	/* closed, their records cut short by damage */
 	uint64_t	 samples;		/* kept in the profile */
 	uint64_t	 samples_read;		/* in the segments read, any time */
 	uint64_t	 lost;			/* records the kernel lost in them */

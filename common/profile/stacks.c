@@ -78,14 +78,21 @@ utf8_len(const unsigned char *p, size_t n)
 	return len;
 }
 
-/* S made printable UTF-8: bad bytes and control characters become '?'. */
+/*
+ * S made printable UTF-8: bad bytes and control characters become '?';
+ * past STACKS_NAME_MAX bytes, cut, and "..." (a character cut in two is
+ * '?' bytes).
+ */
 static char *
 clean_dup(const char *s)
 {
-	size_t	 n = strlen(s), i = 0, l;
+	size_t	 n = strnlen(s, STACKS_NAME_MAX), i = 0, l;
 	char	*d;
+	int	 cut = s[n] != '\0';
 
-	if ((d = malloc(n + 1)) == NULL)
+	if (cut)
+		n = STACKS_NAME_MAX - 3;
+	if ((d = malloc(n + (cut ? 4 : 1))) == NULL)
 		return NULL;
 	while (i < n) {
 		l = utf8_len((const unsigned char *)s + i, n - i);
@@ -95,6 +102,10 @@ clean_dup(const char *s)
 		}
 		memcpy(d + i, s + i, l);
 		i += l;
+	}
+	if (cut) {
+		memcpy(d + n, "...", 3);
+		n += 3;
 	}
 	d[n] = '\0';
 	return d;
@@ -192,6 +203,7 @@ stacks_new(struct symbolize *sym)
 	s->sym = sym;
 	s->max_locs = STACKS_MAX_LOCS;
 	s->max_bytes = STACKS_MAX_BYTES;
+	s->max_folded = STACKS_MAX_FOLDED;
 	s->stkcap = 4096;
 	if ((s->stk = calloc(s->stkcap, sizeof(*s->stk))) == NULL ||
 	    grow((void **)&s->str, &s->capstr, 1, sizeof(*s->str)) < 0 ||

@@ -77,6 +77,7 @@ struct stacks {
 	 * "[truncated]" stack, its samples counted there (truncated_samples).
 	 */
 	size_t		 max_locs, max_bytes, stack_bytes;
+	size_t		 max_folded;	/* folded_build: lines' bytes at most */
 	uint32_t	 trunc_loc;
 	struct stack	*trunc_stack;
 	uint64_t	 truncated_samples;
@@ -84,6 +85,14 @@ struct stacks {
 
 #define STACKS_MAX_LOCS		(1u << 20)
 #define STACKS_MAX_BYTES	((size_t)64 << 20)
+/*
+ * A name's bytes at most, "..." then (a user's binary may name a function
+ * with 64 KB: 127 frames of such names were 8 MB of one folded line), and
+ * the folded lines' bytes at most (FlameGraph's text and the SVG's): past
+ * it a new line is the one "[truncated]" line.
+ */
+#define STACKS_NAME_MAX		4096
+#define STACKS_MAX_FOLDED	((size_t)256 << 20)
 
 struct stacks *stacks_new(struct symbolize *);
 void	stacks_free(struct stacks *);
