@@ -852,6 +852,58 @@ START_TEST(test_perf_open_other_boot)
 }
 END_TEST
 
+/*
+ * A KVM host's events count guest time too: a sample in guest mode (or a
+ * chain's guest context) holds the guest's addresses, which no mapping of
+ * the host names, though the vCPU thread's libraries may be at the same
+ * addresses (before: named from them).  Here /opt/alpha is mapped where
+ * the guest's ip is: its frames stay unmapped.
+ */
+START_TEST(test_guest_samples)
+{
+	struct profile_req r = window(T0 - SEC, T0 + 40 * SEC, PROFILE_FOLDED);
+	struct profile_stats st;
+	struct config conf;
+	struct index *ix;
+	struct seg s;
+	char	 err[256], p[256];
+	const uint64_t ip = 0x401000;
+	/* misc, then the chain's context; the host's own sample last */
+	const struct { uint16_t misc; uint64_t ctx; } kinds[] = {
+		{ PERF_RECORD_MISC_GUEST_USER, (uint64_t)PERF_CONTEXT_GUEST_USER },
+		{ PERF_RECORD_MISC_GUEST_KERNEL, (uint64_t)PERF_CONTEXT_GUEST_KERNEL },
+		{ PERF_RECORD_MISC_USER, (uint64_t)PERF_CONTEXT_USER },
+	};
+	size_t	 i;
+
+	config_defaults(&conf);
+	ck_assert_msg(index_open(&ix, state, &conf, NULL, err, sizeof(err)) == 0, "%s", err);
+	seg_open(&s, segpath(1, p, sizeof(p)));
+	seg_comm(&s, 10, "qemu", 100 * SEC);
+	seg_mmap(&s, 10, 0x400000, "/opt/alpha", 0xa1, 100 * SEC);
+	for (i = 0; i < 3; i++) {
+		uint64_t v[] = { 7, ip, 10ULL << 32 | 10, 101 * SEC + i, 0, 10000000, 2,
+		    kinds[i].ctx, ip };
+		struct perf_event_header h = { PERF_RECORD_SAMPLE, kinds[i].misc,
+		    (uint16_t)(sizeof(h) + sizeof(v)) };
+
+		memcpy(s.buf, &h, sizeof(h));
+		memcpy(s.buf + sizeof(h), v, sizeof(v));
+		ck_assert_int_eq(perfdata_write(&s.pd, s.buf, h.size), 0);
+	}
+	seg_close(&s, OFF_A, 100 * SEC);
+	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0);
+	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 3, 0, 5);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+	ck_assert_msg(run(&r, &st, err, sizeof(err), "g.folded") == 0, "%s", err);
+	ck_assert_uint_eq(st.samples, 3);
+	ck_assert_uint_eq(st.frames, 3);
+	ck_assert_msg(st.frames_unmapped == 2, "%llu of the two guest samples' frames taken for "
+	    "the host's /opt/alpha", (unsigned long long)(2 - st.frames_unmapped));
+}
+END_TEST
+
 /* --- pprof, read back ---------------------------------------------------- */
 
 START_TEST(test_pprof_roundtrip)
@@ -1363,6 +1415,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_vdso_compat);
 	tcase_add_test(tc, test_perf_other_boot);
 	tcase_add_test(tc, test_perf_open_other_boot);
+	tcase_add_test(tc, test_guest_samples);
 	tcase_add_test(tc, test_pprof_roundtrip);
 	tcase_add_test(tc, test_hostile_names);
 	tcase_add_test(tc, test_deep_dwarf);

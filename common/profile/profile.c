@@ -504,17 +504,52 @@ write_out(struct pctx *c, const struct perf_event_header *h, int sample, uint64_
 	return 1;
 }
 
-/* The location of IP in process PID (kernel: in the kernel's maps). */
+/*
+ * Whose addresses a frame's are: the process's (0), the kernel's (1), or
+ * SPACE_GUEST, a guest's or the hypervisor's (the events count guest
+ * time too on a KVM host): no mapping of the host's names those, though
+ * the vCPU thread's (qemu's) libraries may sit at the same addresses.
+ */
+#define SPACE_GUEST	2
+
+static int
+cpumode_space(uint16_t misc)
+{
+	switch (misc & PERF_RECORD_MISC_CPUMODE_MASK) {
+	case PERF_RECORD_MISC_KERNEL:
+		return 1;
+	case PERF_RECORD_MISC_HYPERVISOR:
+	case PERF_RECORD_MISC_GUEST_KERNEL:
+	case PERF_RECORD_MISC_GUEST_USER:
+		return SPACE_GUEST;
+	default:
+		return 0;
+	}
+}
+
+static int
+context_space(uint64_t ctx)
+{
+	return ctx == (uint64_t)PERF_CONTEXT_KERNEL ? 1 : ctx == (uint64_t)PERF_CONTEXT_USER ? 0 :
+	    SPACE_GUEST;
+}
+
+/* The location of IP in process PID (KERNEL: in the kernel's maps; SPACE_GUEST: none). */
 static uint32_t
 frame_location(struct pctx *c, uint32_t pid, uint64_t ip, int kernel, int leaf)
 {
-	const struct pmap *m = procs_find(&c->procs, kernel ? PROCS_KERNEL : pid, ip);
+	const struct pmap *m;
 	struct binary *b;
 	uint64_t addr = ip;
 
 	uint32_t loc;
 
 	c->st->frames++;
+	if (kernel == SPACE_GUEST) {
+		c->st->frames_unmapped++;
+		return stacks_location(c->stk, NULL, ip, leaf);
+	}
+	m = procs_find(&c->procs, kernel ? PROCS_KERNEL : pid, ip);
 	if ((m == NULL && kernel && c->kernel != NULL) || (m != NULL && m->bin->kind == BIN_KERNEL)) {
 		/*
 		 * The kernel's: where its cached kallsyms has it (KASLR
@@ -582,7 +617,7 @@ handle_sample(struct pctx *c, const struct perf_event_header *h, const struct re
 		}
 		return write_out(c, h, 1, t);
 	}
-	kernel = (r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	kernel = cpumode_space(r->misc);
 	if (r->sample.nr == 0) {
 		if ((locs[n++] = frame_location(c, r->sid.pid, r->sample.ip, kernel, 1)) == 0)
 			return fail_oom(c);
@@ -597,7 +632,7 @@ handle_sample(struct pctx *c, const struct perf_event_header *h, const struct re
 			 * (a fault at a function's first instruction), not a
 			 * return address: the user's after the kernel's too.
 			 */
-			kernel = ip == (uint64_t)PERF_CONTEXT_KERNEL;
+			kernel = context_space(ip);
 			leaf = 1;
 			continue;
 		}
