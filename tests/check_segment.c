@@ -156,6 +156,71 @@ START_TEST(test_room_on_full_disk)
 END_TEST
 
 /*
+ * The same at the close: records still in memory (less than the write
+ * buffer) and a disk without room for them.  The close makes room as any
+ * write does, and every record is in the file (before: the finish flushed
+ * once, failed, and threw the buffer away).
+ */
+START_TEST(test_room_at_close)
+{
+	char	 dir[] = "/tmp/check_segment.XXXXXX", filler[600];
+	struct segment seg;
+	struct perfdata_attr a;
+	struct perfdata_meta m;
+	struct perfdata_file f;
+	struct perf_event_header fr = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+	uint8_t	 buf[4096];
+	uint64_t id = 1;
+	char	 err[256];
+	size_t	 i;
+	int64_t	 got;
+	int	 fd, rc;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_msg(unshare(CLONE_NEWNS) == 0 &&
+	    mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0 &&
+	    mount("tmpfs", dir, "tmpfs", 0, "size=2m") == 0,
+	    "cannot mount a 2 MiB tmpfs: %s", strerror(errno));
+	snprintf(filler, sizeof(filler), "%s/filler", dir);
+	ck_assert_int_ge(fd = open(filler, O_WRONLY | O_CREAT, 0600), 0);
+	memset(buf, 'x', sizeof(buf));
+	for (i = 0; i < 384; i++)	/* 1.5 MiB */
+		ck_assert_int_eq(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	close(fd);
+	memset(&a, 0, sizeof(a));
+	a.attr.size = PERF_FILE_ATTR_SIZE;
+	a.attr.type = PERF_TYPE_SOFTWARE;
+	a.attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME;
+	a.name = "cpu-clock";
+	a.ids = &id;
+	a.nids = 1;
+	ck_assert_int_eq(segment_open(&seg, dir, 1, 1, 1, &a, 1), 0);
+	rooms = 0;
+	seg.room = room_test;
+	seg.room_arg = filler;
+	for (i = 0; i < sizeof(buf); i += sizeof(fr))
+		memcpy(buf + i, &fr, sizeof(fr));
+	for (i = 0; i < 200; i++)	/* 800 KiB: in memory, the buffer is 1 MiB */
+		ck_assert_int_eq(segment_append(&seg, buf, sizeof(buf), sizeof(buf) / 8), 0);
+	memset(&m, 0, sizeof(m));
+	m.hostname = m.osrelease = m.arch = m.version = "check";
+	m.clockid = CLOCK_MONOTONIC;
+	rc = segment_close(&seg, &a, 1, &m);
+	ck_assert_msg(rc == 0, "the close failed on a full disk (room made %d times): %s",
+	    rooms, strerror(-rc));
+	ck_assert_int_eq(rooms, 1);
+	ck_assert_msg(perfdata_open(&f, seg.path, err, sizeof(err)) == 0, "%s", err);
+	got = perfdata_walk(&f, NULL, NULL);
+	perfdata_file_close(&f);
+	ck_assert_int_eq(got, (int64_t)(200 * sizeof(buf)));
+	ck_assert_int_eq(unlink(seg.path), 0);
+	ck_assert_int_eq(umount2(dir, MNT_DETACH), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/*
  * A binary's " (deleted)" name noted before its plain name (a start state
  * visits the old process first): both go into the build-id table (before,
  * the plain one was taken as there already, and perf buildid-list lacked it).
@@ -207,6 +272,7 @@ segment_suite(void)
 
 	tcase_add_test(tc, test_retention_age);
 	tcase_add_test(tc, test_room_on_full_disk);
+	tcase_add_test(tc, test_room_at_close);
 	tcase_add_test(tc, test_deleted_name_first);
 	suite_add_tcase(s, tc);
 	return s;

@@ -229,7 +229,15 @@ segment_close(struct segment *seg, const struct perfdata_attr *attrs, size_t nat
 	/* perf record's SAMPLE_TIME: the samples', not the cut's (t_start, t_end) */
 	meta->first_time = seg->first_sample;
 	meta->last_time = seg->last_sample;
-	rc = perfdata_finish(&seg->pd, attrs, nattrs, meta, list, n);
+	/*
+	 * The records still in memory first, room made for them as for any
+	 * write (the finish flushes once, and on a full disk threw away up to
+	 * its buffer's worth of records: the repair then had only the file's).
+	 */
+	if ((rc = segment_flush(seg)) == 0)
+		rc = perfdata_finish(&seg->pd, attrs, nattrs, meta, list, n);
+	else
+		perfdata_close(&seg->pd);
 	free(list);
 	if (rc == 0 && rename(seg->partial, seg->path) == -1)
 		rc = -errno;
