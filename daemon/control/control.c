@@ -227,6 +227,19 @@ call_done(struct control_client *c)
 		evtimer_add(c->resume_ev, &now);
 }
 
+/* The replies waiting for C's user, on all its connections. */
+static size_t
+user_output(const struct control_client *c)
+{
+	const struct control_client *o;
+	size_t	 n = 0;
+
+	TAILQ_FOREACH(o, &c->ctrl->clients, entry)
+		if (o->uid == c->uid && o->bev != NULL)
+			n += evbuffer_get_length(bufferevent_get_output(o->bev));
+	return n;
+}
+
 int
 control_send(struct control_client *c, json_t *msg)
 {
@@ -250,7 +263,8 @@ control_send(struct control_client *c, json_t *msg)
 	json_decref(msg);
 	if (final && c->busy)
 		call_done(c);
-	if (evbuffer_get_length(bufferevent_get_output(c->bev)) > CONTROL_MAX_OUTPUT) {
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) > CONTROL_MAX_OUTPUT ||
+	    (!c->priv && user_output(c) > CONTROL_USER_OUTPUT)) {
 		log_warnx("control: uid %u pid %d does not read its replies; dropped",
 		    (unsigned)c->uid, (int)c->pid);
 		client_kill(c);

@@ -24,6 +24,12 @@ struct control_client;
 #define CONTROL_PARTIAL_WAIT_MS		50	/* another user's unfinished message: read again after */
 #define CONTROL_ACCEPT_PAUSE_MS		100	/* out of descriptors: accept again after */
 #define CONTROL_MAX_OUTPUT		(16 * 1024 * 1024)	/* unread replies: dropped */
+/*
+ * ... and an unprivileged user's, all connections together: a query's
+ * reply is up to 4 MiB (QUERIER_MAX_BYTES), under the limit of one, and a
+ * user's 16 connections left unread held 70 MB, 56 of them 240 MB.
+ */
+#define CONTROL_USER_OUTPUT		(16 * 1024 * 1024)
 #define CONTROL_HIGH_OUTPUT		(256 * 1024)	/* ... no next call taken */
 #define CONTROL_MAX_PENDING		(PROTO_MAX_MESSAGE + 1)	/* unread calls */
 

@@ -29,6 +29,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -136,6 +137,41 @@ noread(double end, int n)
 	}
 	printf("noread: %ld calls sent, %ld connections dropped, %ld refused\n", sent,
 	    dropped, refused);
+}
+
+/*
+ * One History of PATH on each of 16 connections, never read: each reply
+ * is as large as a query's may be (4 MiB).  How many the daemon dropped.
+ */
+static void
+bigread(double end, const char *path)
+{
+	char	 call[PATH_MAX + 128];
+	int	 fds[16], i, len, open = 0, gone = 0;
+
+	len = snprintf(call, sizeof(call), "{\"method\":\"io.perfmap.History\","
+	    "\"parameters\":{\"path\":\"%s\"}}", path) + 1;
+	for (i = 0; i < 16; i++) {
+		if ((fds[i] = dial(0)) < 0 || write(fds[i], call, (size_t)len) != len) {
+			printf("bigread: connection %d failed\n", i);
+			return;
+		}
+		open++;
+		usleep(150000);		/* the user's queue: one query at a time */
+	}
+	while (now() < end)
+		usleep(100000);
+	/* a connection the daemon dropped reads to its end, then EOF */
+	for (i = 0; i < 16; i++) {
+		char	 buf[65536];
+		ssize_t	 r;
+
+		fcntl(fds[i], F_SETFL, O_NONBLOCK);
+		while ((r = read(fds[i], buf, sizeof(buf))) > 0)
+			;
+		gone += r == 0;
+	}
+	printf("bigread: %d connections, %d dropped by the daemon\n", open, gone);
 }
 
 static void
@@ -290,7 +326,8 @@ main(int argc, char *argv[])
 	int	 n;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: flood SOCK pipeline|noread|idle|leave|burst|trickle|halves SECONDS PATH|N\n");
+		fprintf(stderr, "usage: flood SOCK pipeline|noread|idle|leave|burst|trickle|halves|"
+		    "bigread SECONDS PATH|N\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -305,6 +342,8 @@ main(int argc, char *argv[])
 		noread(end, n);
 	else if (strcmp(argv[2], "idle") == 0)
 		idle(end, n);
+	else if (strcmp(argv[2], "bigread") == 0)
+		bigread(end, argv[4]);
 	else if (strcmp(argv[2], "leave") == 0)
 		leave(end, argv[4]);
 	else if (strcmp(argv[2], "burst") == 0)
