@@ -812,6 +812,22 @@ pread_all(int fd, void *buf, size_t len, off_t off)
 }
 
 int
+perfdata_open_segment(struct perfdata_file *f, char *path, char *err, size_t errlen)
+{
+	size_t	 n = strlen(path);
+
+	if (perfdata_open(f, path, err, errlen) == 0)
+		return 0;
+	if (n <= 8 || strcmp(path + n - 8, ".partial") != 0)
+		return -1;
+	path[n - 8] = '\0';
+	if (perfdata_open(f, path, err, errlen) == 0)
+		return 0;
+	path[n - 8] = '.';
+	return -1;
+}
+
+int
 perfdata_open(struct perfdata_file *f, const char *path, char *err, size_t errlen)
 {
 	struct stat st;

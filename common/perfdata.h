@@ -107,6 +107,12 @@ struct perfdata_file {
 };
 
 int	perfdata_open(struct perfdata_file *, const char *path, char *err, size_t errlen);
+/*
+ * The same for a segment named PATH when it was listed: one still open
+ * then (NAME.partial) may have closed since (renamed NAME), and is opened
+ * by that name, PATH changed to it.
+ */
+int	perfdata_open_segment(struct perfdata_file *, char *path, char *err, size_t errlen);
 void	perfdata_file_close(struct perfdata_file *);
 
 /*

@@ -966,6 +966,37 @@ START_TEST(test_create_errors)
 }
 END_TEST
 
+/*
+ * A segment listed while still open (NAME.partial) and closed since
+ * (renamed NAME), as during a long profile: opened by its final name, the
+ * path changed to it (before, the profile's newest segment was "gone").
+ */
+START_TEST(test_open_segment_closed_since)
+{
+	char	 path[128], listed[160], err[256];
+	struct perfdata pd;
+	struct perfdata_attr a;
+	struct perfdata_meta meta;
+	struct perfdata_file f;
+
+	make_attr(&a);
+	make_meta(&meta);
+	path_in(path, sizeof(path), "perf-000002-20261118T000000Z.data");
+	snprintf(listed, sizeof(listed), "%s.partial", path);
+	ck_assert_int_eq(perfdata_create(&pd, listed, &a, 1), 0);
+	ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, NULL, 0), 0);
+	ck_assert_int_eq(rename(listed, path), 0);
+	ck_assert_msg(perfdata_open_segment(&f, listed, err, sizeof(err)) == 0, "%s", err);
+	perfdata_file_close(&f);
+	ck_assert_str_eq(listed, path);
+	/* gone for good: an error, the path as it was */
+	ck_assert_int_eq(unlink(path), 0);
+	snprintf(listed, sizeof(listed), "%s.partial", path);
+	ck_assert_int_eq(perfdata_open_segment(&f, listed, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(listed, ".partial"));
+}
+END_TEST
+
 /* Records larger than the buffer go straight to the file. */
 START_TEST(test_big_writes)
 {
@@ -1713,6 +1744,7 @@ perfdata_suite(void)
 	tcase_add_test(tc, test_walk_ordered);
 	tcase_add_test(tc, test_features);
 	tcase_add_test(tc, test_create_errors);
+	tcase_add_test(tc, test_open_segment_closed_since);
 	tcase_add_test(tc, test_big_writes);
 	tcase_add_test(tc, test_runs_in_place);
 	suite_add_tcase(s, tc);

@@ -111,7 +111,7 @@ perfout_open(struct perfout **outp, int fd, char *const *paths, size_t n, char *
 {
 	struct perfout *out;
 	struct perfdata_file f;
-	size_t	 i;
+	size_t	 i, opened;
 	int	 rc, nfd = -1;
 
 	if ((out = calloc(1, sizeof(*out))) == NULL) {
@@ -120,14 +120,22 @@ perfout_open(struct perfout **outp, int fd, char *const *paths, size_t n, char *
 	}
 	out->pd.fd = -1;
 	out->clockid = -1;
-	for (i = 0; i < n; i++) {
-		if (perfdata_open(&f, paths[i], err, errlen) < 0)
-			goto fail;
+	/*
+	 * One closed since it was listed is read by its final name (the path
+	 * changed to it); one gone (retention) is left out here, and counted
+	 * gone when its records are read.
+	 */
+	for (i = 0, opened = 0; i < n; i++) {
+		if (perfdata_open_segment(&f, paths[i], err, errlen) < 0)
+			continue;
+		opened++;
 		rc = merge_attrs(out, &f, err, errlen);
 		perfdata_file_close(&f);
 		if (rc < 0)
 			goto fail;
 	}
+	if (opened == 0)
+		goto fail;		/* ERR: the last one's */
 	for (i = 0; i < out->na; i++) {
 		out->pa[i].attr = out->a[i].attr;
 		out->pa[i].name = perf_event_name(&out->a[i].attr);

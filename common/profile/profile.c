@@ -158,7 +158,7 @@ segrefs_free(struct segref *s, size_t n)
 /* The segments the index lists that overlap the window, by seq, with their files. */
 static int
 select_segments(const struct profile_req *req, struct segref **out, size_t *nout,
-    struct kname *kernel_id, char *err, size_t errlen)
+    struct kname *kernel_id, uint64_t *gone, char *err, size_t errlen)
 {
 	struct index_reader *q;
 	json_t	*res = NULL, *segs, *s;
@@ -206,8 +206,12 @@ select_segments(const struct profile_req *req, struct segref **out, size_t *nout
 			v[n].path = strdup(path);
 		else if (access(partial, R_OK) == 0)
 			v[n].path = strdup(partial);
-		else
-			continue;	/* retention took it since the index was read */
+		else if (access(path, R_OK) == 0)	/* closed between the two looks */
+			v[n].path = strdup(path);
+		else {
+			(*gone)++;	/* retention took it since the index was read */
+			continue;
+		}
 		if (v[n].path == NULL) {
 			snprintf(err, errlen, "out of memory");
 			goto out;
@@ -749,7 +753,7 @@ record_cb(const struct perf_event_header *h, void *arg)
 
 /* Layout, clock and kernel table of one segment, then its records. */
 static int
-read_segment(struct pctx *c, const struct segref *seg)
+read_segment(struct pctx *c, struct segref *seg)
 {
 	struct perfdata_file f;
 	const struct perf_event_attr *a;
@@ -758,7 +762,8 @@ read_segment(struct pctx *c, const struct segref *seg)
 	int64_t	 walked;
 	char	 err[256];
 
-	if (perfdata_open(&f, seg->path, err, sizeof(err)) < 0) {
+	/* closed since it was listed: by its final name */
+	if (perfdata_open_segment(&f, seg->path, err, sizeof(err)) < 0) {
 		c->st->segments_gone++;	/* deleted or replaced under us */
 		return 0;
 	}
@@ -887,7 +892,7 @@ profile_run(const struct profile_req *req, struct profile_stats *stats, char *er
 		snprintf(err, errlen, "empty window %s: since must come before until", win);
 		return -1;
 	}
-	if (select_segments(req, &segs, &nsegs, &kid, err, errlen) < 0)
+	if (select_segments(req, &segs, &nsegs, &kid, &stats->segments_gone, err, errlen) < 0)
 		return -1;
 	if (nsegs == 0) {
 		snprintf(err, errlen, "no segment overlaps %s", win);
