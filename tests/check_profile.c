@@ -187,6 +187,24 @@ segpath(int seq, char *buf, size_t len)
 	return buf;
 }
 
+/* Segment 1 (boot A, closed): pid 10 "alpha", 10 samples at mono 100..109 s, wall T0 on. */
+static void
+make_seg_alpha(struct index *ix)
+{
+	struct seg s;
+	char	 p[256];
+	int	 i;
+
+	seg_open(&s, segpath(1, p, sizeof(p)));
+	seg_comm(&s, 10, "alpha", 100 * SEC);
+	seg_mmap(&s, 10, 0x400000, "/opt/alpha", 0xa1, 100 * SEC);
+	for (i = 0; i < 10; i++)
+		seg_sample(&s, 10, 0x401000, (uint64_t)(100 + i) * SEC + 1);
+	seg_close(&s, OFF_A, 100 * SEC);
+	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0);
+	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 10, 0, 12);
+}
+
 /*
  * seg 1 (boot A, closed): pid 10 "alpha" samples at mono 100..109 s
  * seg 2 (boot A, open):   pid 11 "beta"  samples at mono 110..119 s
@@ -203,15 +221,7 @@ make_state(void)
 
 	config_defaults(&conf);
 	ck_assert_msg(index_open(&ix, state, &conf, NULL, err, sizeof(err)) == 0, "%s", err);
-
-	seg_open(&s, segpath(1, p, sizeof(p)));
-	seg_comm(&s, 10, "alpha", 100 * SEC);
-	seg_mmap(&s, 10, 0x400000, "/opt/alpha", 0xa1, 100 * SEC);
-	for (i = 0; i < 10; i++)
-		seg_sample(&s, 10, 0x401000, (uint64_t)(100 + i) * SEC + 1);
-	seg_close(&s, OFF_A, 100 * SEC);
-	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0);
-	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 10, 0, 12);
+	make_seg_alpha(ix);
 
 	snprintf(partial, sizeof(partial), "%s.partial", segpath(2, p, sizeof(p)));
 	seg_open(&s, partial);
@@ -812,14 +822,7 @@ START_TEST(test_perf_open_other_boot)
 
 	config_defaults(&conf);
 	ck_assert_msg(index_open(&ix, state, &conf, NULL, err, sizeof(err)) == 0, "%s", err);
-	seg_open(&s, segpath(1, p, sizeof(p)));		/* boot A, closed: mono 100..109 s */
-	seg_comm(&s, 10, "alpha", 100 * SEC);
-	seg_mmap(&s, 10, 0x400000, "/opt/alpha", 0xa1, 100 * SEC);
-	for (i = 0; i < 10; i++)
-		seg_sample(&s, 10, 0x401000, (uint64_t)(100 + i) * SEC + 1);
-	seg_close(&s, OFF_A, 100 * SEC);
-	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0);
-	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 10, 0, 12);
+	make_seg_alpha(ix);				/* boot A, closed: mono 100..109 s */
 	/* boot B, open: mono 50..59 s, wall T0+20..29 */
 	snprintf(partial, sizeof(partial), "%s.partial", segpath(2, p, sizeof(p)));
 	seg_open(&s, partial);

@@ -22,6 +22,7 @@
 #include <check.h>
 
 #include "check_main.h"
+#include "check_tmpfs.h"
 
 #include "perf_abi.h"
 #include "record/binaries.h"
@@ -109,27 +110,13 @@ START_TEST(test_room_on_full_disk)
 	uint8_t	 buf[4096];
 	uint64_t id = 1;
 	size_t	 i;
-	int	 fd;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	if (geteuid() != 0) {
 		printf("SKIP: the full-disk test mounts a 2 MiB tmpfs: not root\n");
 		return;
 	}
-	/*
-	 * In a private mount namespace of this (forked) test process: the
-	 * mount vanishes with it even when an assertion ends the test early.
-	 */
-	ck_assert_msg(unshare(CLONE_NEWNS) == 0 &&
-	    mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0 &&
-	    mount("tmpfs", dir, "tmpfs", 0, "size=2m") == 0,
-	    "cannot mount a 2 MiB tmpfs: %s", strerror(errno));
-	snprintf(filler, sizeof(filler), "%s/filler", dir);
-	ck_assert_int_ge(fd = open(filler, O_WRONLY | O_CREAT, 0600), 0);
-	memset(buf, 'x', sizeof(buf));
-	for (i = 0; i < 384; i++)	/* 1.5 MiB */
-		ck_assert_int_eq(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
-	close(fd);
+	check_full_tmpfs(dir, 1536, filler, sizeof(filler));
 	memset(&a, 0, sizeof(a));
 	a.attr.size = PERF_FILE_ATTR_SIZE;
 	a.attr.type = PERF_TYPE_SOFTWARE;
@@ -174,19 +161,10 @@ START_TEST(test_room_at_close)
 	char	 err[256];
 	size_t	 i;
 	int64_t	 got;
-	int	 fd, rc;
+	int	 rc;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_msg(unshare(CLONE_NEWNS) == 0 &&
-	    mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0 &&
-	    mount("tmpfs", dir, "tmpfs", 0, "size=2m") == 0,
-	    "cannot mount a 2 MiB tmpfs: %s", strerror(errno));
-	snprintf(filler, sizeof(filler), "%s/filler", dir);
-	ck_assert_int_ge(fd = open(filler, O_WRONLY | O_CREAT, 0600), 0);
-	memset(buf, 'x', sizeof(buf));
-	for (i = 0; i < 384; i++)	/* 1.5 MiB */
-		ck_assert_int_eq(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
-	close(fd);
+	check_full_tmpfs(dir, 1536, filler, sizeof(filler));
 	memset(&a, 0, sizeof(a));
 	a.attr.size = PERF_FILE_ATTR_SIZE;
 	a.attr.type = PERF_TYPE_SOFTWARE;

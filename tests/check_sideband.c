@@ -27,6 +27,7 @@
 #include <check.h>
 
 #include "check_main.h"
+#include "check_tmpfs.h"
 
 #include "config.h"
 #include "index_reader.h"
@@ -553,23 +554,13 @@ START_TEST(test_start_state_cut_short)
 	struct perfdata_attr a;
 	struct record_mmap m;
 	char	 dir[] = "/tmp/check_sideband.XXXXXX", filler[600], cmd[700];
-	uint8_t	 buf[4096];
-	int	 i, fd;
+	int	 i;
 
 	setup(&h, 1);
 	r = h.r;
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	/* a private mount namespace of this forked test: the tmpfs goes with it */
-	ck_assert_msg(unshare(CLONE_NEWNS) == 0 &&
-	    mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0 &&
-	    mount("tmpfs", dir, "tmpfs", 0, "size=2m") == 0,
-	    "cannot mount a 2 MiB tmpfs: %s", strerror(errno));
-	snprintf(filler, sizeof(filler), "%s/filler", dir);
-	ck_assert_int_ge(fd = open(filler, O_WRONLY | O_CREAT, 0600), 0);
-	memset(buf, 'x', sizeof(buf));
-	for (i = 0; i < 320; i++)	/* 1.25 MiB: less than a start state's first flush left */
-		ck_assert_int_eq(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
-	close(fd);
+	/* 1.25 MiB taken: less than a start state's first flush left */
+	check_full_tmpfs(dir, 1280, filler, sizeof(filler));
 	ck_assert_int_eq(hostinfo_load(&r->host, NULL), 0);
 	seg_open(&h, &a);		/* for the attrs (in h.dir) */
 	r->attrs[0] = r->attrs[1] = a;
