@@ -86,6 +86,20 @@ END_TEST
 
 static int	 rooms;
 
+/* A cpu-clock event with the one sample id ID, as the tests' segments have it. */
+static void
+seg_attr(struct perfdata_attr *a, const uint64_t *id)
+{
+	memset(a, 0, sizeof(*a));
+	a->attr.size = PERF_FILE_ATTR_SIZE;
+	a->attr.type = PERF_TYPE_SOFTWARE;
+	a->attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	a->attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME;
+	a->name = "cpu-clock";
+	a->ids = id;
+	a->nids = 1;
+}
+
 /* The owner's room: the filler ARG deleted, once. */
 static int
 room_test(void *arg)
@@ -117,14 +131,7 @@ START_TEST(test_room_on_full_disk)
 		return;
 	}
 	check_full_tmpfs(dir, 1536, filler, sizeof(filler));
-	memset(&a, 0, sizeof(a));
-	a.attr.size = PERF_FILE_ATTR_SIZE;
-	a.attr.type = PERF_TYPE_SOFTWARE;
-	a.attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	a.attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME;
-	a.name = "cpu-clock";
-	a.ids = &id;
-	a.nids = 1;
+	seg_attr(&a, &id);
 	ck_assert_int_eq(segment_open(&seg, dir, 1, 1, 1, &a, 1), 0);
 	seg.room = room_test;
 	seg.room_arg = filler;
@@ -165,14 +172,7 @@ START_TEST(test_room_at_close)
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	check_full_tmpfs(dir, 1536, filler, sizeof(filler));
-	memset(&a, 0, sizeof(a));
-	a.attr.size = PERF_FILE_ATTR_SIZE;
-	a.attr.type = PERF_TYPE_SOFTWARE;
-	a.attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	a.attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME;
-	a.name = "cpu-clock";
-	a.ids = &id;
-	a.nids = 1;
+	seg_attr(&a, &id);
 	ck_assert_int_eq(segment_open(&seg, dir, 1, 1, 1, &a, 1), 0);
 	rooms = 0;
 	seg.room = room_test;
@@ -213,13 +213,7 @@ START_TEST(test_deleted_name_first)
 	size_t	 i, plain = 0, deleted = 0;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	memset(&a, 0, sizeof(a));
-	a.attr.size = PERF_FILE_ATTR_SIZE;
-	a.attr.type = PERF_TYPE_SOFTWARE;
-	a.attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	a.name = "cpu-clock";
-	a.ids = &id;
-	a.nids = 1;
+	seg_attr(&a, &id);
 	ck_assert_int_eq(segment_open(&seg, dir, 1, 1, 1, &a, 1), 0);
 	memset(&b, 0, sizeof(b));
 	memset(b.bid, 0xab, 20);
