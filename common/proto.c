@@ -28,7 +28,8 @@ proto_parse(const char *buf, size_t len, size_t max, json_t **out, char *err,
 		}
 		return 0;
 	}
-	j = json_loadb(buf, (size_t)(nul - buf), JSON_REJECT_DUPLICATES, &je);
+	/* \u0000 is valid JSON: such a string is refused where it is used (proto_has_nul) */
+	j = json_loadb(buf, (size_t)(nul - buf), JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 	if (j == NULL) {
 		snprintf(err, errlen, "invalid JSON at %d: %s", je.position, je.text);
 		return -1;
@@ -182,6 +183,31 @@ flag(const json_t *msg, const char *key, int *out, char *err, size_t errlen)
 	}
 	*out = v != NULL && json_is_true(v);
 	return 0;
+}
+
+int
+proto_has_nul(const json_t *v)
+{
+	const char *key;
+	json_t	*e;
+	size_t	 i;
+
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		return strlen(json_string_value(v)) != json_string_length(v);
+	case JSON_ARRAY:
+		json_array_foreach(v, i, e)
+			if (proto_has_nul(e))
+				return 1;
+		return 0;
+	case JSON_OBJECT:
+		json_object_foreach((json_t *)v, key, e)
+			if (proto_has_nul(e))
+				return 1;
+		return 0;
+	default:
+		return 0;
+	}
 }
 
 int

@@ -81,5 +81,7 @@ struct proto_call {
  * -1 with ERR set.
  */
 int	proto_check_call(const json_t *msg, struct proto_call *, char *err, size_t errlen);
+/* Does V hold a string with a NUL in it (\u0000: valid JSON, not a C string)? */
+int	proto_has_nul(const json_t *);
 
 #endif

@@ -385,6 +385,19 @@ service_call(const char *name, json_t *params, const struct proto_call *pc)
 	return NULL;
 }
 
+/* A parameter with a NUL in a string (a C string would end there), or NULL. */
+static const char *
+nul_param(json_t *params)
+{
+	const char *key;
+	json_t	*v;
+
+	json_object_foreach(params, key, v)
+		if (proto_has_nul(v))
+			return key;
+	return NULL;
+}
+
 /* A parameter the method does not take, or NULL. */
 static const char *
 unknown_param(const struct control_command *e, json_t *params)
@@ -418,8 +431,11 @@ call(struct control_client *c, json_t *msg, const struct proto_call *pc)
 		params = json_object();
 		json_object_set_new(msg, "parameters", params);
 	}
-	if (dot == NULL || dot == pc->method || dot[1] == '\0')
-		return proto_error(PROTO_ERR_NOMETHOD, json_pack("{s:s}", "method", pc->method));
+	/* a NUL in the name: none ("io.perfmap.Ping\u0000x" is not Ping) */
+	if (dot == NULL || dot == pc->method || dot[1] == '\0' ||
+	    proto_has_nul(json_object_get(msg, "method")))
+		return proto_error(PROTO_ERR_NOMETHOD, json_pack("{s:O}", "method",
+		    json_object_get(msg, "method")));
 	iface = control_interface_find(pc->method, (unsigned)(dot - pc->method));
 	if (iface == NULL)
 		return proto_error(PROTO_ERR_NOIFACE, json_pack("{s:s%}", "interface",
@@ -442,7 +458,7 @@ call(struct control_client *c, json_t *msg, const struct proto_call *pc)
 		return proto_errorf(PROTO_ERR_DENIED, "%s needs root or membership "
 		    "of group %s (uid %u is neither)", e->name, c->ctrl->d->conf.control_group,
 		    (unsigned)c->uid);
-	if ((bad = unknown_param(e, params)) != NULL)
+	if ((bad = unknown_param(e, params)) != NULL || (bad = nul_param(params)) != NULL)
 		return proto_invalid(bad);
 	/*
 	 * A field given as null is absent (Varlink: every optional field,

@@ -240,6 +240,16 @@ out=$(raw '{"method":"io.perfmap.Snapshot","parameters":"x"}\0')
 echo "$out" | grep -q 'ProtocolError' || fail "parameters not an object: $out"
 out=$(raw '{"method":"io.perfmap.Snapshot","parameters":{"frobnicate":1}}\0')
 echo "$out" | grep -q 'InvalidParameter' || fail "unknown parameter: $out"
+# \u0000 in a string is valid JSON: the parameter is refused (a C string
+# ends there: "/a" would have been looked up), the connection stays (before:
+# a ProtocolError, and the call behind it lost with the connection); in the
+# method's name, that is no method.
+out=$(raw '{"method":"io.perfmap.Lookup","parameters":{"path":"/a\\u0000b"}}\0{"method":"io.perfmap.Ping"}\0')
+echo "$out" | grep -q 'InvalidParameter.*path' && echo "$out" | grep -q pong ||
+	fail "a NUL in a parameter: $out"
+out=$(raw '{"method":"io.perfmap.Ping\\u0000x"}\0{"method":"io.perfmap.Ping"}\0')
+echo "$out" | grep -q 'MethodNotFound' && echo "$out" | grep -q pong ||
+	fail "a NUL in the method's name: $out"
 out=$(raw '{"method":42}\0')
 echo "$out" | grep -q 'ProtocolError' || fail "method not a string: $out"
 out=$(head -c 400000 /dev/zero | tr '\0' 'x' | "$T/ctlclient" "$S" raw)
