@@ -78,14 +78,11 @@ enum job_kind {
 #define PROFILES_KEPT		4		/* newest profile files kept */
 
 /* A process that may write /tmp/perf-PID.map: who owned it (worker only). */
-#define JIT_TMP_NONE	(-2)
-
 struct jitproc {
 	uint32_t	 pid;
 	uint32_t	 nspid;		/* its pid in its own pid namespace: the map's name */
 	uint32_t	 uid;
-	int		 tmp;		/* its /tmp in capture's jtmp[], or -1: the daemon's,
-					   or JIT_TMP_NONE: not held (nothing kept) */
+	int		 tmp;		/* its /tmp in capture's jtmp[], or -1: the daemon's */
 	uint64_t	 start;		/* /proc/PID/stat starttime: tells pid reuse */
 	dev_t		 kept_dev;	/* its map as last kept: unchanged since (the */
 	ino_t		 kept_ino;	/* same inode, size and ctime), the next keep */

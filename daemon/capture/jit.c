@@ -341,18 +341,12 @@ run_jit_watch(struct capture *c, struct job *j)
 	e->tmp = -1;
 	e->start = procfs_start(-1, j->pid);	/* 0 if it is gone already: pid reuse not told */
 	e->kept_seg[0] = '\0';
-	/*
-	 * Its /tmp only with its name there: else (its root not known) the
-	 * daemon's, as before.  Its root known but its /tmp not held (refused,
-	 * no slot): its map is in no /tmp the daemon can read, and the
-	 * daemon's holds at most a user's file under its host pid: nothing
-	 * is kept (JIT_TMP_NONE).
-	 */
+	/* Its /tmp only with its name there: else the daemon's, as before. */
 	if (j->fd < 0 || j->nspid == 0)
 		return;
 	tmp = tmp_hold(c, j->fd, j->uid, j->pid);
 	if ((e = jit_find(c, j->pid)) != NULL)	/* moved by a sweep, perhaps */
-		e->tmp = tmp >= 0 ? tmp : JIT_TMP_NONE;
+		e->tmp = tmp;
 	else
 		tmp_release(c, tmp);
 }
@@ -481,10 +475,6 @@ keep_one(struct capture *c, struct jitproc *e, const struct job *j)
 	if (!j->exited && e->start != 0 && procfs_start(-1, e->pid) != e->start) {
 		jit_forget(c, e);	/* gone, another process has the pid now */
 		return;
-	}
-	if (e->tmp == JIT_TMP_NONE) {
-		log_debug("jit: pid %u's /tmp is not held: its map is not kept", e->pid);
-		goto done;
 	}
 	snprintf(name, sizeof(name), "perf-%u.map", e->tmp >= 0 ? e->nspid : e->pid);
 	if (e->tmp >= 0)
