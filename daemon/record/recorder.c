@@ -679,17 +679,23 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 	rc = synth_write(&r->seg, &r->model, &r->kinfo, &sa, &ss);
 	if (rc < 0) {
 		errno = -rc;
-		log_warn("%s: writing the initial state", r->seg.partial);
+		if (r->disk_error == 0)
+			log_warn("%s: writing the initial state", r->seg.partial);
 		/*
 		 * Records after a start state cut short would have no maps, no
 		 * comm, for a whole rotate_age: the segment goes, and is opened
-		 * again once there is room (recorder_check_rotate).  A flight
-		 * snapshot (FILTER) says so to its caller (start_rc).
+		 * again once there is room (recorder_check_rotate, at most once
+		 * a second: each try synthesizes the whole model).  No segment
+		 * is open then, as when the disk refuses the file itself: not
+		 * an error of the cut that came before (a snapshot's segment
+		 * was written whole), nor of the start.  A flight snapshot
+		 * (FILTER) says so to its caller (start_rc).
 		 */
 		if (filter == NULL) {
 			recorder_drop_segment(r);
 			recorder_disk_trouble(r, rc);
-			return rc;
+			r->reopen_at = mono_ns() + REOPEN_GAP_NS;
+			return 0;
 		}
 	}
 	r->seg.start_rc = rc;
@@ -819,8 +825,10 @@ recorder_check_rotate(struct recorder *r)
 		 * is as it stood then, and its records from then on follow.
 		 */
 		now = mono_ns();
+		if (now < r->reopen_at)
+			return;		/* a start state that did not fit, a moment ago */
 		t = r->limit != 0 && r->limit < now ? r->limit : now;
-		if (r->blocked != 0 && r->blocked < t)
+		if (r->blocked > 1 && r->blocked < t)	/* (1: a record of no time waits) */
 			t = r->blocked;
 		if (recorder_open_segment(r, t, NULL) == 0)
 			segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms,

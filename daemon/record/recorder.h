@@ -90,6 +90,9 @@ struct sb_ring {
 	uint32_t	 cap, first, n;	/* cap a power of two */
 };
 
+/* A segment whose start state did not fit on the disk: tried again this much later. */
+#define REOPEN_GAP_NS	1000000000ULL
+
 struct recorder {
 	const struct config *conf;
 	char		 segdir[PATH_MAX];
@@ -132,6 +135,7 @@ struct recorder {
 	char *const	*argv;
 	uint64_t	 start_mono_ns;
 	struct recorder_stats st;
+	uint64_t	 reopen_at;	/* no segment open: not tried again before (mono) */
 	char		 last_closed[PATH_MAX];
 	uint64_t	 last_closed_seq;	/* its sequence number */
 	uint64_t	 last_cut_wall_ns;	/* the last cut, on the wall clock (as segments read it) */
