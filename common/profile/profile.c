@@ -156,6 +156,18 @@ segrefs_free(struct segref *s, size_t n)
 }
 
 /* The segments the index lists that overlap the window, by seq, with their files. */
+/* PATH without ".partial", into BUF (LEN bytes): a segment listed open, closed since. */
+static const char *
+closed_name(const char *path, char *buf, size_t len)
+{
+	size_t	 n = strlen(path);
+
+	if (n > 8 && strcmp(path + n - 8, ".partial") == 0)
+		n -= 8;
+	snprintf(buf, len, "%.*s", (int)n, path);
+	return buf;
+}
+
 static int
 select_segments(const struct profile_req *req, struct segref **out, size_t *nout,
     struct kname *kernel_id, uint64_t *gone, char *err, size_t errlen)
@@ -206,8 +218,8 @@ select_segments(const struct profile_req *req, struct segref **out, size_t *nout
 			v[n].path = strdup(path);
 		else if (access(partial, R_OK) == 0)
 			v[n].path = strdup(partial);
-		else if (access(path, R_OK) == 0)	/* closed between the two looks */
-			v[n].path = strdup(path);
+		else if (access(closed_name(path, partial, sizeof(partial)), R_OK) == 0)
+			v[n].path = strdup(partial);	/* NAME.partial closed since it was listed */
 		else {
 			(*gone)++;	/* retention took it since the index was read */
 			continue;

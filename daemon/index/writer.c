@@ -1238,7 +1238,8 @@ writer_checkpoint(struct index *ix)
 		log_warnx("index: checkpoint: %s", sqlite3_errmsg(ix->db));
 		return;
 	}
-	if (ncopied >= nlog || nlog < WAL_TRUNCATE_FRAMES)
+	/* (all copied, the WAL may still not start over while a reader holds an old mark) */
+	if (nlog < WAL_TRUNCATE_FRAMES)
 		return;
 	if (sqlite3_wal_checkpoint_v2(ix->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &nlog,
 	    &ncopied) != SQLITE_OK)
