@@ -1223,7 +1223,8 @@ writer_prune(struct index *ix)
  * reader's snapshot keeps the frames it may read.  With queries back to
  * back (a user's, each up to QUERIER_MAX_MS) some snapshot always held
  * some frames, the WAL was never started over, and it grew without bound,
- * uncounted by db_max_size.  Past WAL_TRUNCATE_FRAMES such a checkpoint is
+ * uncounted by db_max_size.  Past WAL_TRUNCATE_FRAMES (copied back whole
+ * or not: a reader's old mark also keeps it from starting over) it is
  * done again waiting for the readers of the old frames (the busy timeout:
  * the queries' deadline is well within it; a reader that begins meanwhile
  * reads the file, not the WAL), and the WAL is emptied.
@@ -1231,10 +1232,10 @@ writer_prune(struct index *ix)
 static void
 writer_checkpoint(struct index *ix)
 {
-	int	 nlog = 0, ncopied = 0;
+	int	 nlog = 0;
 
 	if (sqlite3_wal_checkpoint_v2(ix->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &nlog,
-	    &ncopied) != SQLITE_OK) {
+	    NULL) != SQLITE_OK) {
 		log_warnx("index: checkpoint: %s", sqlite3_errmsg(ix->db));
 		return;
 	}
@@ -1242,7 +1243,7 @@ writer_checkpoint(struct index *ix)
 	if (nlog < WAL_TRUNCATE_FRAMES)
 		return;
 	if (sqlite3_wal_checkpoint_v2(ix->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &nlog,
-	    &ncopied) != SQLITE_OK)
+	    NULL) != SQLITE_OK)
 		log_warnx("index: checkpoint of a WAL of %d pages that readers kept: %s", nlog,
 		    sqlite3_errmsg(ix->db));
 	else {

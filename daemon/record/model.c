@@ -207,25 +207,24 @@ file_put(struct model *m, struct model_file *f)
 static void
 map_gone(struct model *m, const struct model_map *mm)
 {
-	m->ngone++;
-	if (mm->bin != UINT32_MAX) {		/* BINARY_NONE */
-		if (mm->bin >= m->ngone_at) {
-			size_t	 n = m->ngone_at * 2 > (size_t)mm->bin + 1 ? m->ngone_at * 2 :
-			    (size_t)mm->bin + 1;
-			uint64_t *v = reallocarray(m->gone_at, n, sizeof(*v));
+	size_t	 n;
+	uint64_t *v;
 
-			if (v == NULL) {
-				m->gone_lost = m->ngone;
-				file_put(m, mm->file);
-				return;
-			}
-			memset(v + m->ngone_at, 0, (n - m->ngone_at) * sizeof(*v));
-			m->gone_at = v;
-			m->ngone_at = n;
-		}
-		m->gone_at[mm->bin] = m->ngone;
-	}
+	m->ngone++;
 	file_put(m, mm->file);
+	if (mm->bin == UINT32_MAX)		/* BINARY_NONE */
+		return;
+	if (mm->bin >= m->ngone_at) {
+		n = m->ngone_at * 2 > (size_t)mm->bin + 1 ? m->ngone_at * 2 : (size_t)mm->bin + 1;
+		if ((v = reallocarray(m->gone_at, n, sizeof(*v))) == NULL) {
+			m->gone_lost = m->ngone;
+			return;
+		}
+		memset(v + m->ngone_at, 0, (n - m->ngone_at) * sizeof(*v));
+		m->gone_at = v;
+		m->ngone_at = n;
+	}
+	m->gone_at[mm->bin] = m->ngone;
 }
 
 uint64_t
