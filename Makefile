@@ -134,10 +134,12 @@ check: deps
 	$(MAKE) -j$(JOBS) all
 	BUILD=$(BUILD) tests/run-tests.sh
 
-# The whole suite under ASan + UBSan, built in build-asan/.
+# The whole suite under ASan + UBSan, built in build-asan/.  A unit test's
+# timeout (libcheck's, 4 s unless its case says more) is there to catch a
+# hang; the sanitizers make code 3-15x slower, so under them it is 4x.
 check-asan: deps
 	$(MAKE) -j$(JOBS) SAN=1 all
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66 \
+	CK_TIMEOUT_MULTIPLIER=4 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 BUILD=build-asan tests/run-tests.sh
 
 # What CI runs under ASan + UBSan: everything but tests whose code the
@@ -194,7 +196,7 @@ check-asan-ci:
 # fails the test that provoked it (the daemon exits 66 at the first report).
 check-tsan: deps
 	$(MAKE) -j$(JOBS) SAN=tsan all
-	TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1 \
+	CK_TIMEOUT_MULTIPLIER=4 TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1 \
 	BUILD=build-tsan tests/run-tests.sh
 
 # What CI runs under ThreadSanitizer: the unit tests that start threads
