@@ -78,11 +78,15 @@ enum job_kind {
 #define PROFILES_KEPT		4		/* newest profile files kept */
 
 /* A process that may write /tmp/perf-PID.map: who owned it (worker only). */
+#define JIT_TMP_DAEMON	(-1)	/* its /tmp is the daemon's own (or its root not known) */
+#define JIT_TMP_NONE	(-2)	/* its /tmp not held: its map is not kept */
+
 struct jitproc {
 	uint32_t	 pid;
-	uint32_t	 nspid;		/* its pid in its own pid namespace: the map's name */
+	uint32_t	 nspid;		/* the map's name: its pid in its pid namespace, or
+					   (its root not known) its pid */
 	uint32_t	 uid;
-	int		 tmp;		/* its /tmp in capture's jtmp[], or -1: the daemon's */
+	int		 tmp;		/* its /tmp in capture's jtmp[], or JIT_TMP_* */
 	uint64_t	 start;		/* /proc/PID/stat starttime: tells pid reuse */
 	dev_t		 kept_dev;	/* its map as last kept: unchanged since (the */
 	ino_t		 kept_ino;	/* same inode, size and ctime), the next keep */

@@ -255,12 +255,29 @@ watch_room(const struct capture *c, uint32_t uid, uint32_t *sweep)
 	    JIT_WATCH_USER_MAX, uid, sweep);
 }
 
+/* STX is the daemon's own /tmp: the same directory through the same mount. */
+static int
+tmp_is_daemons(const struct statx *stx)
+{
+	struct statx own;
+
+	if (statx(AT_FDCWD, "/tmp", AT_STATX_DONT_SYNC, STATX_INO | STATX_MNT_ID, &own) == -1)
+		return 0;
+	if (!(own.stx_mask & STATX_MNT_ID))
+		own.stx_mnt_id = 0;
+	return own.stx_ino == stx->stx_ino && own.stx_mnt_id == stx->stx_mnt_id &&
+	    own.stx_dev_major == stx->stx_dev_major && own.stx_dev_minor == stx->stx_dev_minor;
+}
+
 /*
  * The /tmp under the root ROOTFD of a process of UID, held (shared by the
- * processes whose /tmp is the same directory through the same mount);
- * -1: none.  At most JIT_TMP_MAX, of which JIT_TMP_USER_MAX a user's;
- * when a new one does not fit, processes gone are forgotten (not PID's):
- * the caller's pointers into jit[] are stale after this.
+ * processes whose /tmp is the same directory through the same mount):
+ * its index in jtmp[]; JIT_TMP_DAEMON: it is the daemon's own (nothing
+ * held); JIT_TMP_NONE: refused or no room.  Not JIT_TMP_DAEMON for want of
+ * room: the daemon's /tmp holds at most what a user put there under the
+ * process's pid.  At most JIT_TMP_MAX held, of which JIT_TMP_USER_MAX a
+ * user's; when a new one does not fit, processes gone are forgotten (not
+ * PID's): the caller's pointers into jit[] are stale after this.
  */
 static int
 tmp_hold(struct capture *c, int rootfd, uint32_t uid, uint32_t pid)
@@ -275,25 +292,29 @@ tmp_hold(struct capture *c, int rootfd, uint32_t uid, uint32_t pid)
 	/* A user's FUSE root or /tmp: its server could hold the worker for ever. */
 	if (userfs_fd(rootfd, pid, why, sizeof(why))) {
 		log_debug("jit: a root %s", why);
-		return -1;
+		return JIT_TMP_NONE;
 	}
 	memset(&how, 0, sizeof(how));
 	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
 	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 	if ((fd = (int)syscall(SYS_openat2, rootfd, "tmp", &how, sizeof(how))) == -1)
-		return -1;
+		return JIT_TMP_NONE;
 	if (userfs_fd(fd, pid, why, sizeof(why))) {
 		log_debug("jit: a /tmp %s", why);
 		close(fd);
-		return -1;
+		return JIT_TMP_NONE;
 	}
 	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_MNT_ID,
 	    &stx) == -1) {
 		close(fd);
-		return -1;
+		return JIT_TMP_NONE;
 	}
 	if (!(stx.stx_mask & STATX_MNT_ID))
 		stx.stx_mnt_id = 0;	/* before Linux 5.8: by device and inode alone */
+	if (tmp_is_daemons(&stx)) {
+		close(fd);
+		return JIT_TMP_DAEMON;
+	}
 	for (i = 0; i < c->njtmp; i++)
 		if (c->jtmp[i].mnt_id == stx.stx_mnt_id && c->jtmp[i].ino == stx.stx_ino &&
 		    c->jtmp[i].dev == makedev(stx.stx_dev_major, stx.stx_dev_minor)) {
@@ -306,7 +327,7 @@ tmp_hold(struct capture *c, int rootfd, uint32_t uid, uint32_t pid)
 	if (!tmp_room(c, uid, &sweep)) {
 		log_debug("jit: %zu /tmp directories held, none more for uid %u", c->njtmp, uid);
 		close(fd);
-		return -1;
+		return JIT_TMP_NONE;
 	}
 	c->jtmp[c->njtmp] = (struct jittmp){ .mnt_id = stx.stx_mnt_id, .ino = stx.stx_ino,
 	    .dev = makedev(stx.stx_dev_major, stx.stx_dev_minor), .fd = fd, .uid = uid,
@@ -338,17 +359,22 @@ run_jit_watch(struct capture *c, struct job *j)
 	e->pid = j->pid;
 	e->nspid = j->nspid;
 	e->uid = j->uid;
-	e->tmp = -1;
+	e->tmp = JIT_TMP_DAEMON;
 	e->start = procfs_start(-1, j->pid);	/* 0 if it is gone already: pid reuse not told */
 	e->kept_seg[0] = '\0';
-	/* Its /tmp only with its name there: else the daemon's, as before. */
-	if (j->fd < 0 || j->nspid == 0)
+	/* Its root not known: the daemon's /tmp, by its pid, as before. */
+	if (j->fd < 0 || j->nspid == 0) {
+		e->nspid = e->pid;
 		return;
+	}
 	tmp = tmp_hold(c, j->fd, j->uid, j->pid);
-	if ((e = jit_find(c, j->pid)) != NULL)	/* moved by a sweep, perhaps */
-		e->tmp = tmp;
-	else
+	if ((e = jit_find(c, j->pid)) == NULL) {	/* moved by a sweep, perhaps */
 		tmp_release(c, tmp);
+		return;
+	}
+	e->tmp = tmp;
+	if (tmp == JIT_TMP_NONE)
+		atomic_fetch_add(&c->n_jit_unwatched, 1);
 }
 
 /*
@@ -476,7 +502,11 @@ keep_one(struct capture *c, struct jitproc *e, const struct job *j)
 		jit_forget(c, e);	/* gone, another process has the pid now */
 		return;
 	}
-	snprintf(name, sizeof(name), "perf-%u.map", e->tmp >= 0 ? e->nspid : e->pid);
+	if (e->tmp == JIT_TMP_NONE) {
+		log_debug("jit: pid %u's /tmp is not held: its map is not kept", e->pid);
+		goto done;
+	}
+	snprintf(name, sizeof(name), "perf-%u.map", e->nspid);
 	if (e->tmp >= 0)
 		snprintf(path, sizeof(path), "/proc/%u/root/tmp/%s", e->pid, name);
 	else

@@ -7,7 +7,9 @@
 # executable memory, take 64 /tmp directories (before: all of them).
 # Root's JIT process in a container-like mount namespace of its own, its
 # map in its own /tmp, must still have its map kept: users together hold
-# at most 48 (daemon/capture/jit.c).
+# at most 48 (daemon/capture/jit.c).  A ninth namespace of a user's has
+# no map kept (none looked for in the daemon's /tmp, where the user can
+# plant one); the user's process on the host (the daemon's /tmp) does.
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
@@ -69,6 +71,36 @@ RJ=$!
 wait $RJ || fail "root's JIT process in its own mount namespace failed"
 kept_map "$RJ" > /dev/null ||
 	fail "root's JIT map of pid $RJ in its own /tmp was not kept beside eight users' 64 /tmp directories"
+
+# A ninth namespace of the first user: its /tmp cannot be held (the user's
+# eight are).  The user plants a map under the process's host pid in the
+# daemon's own /tmp: not the process's (its /tmp is the namespace's), and
+# not kept (before: the daemon fell back to its own /tmp, and kept the
+# user's plant as the process's map).
+# (its pid: the shell's, which execs jit; unshare may fork to map the ids)
+h=$(user_home "$A")
+as_user "$A" unshare -Urm sh -c "cd '$h' && mount -t tmpfs pm-jittmp /tmp && echo \$\$ > ninth.pid &&
+	sleep 0.5 && exec ../jit 1.2" 2> "$T/ninth.err" &
+NJ=$!
+for _ in $(seq 1 30); do [ -s "$h/ninth.pid" ] && break; sleep 0.1; done
+AJ=$(cat "$h/ninth.pid") || fail "the user's ninth JIT process did not start: $(cat "$T/ninth.err")"
+as_user "$A" sh -c "printf '1000 10 pm_planted_fn\n' > /tmp/perf-$AJ.map" ||
+	fail "the user cannot write /tmp/perf-$AJ.map"
+at_exit "rm -f /tmp/perf-$AJ.map"
+wait $NJ || fail "the user's ninth JIT process failed: $(cat "$T/ninth.err")"
+sleep 1
+for f in "$T/state/segments/"*.jit/perf-$AJ.map; do
+	[ -f "$f" ] && grep -q pm_planted_fn "$f" &&
+		fail "the user's map planted in the daemon's /tmp was kept as pid $AJ's ($f)"
+done
+# The same user's JIT process on the host: its /tmp is the daemon's own,
+# which takes none of the user's eight; its map is kept.
+as_user "$A" sh -c "cd '$h' && echo \$\$ > host.pid && exec ../jit 0.5" 2> "$T/host.err" ||
+	fail "the user's JIT process on the host failed: $(cat "$T/host.err")"
+HJ=$(cat "$h/host.pid")
+at_exit "rm -f /tmp/perf-$HJ.map"
+kept_map "$HJ" > /dev/null ||
+	fail "the map of the user's JIT process $HJ on the host (the daemon's /tmp) was not kept"
 hostile_judge
 stop_daemon
-echo "PASS: eight users' 64 JIT processes in namespaces of their own held $((n - t0)) /tmp directories; root's map in its own /tmp kept"
+echo "PASS: eight users' 64 JIT processes in namespaces of their own held $((n - t0)) /tmp directories; root's map in its own /tmp kept; a ninth namespace's plant in the daemon's /tmp not kept, the user's host process's map kept"
