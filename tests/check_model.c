@@ -15,6 +15,7 @@
 #include <check.h>
 
 #include "check_main.h"
+#include "check_oom.h"
 
 #include "hash.h"
 #include "record/binaries.h"
@@ -36,6 +37,7 @@ teardown(void)
 
 struct tally {
 	size_t	 nprocs, nmaps, nthreads;
+	uint32_t bin_maps[256];		/* by binary id (add_map: the build-id's byte) */
 };
 
 static int
@@ -50,6 +52,8 @@ tally_cb(struct model_proc *p, void *arg)
 	/* invariants of every process: sorted, non-overlapping, owned names */
 	for (i = 0; i < p->nmaps; i++) {
 		ck_assert_uint_gt(p->maps[i].len, 0);
+		if (p->maps[i].bin < 256)
+			t->bin_maps[p->maps[i].bin]++;
 		ck_assert_ptr_nonnull(p->maps[i].file->name);
 		if (i > 0)
 			ck_assert_uint_le(p->maps[i - 1].addr + p->maps[i - 1].len, p->maps[i].addr);
@@ -61,11 +65,20 @@ tally_cb(struct model_proc *p, void *arg)
 static void
 check_counts(void)
 {
-	struct tally t = { 0 };
+	struct tally t;
 
+	memset(&t, 0, sizeof(t));
 	ck_assert_int_eq(model_foreach(&M, tally_cb, &t), 0);
+	size_t	 b;
+
 	ck_assert_uint_eq(t.nprocs, M.nprocs);
 	ck_assert_uint_eq(t.nmaps, M.nmaps);
+	/* each binary's count of maps, exact (cmd-lookup.c: mapped now?) */
+	ck_assert_int_eq(M.bin_maps_lost, 0);
+	for (b = 0; b < 256; b++) {
+		ck_assert_uint_eq(b < M.nbin_maps ? M.bin_maps[b] : 0, t.bin_maps[b]);
+		ck_assert_int_eq(model_bin_mapped(&M, (uint32_t)b), t.bin_maps[b] > 0);
+	}
 }
 
 static int
@@ -91,7 +104,9 @@ add_map(uint32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff, const char *f
 		memset(r.build_id, bid_byte, 20);
 	}
 	r.filename = file;
-	return model_add_map(&M, &r, bid_byte ? BID_MMAP2 : BID_NONE, -1);
+	/* its binary: the build-id's byte (none without), as the recorder names one */
+	return model_add_map(&M, &r, bid_byte ? BID_MMAP2 : BID_NONE,
+	    bid_byte ? bid_byte : UINT32_MAX);
 }
 
 /* Map I of PID is [addr, addr+len) of FILE at PGOFF. */
@@ -642,6 +657,57 @@ START_TEST(test_churn)
 }
 END_TEST
 
+/*
+ * Each binary's count of maps, exact through a binary named after the
+ * map was added (the recorder's lookup), a fork, a split, an exec and
+ * exits: lookup's "mapped now" (cmd-lookup.c).  A count that could not be
+ * kept (out of memory) makes every binary's unknown (-1), never "not
+ * mapped", until a recount.  Before: a walk of the maps, once a second,
+ * stood only for binaries none of whose maps was let go since.
+ */
+START_TEST(test_bin_counts)
+{
+	struct model_proc *p;
+
+	ck_assert_int_eq(model_set_comm(&M, 10, 10, "sh", 0), 0);
+	ck_assert_int_eq(add_map(10, 0x400000, 0x10000, 0, "/bin/sh", 1), 0);
+	ck_assert_int_eq(add_map(10, 0x7f0000000000ULL, 0x200000, 0, "/lib/libc.so.6", 0), 0);
+	ck_assert_int_eq(model_bin_mapped(&M, 2), 0);
+	p = model_find(&M, 10);
+	model_map_set_bin(&M, &p->maps[1], 2);		/* libc named binary 2 */
+	ck_assert_int_eq(model_bin_mapped(&M, 2), 1);
+	check_counts();
+	ck_assert_int_eq(model_fork(&M, 11, 10, 11, 10), 0);
+	ck_assert_int_eq(add_map(11, 0x7f0000100000ULL, 0x1000, 0, "//anon", 0), 0);	/* split */
+	check_counts();
+	ck_assert_uint_eq(M.bin_maps[2], 3);
+	ck_assert_int_eq(model_set_comm(&M, 11, 11, "true", 1), 0);	/* exec */
+	check_counts();
+	ck_assert_uint_eq(M.bin_maps[2], 1);
+	model_exit(&M, 10, 10);
+	check_counts();
+	ck_assert_int_eq(model_bin_mapped(&M, 1), 0);
+	ck_assert_int_eq(model_bin_mapped(&M, 2), 0);
+	/* a count not kept: unknown for all, until a recount */
+	ck_assert_int_eq(add_map(11, 0x400000, 0x10000, 0, "/bin/true", 3), 0);
+	ck_assert_int_eq(add_map(11, 0x600000, 0x10000, 0, "/bin/true", 3), 0);
+	p = model_find(&M, 11);
+	ck_assert_uint_gt(p->cmaps, p->nmaps);	/* no room wanted: the next realloc is the count's */
+	check_fail_reallocs = 1;
+	model_map_set_bin(&M, &p->maps[0], 200);
+	check_fail_reallocs = 0;
+	ck_assert_int_eq(model_bin_mapped(&M, 3), -1);
+	ck_assert_int_eq(model_bin_mapped(&M, 2), -1);
+	ck_assert_int_eq(model_bin_recount(&M), 0);
+	ck_assert_int_eq(model_bin_mapped(&M, 200), 1);
+	ck_assert_int_eq(model_bin_mapped(&M, 3), 1);
+	check_counts();
+	model_exit(&M, 11, 11);
+	ck_assert_int_eq(model_bin_mapped(&M, 200), 0);
+	check_counts();
+}
+END_TEST
+
 /* Anonymous executable memory of PID at ADDR, one page (JIT code, or a user's churn). */
 static int
 add_anon(uint32_t pid, uint64_t addr)
@@ -990,6 +1056,7 @@ model_suite(void)
 	tcase_add_test(tc, test_foreach_exit);
 	tcase_add_test(tc, test_foreach_exit_some);
 	tcase_add_test(tc, test_churn);
+	tcase_add_test(tc, test_bin_counts);
 	tcase_add_test(tc, test_many_maps_oracle);
 	tcase_add_test(tc, test_many_threads);
 	tcase_add_test(tc, test_big_host);

@@ -17,61 +17,15 @@
 #include "walltime.h"
 
 /*
- * Which binaries live processes map: a walk of the model's maps, on the
- * loop, at most once a second however many lookups come (any user may
- * ask, with public_queries).  Between walks, a binary's bit stands while
- * none of its maps was let go since the walk (the model notes when each
- * binary's last was, model_gone_at): one that was may be mapped no more,
- * and is not answered mapped.  A binary mapped after the walk is not in
- * it: the index's answer.  When binaries were pruned since (their ids are
- * reused), the walk stands for nothing, and a lookup within the second
- * has the index's answer alone.  Never a version that is not mapped:
- * before, the walk stood for a second whatever happened (a version whose
- * process had exited since was answered current and mapped), and then
- * for nothing once more than 256 maps anywhere were let go (on a busy
- * host, every running binary was "not mapped" to a second lookup).
+ * [[hex, mnt_ns], ...]: the versions of PATH live processes map now; NULL:
+ * not known (the model's counts lost to a shortage of memory, until the
+ * next rotation counts them again): the index's answer alone.  The model
+ * keeps each binary's count of maps exact (model_bin_mapped), so the
+ * answer is now's whatever happened since any walk.  Before, a walk of
+ * every live map, at most once a second, stood between walks only for a
+ * binary none of whose maps was let go since: within the second, libc on
+ * a host that forks was "not mapped".
  */
-#define LIVE_MIN_GAP_NS	1000000000ULL
-
-static struct {
-	uint8_t		*bits;		/* by binary id: mapped by a live process */
-	size_t		 n;
-	uint64_t	 at, gen, ngone;
-} live;
-
-static int
-live_cb(struct model_proc *p, void *arg)
-{
-	size_t	 i;
-
-	(void)arg;
-	for (i = 0; i < p->nmaps; i++)
-		if (p->maps[i].bin < live.n)
-			live.bits[p->maps[i].bin] = 1;
-	return 0;
-}
-
-static int
-live_fresh(struct recorder *r)
-{
-	uint64_t now = mono_ns();
-	uint8_t	*nb;
-
-	if (live.bits != NULL && now - live.at < LIVE_MIN_GAP_NS)
-		return live.gen == r->bins_gen ? 0 : -1;
-	if ((nb = realloc(live.bits, r->bins->n > 0 ? r->bins->n : 1)) == NULL)
-		return -1;
-	live.bits = nb;
-	live.n = r->bins->n;
-	memset(live.bits, 0, live.n);
-	model_foreach(&r->model, live_cb, NULL);
-	live.at = now;
-	live.gen = r->bins_gen;
-	live.ngone = r->model.ngone;
-	return 0;
-}
-
-/* [[hex, mnt_ns], ...]: the versions of PATH live processes map now. */
 static json_t *
 live_versions(struct recorder *r, const char *path)
 {
@@ -83,14 +37,13 @@ live_versions(struct recorder *r, const char *path)
 
 	/* by the path's hash: a user's many long names cost a compare each, not a scan */
 	h = hash_str(path, HASH_INIT);
-	if (r->bins == NULL || live_fresh(r) < 0)
+	if (r->bins == NULL || r->model.bin_maps_lost)
 		return NULL;
 	arr = json_array();
-	for (i = 0; i < live.n && json_array_size(arr) < INDEX_LIVE_MAX; i++)
-		if (live.bits[i] && model_gone_at(&r->model, (uint32_t)i) <= live.ngone &&
-		    (b = binaries_at(r->bins, (uint32_t)i)) != NULL &&
+	for (i = 0; i < r->bins->n && json_array_size(arr) < INDEX_LIVE_MAX; i++)
+		if ((b = binaries_at(r->bins, (uint32_t)i)) != NULL && b->path_hash == h &&
 		    b->path != NULL && b->bidsize != 0 && b->kind == BINARY_USER &&
-		    b->path_hash == h && strcmp(b->path, path) == 0) {
+		    strcmp(b->path, path) == 0 && model_bin_mapped(&r->model, (uint32_t)i) > 0) {
 			buildid_to_hex(b->bid, b->bidsize, hex);
 			json_array_append_new(arr, json_pack("[s, I]", hex, (json_int_t)b->ns));
 		}

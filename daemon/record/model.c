@@ -203,36 +203,76 @@ file_put(struct model *m, struct model_file *f)
 	m->idle_next = (m->idle_next + 1) % FILES_IDLE;
 }
 
-/* MM is let go: its file put, its binary's time noted (model.h: gone_at). */
+/* Binary BIN has DELTA (1 or -1) maps more (model.h: bin_maps). */
+static void
+bin_count(struct model *m, uint32_t bin, int delta)
+{
+	size_t	 n;
+	uint32_t *v;
+
+	if (bin == UINT32_MAX || m->bin_maps_lost)	/* BINARY_NONE */
+		return;
+	if (bin >= m->nbin_maps) {
+		n = m->nbin_maps * 2 > (size_t)bin + 1 ? m->nbin_maps * 2 : (size_t)bin + 1;
+		if (delta < 0 || (v = reallocarray(m->bin_maps, n, sizeof(*v))) == NULL) {
+			m->bin_maps_lost = 1;	/* (a map let go never counted: a slip) */
+			return;
+		}
+		memset(v + m->nbin_maps, 0, (n - m->nbin_maps) * sizeof(*v));
+		m->bin_maps = v;
+		m->nbin_maps = n;
+	}
+	if (delta < 0 && m->bin_maps[bin] == 0)
+		m->bin_maps_lost = 1;
+	else
+		m->bin_maps[bin] += (uint32_t)delta;
+}
+
+/* MM is let go: its file put, its binary's count less one. */
 static void
 map_gone(struct model *m, const struct model_map *mm)
 {
-	size_t	 n;
-	uint64_t *v;
-
-	m->ngone++;
 	file_put(m, mm->file);
-	if (mm->bin == UINT32_MAX)		/* BINARY_NONE */
-		return;
-	if (mm->bin >= m->ngone_at) {
-		n = m->ngone_at * 2 > (size_t)mm->bin + 1 ? m->ngone_at * 2 : (size_t)mm->bin + 1;
-		if ((v = reallocarray(m->gone_at, n, sizeof(*v))) == NULL) {
-			m->gone_lost = m->ngone;
-			return;
-		}
-		memset(v + m->ngone_at, 0, (n - m->ngone_at) * sizeof(*v));
-		m->gone_at = v;
-		m->ngone_at = n;
-	}
-	m->gone_at[mm->bin] = m->ngone;
+	bin_count(m, mm->bin, -1);
 }
 
-uint64_t
-model_gone_at(const struct model *m, uint32_t bin)
+int
+model_bin_mapped(const struct model *m, uint32_t bin)
 {
-	uint64_t at = bin < m->ngone_at ? m->gone_at[bin] : 0;
+	if (m->bin_maps_lost)
+		return -1;
+	return bin < m->nbin_maps && m->bin_maps[bin] > 0;
+}
 
-	return at > m->gone_lost ? at : m->gone_lost;
+void
+model_map_set_bin(struct model *m, struct model_map *mm, uint32_t bin)
+{
+	if (mm->bin == bin)
+		return;
+	bin_count(m, mm->bin, -1);
+	mm->bin = bin;
+	bin_count(m, bin, 1);
+}
+
+static int
+recount_cb(struct model_proc *p, void *arg)
+{
+	struct model *m = arg;
+	size_t	 i;
+
+	for (i = 0; i < p->nmaps; i++)
+		bin_count(m, p->maps[i].bin, 1);
+	return 0;
+}
+
+int
+model_bin_recount(struct model *m)
+{
+	if (m->nbin_maps > 0)
+		memset(m->bin_maps, 0, m->nbin_maps * sizeof(*m->bin_maps));
+	m->bin_maps_lost = 0;
+	model_foreach(m, recount_cb, m);
+	return m->bin_maps_lost ? -1 : 0;
 }
 
 /* ---- processes ------------------------------------------------------------ */
@@ -311,7 +351,7 @@ model_free(struct model *m)
 	for (i = 0; i < FILES_IDLE; i++)
 		if (m->idle[i] != NULL && m->idle[i]->refs == 0)
 			free(m->idle[i]);
-	free(m->gone_at);
+	free(m->bin_maps);
 	free(m->slots);
 	free(m->fbuckets);	/* empty but for the idle: each map's file went with it */
 	memset(m, 0, sizeof(*m));
@@ -603,6 +643,7 @@ maps_punch(struct model *m, struct model_proc *p, uint64_t start, uint64_t end)
 			return -ENOMEM;
 		mm = &p->maps[i];
 		mm->file->refs++;
+		bin_count(m, mm->bin, 1);
 		tail.pgoff += end - ms;
 		tail.addr = end;
 		tail.len = me - end;
@@ -725,6 +766,7 @@ model_add_map_at(struct model *m, const struct record_mmap *r, uint8_t source, u
 	mm->flags = r->flags;
 	mm->source = source;
 	mm->bin = bin;
+	bin_count(m, bin, 1);
 	p->nmaps++;
 	m->nmaps++;
 	*out = mm;
@@ -812,8 +854,10 @@ model_fork(struct model *m, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t 
 			if (maps_reserve(p, parent->nmaps) < 0)
 				return -ENOMEM;
 			memcpy(p->maps, parent->maps, parent->nmaps * sizeof(p->maps[0]));
-			for (i = 0; i < parent->nmaps; i++)
+			for (i = 0; i < parent->nmaps; i++) {
 				p->maps[i].file->refs++;
+				bin_count(m, p->maps[i].bin, 1);
+			}
 			p->nmaps = parent->nmaps;
 			m->nmaps += parent->nmaps;
 		}

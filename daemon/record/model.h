@@ -99,15 +99,14 @@ struct model {
 	size_t		 nspare;
 	int		 walking;	/* in model_foreach: no moving slots */
 	/*
-	 * Maps let go, by binary (cmd-lookup.c: does a walk of the maps still
-	 * stand for a binary?): how many ever were, and by binary id the
-	 * count when one of its maps last was; gone_lost, the count when a
-	 * binary's could not be kept (out of memory): no walk before stands.
+	 * The maps of each binary, by binary id (cmd-lookup.c: which
+	 * versions of a path live processes map): kept exact by every
+	 * change of the maps.  bin_maps_lost: a count could not be kept
+	 * (out of memory): none is known until model_bin_recount.
 	 */
-	uint64_t	 ngone;
-	uint64_t	*gone_at;
-	size_t		 ngone_at;
-	uint64_t	 gone_lost;
+	uint32_t	*bin_maps;
+	size_t		 nbin_maps;
+	int		 bin_maps_lost;
 	/*
 	 * A process's maps at most (the kernel's vm.max_map_count: it can
 	 * have no more): perf has no munmap record, so a map leaves only
@@ -124,8 +123,12 @@ struct model {
 
 int	model_init(struct model *);
 void	model_free(struct model *);
-/* The count of maps let go (ngone) when one of binary BIN's last was; 0: never. */
-uint64_t model_gone_at(const struct model *, uint32_t bin);
+/* Binary BIN's maps in live processes: 1 some, 0 none, -1 not known (bin_maps_lost). */
+int	model_bin_mapped(const struct model *, uint32_t bin);
+/* MM is binary BIN's (BINARY_NONE: none's) from now on. */
+void	model_map_set_bin(struct model *, struct model_map *mm, uint32_t bin);
+/* Count every binary's maps again (after bin_maps_lost): 0, or -1 out of memory. */
+int	model_bin_recount(struct model *);
 
 struct model_proc *model_find(struct model *, uint32_t pid);
 /* The thread's name, or NULL. */

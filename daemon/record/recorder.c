@@ -760,9 +760,10 @@ prune_binaries(struct recorder *r)
 {
 	size_t	 n;
 
+	if (r->model.bin_maps_lost && model_bin_recount(&r->model) < 0)
+		log_warnx("model: out of memory counting binaries' maps");
 	model_foreach(&r->model, prune_mark_cb, r);
 	if ((n = binaries_prune(r->bins, prune_keep_cb, prune_gone_cb, r)) > 0) {
-		r->bins_gen++;
 		log_debug("forgot %zu binaries no process maps; %zu left", n,
 		    binaries_live(r->bins));
 	}
@@ -1125,7 +1126,7 @@ announce_model_cb(struct model_proc *p, void *arg)
 		if (mm->file->build_id_size == 0 ||
 		    (b = recorder_file_binary(r, p, mm->file)) == NULL)
 			continue;
-		mm->bin = b->id;
+		model_map_set_bin(&r->model, mm, b->id);
 		if (b->mapped)
 			continue;
 		b->mapped = 1;

@@ -155,7 +155,6 @@ struct recorder {
 	int		 flight_on;		/* [segments] mode = flight (flightrec.c) */
 	struct flight	 fl;			/* ... the last window's records */
 	uint64_t	 flight_pruned_at;	/* binaries last pruned (no rotation does it) */
-	uint64_t	 bins_gen;		/* binaries pruned this often: ids reused */
 	struct tab	*flight_born;		/* pid -> when its image began (flightrec.c) */
 };
 

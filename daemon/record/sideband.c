@@ -334,7 +334,7 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 		    m->build_id_size);
 	if (b != NULL) {
 		if (mm != NULL)
-			mm->bin = b->id;
+			model_map_set_bin(&r->model, mm, b->id);
 		if (r->seg.open)
 			segment_note_binary(&r->seg, b, m->filename);
 		if (!b->mapped) {

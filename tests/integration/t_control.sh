@@ -115,16 +115,28 @@ jq -e --arg id "$up1" '(.current.build_id != $id or (.current.mapped | not)) and
 # Two lookups within a second while the host forks and exits (more maps
 # let go than the model once remembered, 256): the second still answers
 # the running pm-spin mapped (before, it had no walk of the live maps, and
-# the index alone said "not mapped" of every running binary).
+# the index alone said "not mapped" of every running binary).  And libc,
+# whose maps the churn lets go all the time while pm-spin keeps its own:
+# mapped to both (before, within a second of a walk, a binary any of
+# whose maps was let go since was "not mapped").
+libc=$(awk '$6 ~ /\/libc\.so/ { print $6; exit }' "/proc/$BG_PIDS/maps")
+[ -n "$libc" ] || fail "pm-spin maps no libc"
+libcid=$(readelf_buildid "$libc")
 ( i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done ) & churn=$!
 sleep 0.3
 ctl --json lookup "$T/pm-spin" > "$T/l1.json" || fail "lookup during the churn"
+ctl --json lookup "$libc" > "$T/c1.json" || fail "lookup of libc during the churn"
 sleep 0.3
 ctl --json lookup "$T/pm-spin" > "$T/l2.json" || fail "lookup during the churn"
+ctl --json lookup "$libc" > "$T/c2.json" || fail "lookup of libc during the churn"
 wait "$churn"
 for f in l1 l2; do
 	jq -e --arg id "$pmid" '.current.build_id == $id and .current.mapped' "$T/$f.json" \
 		> /dev/null || { cat "$T/$f.json"; fail "lookup during a fork churn ($f): the running pm-spin is not mapped"; }
+done
+for f in c1 c2; do
+	jq -e --arg id "$libcid" '.current.build_id == $id and .current.mapped' "$T/$f.json" \
+		> /dev/null || { cat "$T/$f.json"; fail "lookup during a fork churn ($f): $libc, mapped by pm-spin, is not mapped"; }
 done
 # (100 ms back: the daemon may have started less than a second ago on a fast machine,
 # and nothing is known of a path before it)
