@@ -339,7 +339,7 @@ parse(const char *s, int64_t now, enum tod_rule rule, int64_t ref, int64_t *out,
 
 	memset(&tm, 0, sizeof(tm));
 	if (is_time_of_day(p)) {
-		/* A time of day alone: on REF's local date, then moved by RULE below. */
+		/* A time of day alone: on REF's local date (its zone's, below), then moved by RULE. */
 		time_t	 tn = (time_t)(ref / 1000000000LL);
 
 		have_date = 0;
@@ -386,6 +386,17 @@ zone:
 	}
 	if (*p != '\0')
 		return time_error(err, errlen, s, "trailing characters");
+	if (!have_date && zone) {
+		/* on REF's date in that zone, not the local one (a day apart near midnight) */
+		time_t	 tz = (time_t)(ref / 1000000000LL) + (time_t)off;
+		struct tm d;
+
+		if (gmtime_r(&tz, &d) == NULL)
+			return time_error(err, errlen, s, "out of range");
+		tm.tm_year = d.tm_year;
+		tm.tm_mon = d.tm_mon;
+		tm.tm_mday = d.tm_mday;
+	}
 	/* The date itself first (February 30th), whatever the zone. */
 	chk = tm;
 	chk.tm_hour = chk.tm_min = chk.tm_sec = 0;
@@ -394,7 +405,7 @@ zone:
 	/*
 	 * A time of day alone: the day before (LATEST) or after (FIRST_AFTER)
 	 * while REF's date puts it on the wrong side of REF (once in local
-	 * time; with a zone far from the local one, twice).  A day that
+	 * time or a zone given; a change of the clocks can take two).  A day that
 	 * repeats the time stays when either of its instants is on REF's
 	 * side, one that skips it when where it would be is: and then it is
 	 * refused, as with a date, rather than another day's given.

@@ -418,6 +418,33 @@ START_TEST(test_time_of_day)
 	ck_assert_int_eq(walltime_window("10:40", "10:61", now, 3600 * SEC, &s, &u, err,
 	    sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "bad time '10:61'") != NULL, "message '%s'", err);
+
+	/*
+	 * A time of day with its zone is dated on that zone's date, not the
+	 * host's: before, it began on the local date and could only move one
+	 * way, a day (or two) off when the zone is far from the local one.
+	 */
+	setenv("TZ", "UTC0", 1);
+	tzset();
+	now = parse("2026-06-10T23:00Z");		/* 01:00 on the 11th at +02:00 */
+	ck_assert_int_eq(tod("00:30+02:00", now), parse("2026-06-10T22:30Z"));
+	ck_assert_int_eq(tod("01:30+02:00", now), parse("2026-06-09T23:30Z"));
+	ck_assert_int_eq(tod("00:30+14:00", now), parse("2026-06-10T10:30Z"));
+	setenv("TZ", "EST5EDT,M3.2.0,M11.1.0", 1);
+	tzset();
+	now = parse("2026-06-11T01:00Z");		/* 21:00 EDT on the 10th */
+	ck_assert_int_eq(tod("00:30Z", now), parse("2026-06-11T00:30Z"));
+	window("00:30Z", "00:45Z", now, &s, &u);	/* tonight's, not last night's */
+	ck_assert_int_eq(s, parse("2026-06-11T00:30Z"));
+	ck_assert_int_eq(u, parse("2026-06-11T00:45Z"));
+	setenv("TZ", "JST-9", 1);
+	tzset();
+	now = parse("2026-06-10T23:00Z");		/* 08:00 on the 11th in Tokyo */
+	window("22:00Z", "22:30Z", now, &s, &u);	/* an hour ago: not refused */
+	ck_assert_int_eq(s, parse("2026-06-10T22:00Z"));
+	ck_assert_int_eq(u, parse("2026-06-10T22:30Z"));
+	ck_assert_int_eq(tod_after("22:30Z", now, parse("2026-06-10T22:00Z")),
+	    parse("2026-06-10T22:30Z"));
 }
 END_TEST
 
