@@ -555,16 +555,19 @@ seg_at(struct index_reader *q, int64_t at, char *err, size_t errlen)
 	int64_t	 seq = 0;
 	int	 rc;
 
-	if (prepare(q, 16, "SELECT seq, end_ns, state FROM segments WHERE start_ns <= ?1 "
-	    "ORDER BY seq DESC LIMIT 1", &s, err, errlen) < 0)
+	/*
+	 * The newest segment that holds AT, not the newest begun before it:
+	 * after the wall clock stepped back, a later segment can begin and
+	 * end inside an earlier one's time (and hid it).
+	 */
+	if (prepare(q, 16, "SELECT seq FROM segments WHERE start_ns <= ?1 AND "
+	    "(end_ns IS NULL OR end_ns > ?1) AND state != 'deleted' ORDER BY seq DESC LIMIT 1",
+	    &s, err, errlen) < 0)
 		return -1;
 	sqlite3_bind_int64(s, 1, at);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if ((sqlite3_column_type(s, 1) == SQLITE_NULL ||
-		    sqlite3_column_int64(s, 1) > at) &&
-		    strcmp((const char *)sqlite3_column_text(s, 2), "deleted") != 0)
-			seq = sqlite3_column_int64(s, 0);
-	} else if (step_error(q, rc, err, errlen) < 0)
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		seq = sqlite3_column_int64(s, 0);
+	else if (step_error(q, rc, err, errlen) < 0)
 		seq = -1;
 	sqlite3_reset(s);
 	return seq;

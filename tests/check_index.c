@@ -878,6 +878,52 @@ START_TEST(test_rollback_gap)
 }
 END_TEST
 
+/*
+ * The wall clock stepped back (a reboot with a wrong clock, fixed later):
+ * segment 3 began and ended inside segment 2's time.  The segment that
+ * holds a time is the newest that does, not the newest begun before it:
+ * before, segment 3 hid segment 2, no segment held the time, and B's row
+ * (segments 1 to 4) answered B mapped beside A at a time only A was.
+ */
+START_TEST(test_segment_clock_step)
+{
+	struct index *ix = open_ix();
+	struct index_reader *q;
+	json_t	*o, *m;
+	char	 err[512], ha[64], name[128];
+	uint8_t	 a[20], b[20];
+	/* ms after T0; segment 3 inside segment 2, before A's mapping */
+	const int64_t start[4] = { 0, 10000, 11000, 30000 }, end[3] = { 10000, 20000, 11500 };
+	uint64_t i;
+
+	bid(a, 21);
+	bid(b, 22);
+	bidhex(ha, 21);
+	for (i = 1; i <= 4; i++) {
+		seg_name(name, sizeof(name), i, T0 + start[i - 1] * 1000000);
+		index_segment_open(ix, i, name, T0 + start[i - 1] * 1000000);
+		if (i == 1)
+			index_add_mapping(ix, "/usr/bin/app", b, 20, BID_MMAP2, 100, T0 + 1 * SEC, 0);
+		if (i == 2)
+			index_add_mapping(ix, "/usr/bin/app", a, 20, BID_MMAP2, 200, T0 + 12 * SEC, 0);
+		if (i == 4)
+			index_add_mapping(ix, "/usr/bin/app", b, 20, BID_MMAP2, 300, T0 + 31 * SEC, 0);
+		if (i < 4)
+			index_segment_close(ix, i, T0 + end[i - 1] * 1000000, 4096, 10, 0, 20);
+	}
+	ck_assert_int_eq(index_flush(ix), 0);
+	q = open_q();
+	o = query(index_reader_lookup(q, "/usr/bin/app", T0 + 12 * SEC, &o, err, sizeof(err)), &o, err);
+	m = json_object_get(o, "mapped");
+	ck_assert_msg(json_array_size(m) == 1, "%zu versions mapped at a time only A was",
+	    json_array_size(m));
+	ck_assert_str_eq(jstr(json_array_get(m, 0), "build_id"), ha);
+	json_decref(o);
+	index_reader_close(q);
+	index_close(ix);
+}
+END_TEST
+
 /* Readers back to back: at every moment one of two holds a snapshot. */
 struct wal_readers {
 	char		 path[256];
@@ -3189,6 +3235,7 @@ index_suite(void)
 	tcase_add_test(tc, test_replace);
 	tcase_add_test(tc, test_rollback);
 	tcase_add_test(tc, test_rollback_gap);
+	tcase_add_test(tc, test_segment_clock_step);
 	tcase_add_test(tc, test_wal_readers);
 	tcase_add_test(tc, test_commit_news);
 	tcase_add_test(tc, test_handoff);
