@@ -481,6 +481,24 @@ bidcache_untrusted(struct bidcache *c, const uint8_t *id, size_t idlen)
 
 static void	remove_dir_entry(struct bidcache *, const char *rel);
 
+/* FD is the file *BEFORE was (same inode, size, times): 0, else -ESTALE (or fstat's error). */
+static int
+unchanged(int fd, const struct stat *before)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == -1)
+		return -errno;
+	if (st.st_ino != before->st_ino || st.st_dev != before->st_dev ||
+	    st.st_size != before->st_size ||
+	    st.st_mtim.tv_sec != before->st_mtim.tv_sec ||
+	    st.st_mtim.tv_nsec != before->st_mtim.tv_nsec ||
+	    st.st_ctim.tv_sec != before->st_ctim.tv_sec ||
+	    st.st_ctim.tv_nsec != before->st_ctim.tv_nsec)
+		return -ESTALE;
+	return 0;
+}
+
 /*
  * The insertion of bidcache.h; PUBLIC: anyone could fetch the file (1),
  * the policy says (0), root's only (-1); NS: its namespace.
@@ -558,6 +576,17 @@ add_fd(struct bidcache *c, const char *name, uint64_t ns, const uint8_t *id, siz
 
 		id_error(rc, got, why, sizeof(why));
 		snprintf(err, errlen, "the copy is damaged: %s", why);
+		goto out;
+	}
+	/*
+	 * The file as it was before the copy, and still the build-id's: one
+	 * written over while it was copied (cp v2 over a library: its first
+	 * pages v1's, the rest v2's or the zeros of a short read) would hold
+	 * v1's note over v2's code, and every reader take it for v1.
+	 */
+	if ((rc = unchanged(fd, &st)) < 0 || (elf && check_id(fd, id, idlen, got) < 0)) {
+		rc = rc < 0 ? rc : -ESTALE;
+		snprintf(err, errlen, "the file changed while it was copied: not cached");
 		goto out;
 	}
 	if (renameat(efd, tmp, efd, base) == -1) {

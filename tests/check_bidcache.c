@@ -574,6 +574,47 @@ START_TEST(test_admit)
 }
 END_TEST
 
+static char	 changed_path[PATH_MAX];
+
+/* The policy's call, before the copy: the file is written over meanwhile (cp v2 over it). */
+static int
+change_cb(void *arg, unsigned uid, uint64_t size, char *err, size_t errlen)
+{
+	(void)arg;
+	(void)uid;
+	(void)size;
+	(void)err;
+	(void)errlen;
+	ck_assert_int_eq(truncate(changed_path, 8192), 0);
+	return 0;
+}
+
+/*
+ * A file cut short or written over while it is copied is not cached: its
+ * first pages (the note) would name the old build-id over the rest.
+ * Before: a short read left zeros to the old size, the copy's note
+ * checked out, and the entry stood for good.
+ */
+START_TEST(test_changed_while_copied)
+{
+	struct bidcache c;
+	char	 err[512];
+	int	 fd;
+
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	c.admit = change_cb;
+	fd = make_file("lib.so", 1U << 30, NULL);
+	snprintf(changed_path, sizeof(changed_path), "%s/lib.so", dir);
+	ck_assert_int_eq(bidcache_add_fd(&c, "/usr/lib/lib.so", self_id, (size_t)self_len, fd,
+	    NULL, 0, err, sizeof(err)), -ESTALE);
+	close(fd);
+	ck_assert_msg(strstr(err, "changed while it was copied") != NULL, "message '%s'", err);
+	ck_assert_int_eq(bidcache_find(&c, self_id, (size_t)self_len, NULL, 0), 0);
+	ck_assert_int_eq(count_files(cdir), 0);
+	bidcache_close(&c);
+}
+END_TEST
+
 /*
  * A copy from a user's mount namespace lives under .ns/NS/, never under
  * the host path; the first host copy of that build-id replaces it (the
@@ -722,6 +763,7 @@ bidcache_suite(void)
 	tcase_add_test(tc, test_decompress);
 	tcase_add_test(tc, test_sparse_copy);
 	tcase_add_test(tc, test_admit);
+	tcase_add_test(tc, test_changed_while_copied);
 	tcase_add_test(tc, test_namespaces);
 	suite_add_tcase(s, tc);
 	return s;
