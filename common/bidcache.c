@@ -549,6 +549,17 @@ add_fd(struct bidcache *c, const char *name, uint64_t ns, const uint8_t *id, siz
 		id_error(rc, got, err, errlen);
 		return rc;
 	}
+	/*
+	 * A separate debug file carries the binary's build-id but not its
+	 * code (a user can map /usr/lib/debug/.build-id/xx/yyyy.debug): kept
+	 * as the binary, it would be that build-id's entry for good, with
+	 * nothing for perf annotate or debuginfod's executable.
+	 */
+	if (elf && buildid_debug_only_fd(fd) == 1) {
+		snprintf(err, errlen, "a separate debug file (its code sections are empty), "
+		    "not the binary");
+		return -ENOEXEC;
+	}
 	/* Before the copy: room in max_size, its owner's share (the daemon's policy). */
 	if (c->admit != NULL &&
 	    (rc = c->admit(c->admit_arg, st.st_uid, (uint64_t)st.st_size, err, errlen)) < 0)

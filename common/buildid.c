@@ -70,12 +70,14 @@ struct buildid_file {
 	size_t		 phentsize, shentsize;
 	size_t		 budget;	/* note bytes left to read */
 	int		 corrupt;	/* a note region did not parse */
+	size_t		 code, nocode;	/* executable sections with contents, without */
 };
 
 /* A section or segment header, decoded: what the reader needs of it. */
 struct buildid_hdr {
 	uint32_t	 type;
 	uint64_t	 offset, size, align;
+	uint64_t	 flags;		/* sh_flags or p_flags */
 };
 
 /* Headers are read in chunks of this many bytes: no allocation per header. */
@@ -309,11 +311,13 @@ buildid_decode_shdr(const struct buildid_file *bf, const uint8_t *raw,
 		h->offset = buildid_get64(raw + offsetof(Elf64_Shdr, sh_offset), swap);
 		h->size = buildid_get64(raw + offsetof(Elf64_Shdr, sh_size), swap);
 		h->align = buildid_get64(raw + offsetof(Elf64_Shdr, sh_addralign), swap);
+		h->flags = buildid_get64(raw + offsetof(Elf64_Shdr, sh_flags), swap);
 	} else {
 		h->type = buildid_get32(raw + offsetof(Elf32_Shdr, sh_type), swap);
 		h->offset = buildid_get32(raw + offsetof(Elf32_Shdr, sh_offset), swap);
 		h->size = buildid_get32(raw + offsetof(Elf32_Shdr, sh_size), swap);
 		h->align = buildid_get32(raw + offsetof(Elf32_Shdr, sh_addralign), swap);
+		h->flags = buildid_get32(raw + offsetof(Elf32_Shdr, sh_flags), swap);
 	}
 }
 
@@ -329,11 +333,13 @@ buildid_decode_phdr(const struct buildid_file *bf, const uint8_t *raw,
 		h->offset = buildid_get64(raw + offsetof(Elf64_Phdr, p_offset), swap);
 		h->size = buildid_get64(raw + offsetof(Elf64_Phdr, p_filesz), swap);
 		h->align = buildid_get64(raw + offsetof(Elf64_Phdr, p_align), swap);
+		h->flags = buildid_get32(raw + offsetof(Elf64_Phdr, p_flags), swap);
 	} else {
 		h->type = buildid_get32(raw + offsetof(Elf32_Phdr, p_type), swap);
 		h->offset = buildid_get32(raw + offsetof(Elf32_Phdr, p_offset), swap);
 		h->size = buildid_get32(raw + offsetof(Elf32_Phdr, p_filesz), swap);
 		h->align = buildid_get32(raw + offsetof(Elf32_Phdr, p_align), swap);
+		h->flags = buildid_get32(raw + offsetof(Elf32_Phdr, p_flags), swap);
 	}
 }
 
@@ -469,7 +475,7 @@ buildid_note_segment(struct buildid_file *bf, const struct buildid_hdr *h,
 	if (h->type != PT_NOTE || !buildid_in_file(bf, h->offset, h->size))
 		return 0;
 	return buildid_note_section(bf, &(struct buildid_hdr){ SHT_NOTE, h->offset,
-	    h->size, h->align }, id);
+	    h->size, h->align, 0 }, id);
 }
 
 int
@@ -526,6 +532,51 @@ buildid_read_fd(int fd, uint8_t id[BUILD_ID_MAX])
 	r = bf.corrupt ? -ENOEXEC : -ENOENT;
 out:
 	return r;
+}
+
+/* An executable section: with its bytes in the file, or without (NOBITS). */
+static int
+buildid_count_code(struct buildid_file *bf, const struct buildid_hdr *h,
+    uint8_t id[BUILD_ID_MAX])
+{
+	(void)id;
+	if ((h->flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR))
+		return 0;
+	if (h->type == SHT_NOBITS)
+		bf->nocode++;
+	else if (h->size > 0)
+		bf->code++;
+	return 0;
+}
+
+int
+buildid_debug_only_fd(int fd)
+{
+	struct buildid_file	 bf;
+	uint8_t			 ehdr[sizeof(Elf64_Ehdr)];
+	struct stat		 st;
+	ssize_t			 n;
+	int			 r;
+
+	memset(&bf, 0, sizeof(bf));
+	bf.fd = fd;
+	if (fstat(fd, &st) == -1)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	bf.size = st.st_size;
+	if ((n = buildid_pread_full(fd, ehdr, sizeof(ehdr), 0)) < 0)
+		return (int)n;
+	if (n < EI_NIDENT || memcmp(ehdr, ELFMAG, SELFMAG) != 0 ||
+	    (ehdr[EI_CLASS] != ELFCLASS32 && ehdr[EI_CLASS] != ELFCLASS64) ||
+	    (ehdr[EI_DATA] != ELFDATA2LSB && ehdr[EI_DATA] != ELFDATA2MSB))
+		return -ENOEXEC;
+	bf.swap = ehdr[EI_DATA] != BUILDID_ELFDATA_NATIVE;
+	if ((r = buildid_check_ehdr(&bf, ehdr, (size_t)n)) < 0)
+		return r;
+	if ((r = buildid_foreach_hdr(&bf, 1, 1, buildid_count_code, NULL)) < 0)
+		return r;
+	return bf.code == 0 && bf.nocode > 0;
 }
 
 int

@@ -40,6 +40,12 @@ int	buildid_read_fd(int fd, uint8_t id[BUILD_ID_MAX]);
  * user's file through buildid_reader.h, never with this.
  */
 int	buildid_read_path(const char *path, uint8_t id[BUILD_ID_MAX]);
+/*
+ * Is the ELF file FD a separate debug file (objcopy --only-keep-debug,
+ * eu-strip -f): executable sections, all without their bytes?  1 yes, 0
+ * no (or no sections to tell by), -errno if it does not parse.
+ */
+int	buildid_debug_only_fd(int fd);
 
 /*
  * A raw note blob, as in /sys/kernel/notes or

@@ -574,6 +574,40 @@ START_TEST(test_admit)
 }
 END_TEST
 
+/*
+ * A separate debug file (objcopy --only-keep-debug) has the binary's
+ * build-id and none of its code: not taken as the binary.  Before, the
+ * first one mapped (a user can map any readable .debug file) was the
+ * build-id's entry for good.  The binary itself is then cached.
+ */
+START_TEST(test_debug_only_refused)
+{
+	struct bidcache c;
+	char	 err[512], path[PATH_MAX], cmd[2 * PATH_MAX + 64];
+	int	 fd;
+
+	snprintf(path, sizeof(path), "%s/self.debug", dir);
+	snprintf(cmd, sizeof(cmd), "objcopy --only-keep-debug /proc/%d/exe %s", (int)getpid(), path);
+	if (system(cmd) != 0) {
+		ck_abort_msg("objcopy --only-keep-debug failed (binutils is in the project's deps)");
+	}
+	ck_assert_int_ge(fd = open(path, O_RDONLY), 0);
+	ck_assert_int_eq(buildid_debug_only_fd(fd), 1);
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	ck_assert_int_eq(bidcache_add_fd(&c, "/usr/bin/app", self_id, (size_t)self_len, fd, NULL,
+	    0, err, sizeof(err)), -ENOEXEC);
+	close(fd);
+	ck_assert_msg(strstr(err, "debug file") != NULL, "message '%s'", err);
+	ck_assert_int_eq(bidcache_find(&c, self_id, (size_t)self_len, NULL, 0), 0);
+	fd = open_self();
+	ck_assert_int_eq(buildid_debug_only_fd(fd), 0);
+	ck_assert_int_eq(bidcache_add_fd(&c, "/usr/bin/app", self_id, (size_t)self_len, fd, NULL,
+	    0, err, sizeof(err)), 1);
+	close(fd);
+	bidcache_close(&c);
+}
+END_TEST
+
 static char	 changed_path[PATH_MAX];
 
 /* The policy's call, before the copy: the file is written over meanwhile (cp v2 over it). */
@@ -764,6 +798,7 @@ bidcache_suite(void)
 	tcase_add_test(tc, test_sparse_copy);
 	tcase_add_test(tc, test_admit);
 	tcase_add_test(tc, test_changed_while_copied);
+	tcase_add_test(tc, test_debug_only_refused);
 	tcase_add_test(tc, test_namespaces);
 	suite_add_tcase(s, tc);
 	return s;
