@@ -90,5 +90,8 @@ uint64_t events_locked_bytes(const struct events *);
 
 /* The list of online CPUs from /sys (or sysconf). */
 int	events_online_cpus(int **cpus);
+/* perf_event_open(2), every event's (weak: a unit test replaces it). */
+int	events_sys_open(struct perf_event_attr *, pid_t pid, int cpu, int group,
+	    unsigned long flags);
 
 #endif
