@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,45 @@ read_line(const struct hostinfo *h, char *buf, size_t len, const char *fmt, ...)
 	}
 	fclose(f);
 	return rc;
+}
+
+/*
+ * The first line of a file that can be long (cpu/online on a big host with
+ * every other CPU off: "0,2,4,..." past any fixed line), up to ONLINE_MAX
+ * bytes, newly allocated; NULL if it cannot be read or is longer.
+ */
+#define ONLINE_MAX	(256U << 10)
+
+static char *
+read_long_line(const struct hostinfo *h, const char *rel)
+{
+	char	 path[1024], *buf;
+	size_t	 n = 0;
+	ssize_t	 r;
+	int	 fd;
+
+	snprintf(path, sizeof(path), "%s%s", h->root, rel);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return NULL;
+	if ((buf = malloc(ONLINE_MAX + 1)) == NULL) {
+		close(fd);
+		return NULL;
+	}
+	while (n < ONLINE_MAX && (r = read(fd, buf + n, ONLINE_MAX - n)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	if (n == 0 || memchr(buf, '\n', n) == NULL) {	/* empty, unread, or cut short */
+		free(buf);
+		return NULL;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
 }
 
 /* Leading and trailing white space off, as perf's strim. */
@@ -522,7 +562,7 @@ memnode_cmp(const void *a, const void *b)
 
 /* The memoryN entries of one node directory: the highest, or set them in BITS. */
 static int64_t
-memnode_scan(const char *dir, uint64_t *bits)
+memnode_scan(const char *dir, uint64_t *bits, uint64_t nbits)
 {
 	struct dirent *de;
 	unsigned phys;
@@ -534,9 +574,11 @@ memnode_scan(const char *dir, uint64_t *bits)
 	while ((de = readdir(d)) != NULL) {
 		if (sscanf(de->d_name, "memory%u", &phys) != 1 || phys >= MAX_MEM_BLOCKS)
 			continue;
-		if (bits != NULL)
-			bits[phys / 64] |= 1ULL << (phys % 64);
-		else if ((int64_t)phys > max)
+		if (bits != NULL) {
+			/* a block added since the first scan (memory hot-added): not in BITS */
+			if (phys < nbits)
+				bits[phys / 64] |= 1ULL << (phys % 64);
+		} else if ((int64_t)phys > max)
 			max = phys;
 	}
 	closedir(d);
@@ -565,7 +607,7 @@ load_mem(struct loader *l)
 		if (sscanf(de->d_name, "node%u", &idx) != 1 || h->nmem >= MAX_NODES)
 			continue;
 		snprintf(path, sizeof(path), "%s" NODE_DIR "/node%u", h->root, idx);
-		if ((max = memnode_scan(path, NULL)) < -1)
+		if ((max = memnode_scan(path, NULL, 0)) < -1)
 			continue;
 		if ((nn = reallocarray(h->mem, h->nmem + 1, sizeof(*nn))) == NULL) {
 			l->oom = 1;
@@ -577,7 +619,7 @@ load_mem(struct loader *l)
 		nm->nbits = max < 0 ? 1 : (uint64_t)max + 1;	/* as perf: at least one bit */
 		if ((nm->bits = ld_calloc(l, (nm->nbits + 63) / 64, sizeof(uint64_t))) == NULL)
 			break;
-		memnode_scan(path, nm->bits);
+		memnode_scan(path, nm->bits, nm->nbits);
 		h->nmem++;
 	}
 	closedir(d);
@@ -691,7 +733,7 @@ hostinfo_load(struct hostinfo *h, const char *root)
 	load_meminfo(&l);
 
 	/* NRCPUS as write_nrcpus: present (highest + 1) and online (count) */
-	if (read_line(h, h->online, sizeof(h->online), CPU_DIR "/online") < 0 ||
+	if ((h->online = read_long_line(h, CPU_DIR "/online")) == NULL ||
 	    (nonline = list_parse(trim(h->online), MAX_CPUS, &online)) <= 0) {
 		nonline = 0;
 		if (h->root[0] == '\0' && (n = sysconf(_SC_NPROCESSORS_ONLN)) > 0)
@@ -727,11 +769,15 @@ int
 hostinfo_refresh(struct hostinfo *h)
 {
 	struct hostinfo	 n;
-	char	 now[sizeof(h->online)];
+	char	*now;
 	uint32_t i;
+	int	 same;
 
-	if (read_line(h, now, sizeof(now), CPU_DIR "/online") < 0 ||
-	    strcmp(trim(now), h->online) == 0)
+	if ((now = read_long_line(h, CPU_DIR "/online")) == NULL)
+		return 0;
+	same = h->online != NULL && strcmp(trim(now), h->online) == 0;
+	free(now);
+	if (same)
 		return 0;
 	if (hostinfo_load(&n, h->root) < 0)
 		return -1;
@@ -798,5 +844,6 @@ hostinfo_free(struct hostinfo *h)
 		free(h->pmus[i].cpus);
 	}
 	free(h->pmus);
+	free(h->online);
 	memset(h, 0, sizeof(*h));
 }

@@ -3,8 +3,8 @@
  * the sources perf record reads (tools/perf/util/header.c, cputopo.c):
  *
  *	CPUDESC        /proc/cpuinfo "model name" (per architecture)
- *	CPUID          /proc/cpuinfo vendor,family,model,stepping (x86),
- *	               cpuN/regs/identification/midr_el1 (arm64)
+ *	CPUID          /proc/cpuinfo vendor,family,model,stepping (x86 only:
+ *	               arm64's midr_el1 is not read, the feature left out)
  *	NRCPUS         cpu/present (highest + 1), cpu/online (count)
  *	TOTAL_MEM      /proc/meminfo MemTotal
  *	CPU_TOPOLOGY   cpuN/topology/{package,die,core}_cpus_list, core_id,
@@ -89,7 +89,7 @@ struct hostinfo {
 	struct hostinfo_pmu *pmus;		/* in the order sysfs lists them */
 	uint32_t	 npmus;
 
-	char		 online[512];		/* cpu/online as read: the hotplug check */
+	char		*online;		/* cpu/online as read (the hotplug check), or NULL */
 	char		 root[256];		/* "" or a test tree standing in for / */
 };
 

@@ -250,6 +250,36 @@ START_TEST(test_hotplug)
 }
 END_TEST
 
+/*
+ * A big host with every other CPU off (nosmt): cpu/online is longer than
+ * any line read whole before (511 bytes): the count of online CPUs from
+ * all of it, and a change past where the line was cut is seen.  Before:
+ * the list cut mid-number, a wrong NRCPUS or none.
+ */
+START_TEST(test_long_online)
+{
+	struct hostinfo h;
+	char	 list[4096];
+	size_t	 n = 0;
+	unsigned cpu;
+
+	for (cpu = 0; cpu < 512; cpu += 2)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%u", cpu ? "," : "", cpu);
+	ck_assert_uint_gt(n, 900);			/* past the 511 bytes read before */
+	snprintf(list + n, sizeof(list) - n, "\n");
+	put(list, "sys/devices/system/cpu/online");
+	put("0-511\n", "sys/devices/system/cpu/present");
+	ck_assert_int_eq(hostinfo_load(&h, root), 0);
+	ck_assert_uint_eq(h.nr_cpus_online, 256);
+	ck_assert_int_eq(hostinfo_refresh(&h), 0);
+	list[n - 1] = '9';			/* the last CPU, 510, off; 509 on */
+	put(list, "sys/devices/system/cpu/online");
+	ck_assert_int_eq(hostinfo_refresh(&h), 1);
+	ck_assert_uint_eq(h.nr_cpus_online, 256);
+	hostinfo_free(&h);
+}
+END_TEST
+
 /* Nothing there: every feature left out, as perf leaves it out. */
 START_TEST(test_empty)
 {
@@ -337,6 +367,7 @@ hostinfo_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_load);
 	tcase_add_test(tc, test_hotplug);
+	tcase_add_test(tc, test_long_online);
 	tcase_add_test(tc, test_empty);
 	tcase_add_test(tc, test_bad_lists);
 	tcase_add_test(tc, test_no_caches);

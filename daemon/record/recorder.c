@@ -557,7 +557,8 @@ fill_meta(struct recorder *r, struct perfdata_meta *m, struct utsname *u,
 	/* Read at start; again only if the online CPUs changed (hotplug). */
 	switch (hostinfo_refresh(&r->host)) {
 	case 1:
-		log_info("online CPUs now %s: CPU topology read again", r->host.online);
+		log_info("online CPUs now %s: CPU topology read again",
+		    r->host.online != NULL ? r->host.online : "(not read)");
 		break;
 	case -1:
 		log_warnx("CPUs changed, but out of memory to read their topology again");
