@@ -95,11 +95,12 @@ print_error(const char *cmd, json_t *msg)
 	const char *m = json_string_value(json_object_get(p, "message"));
 	const char *param = json_string_value(json_object_get(p, "parameter"));
 
-	fprintf(stderr, "perfmapctl: %s: %s", cmd, err ? err : "error");
+	/* the daemon's words repeat the caller's (a path): one line, nothing for the terminal */
+	fprintf(stderr, "perfmapctl: %s: %s", cmd, err ? client_escaped(err) : "error");
 	if (param != NULL)
-		fprintf(stderr, ": parameter %s", param);
+		fprintf(stderr, ": parameter %s", client_escaped(param));
 	if (m != NULL)
-		fprintf(stderr, ": %s", m);
+		fprintf(stderr, ": %s", client_escaped(m));
 	fputc('\n', stderr);
 }
 
@@ -113,13 +114,14 @@ handle_message(const struct client_opts *o, const struct client_cmd *cmd, json_t
 
 	if (json_object_get(msg, "error") != NULL) {
 		if (o->json)
-			json_dumpf(msg, stdout, JSON_INDENT(2)), putchar('\n');
+			json_dumpf(msg, stdout, JSON_INDENT(2) | client_json_flags()),
+			    putchar('\n');
 		print_error(cmd->name, msg);
 		*rc = EXIT_FAILED;
 		return 1;
 	}
 	if (o->json) {
-		json_dumpf(p, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		json_dumpf(p, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | client_json_flags());
 		putchar('\n');
 	} else
 		cmd->print(p, stdout);

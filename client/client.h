@@ -78,6 +78,14 @@ int	client_call(const struct client_opts *, const struct client_cmd *, json_t *p
 const char *client_str(json_t *, const char *key);
 /* The same, control characters escaped (\xHH); valid until the fourth call after. */
 const char *client_text(json_t *, const char *key);
+/* S with control and text-reordering characters escaped; valid until the fourth call after. */
+const char *client_escaped(const char *s);
+/*
+ * jansson's flags for --json on stdout: on a terminal, every character
+ * past ASCII as \uXXXX (a C1 or a bidirectional override in a path goes
+ * to the terminal as text); into a pipe or file, UTF-8 as it is.
+ */
+size_t	client_json_flags(void);
 long long client_num(json_t *, const char *key);
 
 /*

@@ -2,9 +2,9 @@
  * output.c - perfmapctl's text output helpers: sizes people read, aligned
  * key/value lines, and tables whose columns are as wide as their widest
  * cell (never tabs).  Cells come from the daemon and the index, that is
- * from paths anyone could have named: control characters are shown
- * escaped (\xHH), so a file name cannot break a table or talk to the
- * terminal.
+ * from paths anyone could have named: control characters, and those
+ * that reorder or hide text, are shown escaped (\xHH), so a file name
+ * cannot break a table, talk to the terminal or pass for another.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,15 +35,7 @@ static char *escape(const char *);
 const char *
 client_text(json_t *o, const char *k)
 {
-	static char *kept[4];
-	static unsigned next;
-	char	*e;
-
-	if ((e = escape(client_str(o, k))) == NULL)
-		return "?";
-	free(kept[next % 4]);
-	kept[next++ % 4] = e;
-	return e;
+	return client_escaped(client_str(o, k));
 }
 
 /* An integer field of a reply, 0 if absent. */
@@ -80,37 +72,75 @@ client_print_size(FILE *f, long long bytes)
 }
 
 /*
- * Is byte I of S a control character's: C0, DEL, or either byte of a C1
- * (U+0080 .. U+009F, which some terminals obey as ESC sequences)?
+ * The bytes at U that must not reach a terminal as they are: a control
+ * character (C0, DEL, or a C1, U+0080 .. U+009F, which some terminals
+ * obey as ESC sequences), a character that reorders or hides text (the
+ * bidirectional overrides and isolates U+202A .. U+202E, U+2066 .. U+2069,
+ * the zero-width and direction marks U+200B .. U+200F, the line and
+ * paragraph separators U+2028, U+2029, U+FEFF), or the backslash (else
+ * a name holding "\x1b" would read as one holding ESC).  Their count, 0
+ * if none.
  */
-static int
-control(const char *s, size_t i)
+static size_t
+unsafe_len(const unsigned char *u)
 {
-	const unsigned char *u = (const unsigned char *)s;
-
-	return u[i] < 0x20 || u[i] == 0x7f ||
-	    (u[i] == 0xc2 && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f) ||
-	    (i > 0 && u[i - 1] == 0xc2 && u[i] >= 0x80 && u[i] <= 0x9f);
+	if (u[0] < 0x20 || u[0] == 0x7f || u[0] == '\\')
+		return 1;
+	if (u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f)
+		return 2;
+	if (u[0] == 0xe2 && u[1] == 0x80 &&
+	    ((u[2] >= 0x8b && u[2] <= 0x8f) || (u[2] >= 0xa8 && u[2] <= 0xae)))
+		return 3;
+	if (u[0] == 0xe2 && u[1] == 0x81 && u[2] >= 0xa6 && u[2] <= 0xa9)
+		return 3;
+	if (u[0] == 0xef && u[1] == 0xbb && u[2] == 0xbf)
+		return 3;
+	return 0;
 }
 
-/* S with control characters as \xHH; malloc'd (NULL: out of memory). */
+/* S with those bytes as \xHH (a backslash as \\); malloc'd (NULL: out of memory). */
 static char *
 escape(const char *s)
 {
-	size_t	 n = 0, i;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t	 n = 0, i, k;
 	char	*out, *p;
 
-	for (i = 0; s[i] != '\0'; i++)
-		n += control(s, i) ? 4 : 1;
+	for (i = 0; u[i] != '\0'; i += k ? k : 1)
+		n += (k = unsafe_len(u + i)) ? 4 * k : 1;
 	if ((out = p = malloc(n + 1)) == NULL)
 		return NULL;
-	for (i = 0; s[i] != '\0'; i++)
-		if (control(s, i))
-			p += sprintf(p, "\\x%02x", (unsigned char)s[i]);
+	for (i = 0; u[i] != '\0'; i += k ? k : 1) {
+		if ((k = unsafe_len(u + i)) == 0)
+			*p++ = (char)u[i];
+		else if (u[i] == '\\')
+			p += sprintf(p, "\\\\");
 		else
-			*p++ = s[i];
+			for (size_t j = 0; j < k; j++)
+				p += sprintf(p, "\\x%02x", u[i + j]);
+	}
 	*p = '\0';
 	return out;
+}
+
+size_t
+client_json_flags(void)
+{
+	return isatty(STDOUT_FILENO) ? JSON_ENSURE_ASCII : 0;
+}
+
+const char *
+client_escaped(const char *s)
+{
+	static char *kept[4];
+	static unsigned next;
+	char	*e;
+
+	if ((e = escape(s)) == NULL)
+		return "?";
+	free(kept[next % 4]);
+	kept[next++ % 4] = e;
+	return e;
 }
 
 void

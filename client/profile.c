@@ -233,7 +233,7 @@ profile_offline(const struct client_opts *o, json_t *params)
 	}
 	reply = profile_reply(&req, &st);
 	if (o->json) {
-		json_dumpf(reply, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		json_dumpf(reply, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | client_json_flags());
 		putchar('\n');
 	} else
 		profile_print(reply, stdout);

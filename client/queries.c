@@ -259,7 +259,7 @@ query_print_segments(json_t *p, FILE *f)
 	json_t	*seg = json_object_get(p, "segment");
 
 	if (json_is_object(seg)) {
-		fprintf(f, "segment %s (%s, %s .. %s)\n", client_str(seg, "name"),
+		fprintf(f, "segment %s (%s, %s .. %s)\n", client_text(seg, "name"),
 		    client_str(seg, "state"), client_str(seg, "start"), client_str(seg, "end"));
 		print_table_ns(f, "", one, sizeof(one) / sizeof(one[0]),
 		    json_object_get(p, "objects"));

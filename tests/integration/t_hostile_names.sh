@@ -6,8 +6,8 @@
 # name, and the export read the status of a reply that was not there), and
 # the index's replies left its path out; the second's escapes went raw to
 # root's terminal from "store" and "export".  Now a byte that is not UTF-8
-# goes as U+FFFD, perfmapctl shows control characters as \xHH, and the
-# daemon records on.
+# goes as U+FFFD, perfmapctl shows control characters as \xHH (in errors
+# too, with U+202E and a backslash), and the daemon records on.
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
@@ -53,6 +53,19 @@ ctl history "$H/$esc" > "$T/hist.out" || fail "history of $H/<escapes>"
 grep -q "$(printf '\033')" "$T/hist.out" && fail "history printed an ESC to the terminal"
 ctl history "$H/$bad" > "$T/hist.out" 2>&1 && fail "history of a name that is not UTF-8 went through"
 grep -q "not UTF-8" "$T/hist.out" || fail "history of a name that is not UTF-8: $(cat "$T/hist.out")"
+# An error repeats the caller's path: on stderr one line, its escapes and
+# a right-to-left override (U+202E) shown as \xHH, a backslash as \\
+# (before: raw to the terminal, and a newline made two lines).
+rlo=$(printf '\342\200\256')
+nl='
+'
+ctl lookup "/nope/$esc$rlo-a\\x1b-$nl-b" > /dev/null 2> "$T/err.out" &&
+	fail "lookup of a path never seen succeeded"
+grep -q "$(printf '\033')" "$T/err.out" && fail "an error printed an ESC to the terminal"
+grep -q "$rlo" "$T/err.out" && fail "an error printed U+202E to the terminal"
+[ "$(wc -l < "$T/err.out")" = 1 ] || { cat "$T/err.out"; fail "an error is not one line"; }
+grep -qF '\xe2\x80\xae-a\\x1b-\x0a-b' "$T/err.out" ||
+	{ cat "$T/err.out"; fail "an error does not show U+202E, a backslash and a newline escaped"; }
 ctl ping > /dev/null || fail "the daemon does not answer"
 no_loss
 stop_daemon
