@@ -430,6 +430,12 @@ finish_export(json_t *p, int rc)
 		printf("\n%s\n", export_how);
 	free(export_how);
 	export_how = NULL;
+	/* as store: a bundle short of binaries is written, and said, not a success */
+	if (client_num(p, "missing") > 0) {
+		fprintf(stderr, "perfmapctl: export: %lld binaries could not be packed "
+		    "(%s holds the rest)\n", client_num(p, "missing"), export_out);
+		return EXIT_FAILED;
+	}
 	return rc;
 }
 

@@ -134,6 +134,17 @@ grep -q 'yesterdayish' "$T/err" || fail "a bad --since is not named: $(cat "$T/e
 ctl export "$seg" -o /nonexistent/dir/x.tar 2> "$T/err" && fail "export to an unwritable path succeeded"
 grep -q 'nonexistent' "$T/err" || fail "export error does not name the path: $(cat "$T/err")"
 ls -A "$T/state/exports" | grep -q '^\.symbols' && fail "a symbols scratch file was left in exports/"
+# A binary the cache no longer holds (its entry removed): the bundle is
+# written with the rest and the exit status is 1, as store's (before: 0,
+# and "export && ship" shipped a bundle short of it without a word).
+link=$T/state/debug/.build-id/$(echo "$ID" | cut -c1-2)/$(echo "$ID" | cut -c3-)
+entry=$(readlink -f "$link") && [ -d "$entry" ] || fail "no cache entry for pm-export ($link)"
+rm -rf "$entry" "$link"
+ctl export "$seg" -o "$T/short.tar" > "$T/short.out" 2> "$T/short.err"
+rc=$?
+[ "$rc" = 1 ] || { cat "$T/short.out" "$T/short.err"; fail "an export short of a binary exited $rc"; }
+[ -s "$T/short.tar" ] || fail "an export short of a binary wrote no bundle"
+grep -q "could not be packed" "$T/short.err" || fail "an export short of a binary: $(cat "$T/short.err")"
 # The newest four kept by name: the exports made here (the last one stays
 # there when the copy to -o fails) first, then the newest of the old ones.
 ls "$T/state/exports" > "$T/kept"
