@@ -181,6 +181,22 @@ START_TEST(test_init_rejects_bad_size)
 }
 END_TEST
 
+/*
+ * A ring is whole pages: the side-band's 32 KiB (ring_size 128K / 4) on
+ * 64 KiB pages is one page, as the kernel maps it (before: read with a
+ * 32 KiB mask from a 64 KiB ring).  This machine's pages cannot be made
+ * 64 KiB: the rule itself.
+ */
+START_TEST(test_ring_whole_pages)
+{
+	ck_assert_uint_eq(ring_data_size(32768, 65536), 65536);
+	ck_assert_uint_eq(ring_data_size(8192, 65536), 65536);
+	ck_assert_uint_eq(ring_data_size(1 << 20, 65536), 1 << 20);
+	ck_assert_uint_eq(ring_data_size(8192, 4096), 8192);
+	ck_assert_uint_eq(ring_data_size(65536, 65536), 65536);
+}
+END_TEST
+
 START_TEST(test_empty)
 {
 	struct fake f;
@@ -988,6 +1004,7 @@ ring_suite(void)
 	/* the spill tests copy up to 64 MiB: seconds under ThreadSanitizer on a busy machine */
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_init_rejects_bad_size);
+	tcase_add_test(tc, test_ring_whole_pages);
 	tcase_add_test(tc, test_empty);
 	tcase_add_test(tc, test_several_in_order);
 	tcase_add_test(tc, test_many_laps);

@@ -44,7 +44,7 @@
 #define MFD_EXEC	0x0010U		/* Linux >= 6.3 with vm.memfd_noexec */
 #endif
 
-#define PROBE_PAGE	4096
+#define PROBE_PAGE	4096		/* the probe file's size; pages are the system's (probe_page) */
 #define PROBE_NOTE_OFF	(sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr))
 
 static int
@@ -147,7 +147,20 @@ struct probe_event {
 	void	*ring;
 };
 
-#define PROBE_RING_BYTES	((PROBE_RING_PAGES + 1) * PROBE_PAGE)
+/*
+ * The system's page: a ring is whole pages (with 64 KiB pages, a ring of
+ * 3 x 4 KiB was one page, no data page, and every record dropped), and a
+ * map's length in the MMAP2 record is its page-rounded length.
+ */
+static size_t
+probe_page(void)
+{
+	long	 page = sysconf(_SC_PAGESIZE);
+
+	return page > 0 ? (size_t)page : PROBE_PAGE;
+}
+
+#define PROBE_RING_BYTES	((PROBE_RING_PAGES + 1) * probe_page())
 
 static void
 probe_open(struct probe_event *ev, struct probe_ring *r, unsigned int bit)
@@ -182,7 +195,7 @@ probe_read(struct probe_event *ev, struct probe_ring *r)
 		r->overflow = 1;
 		return;
 	}
-	memcpy(r->data, (uint8_t *)ev->ring + PROBE_PAGE, (size_t)head);
+	memcpy(r->data, (uint8_t *)ev->ring + probe_page(), (size_t)head);
 	r->len = (size_t)head;
 }
 
@@ -234,13 +247,13 @@ probe_run(struct probe_obs *o, const char *state_dir, unsigned flags)
 	t->ino = st.st_ino;
 	t->pid = (uint32_t)getpid();
 	t->tid = (uint32_t)gettid();
-	t->len = PROBE_PAGE;
+	t->len = probe_page();
 
 	for (i = 0; i < n; i++)
 		probe_open(&ev[i], rings[i], bits[i]);
 	probe_enable(ev, n, PERF_EVENT_IOC_ENABLE);
 	t->step = "mmap";
-	map = mmap(NULL, PROBE_PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	map = mmap(NULL, t->len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED)
 		t->err = -errno;
 	else
@@ -251,7 +264,7 @@ probe_run(struct probe_obs *o, const char *state_dir, unsigned flags)
 		probe_close(&ev[i]);
 	}
 	if (map != MAP_FAILED)
-		munmap(map, PROBE_PAGE);
+		munmap(map, t->len);
 	close(fd);
 }
 

@@ -42,13 +42,27 @@ ring_init(struct ring *r, struct perf_event_mmap_page *meta, void *data, uint64_
 	return 0;
 }
 
+uint64_t
+ring_data_size(uint64_t size, uint64_t page)
+{
+	return size < page ? page : size;
+}
+
 int
 ring_map(struct ring *r, int fd, uint64_t size)
 {
 	long	 page = sysconf(_SC_PAGESIZE);
-	size_t	 len = (size_t)size + (size_t)page;
+	size_t	 len;
 	void	*m;
 	int	 rc;
+
+	/*
+	 * Whole pages: with 64 KiB pages a 32 KiB side-band ring was mapped
+	 * as 64 KiB (mmap rounds up, and the kernel took it), read as 32 KiB:
+	 * records seen twice or torn.
+	 */
+	size = ring_data_size(size, page > 0 ? (uint64_t)page : 4096);
+	len = (size_t)size + (size_t)page;
 
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)

@@ -41,6 +41,8 @@ struct ring {
  */
 typedef int (*ring_record_fn)(const struct perf_event_header *, void *arg);
 
+/* A ring's data bytes for SIZE (a power of two) on pages of PAGE bytes: at least one page. */
+uint64_t ring_data_size(uint64_t size, uint64_t page);
 int	ring_map(struct ring *, int fd, uint64_t size);
 /* A ring over caller-provided memory (unit tests). */
 int	ring_init(struct ring *, struct perf_event_mmap_page *, void *data, uint64_t size);
