@@ -4,18 +4,22 @@
  * Insertion of build-id ID under NAME, each step safe to crash after:
  *
  *	check the source's build-id ──► mkdir DIR/<path>/<ID>/ (no symlink
- *	followed) ──► copy into .tmp.XXXXXX (FICLONE ▸ copy_file_range ▸
- *	read/write) ──► fsync ──► check the copy's build-id ──► rename to
- *	elf|kallsyms|vdso ──► symlink .build-id/xx/.tmp.XXXXXX ──► rename to
- *	.build-id/xx/<rest>
+ *	followed) ──► copy into DIR/.tmp/.tmp.PID.N (FICLONE ▸
+ *	copy_file_range ▸ read/write) ──► fsync ──► check the copy's
+ *	build-id ──► rename to DIR/<path>/<ID>/elf|kallsyms|vdso ──► symlink
+ *	DIR/.tmp/.tmp.PID.N ──► rename to .build-id/xx/<rest>
  *
  * Until the last rename the entry does not exist for perf or for us.
+ * Temporaries live in one directory, DIR/.tmp: what a crash leaves there
+ * (a copy of hundreds of MB, outside max_size and any entry) is removed
+ * at the next open, each file whose writer's pid is gone.
  * Directories are walked with openat(O_NOFOLLOW) from the cache's own fd,
  * so a symlink planted inside the cache cannot send a write elsewhere.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,10 +386,10 @@ make_link(struct bidcache *c, const uint8_t *id, size_t idlen, const char *rel,
 		return fd;
 	}
 	snprintf(tmp, sizeof(tmp), ".tmp.%ld.%ld", (long)getpid(), (long)random());
-	if (symlinkat(target, fd, tmp) == -1 || renameat(fd, tmp, fd, rest) == -1) {
+	if (symlinkat(target, c->tmpfd, tmp) == -1 || renameat(c->tmpfd, tmp, fd, rest) == -1) {
 		rc = -errno;
 		snprintf(err, errlen, "%s/%s/%s: %s", c->dir, ldir, rest, strerror(errno));
-		unlinkat(fd, tmp, 0);
+		unlinkat(c->tmpfd, tmp, 0);
 	}
 	close(fd);
 	return rc;
@@ -570,7 +574,7 @@ add_fd(struct bidcache *c, const char *name, uint64_t ns, const uint8_t *id, siz
 		return rc;
 	}
 	snprintf(tmp, sizeof(tmp), ".tmp.%ld.%ld", (long)getpid(), (long)random());
-	tfd = openat(efd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	tfd = openat(c->tmpfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	/* exactly the policy's mode, whatever the umask */
 	if (tfd == -1 || fchmod(tfd, copy_mode(name, &st, public, foreign)) == -1) {
 		rc = -errno;
@@ -600,7 +604,7 @@ add_fd(struct bidcache *c, const char *name, uint64_t ns, const uint8_t *id, siz
 		snprintf(err, errlen, "the file changed while it was copied: not cached");
 		goto out;
 	}
-	if (renameat(efd, tmp, efd, base) == -1) {
+	if (renameat(c->tmpfd, tmp, efd, base) == -1) {
 		rc = -errno;
 		snprintf(err, errlen, "%s/%s/%s: %s", c->dir, rel, base, strerror(errno));
 		goto out;
@@ -626,8 +630,8 @@ add_fd(struct bidcache *c, const char *name, uint64_t ns, const uint8_t *id, siz
 out:
 	if (tfd >= 0)
 		close(tfd);
-	if (tmp[0] != '\0' && efd >= 0)
-		unlinkat(efd, tmp, 0);
+	if (tmp[0] != '\0')
+		unlinkat(c->tmpfd, tmp, 0);
 	if (efd >= 0)
 		close(efd);
 	return rc;
@@ -866,6 +870,38 @@ bidcache_evict(struct bidcache *c, uint64_t target, bidcache_keep_fn keep, void 
 	return removed;
 }
 
+/*
+ * The temporaries in TMPFD whose writer is gone (a crash, a kill -9 in a
+ * copy): removed; their count.  A live writer's (another daemon's on the
+ * same cache, or this one's) stay.
+ */
+static uint64_t
+sweep_tmp(int tmpfd)
+{
+	struct dirent *de;
+	uint64_t n = 0;
+	long	 pid;
+	DIR	*d;
+	int	 fd;
+
+	if ((fd = dup(tmpfd)) == -1)
+		return 0;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (sscanf(de->d_name, ".tmp.%ld.", &pid) != 1 || pid <= 0 ||
+		    (pid != (long)getpid() && kill((pid_t)pid, 0) == -1 && errno == ESRCH)) {
+			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+			    unlinkat(tmpfd, de->d_name, 0) == 0)
+				n++;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
 int
 bidcache_open(struct bidcache *c, const char *dir, char *err, size_t errlen)
 {
@@ -875,7 +911,7 @@ bidcache_open(struct bidcache *c, const char *dir, char *err, size_t errlen)
 	int	 rc;
 
 	memset(c, 0, sizeof(*c));
-	c->dirfd = -1;
+	c->dirfd = c->tmpfd = -1;
 	if (dir[0] != '/' || strlen(dir) >= sizeof(buf)) {
 		snprintf(err, errlen, "%s: the cache directory must be an absolute path", dir);
 		return -EINVAL;
@@ -901,6 +937,16 @@ bidcache_open(struct bidcache *c, const char *dir, char *err, size_t errlen)
 		return rc;
 	}
 	snprintf(c->dir, sizeof(c->dir), "%s", dir);
+	if ((mkdirat(c->dirfd, ".tmp", 0700) == -1 && errno != EEXIST) ||
+	    (c->tmpfd = openat(c->dirfd, ".tmp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		rc = -errno;
+		snprintf(err, errlen, "%s/.tmp: %s", dir, strerror(errno));
+		close(c->dirfd);
+		c->dirfd = -1;
+		return rc;
+	}
+	c->tmp_removed = sweep_tmp(c->tmpfd);
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
 	if (scan(c, &v, &n) == 0) {
 		for (i = 0; i < n; i++)
@@ -916,7 +962,9 @@ bidcache_close(struct bidcache *c)
 {
 	if (c->dirfd >= 0)
 		close(c->dirfd);
-	c->dirfd = -1;
+	if (c->tmpfd >= 0)
+		close(c->tmpfd);
+	c->dirfd = c->tmpfd = -1;
 }
 
 int

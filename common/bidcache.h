@@ -11,10 +11,11 @@
  * perf finds an entry through the .build-id link only, so there is one
  * entry per build-id (the first name it was seen under) and the link is
  * what makes an entry exist.  Insertion is atomic: the file is written
- * under a temporary name in the entry directory, synced, its build-id
- * checked, renamed into place, and only then is the link created (itself
- * through a temporary name and rename).  A crash leaves at worst a
- * temporary file that the next insertion of that build-id replaces.
+ * under a temporary name in DIR/.tmp, synced, its build-id checked,
+ * renamed into the entry directory, and only then is the link created
+ * (itself through a temporary name in DIR/.tmp and a rename).  A crash
+ * leaves at worst a temporary in DIR/.tmp, removed at the next open (its
+ * writer's pid gone), and an empty entry directory.
  *
  * Copies are made with FICLONE (a reflink: shared blocks, copy on write),
  * else copy_file_range, else read/write, of the data extents only
@@ -59,6 +60,8 @@
 
 struct bidcache {
 	int		 dirfd;
+	int		 tmpfd;		/* DIR/.tmp: every temporary (bidcache.c) */
+	uint64_t	 tmp_removed;	/* left by a crash, removed at open */
 	char		 dir[PATH_MAX];
 	uint64_t	 size;		/* bytes in entries, kept by add/evict */
 	uint64_t	 entries;

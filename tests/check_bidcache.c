@@ -608,6 +608,49 @@ START_TEST(test_debug_only_refused)
 }
 END_TEST
 
+/*
+ * What a crash leaves in the middle of a copy (a temporary of hundreds of
+ * MB, in no entry and outside max_size) is removed at the next open: each
+ * temporary whose writer's pid is gone; a live writer's stays.  Before, it
+ * was named at random in the entry directory and stayed for good.  An
+ * insertion leaves nothing there.
+ */
+START_TEST(test_crash_leftovers)
+{
+	struct bidcache c;
+	char	 err[512], path[PATH_MAX], mine[64];
+	struct stat st;
+	int	 fd;
+
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	bidcache_close(&c);
+	snprintf(path, sizeof(path), "%s/.tmp/.tmp.999999999.7", cdir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 100 << 20), 0);
+	close(fd);
+	snprintf(mine, sizeof(mine), ".tmp.%d.8", (int)getpid());
+	snprintf(path, sizeof(path), "%s/.tmp/%s", cdir, mine);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.tmp_removed, 1);
+	snprintf(path, sizeof(path), "%s/.tmp/.tmp.999999999.7", cdir);
+	ck_assert_int_eq(stat(path, &st), -1);
+	snprintf(path, sizeof(path), "%s/.tmp/%s", cdir, mine);
+	ck_assert_int_eq(stat(path, &st), 0);		/* a live writer's */
+	ck_assert_int_eq(unlink(path), 0);
+	fd = open_self();
+	ck_assert_int_eq(bidcache_add_fd(&c, "/usr/bin/app", self_id, (size_t)self_len, fd, NULL,
+	    0, err, sizeof(err)), 1);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/.tmp", cdir);
+	ck_assert_int_eq(count_files(path), 0);
+	bidcache_close(&c);
+}
+END_TEST
+
 static char	 changed_path[PATH_MAX];
 
 /* The policy's call, before the copy: the file is written over meanwhile (cp v2 over it). */
@@ -799,6 +842,7 @@ bidcache_suite(void)
 	tcase_add_test(tc, test_admit);
 	tcase_add_test(tc, test_changed_while_copied);
 	tcase_add_test(tc, test_debug_only_refused);
+	tcase_add_test(tc, test_crash_leftovers);
 	tcase_add_test(tc, test_namespaces);
 	suite_add_tcase(s, tc);
 	return s;

@@ -827,6 +827,9 @@ capture_start(struct capture **out, const struct config *conf, const char *state
 	}
 	if (bidcache_open(&c->cache, dir, err, errlen) < 0)
 		goto fail;
+	if (c->cache.tmp_removed > 0)
+		log_info("cache %s: %llu temporary files left by a crash removed", dir,
+		    (unsigned long long)c->cache.tmp_removed);
 	c->cache.admit = cache_admit;
 	c->cache.admit_arg = c;
 	c->cache_bytes = c->cache.size;

@@ -331,6 +331,8 @@ run_export(struct capture *c, struct job *j)
 		snprintf(err, sizeof(err), "%s: %s", c->exportdir, strerror(errno));
 		goto out;
 	}
+	/* the worker makes one export at a time: a symbols scratch file here is a crash's */
+	prune_dir(c->exportdir, ".symbols-", 0);
 	/*
 	 * Named by the time to the ns, so names sort as the files were made
 	 * (prune_exports keeps the last four by name: the one just made among

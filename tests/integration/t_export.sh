@@ -36,6 +36,8 @@ segname=$(basename "$seg")
 # Five exports from before (STATE/exports keeps the newest four by name).
 mkdir -p "$T/state/exports"
 for i in 1 2 3 4 5; do : > "$T/state/exports/perfmapd-export-20000101T00000$i.000000000Z.tar"; done
+# and the symbols scratch file of an export a crash cut short
+head -c 1048576 /dev/zero > "$T/state/exports/.symbols-20000101T000000.000000000Z.tar.bz2"
 
 ctl export "$seg" -o "$T/out.tar.gz" > "$T/export.out" || { cat "$T/export.out"; fail "export"; }
 cat "$T/export.out"
@@ -133,7 +135,8 @@ ctl export --since yesterdayish -o "$T/o.tar" 2> "$T/err" && fail "a bad --since
 grep -q 'yesterdayish' "$T/err" || fail "a bad --since is not named: $(cat "$T/err")"
 ctl export "$seg" -o /nonexistent/dir/x.tar 2> "$T/err" && fail "export to an unwritable path succeeded"
 grep -q 'nonexistent' "$T/err" || fail "export error does not name the path: $(cat "$T/err")"
-ls -A "$T/state/exports" | grep -q '^\.symbols' && fail "a symbols scratch file was left in exports/"
+ls -A "$T/state/exports" | grep -q '^\.symbols' &&
+	fail "a symbols scratch file was left in exports/ (a crash's is removed by the next export)"
 # A binary the cache no longer holds (its entry removed): the bundle is
 # written with the rest and the exit status is 1, as store's (before: 0,
 # and "export && ship" shipped a bundle short of it without a word).
