@@ -74,7 +74,7 @@ START_TEST(test_retention_age)
 	make_segment(dir, 1, 7200);		/* two hours old: goes */
 	make_segment(dir, 2, -86400);		/* a day ahead (clock stepped back): stays */
 	make_segment(dir, 3, 60);		/* the newest */
-	ck_assert_int_eq(segment_retention(dir, 0, 0, 3600 * 1000, NULL), 1);
+	ck_assert_int_eq(segment_retention(dir, 0, 0, 3600 * 1000, NULL, NULL), 1);
 	ck_assert(!exists(dir, 1));
 	ck_assert_msg(exists(dir, 2), "a segment whose time is ahead of the clock was deleted");
 	ck_assert(exists(dir, 3));

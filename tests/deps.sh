@@ -10,7 +10,7 @@ libevent-dev libelf-dev libsqlite3-dev libsystemd-dev libinih-dev libjansson-dev
 libarchive-dev libdebuginfod-dev liblzma-dev libzstd-dev debuginfod
 check linux-perf binutils elfutils mandoc systemd util-linux procps jq sqlite3
 golang-go golang-github-varlink-go-dev fuse3 libfuse3-dev e2fsprogs btrfs-progs
-passwd curl xz-utils zstd
+passwd curl xz-utils zstd strace
 libdw-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libxml2-utils
 golang-github-google-pprof-dev"
 [ $# -eq 0 ] || PKGS="$*"

@@ -124,7 +124,13 @@ cmd_status_run(struct control_request *req)
 	uint64_t nseg, segbytes;
 	json_t	*counters, *seg, *out;
 
-	segment_dir_usage(r->segdir, &nseg, &segbytes);
+	/*
+	 * The closed segments as retention last listed them (each rotation,
+	 * snapshot, reload), and the open one: status is public, and a walk
+	 * of every segment's JIT maps per call was any user's to ask for.
+	 */
+	nseg = r->usage.count + (r->seg.open ? 1 : 0);
+	segbytes = r->usage.bytes + (r->seg.open ? r->seg.pd.data_size : 0);
 	capture_stats(req->d->cap, &cs);
 	index_get_stats(req->d->index, &is);
 	counters = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",

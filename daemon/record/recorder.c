@@ -470,7 +470,6 @@ jit_watch_cb(struct model_proc *p, void *arg)
 static void
 complete_cut(struct recorder *r)
 {
-	const struct config *c = r->conf;
 	uint64_t t = r->cut;
 	int	 rc, orc;
 
@@ -487,8 +486,17 @@ complete_cut(struct recorder *r)
 	/* the next segment's start, as its readers put it on the wall clock */
 	r->last_cut_wall_ns = orc == 0 && r->seg.open ? r->seg.wall_start_ns : recorder_wall_at(t);
 	prune_binaries(r);
-	segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms, &r->notify);
+	recorder_retention(r);
 	r->cut_rc = rc < 0 ? rc : orc;
+}
+
+void
+recorder_retention(struct recorder *r)
+{
+	const struct config *c = r->conf;
+
+	segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms, &r->notify,
+	    &r->usage);
 }
 
 /* Where the open segment ends by age (rotate_age), or UINT64_MAX. */
@@ -833,8 +841,7 @@ recorder_check_rotate(struct recorder *r)
 		if (r->blocked > 1 && r->blocked < t)	/* (1: a record of no time waits) */
 			t = r->blocked;
 		if (recorder_open_segment(r, t, NULL) == 0)
-			segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms,
-			    &r->notify);
+			recorder_retention(r);
 		return;
 	}
 	if (c->rotate_size != 0 &&
@@ -1085,7 +1092,7 @@ recorder_retime(struct recorder *r)
 	 */
 	if (r->seg.open)
 		r->seg.pd.sync = c->segment_sync;
-	segment_retention(r->segdir, c->keep_count, c->keep_size, c->keep_age_ms, &r->notify);
+	recorder_retention(r);
 	if (l == NULL || l->drain_ms == ms)
 		return 0;
 	if (event_add(l->drain_ev, &tv) == -1)
@@ -1277,6 +1284,7 @@ recorder_start(struct recorder *r, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot create the first segment", r->segdir);
 		goto fail;
 	}
+	recorder_retention(r);		/* what the last run left: keep_* now, and status's figures */
 	return 0;
 fail:
 	release(r);

@@ -107,6 +107,7 @@ struct recorder {
 	struct vdso	 vdso;
 	struct hostinfo	 host;		/* the machine, for segment headers */
 	struct segment	 seg;
+	struct segment_usage usage;		/* closed segments, as retention last listed them */
 	uint64_t	 seq;
 	uint64_t	 now;		/* of this pass */
 	uint64_t	 turn_t;	/* the time stamp of the side-band record at its turn, or 0 */
@@ -254,6 +255,8 @@ int	recorder_not_yet(const struct recorder *, uint64_t t);
 int	recorder_open_segment(struct recorder *, uint64_t t_start,
 	    const struct synth_filter *filter);
 int	recorder_close_segment(struct recorder *, uint64_t t_end);
+/* [segments] keep_* over the closed segments; what is left noted in usage. */
+void	recorder_retention(struct recorder *);
 /* Give the open segment up: its file removed, the index told (a failed snapshot). */
 void	recorder_drop_segment(struct recorder *);
 /* A write failed with -errno RC: the disk-full state (status, logged once); and its end. */

@@ -349,36 +349,12 @@ companion_bytes(int dfd, const char *name)
 	return n;
 }
 
-void
-segment_dir_usage(const char *dir, uint64_t *count, uint64_t *bytes)
-{
-	DIR	*d;
-	struct dirent *de;
-	struct stat st;
-	int	 partial;
-
-	*count = *bytes = 0;
-	if ((d = opendir(dir)) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, "perf-", 5) != 0 ||
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1)
-			continue;
-		if (segment_name_seq(de->d_name, &partial) != 0)
-			(*count)++;
-		if (S_ISREG(st.st_mode))
-			*bytes += (uint64_t)st.st_size;
-		else if (S_ISDIR(st.st_mode))
-			*bytes += dir_bytes(dirfd(d), de->d_name);
-	}
-	closedir(d);
-}
 static int	delete_one(const char *, const char *, const char *,
 		    const struct notify *);
 
 int
 segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
-    uint64_t keep_age_ms, const struct notify *notify)
+    uint64_t keep_age_ms, const struct notify *notify, struct segment_usage *usage)
 {
 	struct segfile	*v;
 	size_t		 n, i;
@@ -386,7 +362,8 @@ segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
 	time_t		 now = time(NULL);
 	int		 deleted = 0;
 
-	if (segfiles_list(dir, keep_size != 0, &v, &n, &total) < 0)
+	/* with sizes always: status reads them (a walk per call was a user's to make) */
+	if (segfiles_list(dir, 1, &v, &n, &total) < 0)
 		return -errno;
 	for (i = 0; i + 1 < n; i++) {		/* the newest stays */
 		/* a file from the future (the clock went back) is not old */
@@ -402,6 +379,9 @@ segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
 		deleted++;
 	}
 	free(v);
+	if (usage != NULL)
+		*usage = (struct segment_usage){ .count = n - (size_t)deleted, .bytes = total,
+		    .known = 1 };
 	return deleted;
 }
 

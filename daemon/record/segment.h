@@ -94,22 +94,23 @@ uint64_t segment_last_seq(const char *dir);
 int	segment_delete_oldest(const char *dir, const struct notify *);
 /* Sequence number of a segment file name (*PARTIAL: NAME.partial), 0 if it is not one. */
 uint64_t segment_name_seq(const char *name, int *partial);
-/*
- * The segments of DIR (closed and open) and the bytes of everything of
- * theirs there: the segments, their pprof files, their JIT maps.
- */
-void	segment_dir_usage(const char *dir, uint64_t *count, uint64_t *bytes);
+/* DIR's closed segments after a retention pass, and the bytes of everything of theirs. */
+struct segment_usage {
+	uint64_t	 count, bytes;
+	int		 known;		/* a pass has listed them */
+};
 
 /*
  * Retention over DIR's closed segments, oldest first: delete while more
  * than KEEP_COUNT, more than KEEP_SIZE bytes, or older than KEEP_AGE_MS
  * (0 = no limit), but never the newest: the one a snapshot just handed
  * out stays even when it alone is larger than KEEP_SIZE.  Each file
- * deleted is published through NOTIFY (may be NULL).  Returns the number
- * deleted.
+ * deleted is published through NOTIFY (may be NULL).  What is left, with
+ * its pprof files and JIT maps, in *USAGE (may be NULL).  Returns the
+ * number deleted.
  */
 int	segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
-	    uint64_t keep_age_ms, const struct notify *);
+	    uint64_t keep_age_ms, const struct notify *, struct segment_usage *usage);
 
 void	bidset_free(struct bidset *);
 

@@ -21,7 +21,8 @@
 # - memory: under a fast workload (high frequency, an exec storm) the
 #   buffer turns over (records dropped, counted), holds no more than
 #   flight_size, and the daemon's RSS stays under its RSS before the
-#   workload + flight_size + a margin; SIGUSR2 snapshots too.
+#   workload + flight_size + a margin; SIGUSR2 snapshots too;
+# - keep_count holds over the snapshots.
 . tests/lib.sh
 need_events
 need_perf
@@ -224,5 +225,27 @@ perf report -i "$seg" --stdio --no-children --sort sym 2>/dev/null | grep -q pm_
 	fail "SIGUSR2's snapshot: no pm_spin_inner"
 kill $BG_PIDS 2>/dev/null; wait $BG_PIDS 2>/dev/null
 BG_PIDS=""
+stop_daemon
+
+# ---- retention over the snapshots -----------------------------------------
+# keep_count = 2: after four snapshots, the newest two are left (before,
+# retention ran only at a rotation, which flight mode never has: snapshots
+# piled up past keep_count, keep_size and keep_age until a reload).
+rm -rf "$T/state/segments"
+start_daemon "[record]
+frequency = 99
+[segments]
+mode = flight
+flight_age = 2s
+keep_count = 2"
+for i in 1 2 3 4; do
+	eval "snap$i=\$(ctl snapshot)" || fail "snapshot $i"
+done
+n=$(segments | wc -l)
+[ "$n" = 2 ] || { segments; fail "keep_count 2: $n snapshots left of four"; }
+segments | grep -qx "$snap4" && segments | grep -qx "$snap3" ||
+	{ segments; fail "keep_count 2: not the newest two snapshots left"; }
+ctl --json status | jq -e '.disk.segments == 2' > /dev/null ||
+	fail "status: $(ctl --json status | jq -c .disk)"
 stop_daemon
 echo "PASS"

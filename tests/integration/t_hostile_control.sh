@@ -140,5 +140,25 @@ note "$(cat "$T/big.out"); root's ping: $(ctl ping)"
 gone=$(sed -n 's/.* \([0-9]*\) dropped by the daemon/\1/p' "$T/big.out")
 [ -n "$gone" ] || fail "flood bigread: $(cat "$T/big.out")"
 [ "$gone" -ge 8 ] || fail "a user's 16 connections left 3 MB replies each unread, and $gone were dropped"
+
+# status is public: a user's calls do not walk the segments directory.  A
+# closed segment's .jit holds 2,000 kept maps (a host of JIT processes);
+# the user asks status 20 times.  The daemon's stat calls, counted by
+# strace: before, each call walked every file (40,000); now the figures
+# are the last retention pass's (a rotation's, a snapshot's).
+command -v strace >/dev/null 2>&1 || skip "strace is not installed (tests/deps.sh installs it)"
+seg=$(ctl snapshot) || fail "snapshot"
+mkdir "$seg.jit" && (cd "$seg.jit" && seq 1 2000 | sed 's/.*/perf-&.map/' | xargs touch) ||
+	fail "cannot fill $seg.jit"
+strace -f -qq -e trace=newfstatat,fstatat64,statx,stat,lstat -o "$T/stat.trace" \
+	-p "$DAEMON_PID" 2> "$T/strace.err" & st=$!
+sleep 0.5
+for _ in $(seq 1 20); do as_user "$E" "$PERFMAPCTL" -s "$S" status > /dev/null ||
+	fail "the user's status failed"; done
+kill -INT "$st"; wait "$st" 2>/dev/null
+[ -s "$T/stat.trace" ] || [ ! -s "$T/strace.err" ] || fail "strace: $(cat "$T/strace.err")"
+n=$(grep -c 'perf-[0-9]*\.map' "$T/stat.trace")
+note "20 of a user's status calls: $n stat calls on the kept maps"
+[ "$n" -lt 2000 ] || fail "20 of a user's status calls made the daemon stat $n kept maps (a walk per call)"
 stop_daemon
 echo "PASS: the control socket is fair: root is answered, and gets in; out of descriptors, it waits without spinning"
