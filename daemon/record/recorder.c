@@ -680,6 +680,13 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 		log_warnx("%s: out of memory to compress: written uncompressed", r->seg.partial);
 	kinfo_free(&r->kinfo);
 	kinfo_load(&r->kinfo);
+	if (r->kinfo.text == 0 && !r->kallsyms_warned) {
+		r->kallsyms_warned = 1;
+		log_warnx("/proc/kallsyms names no _text (unreadable: a sandbox that hides it, "
+		    "as systemd's ProtectKernelTunables=, or addresses hidden without "
+		    "CAP_SYSLOG): segments have no [kernel.kallsyms] map, and kernel samples "
+		    "cannot be symbolized");
+	}
 	r->kinfo.vdso = &r->vdso;
 	notify_segment_opened(&r->notify, &r->seg, &r->kinfo);
 	sa = (struct synth_args){ .layout = &r->ev.sb_layout, .id = r->ev.sb_ids[0],

@@ -104,6 +104,7 @@ struct recorder {
 	struct resolver	*res;		/* userspace build-id reads (resolver.h) */
 	struct sb_ring	*sb;		/* per CPU */
 	struct kinfo	 kinfo;
+	int		 kallsyms_warned;	/* no _text in /proc/kallsyms: said once */
 	struct vdso	 vdso;
 	struct hostinfo	 host;		/* the machine, for segment headers */
 	struct segment	 seg;

@@ -40,9 +40,20 @@ if grep -q '^RestrictSUIDSGID=yes' units/perfmapd.service; then
 	sxid=$T/sxid
 	note "RestrictSUIDSGID=yes: the daemon runs under its seccomp filter"
 fi
+# The files the unit makes inaccessible, as systemd does (a mode 0000
+# file bound over each, in a mount namespace of the daemon's own): its
+# InaccessiblePaths=, and what ProtectKernelTunables=yes hides, kallsyms
+# among them (before, the unit said yes: no segment had a kernel map).
+hide=$(sed -n 's/^InaccessiblePaths=//p' units/perfmapd.service | tr ' ' '\n' | sed 's/^-//')
+grep -q '^ProtectKernelTunables=yes' units/perfmapd.service &&
+	hide="$hide /proc/kallsyms /proc/kcore"
+: > "$T/inaccessible" && chmod 0000 "$T/inaccessible"
+binds=""
+for p in $hide; do [ -f "$p" ] && binds="$binds mount --bind '$T/inaccessible' '$p' &&"; done
+note "made inaccessible as the unit says:" $hide
 cat > "$T/pmd" <<EOF
 #!/bin/sh
-exec $sxid setpriv --bounding-set=-all,$caps --inh-caps=-all -- "$PERFMAPD" "\$@"
+exec unshare -m --propagation private sh -c "$binds exec $sxid setpriv --bounding-set=-all,$caps --inh-caps=-all -- '$PERFMAPD' \\"\\\$@\\"" sh "\$@"
 EOF
 chmod 0755 "$T/pmd"
 PERFMAPD=$T/pmd
@@ -79,6 +90,10 @@ bad=$(find "$S" -type d ! -perm -u=rwx | head -3)
 k=$(ls "$S/debug/[kernel.kallsyms]"/*/kallsyms 2>/dev/null | head -1)
 [ -n "$k" ] || fail "no kallsyms copy"
 grep -qv '^0000000000000000 ' "$k" || fail "kallsyms copied without addresses (CAP_SYSLOG)"
+seg=$("$PERFMAPCTL" -s "$T/control.sock" snapshot) || fail "snapshot"
+perf script -i "$seg" --show-mmap-events 2>/dev/null | grep -q 'kernel.kallsyms' ||
+	fail "the segment has no [kernel.kallsyms] map"
+grep -q 'names no _text' "$T/daemon.log" && fail "the daemon says it has no kernel map"
 [ "$(stat -c '%a %G' "$S")" = "2750 $G" ] ||
 	fail "state directory $(stat -c '%a %G' "$S"), not 2750 $G (CAP_CHOWN, CAP_FSETID)"
 [ "$(stat -c '%G' "$T/control.sock")" = "$G" ] || fail "socket not given to $G"
