@@ -499,13 +499,22 @@ recorder_retention(struct recorder *r)
 	    &r->usage);
 }
 
-/* Where the open segment ends by age (rotate_age), or UINT64_MAX. */
+/*
+ * Where the open segment ends by age (rotate_age), or UINT64_MAX: never
+ * before what a pass consumed already (a reload lowered rotate_age below
+ * its age: it ends now; before, back at the new age, holding records past
+ * its end, and a segment of a start state alone followed for each age
+ * step it had been open).
+ */
 static uint64_t
 age_end(const struct recorder *r)
 {
+	uint64_t t;
+
 	if (r->flight_on || !r->seg.open || r->conf->rotate_age_ms == 0)
 		return UINT64_MAX;
-	return r->seg.t_start + r->conf->rotate_age_ms * 1000000ULL;
+	t = r->seg.t_start + r->conf->rotate_age_ms * 1000000ULL;
+	return t < r->passed ? r->passed : t;
 }
 
 /*
@@ -531,6 +540,8 @@ pass(struct recorder *r, uint64_t limit, int full)
 	if (r->cut != 0 && r->cut < limit)
 		limit = r->cut;
 	blocked = sideband_drain(r, limit);
+	if (limit > r->passed && limit < LIMIT_ALL)
+		r->passed = limit;
 	if (full || r->cut != 0) {
 		r->limit = limit;
 		drain_samples(r);

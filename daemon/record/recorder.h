@@ -116,6 +116,7 @@ struct recorder {
 	int64_t		 wall_off;	/* the wall clock's offset at this pass's look (recorder_look) */
 	uint64_t	 wall_look;	/* the monotonic time of that look */
 	uint64_t	 limit;		/* this pass consumes records stamped before */
+	uint64_t	 passed;	/* the highest limit a pass had (age_end) */
 	uint64_t	 future_at;	/* a stamp from then on is bogus (recorder_not_yet) */
 	uint64_t	 bound;		/* ... and, from the current ring, up to this */
 	uint64_t	 peek;		/* time of the record ring_peek() looked at */

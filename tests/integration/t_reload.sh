@@ -114,6 +114,25 @@ ctl reload > "$T/reload" || { cat "$T/reload"; fail "reload"; }
 within_3s [ "$(segments | wc -l)" -le 1 ] ||
 	fail "$(segments | wc -l) closed segments 3 s after a reload to keep_count 1"
 
+# rotate_age lowered by a reload below the open segment's age: it ends
+# now, not back at the new age (before: it ended 1 s after its start,
+# holding 5 s of records past its end, and a segment of a start state
+# alone followed at once for each second it had been open).
+{ conf 1h 200ms 4M no "$PMO"; printf '[segments]\nrotate_age = 1h\n'; } > "$T/perfmapd.conf"
+ctl reload > "$T/reload" || { cat "$T/reload"; fail "reload"; }
+ctl snapshot > /dev/null || fail "snapshot"
+n0=$(segments | wc -l)
+sleep 6
+{ conf 1h 200ms 4M no "$PMO"; printf '[segments]\nrotate_age = 1s\n'; } > "$T/perfmapd.conf"
+ctl reload > "$T/reload" || { cat "$T/reload"; fail "reload"; }
+sleep 0.5
+n1=$(segments | wc -l)
+note "a reload to rotate_age 1s on a segment open 6 s: $((n1 - n0)) segments closed in 0.5 s"
+[ $((n1 - n0)) -le 2 ] ||
+	fail "a reload to rotate_age 1s on a segment open 6 s closed $((n1 - n0)) segments at once"
+{ conf 1h 200ms 4M no "$PMO"; printf '[segments]\nrotate_age = 1h\n'; } > "$T/perfmapd.conf"
+ctl reload > "$T/reload" || { cat "$T/reload"; fail "reload"; }
+
 # The unit's reload after an edit of [daemon] socket: the file names a
 # socket the daemon does not listen on yet (it binds at its start).  The
 # reload as the unit runs it (perfmapctl --pid $MAINPID) reaches the
