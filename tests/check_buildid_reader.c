@@ -1438,6 +1438,81 @@ START_TEST(test_resolver_pins_coarse)
 END_TEST
 
 /*
+ * Rule 1 on a file whose timestamps are whole seconds: mapped at S.2,
+ * rewritten in place at S.5 (the same size or not, its ctime stays S.0):
+ * the read after the rewrite cannot tell, and the mapping is "changed",
+ * not the new file's build-id.  Before, "written after" compared the
+ * ctime without its granularity, S.0 < S.2, and the new build-id was
+ * given to the old bytes' mapping.
+ */
+START_TEST(test_rewrite_coarse_same_second)
+{
+	struct buildid_reader br;
+	struct bid_query q;
+	struct bid_answer a;
+	struct stat st;
+	char	 cmd[4 * PATH_MAX], p[PATH_MAX], buf[65536];
+	void	*m;
+	ssize_t	 n;
+	int	 fd, in, tries;
+
+	if (getenv("CK_FORK") != NULL && strcmp(getenv("CK_FORK"), "no") == 0)
+		ck_abort_msg("needs CK_FORK: it unshares its mount namespace");
+	if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		ck_abort_msg("cannot unshare the mount namespace: %s", strerror(errno));
+	snprintf(cmd, sizeof(cmd), "truncate -s 16M '%s/img2' && "
+	    "mkfs.ext4 -q -I 128 -F '%s/img2' >/dev/null 2>&1 && mkdir '%s/mnt2' && "
+	    "mount -o loop '%s/img2' '%s/mnt2'", dir, dir, dir, dir, dir);
+	if (system(cmd) != 0)
+		ck_abort_msg("cannot make and mount an ext4 image with 128-byte inodes "
+		    "(root, mkfs.ext4 and a loop device)");
+	ck_assert_int_eq(buildid_reader_init(&br), 0);
+	for (tries = 0; tries < 5; tries++) {
+		while (wall_ns(0) % 1000000000ULL > 100000000ULL)	/* a second's start */
+			usleep(5000);
+		copy_file("/proc/self/exe", "mnt2/lib", p, sizeof(p));
+		ck_assert_int_ge(fd = open(p, O_RDONLY), 0);
+		ck_assert_int_eq(fstat(fd, &st), 0);
+		ck_assert_int_eq(st.st_ctim.tv_nsec, 0);	/* the case under test */
+		ck_assert_ptr_ne(m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0),
+		    MAP_FAILED);
+		close(fd);
+		memset(&q, 0, sizeof(q));
+		q.pid = (uint32_t)getpid();
+		q.addr = (uint64_t)(uintptr_t)m;
+		q.len = 4096;
+		q.has_inode = 1;
+		q.maj = major(st.st_dev);
+		q.min = minor(st.st_dev);
+		q.ino = st.st_ino;
+		usleep(100000);
+		q.map.wall_ns = wall_ns(0);		/* mapped at S.2 or so */
+		q.filename = p;
+		usleep(200000);				/* rewritten in place at S.4 */
+		ck_assert_int_ge(in = open("/usr/bin/true", O_RDONLY), 0);
+		ck_assert_int_ge(fd = open(p, O_WRONLY | O_TRUNC), 0);
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			ck_assert_int_eq(write(fd, buf, (size_t)n), n);
+		close(in);
+		close(fd);
+		ck_assert_int_eq(stat(p, &st), 0);
+		if ((uint64_t)st.st_ctim.tv_sec == q.map.wall_ns / 1000000000ULL)
+			break;
+		munmap(m, 4096);			/* the second ran out: again */
+		unlink(p);
+	}
+	ck_assert_msg(tries < 5, "the rewrite never fell in the second of the mapping");
+	buildid_reader_resolve(&br, &q, &a, NULL);
+	ck_assert_msg(a.cause == BIDC_CHANGED, "cause %d (the rewritten file's build-id: %d)",
+	    a.cause, a.cause == BIDC_OK && ids_equal(&a, "/usr/bin/true"));
+	ck_assert_int_eq(munmap(m, 4096), 0);
+	buildid_reader_free(&br);
+	snprintf(cmd, sizeof(cmd), "%s/mnt2", dir);
+	ck_assert_int_eq(umount2(cmd, MNT_DETACH), 0);
+}
+END_TEST
+
+/*
  * A resolver with every pin taken, by files prog0... of the test's
  * directory (PINNED: their mappings, looked up by device and inode).
  */
@@ -1676,6 +1751,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_resolver_pins_asks);
 	tcase_add_test(tc, test_resolver_pins_oom);
 	tcase_add_test(tc, test_resolver_pins_coarse);
+	tcase_add_test(tc, test_rewrite_coarse_same_second);
 	tcase_set_timeout(tc, 30);	/* RESOLVER_PINS files copied, read and pinned; ASan */
 	suite_add_tcase(s, tc);
 	return s;

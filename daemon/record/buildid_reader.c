@@ -134,7 +134,9 @@ changed_before(const struct stat *st, int64_t wall_ns)
 static int
 written_after(const struct stat *st, int64_t wall_ns)
 {
-	return ts_ns(st->st_nlink == 0 ? &st->st_mtim : &st->st_ctim) > wall_ns + CTIME_SLACK_NS;
+	/* a whole second's stamp S covers [S, S+1): a write then may be after the mapping */
+	return ts_ns(st->st_nlink == 0 ? &st->st_mtim : &st->st_ctim) + ts_gran(st) >
+	    wall_ns + CTIME_SLACK_NS;
 }
 
 /*
@@ -147,7 +149,7 @@ written_after(const struct stat *st, int64_t wall_ns)
 static int
 written_after_floor(const struct stat *st, int64_t floor_ns)
 {
-	return ts_ns(&st->st_mtim) > floor_ns + CTIME_SLACK_NS;
+	return ts_ns(&st->st_mtim) + ts_gran(st) > floor_ns + CTIME_SLACK_NS;
 }
 
 /* Was the file of ST written after the mapping of WHEN (its time, else its floor)? */
