@@ -1806,6 +1806,143 @@ corrupt_case(int how)
 	check_rebuilt();
 }
 
+/*
+ * A VFS over the default one whose reads of a main database past its
+ * first page fail with EIO while eio_on is set: a disk's transient error
+ * in the start-up check, which SQLite cannot be made to have otherwise.
+ */
+struct eio_file {
+	sqlite3_file	 base;
+	sqlite3_file	*real;		/* right after this struct */
+	int		 main_db;
+};
+
+static sqlite3_vfs *eio_real, eio_vfs;
+static sqlite3_io_methods eio_methods;
+static int eio_on, eio_failed;
+static sqlite3_int64 eio_from = 16384;		/* the first byte past page 1 */
+
+#define EIO_REAL(f)	(((struct eio_file *)(f))->real)
+
+static int eio_close(sqlite3_file *f) { return EIO_REAL(f)->pMethods->xClose(EIO_REAL(f)); }
+static int
+eio_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off)
+{
+	if (eio_on && ((struct eio_file *)f)->main_db && off >= eio_from) {
+		eio_failed++;
+		return SQLITE_IOERR_READ;
+	}
+	return EIO_REAL(f)->pMethods->xRead(EIO_REAL(f), buf, n, off);
+}
+static int eio_write(sqlite3_file *f, const void *b, int n, sqlite3_int64 o)
+{ return EIO_REAL(f)->pMethods->xWrite(EIO_REAL(f), b, n, o); }
+static int eio_truncate(sqlite3_file *f, sqlite3_int64 n)
+{ return EIO_REAL(f)->pMethods->xTruncate(EIO_REAL(f), n); }
+static int eio_sync(sqlite3_file *f, int fl) { return EIO_REAL(f)->pMethods->xSync(EIO_REAL(f), fl); }
+static int eio_size(sqlite3_file *f, sqlite3_int64 *n)
+{ return EIO_REAL(f)->pMethods->xFileSize(EIO_REAL(f), n); }
+static int eio_lock(sqlite3_file *f, int l) { return EIO_REAL(f)->pMethods->xLock(EIO_REAL(f), l); }
+static int eio_unlock(sqlite3_file *f, int l) { return EIO_REAL(f)->pMethods->xUnlock(EIO_REAL(f), l); }
+static int eio_reserved(sqlite3_file *f, int *r)
+{ return EIO_REAL(f)->pMethods->xCheckReservedLock(EIO_REAL(f), r); }
+static int eio_fcntl(sqlite3_file *f, int op, void *a)
+{ return EIO_REAL(f)->pMethods->xFileControl(EIO_REAL(f), op, a); }
+static int eio_sector(sqlite3_file *f) { return EIO_REAL(f)->pMethods->xSectorSize(EIO_REAL(f)); }
+static int eio_dev(sqlite3_file *f)
+{ return EIO_REAL(f)->pMethods->xDeviceCharacteristics(EIO_REAL(f)); }
+static int eio_shmmap(sqlite3_file *f, int i, int sz, int ext, void volatile **p)
+{ return EIO_REAL(f)->pMethods->xShmMap(EIO_REAL(f), i, sz, ext, p); }
+static int eio_shmlock(sqlite3_file *f, int off, int n, int fl)
+{ return EIO_REAL(f)->pMethods->xShmLock(EIO_REAL(f), off, n, fl); }
+static void eio_shmbarrier(sqlite3_file *f) { EIO_REAL(f)->pMethods->xShmBarrier(EIO_REAL(f)); }
+static int eio_shmunmap(sqlite3_file *f, int del)
+{ return EIO_REAL(f)->pMethods->xShmUnmap(EIO_REAL(f), del); }
+
+static int
+eio_open(sqlite3_vfs *v, const char *name, sqlite3_file *f, int flags, int *out)
+{
+	struct eio_file *e = (struct eio_file *)f;
+	int	 rc;
+
+	(void)v;
+	e->real = (sqlite3_file *)(e + 1);
+	e->main_db = (flags & SQLITE_OPEN_MAIN_DB) != 0;
+	if ((rc = eio_real->xOpen(eio_real, name, e->real, flags, out)) != SQLITE_OK) {
+		e->base.pMethods = NULL;
+		return rc;
+	}
+	e->base.pMethods = &eio_methods;
+	return SQLITE_OK;
+}
+
+static void
+eio_register(void)
+{
+	ck_assert_ptr_nonnull(eio_real = sqlite3_vfs_find(NULL));
+	eio_vfs = *eio_real;
+	eio_vfs.zName = "perfmapd-eio";
+	eio_vfs.szOsFile = (int)sizeof(struct eio_file) + eio_real->szOsFile;
+	eio_vfs.xOpen = eio_open;
+	eio_vfs.pNext = NULL;
+	eio_methods = (sqlite3_io_methods){ .iVersion = 2, .xClose = eio_close,
+	    .xRead = eio_read, .xWrite = eio_write, .xTruncate = eio_truncate,
+	    .xSync = eio_sync, .xFileSize = eio_size, .xLock = eio_lock,
+	    .xUnlock = eio_unlock, .xCheckReservedLock = eio_reserved,
+	    .xFileControl = eio_fcntl, .xSectorSize = eio_sector,
+	    .xDeviceCharacteristics = eio_dev, .xShmMap = eio_shmmap,
+	    .xShmLock = eio_shmlock, .xShmBarrier = eio_shmbarrier,
+	    .xShmUnmap = eio_shmunmap };
+	ck_assert_int_eq(sqlite3_vfs_register(&eio_vfs, 1), SQLITE_OK);
+}
+
+/*
+ * A read error in the start-up check (a transient EIO) is not damage:
+ * the open fails and says so, and the index stays where it is.  Before,
+ * any failure of quick_check's step was taken for damage: the index
+ * (with the history of every deleted segment) was moved aside and
+ * rebuilt from the segments left.  The next open, the disk well again,
+ * finds it whole.
+ */
+START_TEST(test_check_read_error)
+{
+	struct index *ix = NULL;
+	char	 err[512];
+
+	sqlite3	*db;
+	char	 path[512];
+
+	two_segments();
+	index_close(open_ix());
+	/* every page in the main file (none in the WAL): quick_check reads them there */
+	snprintf(path, sizeof(path), "%s/index.db", state);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL),
+	    SQLITE_OK);
+	{
+		sqlite3_stmt *st;
+
+		ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL),
+		    SQLITE_OK);
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+		eio_from = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	eio_register();
+	eio_on = 1;
+	eio_failed = 0;
+	ck_assert_int_eq(index_open(&ix, state, &conf, NULL, err, sizeof(err)), -1);
+	eio_on = 0;
+	sqlite3_vfs_unregister(&eio_vfs);
+	ck_assert_int_gt(eio_failed, 0);
+	ck_assert_msg(strstr(err, "quick_check") != NULL, "message '%s'", err);
+	ck_assert_int_eq(count_aside(), 0);
+	index_close(open_ix());
+	ck_assert_int_eq(count_aside(), 0);
+	check_rebuilt();
+}
+END_TEST
+
 /* index_close(open_ix()) with the log (stderr) in a file: what it logged. */
 static char *
 open_logged(void)
@@ -3265,6 +3402,7 @@ index_suite(void)
 	tcase_add_test(tc, test_corrupt_truncated);
 	tcase_add_test(tc, test_corrupt_overwritten);
 	tcase_add_test(tc, test_corrupt_header);
+	tcase_add_test(tc, test_check_read_error);
 	tcase_add_test(tc, test_corrupt_reason_printable);
 	tcase_add_test(tc, test_reconcile_after_crash);
 	tcase_add_test(tc, test_segment_deleted);

@@ -398,6 +398,26 @@ load_next_id(struct index *ix, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * quick_check's words for a page it could not read ("unable to get the
+ * page. error code=266"): the first such code that is not the file's own
+ * damage (I/O, out of memory, busy), else 0.
+ */
+static int
+read_failure(const char *res)
+{
+	const char *p = res;
+	int	 code;
+
+	while ((p = strstr(p, "error code=")) != NULL) {
+		p += sizeof("error code=") - 1;
+		code = atoi(p);
+		if ((code & 0xff) != SQLITE_CORRUPT && (code & 0xff) != SQLITE_NOTADB && code != 0)
+			return code;
+	}
+	return 0;
+}
+
 /* Open and check; 1 if the file is damaged, -1 on other errors. */
 static int
 db_open(struct index *ix, char *err, size_t errlen)
@@ -434,11 +454,33 @@ db_open(struct index *ix, char *err, size_t errlen)
 	if (!damaged) {
 		rc = sqlite3_prepare_v2(ix->db, "PRAGMA quick_check", -1, &s, NULL);
 		if (rc == SQLITE_OK) {
+			/*
+			 * Damage is a row that is not "ok", or the file's own
+			 * word (CORRUPT, NOTADB).  Any other failure (a transient
+			 * EIO, BUSY, out of memory) is not the file's: the start
+			 * fails and says so, and the index is not moved aside
+			 * (with it, the history of every deleted segment).
+			 */
 			rc = sqlite3_step(s);
 			res = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : NULL;
-			if (res == NULL || strcmp(res, "ok") != 0) {
-				snprintf(err, errlen, "%s", res ? res : sqlite3_errmsg(ix->db));
+			if (rc == SQLITE_ROW && (res == NULL || strcmp(res, "ok") != 0) &&
+			    (rc = read_failure(res)) != 0) {
+				/* quick_check words a page it could not read as a row */
+				snprintf(err, errlen, "%s: quick_check could not read it (%s): "
+				    "not taken for damage", ix->path, sqlite3_errstr(rc));
+				sqlite3_finalize(s);
+				return -1;
+			} else if (rc == SQLITE_ROW && (res == NULL || strcmp(res, "ok") != 0)) {
+				snprintf(err, errlen, "%s", res ? res : "quick_check: no answer");
 				damaged = 1;
+			} else if (rc != SQLITE_ROW) {
+				snprintf(err, errlen, "%s: quick_check: %s", ix->path,
+				    sqlite3_errmsg(ix->db));
+				damaged = rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
+				if (!damaged) {
+					sqlite3_finalize(s);
+					return -1;
+				}
 			}
 			sqlite3_finalize(s);
 		} else {
