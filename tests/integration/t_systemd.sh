@@ -16,6 +16,18 @@ make -s install PREFIX="$T/prefix/usr" SYSCONFDIR="$T/prefix/etc" \
 systemd-analyze verify --man=no "$T"/prefix/units/* > "$T/verify" 2>&1 ||
 	{ cat "$T/verify"; fail "systemd-analyze verify"; }
 note "units verify: $(ls "$T"/prefix/units | tr '\n' ' ')"
+# A start that always fails must end in a failed unit, not a loop: with
+# Restart=on-failure, StartLimitBurst starts must fit in
+# StartLimitIntervalSec (systemd's defaults, 5 in 10 s, never trip at
+# RestartSec=5s: a refused state directory was repaired and /proc scanned
+# every 5 s for ever).
+u=units/perfmapd.service
+rsec=$(sed -n 's/^RestartSec=\([0-9]*\)s\{0,1\}$/\1/p' "$u")
+ival=$(sed -n 's/^StartLimitIntervalSec=\([0-9]*\)$/\1/p' "$u")
+burst=$(sed -n 's/^StartLimitBurst=\([0-9]*\)$/\1/p' "$u")
+[ -n "$rsec" ] || fail "the unit's RestartSec= is not in seconds"
+[ $((${burst:-5} * rsec)) -lt "${ival:-10}" ] ||
+	fail "${burst:-5} restarts every ${rsec} s never fit in StartLimitIntervalSec=${ival:-10}: a failing start loops for ever"
 
 # --- sd_notify, in order --------------------------------------------------------
 cc -O1 -o "$T/notify-listen" tests/progs/notify-listen.c || fail "cannot build notify-listen"
