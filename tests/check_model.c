@@ -725,6 +725,37 @@ add_anon(uint32_t pid, uint64_t addr)
 }
 
 /*
+ * A user's process maps and unmaps 9,000 pages at new addresses (all
+ * stale in the model: perf has no munmap) and forks five children, each
+ * a copy: past the model's budget (20,000 here) the process with the most
+ * maps is shed, and a small process's maps stay.  Before, nothing bounded
+ * the model but the per-process cap: K children held K times 65,000 maps.
+ */
+START_TEST(test_maps_budget)
+{
+	uint32_t i;
+
+	M.maps_global_max = 20000;
+	ck_assert_int_eq(model_set_comm(&M, 1, 1, "init", 0), 0);
+	for (i = 0; i < 10; i++)
+		ck_assert_int_eq(add_map(1, 0x400000 + (uint64_t)i * 0x10000, 0x1000, 0,
+		    "/sbin/init", 1), 0);
+	ck_assert_int_eq(model_set_comm(&M, 2, 2, "churn", 0), 0);
+	ck_assert_int_eq(add_map(2, 0x500000, 0x1000, 0, "/usr/bin/churn", 2), 0);
+	for (i = 0; i < 9000; i++)
+		ck_assert_int_eq(add_anon(2, 0x7f0000000000ULL + (uint64_t)i * 0x2000), 0);
+	for (i = 0; i < 5; i++) {
+		ck_assert_int_eq(model_fork(&M, 100 + i, 2, 100 + i, 2), 0);
+		ck_assert_uint_le(M.nmaps, M.maps_global_max);
+	}
+	ck_assert_uint_gt(M.maps_shed_global, 0);
+	ck_assert_uint_eq(nmaps_of(1), 10);		/* the small process: untouched */
+	ck_assert_uint_ge(nmaps_of(104), 1);		/* a child keeps its binary */
+	check_counts();
+}
+END_TEST
+
+/*
  * perf has no munmap record: a process that maps and unmaps executable
  * memory at ever new addresses (a user's loop of mmap and munmap) grew
  * its list for ever, 48 bytes a map, each insert moving every map above
@@ -1057,6 +1088,7 @@ model_suite(void)
 	tcase_add_test(tc, test_foreach_exit_some);
 	tcase_add_test(tc, test_churn);
 	tcase_add_test(tc, test_bin_counts);
+	tcase_add_test(tc, test_maps_budget);
 	tcase_add_test(tc, test_many_maps_oracle);
 	tcase_add_test(tc, test_many_threads);
 	tcase_add_test(tc, test_big_host);

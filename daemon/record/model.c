@@ -282,6 +282,7 @@ model_init(struct model *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->maps_max = MODEL_MAPS_MAX;
+	m->maps_global_max = MODEL_MAPS_GLOBAL_MAX;
 	m->nslots = 2 * MODEL_BUCKETS_MIN;
 	m->nfbuckets = MODEL_BUCKETS_MIN;
 	m->slots = calloc(m->nslots, sizeof(*m->slots));
@@ -717,6 +718,41 @@ maps_shed(struct model *m, struct model_proc *p)
 	}
 }
 
+static int
+biggest_cb(struct model_proc *p, void *arg)
+{
+	struct model_proc **big = arg;
+
+	if (*big == NULL || p->nmaps > (*big)->nmaps)
+		*big = p;
+	return 0;
+}
+
+/*
+ * The model holds more maps than maps_global_max: the process with the
+ * most is shed (its anonymous maps, or all of them), again until it is
+ * under.  A walk of the processes each time: it happens only past the
+ * budget, and each sheds thousands of maps.  Not during a walk.
+ */
+static void
+maps_budget(struct model *m)
+{
+	struct model_proc *big;
+	size_t	 before;
+
+	while (m->nmaps > m->maps_global_max && !m->walking) {
+		big = NULL;
+		model_foreach(m, biggest_cb, &big);
+		if (big == NULL || big->nmaps == 0)
+			break;
+		before = big->nmaps;
+		m->maps_shed_global++;
+		maps_shed(m, big);
+		if (big->nmaps == before)
+			maps_keep(m, big, NULL);	/* nothing anonymous: all of them */
+	}
+}
+
 int
 model_add_map(struct model *m, const struct record_mmap *r, uint8_t source, uint32_t bin)
 {
@@ -769,6 +805,14 @@ model_add_map_at(struct model *m, const struct record_mmap *r, uint8_t source, u
 	bin_count(m, bin, 1);
 	p->nmaps++;
 	m->nmaps++;
+	if (m->nmaps > m->maps_global_max) {
+		maps_budget(m);
+		/* the new map may have gone with its process's: found again, or none */
+		if ((i = maps_after(p, r->addr)) < p->nmaps && p->maps[i].addr == r->addr)
+			mm = &p->maps[i];
+		else
+			mm = NULL;
+	}
 	*out = mm;
 	return 0;
 }
@@ -860,6 +904,7 @@ model_fork(struct model *m, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t 
 			}
 			p->nmaps = parent->nmaps;
 			m->nmaps += parent->nmaps;
+			maps_budget(m);
 		}
 	} else if ((p = proc_get(m, pid)) == NULL)
 		return -ENOMEM;

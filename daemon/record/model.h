@@ -117,9 +117,20 @@ struct model {
 	 */
 	size_t		 maps_max;
 	uint64_t	 maps_shed;	/* times a process's maps were shed */
+	/*
+	 * All processes' maps at most: a user's process that maps and
+	 * unmaps 65,000 pages (all stale in the model, perf has no munmap)
+	 * and forks a child a second gave each child a copy, 3 MB of the
+	 * daemon's memory and 8 MB of every segment's start state.  Past
+	 * it, the process with the most maps is shed, as at its own cap,
+	 * until the model is under it (maps_shed_global counts).
+	 */
+	size_t		 maps_global_max;
+	uint64_t	 maps_shed_global;
 };
 
 #define MODEL_MAPS_MAX	65530	/* the kernel's default vm.max_map_count */
+#define MODEL_MAPS_GLOBAL_MAX	((size_t)4 << 20)	/* twice the benchmark's big host */
 
 int	model_init(struct model *);
 void	model_free(struct model *);
