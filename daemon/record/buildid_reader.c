@@ -109,6 +109,42 @@ ts_gran(const struct stat *st)
 	return st->st_ctim.tv_nsec == 0 && st->st_mtim.tv_nsec == 0 ? 1000000000LL : 0;
 }
 
+/*
+ * How far the clock that stamps FD's file system's times may be from
+ * ours: 0 where the kernel here stamps them; REMOTE_CLOCK_NS where a
+ * server or another node does (NFS, SMB, Ceph, 9p, AFS, a FUSE server
+ * root mounted: sshfs, virtiofs; cluster file systems), whose clock a
+ * step of ours does not show either.  A server behind by more than the
+ * margin put a rewrite after the mapping before it: the new build-id for
+ * the old bytes.
+ */
+#define REMOTE_CLOCK_NS		2000000000LL
+
+static int64_t
+clock_doubt(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) == -1)
+		return REMOTE_CLOCK_NS;		/* not told: as far as any */
+	switch ((unsigned long)sf.f_type) {
+	case NFS_SUPER_MAGIC:
+	case SMB_SUPER_MAGIC:
+	case 0xfe534d42UL:		/* SMB2_MAGIC_NUMBER */
+	case 0xff534d42UL:		/* CIFS_MAGIC_NUMBER */
+	case 0x00c36400UL:		/* CEPH_SUPER_MAGIC */
+	case 0x65735546UL:		/* FUSE_SUPER_MAGIC */
+	case V9FS_MAGIC:
+	case AFS_SUPER_MAGIC:
+	case CODA_SUPER_MAGIC:
+	case 0x01161970UL:		/* GFS2_MAGIC */
+	case 0x7461636fUL:		/* OCFS2_SUPER_MAGIC */
+		return REMOTE_CLOCK_NS;
+	default:
+		return 0;
+	}
+}
+
 /* Is a change at CTIME_NS, of timestamps GRAN coarse, before WALL_NS by the margin? */
 static int
 ctime_before(int64_t ctime_ns, int64_t gran, int64_t wall_ns)
@@ -116,11 +152,15 @@ ctime_before(int64_t ctime_ns, int64_t gran, int64_t wall_ns)
 	return wall_ns > 0 && ctime_ns + gran + CTIME_SLACK_NS < wall_ns;
 }
 
-/* Did the file in state ST last change before WALL_NS, however coarse its timestamps? */
+/*
+ * Did the file in state ST last change before WALL_NS, however coarse its
+ * timestamps, and however far (DOUBT, clock_doubt) the clock that stamped
+ * them?
+ */
 static int
-changed_before(const struct stat *st, int64_t wall_ns)
+changed_before(const struct stat *st, int64_t doubt, int64_t wall_ns)
 {
-	return ctime_before(ts_ns(&st->st_ctim), ts_gran(st), wall_ns);
+	return ctime_before(ts_ns(&st->st_ctim), ts_gran(st) + doubt, wall_ns);
 }
 
 /*
@@ -132,10 +172,10 @@ changed_before(const struct stat *st, int64_t wall_ns)
  * unlink, an upgrade's rename over it, moved the ctime and no byte.
  */
 static int
-written_after(const struct stat *st, int64_t wall_ns)
+written_after(const struct stat *st, int64_t doubt, int64_t wall_ns)
 {
 	/* a whole second's stamp S covers [S, S+1): a write then may be after the mapping */
-	return ts_ns(st->st_nlink == 0 ? &st->st_mtim : &st->st_ctim) + ts_gran(st) >
+	return ts_ns(st->st_nlink == 0 ? &st->st_mtim : &st->st_ctim) + ts_gran(st) + doubt >
 	    wall_ns + CTIME_SLACK_NS;
 }
 
@@ -147,18 +187,18 @@ written_after(const struct stat *st, int64_t wall_ns)
  * the ctime; a rewrite in place (cp, an editor's save) moves the mtime.
  */
 static int
-written_after_floor(const struct stat *st, int64_t floor_ns)
+written_after_floor(const struct stat *st, int64_t doubt, int64_t floor_ns)
 {
-	return ts_ns(&st->st_mtim) + ts_gran(st) > floor_ns + CTIME_SLACK_NS;
+	return ts_ns(&st->st_mtim) + ts_gran(st) + doubt > floor_ns + CTIME_SLACK_NS;
 }
 
-/* Was the file of ST written after the mapping of WHEN (its time, else its floor)? */
+/* Was the file of ST (DOUBT: clock_doubt) written after the mapping of WHEN (its time, else its floor)? */
 static int
-written_after_when(const struct stat *st, struct bid_when w)
+written_after_when(const struct stat *st, int64_t doubt, struct bid_when w)
 {
 	if (w.wall_ns > 0)
-		return written_after(st, (int64_t)w.wall_ns);
-	return w.floor_ns > 0 && written_after_floor(st, (int64_t)w.floor_ns);
+		return written_after(st, doubt, (int64_t)w.wall_ns);
+	return w.floor_ns > 0 && written_after_floor(st, doubt, (int64_t)w.floor_ns);
 }
 
 /* The wall clock now, by a look that sees its steps (wallclock.h). */
@@ -576,7 +616,7 @@ read_fd(struct buildid_reader *b, int fd, const struct stat *st, struct bid_answ
 	 * the same tick, or second, as the state's ctime would not: the cache
 	 * would answer the old content for the new.)
 	 */
-	if (changed_before(st, at))
+	if (changed_before(st, clock_doubt(fd), at))
 		cache_put(b, st, a);
 }
 
@@ -601,6 +641,7 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 	struct stat st, fst;
 	char	 path[96], why[256];
 	const struct bid_guard *guard = bid_guard_of(b->guard, why, q->pid);
+	int64_t	 doubt;
 	int	 fd, pfd, rc;
 
 	/*
@@ -620,6 +661,7 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 		return 1;
 	}
 	rc = fstat(pfd, &st);
+	doubt = rc == 0 ? clock_doubt(pfd) : 0;
 	close(pfd);
 	if (rc == -1) {
 		a->cause = errno == EACCES || errno == EPERM ? BIDC_DENIED : BIDC_ERROR;
@@ -639,7 +681,7 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 	 * changed.  A write within the margin of the mapping is not told from
 	 * a build just before the run (cc, then exec) and is not refused.
 	 */
-	if (written_after_when(&st, q->map)) {
+	if (written_after_when(&st, doubt, q->map)) {
 		a->cause = BIDC_CHANGED;
 		return 1;
 	}
@@ -666,7 +708,7 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 	 * The file read is the one judged, as above: it may have been written
 	 * between that look and this open (the guard's wait, the cache's lock).
 	 */
-	if (written_after_when(&fst, q->map)) {
+	if (written_after_when(&fst, clock_doubt(fd), q->map)) {
 		a->cause = BIDC_CHANGED;
 		close(fd);
 		return 1;
@@ -725,7 +767,7 @@ resolve_by_name(struct buildid_reader *b, const struct bid_query *q, struct bid_
 		goto out;
 	}
 	/* Its content is the mapped content only if it last changed before the mapping. */
-	if (!changed_before(&st, (int64_t)q->map.wall_ns)) {
+	if (!changed_before(&st, clock_doubt(pfd), (int64_t)q->map.wall_ns)) {
 		a->cause = BIDC_CHANGED;
 		goto out;
 	}
@@ -792,7 +834,7 @@ static int
 pinnable(int pfd, const struct stat *st, const struct bid_answer *a)
 {
 	return a->cause == BIDC_OK && a->size > 0 && root_only(st) &&
-	    changed_before(st, wall_now()) && local_fs(pfd);
+	    changed_before(st, 0, wall_now()) && local_fs(pfd);
 }
 
 int
@@ -828,7 +870,8 @@ buildid_reader_known(struct buildid_reader *b, const struct bid_query *q, struct
 	memset(&ca, 0, sizeof(ca));
 	if (fstat(pfd, &st) == 0 && st.st_dev == makedev(q->maj, q->min) &&
 	    st.st_ino == q->ino && S_ISREG(st.st_mode) &&
-	    changed_before(&st, (int64_t)when.wall_ns) && clock_held(when.since_ns) &&
+	    changed_before(&st, clock_doubt(pfd), (int64_t)when.wall_ns) &&
+	    clock_held(when.since_ns) &&
 	    cache_find(b, &st, &ca)) {
 		*a = ca;
 		rc = 1;
