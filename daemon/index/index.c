@@ -461,13 +461,15 @@ db_open(struct index *ix, char *err, size_t errlen)
 			 * fails and says so, and the index is not moved aside
 			 * (with it, the history of every deleted segment).
 			 */
+			int	 rf;
+
 			rc = sqlite3_step(s);
 			res = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : NULL;
-			if (rc == SQLITE_ROW && (res == NULL || strcmp(res, "ok") != 0) &&
-			    (rc = read_failure(res)) != 0) {
+			rf = res != NULL ? read_failure(res) : 0;
+			if (rc == SQLITE_ROW && rf != 0) {
 				/* quick_check words a page it could not read as a row */
 				snprintf(err, errlen, "%s: quick_check could not read it (%s): "
-				    "not taken for damage", ix->path, sqlite3_errstr(rc));
+				    "not taken for damage", ix->path, sqlite3_errstr(rf));
 				sqlite3_finalize(s);
 				return -1;
 			} else if (rc == SQLITE_ROW && (res == NULL || strcmp(res, "ok") != 0)) {
