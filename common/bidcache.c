@@ -872,8 +872,10 @@ bidcache_evict(struct bidcache *c, uint64_t target, bidcache_keep_fn keep, void 
 
 /*
  * The temporaries in TMPFD whose writer is gone (a crash, a kill -9 in a
- * copy): removed; their count.  A live writer's (another daemon's on the
- * same cache, or this one's) stay.
+ * copy): removed; their count.  At the open this process has written
+ * none, so one with its pid is an earlier process's that had the same
+ * one (a container's daemon is pid 1 at every start); another live
+ * process's (a second daemon on the same cache) stays.
  */
 static uint64_t
 sweep_tmp(int tmpfd)
@@ -892,7 +894,7 @@ sweep_tmp(int tmpfd)
 	}
 	while ((de = readdir(d)) != NULL) {
 		if (sscanf(de->d_name, ".tmp.%ld.", &pid) != 1 || pid <= 0 ||
-		    (pid != (long)getpid() && kill((pid_t)pid, 0) == -1 && errno == ESRCH)) {
+		    pid == (long)getpid() || (kill((pid_t)pid, 0) == -1 && errno == ESRCH)) {
 			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
 			    unlinkat(tmpfd, de->d_name, 0) == 0)
 				n++;

@@ -611,9 +611,11 @@ END_TEST
 /*
  * What a crash leaves in the middle of a copy (a temporary of hundreds of
  * MB, in no entry and outside max_size) is removed at the next open: each
- * temporary whose writer's pid is gone; a live writer's stays.  Before, it
- * was named at random in the entry directory and stayed for good.  An
- * insertion leaves nothing there.
+ * temporary whose writer's pid is gone, or is this process's (an earlier
+ * process's with the same pid: a container's daemon is pid 1 each time);
+ * another live writer's (pid 1 here) stays.  Before, it was named at
+ * random in the entry directory and stayed for good.  An insertion
+ * leaves nothing there.
  */
 START_TEST(test_crash_leftovers)
 {
@@ -634,11 +636,17 @@ START_TEST(test_crash_leftovers)
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
+	snprintf(path, sizeof(path), "%s/.tmp/.tmp.1.9", cdir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
 	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
-	ck_assert_uint_eq(c.tmp_removed, 1);
+	ck_assert_uint_eq(c.tmp_removed, 2);
 	snprintf(path, sizeof(path), "%s/.tmp/.tmp.999999999.7", cdir);
 	ck_assert_int_eq(stat(path, &st), -1);
 	snprintf(path, sizeof(path), "%s/.tmp/%s", cdir, mine);
+	ck_assert_int_eq(stat(path, &st), -1);		/* an earlier process's with our pid */
+	snprintf(path, sizeof(path), "%s/.tmp/.tmp.1.9", cdir);
 	ck_assert_int_eq(stat(path, &st), 0);		/* a live writer's */
 	ck_assert_int_eq(unlink(path), 0);
 	fd = open_self();
