@@ -280,7 +280,7 @@ start(struct perfmapd *d, int argc, char *argv[], char *err, size_t errlen)
 		    strstr(err, "database or disk is full") == NULL) ||
 		    statvfs(d->conf.state_dir, &sv) == -1 ||
 		    (uint64_t)sv.f_bavail * sv.f_frsize >= INDEX_OPEN_ROOM ||
-		    segment_delete_oldest(d->rec.segdir, &none) != 1)
+		    segment_delete_oldest(d->rec.segdir, &none, NULL) != 1)
 			goto fail_rec;
 		log_warnx("%s: the disk is full: the oldest segment deleted to make room", err);
 	}

@@ -283,7 +283,7 @@ make_room(void *arg)
 
 	if (r->room_gone_at != 0 && now - r->room_gone_at < 1000000000ULL)
 		return -1;
-	if (segment_delete_oldest(r->segdir, &r->notify) == 1) {
+	if (segment_delete_oldest(r->segdir, &r->notify, &r->usage) == 1) {
 		r->st.deleted_for_space++;
 		r->room_gone_at = 0;
 		return 0;

@@ -386,17 +386,28 @@ segment_retention(const char *dir, uint64_t keep_count, uint64_t keep_size,
 }
 
 int
-segment_delete_oldest(const char *dir, const struct notify *notify)
+segment_delete_oldest(const char *dir, const struct notify *notify, struct segment_usage *usage)
 {
 	struct segfile	*v;
 	size_t		 n;
-	uint64_t	 total;
-	int		 rc = 0;
+	uint64_t	 total, freed = 0;
+	int		 rc = 0, dfd;
 
 	if (segfiles_list(dir, 0, &v, &n, &total) < 0)
 		return -errno;
-	if (n > 0 && delete_one(dir, v[0].name, "disk full", notify) == 0)
+	if (n > 0 && usage != NULL &&
+	    (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		freed = v[0].size + companion_bytes(dfd, v[0].name);
+		close(dfd);
+	}
+	if (n > 0 && delete_one(dir, v[0].name, "disk full", notify) == 0) {
 		rc = 1;
+		/* status's figures (the last retention pass's) less what went */
+		if (usage != NULL && usage->known && usage->count > 0) {
+			usage->count--;
+			usage->bytes -= freed < usage->bytes ? freed : usage->bytes;
+		}
+	}
 	free(v);
 	return rc;
 }

@@ -86,19 +86,20 @@ void	segment_abandon(struct segment *);
 /* Highest sequence number among DIR's segments (0 if none). */
 uint64_t segment_last_seq(const char *dir);
 
-/*
- * Disk full: delete DIR's oldest closed segment (published through
- * NOTIFY, which may be NULL).  Returns 1 if one was deleted, 0 if none is
- * left, -errno.
- */
-int	segment_delete_oldest(const char *dir, const struct notify *);
-/* Sequence number of a segment file name (*PARTIAL: NAME.partial), 0 if it is not one. */
-uint64_t segment_name_seq(const char *name, int *partial);
 /* DIR's closed segments after a retention pass, and the bytes of everything of theirs. */
 struct segment_usage {
 	uint64_t	 count, bytes;
 	int		 known;		/* a pass has listed them */
 };
+
+/*
+ * Disk full: delete DIR's oldest closed segment (published through
+ * NOTIFY, which may be NULL), taken off *USAGE (may be NULL).  Returns 1
+ * if one was deleted, 0 if none is left, -errno.
+ */
+int	segment_delete_oldest(const char *dir, const struct notify *, struct segment_usage *);
+/* Sequence number of a segment file name (*PARTIAL: NAME.partial), 0 if it is not one. */
+uint64_t segment_name_seq(const char *name, int *partial);
 
 /*
  * Retention over DIR's closed segments, oldest first: delete while more
