@@ -150,9 +150,13 @@ command -v strace >/dev/null 2>&1 || skip "strace is not installed (tests/deps.s
 seg=$(ctl snapshot) || fail "snapshot"
 mkdir "$seg.jit" && (cd "$seg.jit" && seq 1 2000 | sed 's/.*/perf-&.map/' | xargs touch) ||
 	fail "cannot fill $seg.jit"
-strace -f -qq -e trace=newfstatat,fstatat64,statx,stat,lstat -o "$T/stat.trace" \
-	-p "$DAEMON_PID" 2> "$T/strace.err" & st=$!
-sleep 0.5
+strace -f -qq -e trace=%stat -o "$T/stat.trace" -p "$DAEMON_PID" 2> "$T/strace.err" & st=$!
+for _ in $(seq 1 50); do	# attached: the daemon's tracer is strace
+	[ "$(sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$DAEMON_PID/status")" != 0 ] && break
+	sleep 0.1
+done
+[ "$(sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$DAEMON_PID/status")" != 0 ] ||
+	skip "strace cannot attach to the daemon (ptrace restricted?): $(cat "$T/strace.err")"
 for _ in $(seq 1 20); do as_user "$E" "$PERFMAPCTL" -s "$S" status > /dev/null ||
 	fail "the user's status failed"; done
 kill -INT "$st"; wait "$st" 2>/dev/null

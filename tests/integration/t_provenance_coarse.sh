@@ -69,6 +69,6 @@ note "v2's samples: $right as v2, $wrong as v1; v1's shown as v2: $v1"
 note "unknown build-ids: $(jq -c '.counters.buildid_unknown' "$T/st.json")"
 [ "$wrong" = 0 ] || fail "v2 (pid $p2) shown with v1's function in $wrong samples: v1's build-id given to v2"
 [ "$v1" = 0 ] || fail "v1 (pid $p1) shown with v2's function in $v1 samples"
-[ "$right" -gt 0 ] || [ "$(jq '.counters.buildid_unknown.changed' "$T/st.json")" -ge 1 ] ||
-	fail "v2 (pid $p2) ran 300 ms: none of its samples shows pm_capv2_hot, and no mapping is counted changed"
+[ "$right" -gt 0 ] || grep -q "(pid $p2, .*unknown: changed" "$T/daemon.log" ||
+	fail "v2 (pid $p2) ran 300 ms: none of its samples shows pm_capv2_hot, and its mapping was not said unknown (changed)"
 echo "PASS: a rewrite within the second of a coarse file system is told apart ($right of v2's samples as v2, none as v1)"
