@@ -1058,11 +1058,12 @@ reversed(json_t *arr)
 }
 
 int
-index_reader_segments(struct index_reader *q, int all, json_t **out, char *err, size_t errlen)
+index_reader_segments(struct index_reader *q, unsigned flags, json_t **out, char *err,
+    size_t errlen)
 {
 	sqlite3_stmt *s;
 	json_t	*res, *arr;
-	int	 rc;
+	int	 rc, all = (flags & INDEX_SEGS_ALL) != 0;
 
 	*out = NULL;
 	/*
@@ -1072,7 +1073,11 @@ index_reader_segments(struct index_reader *q, int all, json_t **out, char *err, 
 	 * the reader's limits.  Newest first, so that a list cut keeps the
 	 * newest; given oldest first.
 	 */
-	if (all ? prepare(q, 12, "SELECT " SEG_COLS " FROM segments s ORDER BY s.seq DESC", &s,
+	if ((flags & INDEX_SEGS_NO_COUNTS) && !(flags & INDEX_SEGS_ALL) ?
+	    prepare(q, 18, "SELECT " SEG_COLS_NC " FROM segments s WHERE "
+	    "s.state != 'deleted' ORDER BY s.seq DESC", &s, err, errlen) < 0 :
+	    (flags & INDEX_SEGS_ALL) ?
+	    prepare(q, 12, "SELECT " SEG_COLS " FROM segments s ORDER BY s.seq DESC", &s,
 	    err, errlen) < 0 : prepare(q, 13, "SELECT " SEG_COLS " FROM segments s WHERE "
 	    "s.state != 'deleted' ORDER BY s.seq DESC", &s, err, errlen) < 0)
 		return -1;
@@ -1187,7 +1192,13 @@ index_reader_kernel(struct index_reader *q, json_t **out, char *err, size_t errl
 	mods = json_array();
 	json_object_set_new(res, "kernel", kern);
 	json_object_set_new(res, "modules", mods);
-	if (prepare(q, 8, "SELECT " OBJ_COLS " FROM objects o WHERE o.kind = 'kernel' "
+	/*
+	 * By its name's key (a kernel is always "[kernel.kallsyms]": kernel.c,
+	 * rebuild.c), not a scan of every object: objects has no index on
+	 * kind, and at a million objects this was most of a profile's SQL.
+	 */
+	if (prepare(q, 8, "SELECT " OBJ_COLS " FROM object_keys k CROSS JOIN objects o "
+	    "ON o.id = k.id WHERE k.path = '[kernel.kallsyms]' AND o.kind = 'kernel' "
 	    "ORDER BY o.first_seen", &s, err, errlen) < 0)
 		goto fail;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW)

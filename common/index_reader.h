@@ -187,9 +187,15 @@ int	index_reader_buildid(struct index_reader *, const char *hex, json_t **out,
 
 /*
  * segments: { "segments": [ SEG, ... ] } by seq; deleted ones only with
- * ALL (their rows are kept as history).
+ * INDEX_SEGS_ALL (their rows are kept as history); each one's count of
+ * binaries (a read of every row of the index) unless INDEX_SEGS_NO_COUNTS
+ * (a profile's choice of segments wants none: at a million objects the
+ * counts were most of its SQL).
  */
-int	index_reader_segments(struct index_reader *, int all, json_t **out, char *err, size_t errlen);
+#define INDEX_SEGS_ALL		1u
+#define INDEX_SEGS_NO_COUNTS	2u
+int	index_reader_segments(struct index_reader *, unsigned flags, json_t **out, char *err,
+	    size_t errlen);
 
 /*
  * The build-ids one segment references; SEGMENT is its seq number or file

@@ -160,7 +160,7 @@ query(struct index_reader *q, const char *method, json_t *params)
 		    (e = get_bool(params, "all", &all)) || q == NULL)
 			return e;
 		rc = s != NULL ? index_reader_segment_buildids(q, s, &out, err, sizeof(err)) :
-		    index_reader_segments(q, all, &out, err, sizeof(err));
+		    index_reader_segments(q, all ? INDEX_SEGS_ALL : 0, &out, err, sizeof(err));
 	} else
 		return proto_error(PROTO_ERR_NOMETHOD, json_pack("{s:s}", "method", method));
 	return result(rc, out, err);

@@ -728,6 +728,18 @@ START_TEST(test_replace)
 	ck_assert_int_eq(jint(x, "lost"), 3);
 	ck_assert_int_eq(jint(x, "objects"), 2);
 	ck_assert_ptr_nonnull(strstr(jstr(x, "path"), "/segments/perf-000002-"));
+	{
+		/* a profile's list: the same segments, no counts (no read of every row) */
+		json_t	*nc = query(index_reader_segments(q, INDEX_SEGS_NO_COUNTS, &nc, err,
+		    sizeof(err)), &nc, err), *y;
+
+		ck_assert_uint_eq(json_array_size(json_object_get(nc, "segments")), 2);
+		y = json_array_get(json_object_get(nc, "segments"), 1);
+		ck_assert_int_eq(jint(y, "seq"), 2);
+		ck_assert_int_eq(jint(y, "end_ns"), T0 + 20 * SEC);
+		ck_assert_ptr_null(json_object_get(y, "objects"));
+		json_decref(nc);
+	}
 	json_decref(o);
 	o = query(index_reader_segment_buildids(q, "2", &o, err, sizeof(err)), &o, err);
 	arr = json_object_get(o, "objects");

@@ -182,7 +182,7 @@ select_segments(const struct profile_req *req, struct segref **out, size_t *nout
 	*nout = 0;
 	if ((q = index_reader_open(req->state_dir, err, errlen)) == NULL)
 		return -1;
-	if (index_reader_segments(q, 0, &res, err, errlen) < 0)
+	if (index_reader_segments(q, INDEX_SEGS_NO_COUNTS, &res, err, errlen) < 0)
 		goto out;
 	segs = json_object_get(res, "segments");
 	if ((v = calloc(json_array_size(segs) + 1, sizeof(*v))) == NULL) {
