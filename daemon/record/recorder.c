@@ -578,6 +578,11 @@ fill_meta(struct recorder *r, struct perfdata_meta *m, struct utsname *u,
 	case 1:
 		log_info("online CPUs now %s: CPU topology read again",
 		    r->host.online != NULL ? r->host.online : "(not read)");
+		/* the events are per CPU, opened at start: a CPU brought online since has none */
+		if (r->host.nr_cpus_online > (uint32_t)r->ev.ncpus)
+			log_warnx("%u CPUs online, %d of them sampled (the events are opened at "
+			    "start): CPUs brought online since are not sampled until perfmapd "
+			    "restarts", r->host.nr_cpus_online, r->ev.ncpus);
 		break;
 	case -1:
 		log_warnx("CPUs changed, but out of memory to read their topology again");
