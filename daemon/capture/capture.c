@@ -659,7 +659,7 @@ int
 capture_jit_watch(struct capture *c, uint32_t pid, uint32_t *uid)
 {
 	struct job *j;
-	struct stat st;
+	struct stat st, nst;
 	char	 path[32];
 	int	 root, full, stopping;
 	unsigned roots, users;
@@ -713,6 +713,10 @@ capture_jit_watch(struct capture *c, uint32_t pid, uint32_t *uid)
 	    (j->fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0)
 		jit_roots_count(c, st.st_uid, 1);
 	j->nspid = jit_ns_pid(pid);
+	/* its mount namespace: without its root, its /tmp is the daemon's only if it is the same */
+	snprintf(path, sizeof(path), "/proc/%u/ns/mnt", pid);
+	if (stat(path, &nst) == 0)
+		j->mnt_ns = (uint64_t)nst.st_ino;
 	root = j->fd >= 0;
 	if (submit(c, j) < 0) {		/* J is freed */
 		atomic_fetch_add(&c->n_jit_unwatched, 1);	/* no room in the queue */

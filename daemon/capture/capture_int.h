@@ -78,13 +78,13 @@ enum job_kind {
 #define PROFILES_KEPT		4		/* newest profile files kept */
 
 /* A process that may write /tmp/perf-PID.map: who owned it (worker only). */
-#define JIT_TMP_DAEMON	(-1)	/* its /tmp is the daemon's own (or its root not known) */
+#define JIT_TMP_DAEMON	(-1)	/* its /tmp is the daemon's own (its root not known:
+				   its mount namespace is the daemon's) */
 #define JIT_TMP_NONE	(-2)	/* its /tmp not held: its map is not kept */
 
 struct jitproc {
 	uint32_t	 pid;
-	uint32_t	 nspid;		/* the map's name: its pid in its pid namespace, or
-					   (its root not known) its pid */
+	uint32_t	 nspid;		/* the map's name: its pid in its pid namespace */
 	uint32_t	 uid;
 	int		 tmp;		/* its /tmp in capture's jtmp[], or JIT_TMP_* */
 	uint64_t	 start;		/* /proc/PID/stat starttime: tells pid reuse */
@@ -149,6 +149,7 @@ struct job {
 					   JIT code (0: a close's keep); a client's
 					   request: the client's */
 	uint32_t	 nspid;		/* JOB_JIT_WATCH: its pid in its pid namespace */
+	uint64_t	 mnt_ns;	/* JOB_JIT_WATCH: its mount namespace (nsfs inode), 0 not known */
 	json_t		*params;	/* JOB_PROFILE */
 };
 

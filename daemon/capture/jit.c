@@ -362,9 +362,20 @@ run_jit_watch(struct capture *c, struct job *j)
 	e->tmp = JIT_TMP_DAEMON;
 	e->start = procfs_start(-1, j->pid);	/* 0 if it is gone already: pid reuse not told */
 	e->kept_seg[0] = '\0';
-	/* Its root not known: the daemon's /tmp, by its pid, as before. */
+	/*
+	 * Its root not known (gone by the watch, or no fd to spare): its /tmp
+	 * is the daemon's only if its mount namespace is (before, it was
+	 * taken for the daemon's whatever it was, where a user can plant a
+	 * map under the pid of their process in a namespace of their own).
+	 */
 	if (j->fd < 0 || j->nspid == 0) {
-		e->nspid = e->pid;
+		struct stat own;
+
+		if (j->nspid == 0 || j->mnt_ns == 0 || stat("/proc/self/ns/mnt", &own) == -1 ||
+		    (uint64_t)own.st_ino != j->mnt_ns) {
+			e->tmp = JIT_TMP_NONE;
+			atomic_fetch_add(&c->n_jit_unwatched, 1);
+		}
 		return;
 	}
 	tmp = tmp_hold(c, j->fd, j->uid, j->pid);
