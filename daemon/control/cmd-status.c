@@ -146,6 +146,18 @@ cmd_status_run(struct control_request *req)
 	json_object_set_new(counters, "buildid_unknown", unknown_causes(s));
 	json_object_set_new(counters, "lost_sideband", json_integer((json_int_t)s->lost_sideband));
 	json_object_set_new(counters, "ns_looked_up", json_integer((json_int_t)s->ns_looked_up));
+	{
+		/* what the rings' reads gave up (before: counted, and shown nowhere) */
+		uint64_t torn = 0, over = 0;
+		int	 i;
+
+		for (i = 0; i < r->ev.ncpus && r->ev.cpus != NULL; i++) {
+			torn += r->ev.cpus[i].ring.torn + r->ev.cpus[i].sb_ring.torn;
+			over += r->ev.cpus[i].ring.overruns + r->ev.cpus[i].sb_ring.overruns;
+		}
+		json_object_set_new(counters, "ring_torn", json_integer((json_int_t)torn));
+		json_object_set_new(counters, "ring_overruns", json_integer((json_int_t)over));
+	}
 	seg = r->seg.open ? json_pack("{s:s, s:I, s:s, s:I, s:I, s:I}",
 	    "path", r->seg.partial, "seq", (json_int_t)r->seg.seq,
 	    "started", iso(r->seg.wall_start_ns, segstart),
