@@ -478,46 +478,45 @@ buildid_note_segment(struct buildid_file *bf, const struct buildid_hdr *h,
 	    h->size, h->align, 0 }, id);
 }
 
+/*
+ * BF for the ELF file FD, its header read and checked: 0, or -EISDIR,
+ * -ENOEXEC (not a regular file: a device or a pipe has no size to check
+ * the headers against; not ELF), -errno.
+ */
+static int
+buildid_file_open(struct buildid_file *bf, int fd, size_t budget)
+{
+	uint8_t		 ehdr[sizeof(Elf64_Ehdr)];
+	struct stat	 st;
+	ssize_t		 n;
+
+	memset(bf, 0, sizeof(*bf));
+	bf->fd = fd;
+	bf->budget = budget;
+	if (fstat(fd, &st) == -1)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	bf->size = st.st_size;
+	if ((n = buildid_pread_full(fd, ehdr, sizeof(ehdr), 0)) < 0)
+		return (int)n;
+	if (n < EI_NIDENT || memcmp(ehdr, ELFMAG, SELFMAG) != 0 ||
+	    (ehdr[EI_CLASS] != ELFCLASS32 && ehdr[EI_CLASS] != ELFCLASS64) ||
+	    (ehdr[EI_DATA] != ELFDATA2LSB && ehdr[EI_DATA] != ELFDATA2MSB))
+		return -ENOEXEC;
+	bf->swap = ehdr[EI_DATA] != BUILDID_ELFDATA_NATIVE;
+	return buildid_check_ehdr(bf, ehdr, (size_t)n);
+}
+
 int
 buildid_read_fd(int fd, uint8_t id[BUILD_ID_MAX])
 {
 	struct buildid_file	 bf;
-	uint8_t			 ehdr[sizeof(Elf64_Ehdr)];
-	struct stat		 st;
-	ssize_t			 n;
 	int			 r;
 
-	memset(&bf, 0, sizeof(bf));
-	bf.fd = fd;
-	bf.budget = BUILDID_READ_MAX;
-
-	if (fstat(fd, &st) == -1) {
-		r = -errno;
-		goto out;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		r = -EISDIR;
-		goto out;
-	}
-	/* a device or a pipe has no size to check the headers against */
-	if (!S_ISREG(st.st_mode)) {
-		r = -ENOEXEC;
-		goto out;
-	}
-	bf.size = st.st_size;
-
-	if ((n = buildid_pread_full(fd, ehdr, sizeof(ehdr), 0)) < 0) {
-		r = n;
-		goto out;
-	}
-	if (n < EI_NIDENT || memcmp(ehdr, ELFMAG, SELFMAG) != 0 ||
-	    (ehdr[EI_CLASS] != ELFCLASS32 && ehdr[EI_CLASS] != ELFCLASS64) ||
-	    (ehdr[EI_DATA] != ELFDATA2LSB && ehdr[EI_DATA] != ELFDATA2MSB)) {
-		r = -ENOEXEC;
-		goto out;
-	}
-	bf.swap = ehdr[EI_DATA] != BUILDID_ELFDATA_NATIVE;
-	if ((r = buildid_check_ehdr(&bf, ehdr, n)) < 0)
+	if ((r = buildid_file_open(&bf, fd, BUILDID_READ_MAX)) < 0)
 		goto out;
 	if (bf.shnum > 0)
 		r = buildid_foreach_hdr(&bf, 1, 1, buildid_section_inside, id);
@@ -553,26 +552,9 @@ int
 buildid_debug_only_fd(int fd)
 {
 	struct buildid_file	 bf;
-	uint8_t			 ehdr[sizeof(Elf64_Ehdr)];
-	struct stat		 st;
-	ssize_t			 n;
 	int			 r;
 
-	memset(&bf, 0, sizeof(bf));
-	bf.fd = fd;
-	if (fstat(fd, &st) == -1)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -ENOEXEC;
-	bf.size = st.st_size;
-	if ((n = buildid_pread_full(fd, ehdr, sizeof(ehdr), 0)) < 0)
-		return (int)n;
-	if (n < EI_NIDENT || memcmp(ehdr, ELFMAG, SELFMAG) != 0 ||
-	    (ehdr[EI_CLASS] != ELFCLASS32 && ehdr[EI_CLASS] != ELFCLASS64) ||
-	    (ehdr[EI_DATA] != ELFDATA2LSB && ehdr[EI_DATA] != ELFDATA2MSB))
-		return -ENOEXEC;
-	bf.swap = ehdr[EI_DATA] != BUILDID_ELFDATA_NATIVE;
-	if ((r = buildid_check_ehdr(&bf, ehdr, (size_t)n)) < 0)
+	if ((r = buildid_file_open(&bf, fd, 0)) < 0)
 		return r;
 	if ((r = buildid_foreach_hdr(&bf, 1, 1, buildid_count_code, NULL)) < 0)
 		return r;

@@ -1364,6 +1364,29 @@ START_TEST(test_resolver_pins)
 END_TEST
 
 /*
+ * A 16 MiB ext4 with 128-byte inodes (whole-second timestamps) at DIR/NAME,
+ * mounted in this test's own mount namespace: it goes with the test's
+ * process, pass or fail (CK_FORK=no would make it the whole run's).
+ */
+static void
+mount_coarse(const char *name)
+{
+	char	 cmd[4 * PATH_MAX];
+
+	if (getenv("CK_FORK") != NULL && strcmp(getenv("CK_FORK"), "no") == 0)
+		ck_abort_msg("needs CK_FORK: it unshares its mount namespace");
+	if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		ck_abort_msg("cannot unshare the mount namespace: %s", strerror(errno));
+	snprintf(cmd, sizeof(cmd), "truncate -s 16M '%s/%s.img' && "
+	    "mkfs.ext4 -q -I 128 -F '%s/%s.img' >/dev/null 2>&1 && mkdir '%s/%s' && "
+	    "mount -o loop '%s/%s.img' '%s/%s'", dir, name, dir, name, dir, name, dir, name,
+	    dir, name);
+	if (system(cmd) != 0)
+		ck_abort_msg("cannot make and mount an ext4 image with 128-byte inodes "
+		    "(root, mkfs.ext4 and a loop device)");
+}
+
+/*
  * Pins of a file whose timestamps are whole seconds (ext4 with 128-byte
  * inodes; and every system file of an image built by a tool that writes
  * the inodes itself): pinned once the cache knows it (which it does only
@@ -1385,21 +1408,7 @@ START_TEST(test_resolver_pins_coarse)
 	uint64_t changed;
 	int	 fd;
 
-	/*
-	 * The image is mounted in this test's own mount namespace: it goes
-	 * with the test's process, pass or fail (CK_FORK=no would make it
-	 * the whole run's).
-	 */
-	if (getenv("CK_FORK") != NULL && strcmp(getenv("CK_FORK"), "no") == 0)
-		ck_abort_msg("needs CK_FORK: it unshares its mount namespace");
-	if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-		ck_abort_msg("cannot unshare the mount namespace: %s", strerror(errno));
-	snprintf(cmd, sizeof(cmd), "truncate -s 16M '%s/img' && "
-	    "mkfs.ext4 -q -I 128 -F '%s/img' >/dev/null 2>&1 && mkdir '%s/mnt' && "
-	    "mount -o loop '%s/img' '%s/mnt'", dir, dir, dir, dir, dir);
-	if (system(cmd) != 0)
-		ck_abort_msg("cannot make and mount an ext4 image with 128-byte inodes "
-		    "(root, mkfs.ext4 and a loop device)");
+	mount_coarse("mnt");
 	copy_to("/proc/self/exe", "mnt/prog", p, sizeof(p));
 	ck_assert_int_eq(stat(p, &fs), 0);
 	ck_assert_int_eq(fs.st_ctim.tv_nsec, 0);	/* the case under test */
@@ -1456,16 +1465,7 @@ START_TEST(test_rewrite_coarse_same_second)
 	ssize_t	 n;
 	int	 fd, in, tries;
 
-	if (getenv("CK_FORK") != NULL && strcmp(getenv("CK_FORK"), "no") == 0)
-		ck_abort_msg("needs CK_FORK: it unshares its mount namespace");
-	if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-		ck_abort_msg("cannot unshare the mount namespace: %s", strerror(errno));
-	snprintf(cmd, sizeof(cmd), "truncate -s 16M '%s/img2' && "
-	    "mkfs.ext4 -q -I 128 -F '%s/img2' >/dev/null 2>&1 && mkdir '%s/mnt2' && "
-	    "mount -o loop '%s/img2' '%s/mnt2'", dir, dir, dir, dir, dir);
-	if (system(cmd) != 0)
-		ck_abort_msg("cannot make and mount an ext4 image with 128-byte inodes "
-		    "(root, mkfs.ext4 and a loop device)");
+	mount_coarse("mnt2");
 	ck_assert_int_eq(buildid_reader_init(&br), 0);
 	for (tries = 0; tries < 5; tries++) {
 		while (wall_ns(0) % 1000000000ULL > 100000000ULL)	/* a second's start */
