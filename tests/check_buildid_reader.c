@@ -104,6 +104,23 @@ copy_to(const char *src, const char *name, char *out, size_t len)
 	usleep(30000);
 }
 
+/* A query about this process's map M (4096 bytes) of PATH in state ST, mapped at MAP_NS. */
+static void
+query_of_map(const char *path, void *m, const struct stat *st, uint64_t map_ns,
+    struct bid_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->pid = (uint32_t)getpid();
+	q->addr = (uint64_t)(uintptr_t)m;
+	q->len = 4096;
+	q->has_inode = 1;
+	q->maj = major(st->st_dev);
+	q->min = minor(st->st_dev);
+	q->ino = st->st_ino;
+	q->map.wall_ns = map_ns;
+	q->filename = path;
+}
+
 /* A query about PATH, as a record of pid NOPID mapping it at MAP_NS would ask. */
 static void
 query_of(const char *path, uint64_t map_ns, struct bid_query *q)
@@ -274,16 +291,7 @@ START_TEST(test_map_files_rewritten)
 	ck_assert_int_eq(fstat(fd, &st), 0);
 	ck_assert_ptr_ne(m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0), MAP_FAILED);
 	close(fd);
-	memset(&q, 0, sizeof(q));
-	q.pid = (uint32_t)getpid();
-	q.addr = (uint64_t)(uintptr_t)m;
-	q.len = 4096;
-	q.has_inode = 1;
-	q.maj = major(st.st_dev);
-	q.min = minor(st.st_dev);
-	q.ino = st.st_ino;
-	q.map.wall_ns = wall_ns(0);
-	q.filename = p;
+	query_of_map(p, m, &st, wall_ns(0), &q);
 	buildid_reader_resolve(&br, &q, &a, NULL);
 	ck_assert_int_eq(a.cause, BIDC_OK);
 	ck_assert(ids_equal(&a, "/proc/self/exe"));
@@ -1477,17 +1485,8 @@ START_TEST(test_rewrite_coarse_same_second)
 		ck_assert_ptr_ne(m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0),
 		    MAP_FAILED);
 		close(fd);
-		memset(&q, 0, sizeof(q));
-		q.pid = (uint32_t)getpid();
-		q.addr = (uint64_t)(uintptr_t)m;
-		q.len = 4096;
-		q.has_inode = 1;
-		q.maj = major(st.st_dev);
-		q.min = minor(st.st_dev);
-		q.ino = st.st_ino;
 		usleep(100000);
-		q.map.wall_ns = wall_ns(0);		/* mapped at S.2 or so */
-		q.filename = p;
+		query_of_map(p, m, &st, wall_ns(0), &q);	/* mapped at S.2 or so */
 		usleep(200000);				/* rewritten in place at S.4 */
 		ck_assert_int_ge(in = open("/usr/bin/true", O_RDONLY), 0);
 		ck_assert_int_ge(fd = open(p, O_WRONLY | O_TRUNC), 0);
