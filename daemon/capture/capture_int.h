@@ -78,13 +78,14 @@ enum job_kind {
 #define PROFILES_KEPT		4		/* newest profile files kept */
 
 /* A process that may write /tmp/perf-PID.map: who owned it (worker only). */
-#define JIT_TMP_DAEMON	(-1)	/* its /tmp is the daemon's own (its root not known:
-				   its mount namespace is the daemon's) */
+#define JIT_TMP_DAEMON	(-1)	/* its /tmp is the daemon's own (or its root not known,
+				   nor its mount namespace another) */
 #define JIT_TMP_NONE	(-2)	/* its /tmp not held: its map is not kept */
 
 struct jitproc {
 	uint32_t	 pid;
-	uint32_t	 nspid;		/* the map's name: its pid in its pid namespace */
+	uint32_t	 nspid;		/* the map's name: its pid in its pid namespace (not
+					   known: its pid) */
 	uint32_t	 uid;
 	int		 tmp;		/* its /tmp in capture's jtmp[], or JIT_TMP_* */
 	uint64_t	 start;		/* /proc/PID/stat starttime: tells pid reuse */

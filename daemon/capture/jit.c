@@ -363,19 +363,20 @@ run_jit_watch(struct capture *c, struct job *j)
 	e->start = procfs_start(-1, j->pid);	/* 0 if it is gone already: pid reuse not told */
 	e->kept_seg[0] = '\0';
 	/*
-	 * Its root not known (gone by the watch, or no fd to spare): its /tmp
-	 * is the daemon's only if its mount namespace is (before, it was
-	 * taken for the daemon's whatever it was, where a user can plant a
-	 * map under the pid of their process in a namespace of their own).
+	 * Its root not known (no fd to spare, or it exited: a zombie's
+	 * namespaces are gone too): the daemon's /tmp, as before, unless its
+	 * mount namespace is known to be another (where the map it writes is
+	 * not the one under its pid in the daemon's /tmp).
 	 */
 	if (j->fd < 0 || j->nspid == 0) {
 		struct stat own;
 
-		if (j->nspid == 0 || j->mnt_ns == 0 || stat("/proc/self/ns/mnt", &own) == -1 ||
+		if (j->mnt_ns != 0 && stat("/proc/self/ns/mnt", &own) == 0 &&
 		    (uint64_t)own.st_ino != j->mnt_ns) {
 			e->tmp = JIT_TMP_NONE;
 			atomic_fetch_add(&c->n_jit_unwatched, 1);
-		}
+		} else if (e->nspid == 0)
+			e->nspid = e->pid;
 		return;
 	}
 	tmp = tmp_hold(c, j->fd, j->uid, j->pid);
