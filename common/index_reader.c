@@ -1073,7 +1073,10 @@ index_reader_segments(struct index_reader *q, unsigned flags, json_t **out, char
 	 * the reader's limits.  Newest first, so that a list cut keeps the
 	 * newest; given oldest first.
 	 */
-	if ((flags & INDEX_SEGS_NO_COUNTS) && !(flags & INDEX_SEGS_ALL) ?
+	if ((flags & INDEX_SEGS_NO_COUNTS) && (flags & INDEX_SEGS_ALL) ?
+	    prepare(q, 19, "SELECT " SEG_COLS_NC " FROM segments s ORDER BY s.seq DESC", &s,
+	    err, errlen) < 0 :
+	    (flags & INDEX_SEGS_NO_COUNTS) ?
 	    prepare(q, 18, "SELECT " SEG_COLS_NC " FROM segments s WHERE "
 	    "s.state != 'deleted' ORDER BY s.seq DESC", &s, err, errlen) < 0 :
 	    (flags & INDEX_SEGS_ALL) ?
