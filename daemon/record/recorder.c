@@ -558,6 +558,31 @@ recorder_drain(struct recorder *r)
 	pass(r, mono_ns() - RECORDER_MARGIN_NS, 1);
 }
 
+/*
+ * The events are per CPU, opened at start: an online CPU without one (one
+ * brought online since) is not sampled, and the log says so at each
+ * change of the set.
+ */
+static void
+unsampled_cpus(struct recorder *r)
+{
+	int	*cpus, n, i, k, missing = 0, first = -1;
+
+	if ((n = events_online_cpus(&cpus)) < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < r->ev.ncpus && r->ev.cpus[k].cpu != cpus[i]; k++)
+			;
+		if (k == r->ev.ncpus && missing++ == 0)
+			first = cpus[i];
+	}
+	free(cpus);
+	if (missing > 0)
+		log_warnx("%d online CPUs have no events (cpu %d%s): the events are opened at "
+		    "start, and a CPU brought online since is not sampled until perfmapd "
+		    "restarts", missing, first, missing > 1 ? " and more" : "");
+}
+
 static void
 fill_meta(struct recorder *r, struct perfdata_meta *m, struct utsname *u,
     char *host, size_t hostlen)
@@ -578,11 +603,7 @@ fill_meta(struct recorder *r, struct perfdata_meta *m, struct utsname *u,
 	case 1:
 		log_info("online CPUs now %s: CPU topology read again",
 		    r->host.online != NULL ? r->host.online : "(not read)");
-		/* the events are per CPU, opened at start: a CPU brought online since has none */
-		if (r->host.nr_cpus_online > (uint32_t)r->ev.ncpus)
-			log_warnx("%u CPUs online, %d of them sampled (the events are opened at "
-			    "start): CPUs brought online since are not sampled until perfmapd "
-			    "restarts", r->host.nr_cpus_online, r->ev.ncpus);
+		unsampled_cpus(r);
 		break;
 	case -1:
 		log_warnx("CPUs changed, but out of memory to read their topology again");
