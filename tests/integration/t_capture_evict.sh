@@ -12,8 +12,9 @@
 # the second daemon runs is copied too and takes room the test counted on
 # (a compiler's 100 MB library did, once).  Such an attempt is told by the
 # cache's entries (one the test did not make, or one gone that it did not
-# send away), noted, and made again on a fresh state directory, up to
-# three times.
+# send away) when a check fails, noted, and made again on a fresh state
+# directory, up to three times; a check that holds whatever else was
+# copied holds.
 . tests/lib.sh
 need_events
 command -v jq >/dev/null 2>&1 || skip "jq is not installed"
@@ -105,12 +106,16 @@ max_size = $max"
 		sleep 0.1
 	done
 	[ "$(stat -c %Y "$(link "$ID")")" -gt 1000000000 ] || fail "pm-evict's entry was not touched when it ran"
+	# (the daemon's last look at it done: a later touch, its capture job's
+	# behind a loaded host's other copies, would make it referenced now)
+	sleep 1
 	touch -h -d @1000000000 "$(link "$ID")"
 	"$T/pm-big" 0.3
 	for _ in $(seq 1 100); do [ -f "$(entry "$BIG")" ] && break; sleep 0.2; done
-	interfered "pm-big" && return 1
-	[ -f "$(entry "$BIG")" ] || { ctl status; fail "pm-big was not captured"; }
-	[ -f "$(entry "$ID")" ] && fail "pm-evict was not evicted to make room for pm-big"
+	# Another job's binaries (a loaded CI's compilers) matter only where
+	# they break a check: then the attempt is made again.
+	[ -f "$(entry "$BIG")" ] || { interfered "pm-big" && return 1; ctl status; fail "pm-big was not captured"; }
+	[ -f "$(entry "$ID")" ] && { interfered "pm-big" && return 1; fail "pm-evict was not evicted to make room for pm-big"; }
 	[ -f "$(entry "$LIVE")" ] || fail "a live process's binary was evicted"
 	grep -q 'cache: evicted' "$T/daemon.log" || fail "no eviction logged"
 	# Evicted, and run again (smaller now: room for it): copied again
@@ -118,16 +123,15 @@ max_size = $max"
 	truncate -s 1M "$T/pm-evict"
 	"$T/pm-evict" 0.3
 	for _ in $(seq 1 50); do [ -f "$(entry "$ID")" ] && break; sleep 0.2; done
-	interfered "pm-evict again" && return 1
-	[ -f "$(entry "$ID")" ] || { ctl --json status | jq -c .cache; fail "pm-evict, evicted, was not copied again when it ran again"; }
+	[ -f "$(entry "$ID")" ] || { interfered "pm-evict again" && return 1; ctl --json status | jq -c .cache; fail "pm-evict, evicted, was not copied again when it ran again"; }
 	# A binary larger than max_size is never copied, and counted.
 	truncate -s $((max + 1)) "$T/pm-huge"
 	"$T/pm-huge" 0.3
 	sleep 1.5
 	[ -f "$(entry "$HUGE")" ] && fail "a binary larger than max_size was copied"
 	ctl --json status > "$T/st.json"
-	interfered "pm-huge" && return 1
-	jq -e '.cache.refused_full >= 1' "$T/st.json" >/dev/null || fail "refused copy not counted"
+	jq -e '.cache.refused_full >= 1' "$T/st.json" >/dev/null ||
+		{ interfered "pm-huge" && return 1; fail "refused copy not counted"; }
 	bytes=$(jq .cache.bytes "$T/st.json")
 	[ "$bytes" -le "$max" ] || fail "cache $bytes bytes, above max_size $max"
 	[ "$(cache_bytes)" -le "$max" ] || fail "cache files $(cache_bytes) bytes, above max_size $max"
