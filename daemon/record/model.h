@@ -64,6 +64,13 @@ struct model_proc {
 	size_t		 nthreads, cthreads;
 	struct model_map *maps;		/* sorted by addr, non-overlapping */
 	size_t		 nmaps, cmaps;
+	/*
+	 * When the start-up scan read its maps (0: it did not); DATED: it
+	 * changed between the events' start and then, and no start state
+	 * shows it before SCAN_NS (recorder.c, date_changed).
+	 */
+	uint64_t	 scan_ns;
+	int		 dated;
 };
 
 #define FILES_IDLE	16

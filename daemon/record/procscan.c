@@ -209,6 +209,7 @@ procscan_run(struct model *m, struct resolver *res, uint64_t unknown[BIDC_NCAUSE
     void (*tickfn)(void *), void *arg)
 {
 	struct scan sc = { m, res, unknown, NULL, NULL, 0, tickfn, arg };
+	struct model_proc *p;
 	DIR	*d;
 	struct dirent *de;
 	int	 n = 0;
@@ -228,6 +229,8 @@ procscan_run(struct model *m, struct resolver *res, uint64_t unknown[BIDC_NCAUSE
 			continue;	/* gone already */
 		procscan_ns(m, pid, 0);
 		scan_maps(&sc, pid);
+		if ((p = model_find(m, pid)) != NULL)
+			p->scan_ns = mono_ns();	/* after the read: what it saw was there then */
 		n++;
 	}
 	closedir(d);

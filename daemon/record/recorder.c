@@ -545,7 +545,7 @@ pass(struct recorder *r, uint64_t limit, int full)
 	if (full || r->cut != 0) {
 		r->limit = limit;
 		drain_samples(r);
-		end_round(r, blocked == 0);
+		end_round(r, blocked == 0 && limit >= r->round_floor);
 	}
 	if (r->cut != 0 && limit == r->cut && blocked == 0)
 		complete_cut(r);
@@ -1287,6 +1287,95 @@ scan_tick(void *arg)
 	events_spill(&r->ev, &r->st.start_spilled, &r->st.start_spill_full);
 }
 
+/*
+ * The scan reads each process in turn, some after the events began (t0):
+ * seconds later on a big host.  A process that changed before the scan
+ * read it (an exec, a new mapping: a side-band record of it stamped
+ * before its scan_ns) has a state that was not there at t0; dated t0, its
+ * old image's samples of that time would be read against the new image:
+ * another binary's functions, where the two share addresses (non-PIE
+ * programs).  Such a process is dated (model.h): its start state is
+ * stamped when the scan read it, and its samples before have no map
+ * ("unknown", not wrong); its records of the time come in the stream as
+ * ever.  A side-band record lost during the scan hides which processes
+ * changed: then every process is dated.
+ *
+ * perf orders a round's records by time and flushes, at each round
+ * marker, what is older than the round before's newest: the first round
+ * (the start state) now reaches the latest such stamp, so no marker is
+ * written before a pass has consumed every record up to it
+ * (round_floor), or the records of the scan's time would come after it.
+ */
+struct dating {
+	struct recorder	*r;
+	int		 lost;
+};
+
+static int
+dating_cb(const struct perf_event_header *h, void *arg)
+{
+	struct dating *d = arg;
+	struct model_proc *p;
+	struct record rec;
+	uint32_t pid;
+
+	if (h->type == PERF_RECORD_LOST) {
+		d->lost = 1;
+		return 0;
+	}
+	if (h->type != PERF_RECORD_MMAP2 && h->type != PERF_RECORD_MMAP3 &&
+	    h->type != PERF_RECORD_MMAP && !(h->type == PERF_RECORD_COMM &&
+	    (h->misc & PERF_RECORD_MISC_COMM_EXEC)))
+		return 0;
+	if (record_decode(h, h->size, &d->r->ev.sb_layout, &rec) < 0 || !rec.has_sid)
+		return 0;
+	pid = rec.type == PERF_RECORD_COMM ? rec.comm.pid : rec.mmap.pid;
+	if ((p = model_find(&d->r->model, pid)) != NULL && rec.sid.time < p->scan_ns)
+		p->dated = 1;
+	return 0;
+}
+
+static int
+dating_all_cb(struct model_proc *p, void *arg)
+{
+	if (p->scan_ns != 0)
+		p->dated = 1;
+	return 0;
+}
+
+static int
+dated_cb(struct model_proc *p, void *arg)
+{
+	struct recorder *r = arg;
+
+	if (!p->dated)
+		return 0;
+	r->st.start_dated++;
+	if (p->scan_ns > r->round_floor)
+		r->round_floor = p->scan_ns;
+	log_debug("pid %u changed before the /proc scan read it: its start state is dated "
+	    "%.3f s after the events' start", p->pid,
+	    (double)(p->scan_ns - r->start_mono_ns) / 1e9);
+	return 0;
+}
+
+static void
+date_changed(struct recorder *r)
+{
+	struct dating d = { r, r->st.start_spill_full > 0 };
+	int	 i;
+
+	for (i = 0; i < r->ev.ncpus && !d.lost; i++)
+		ring_scan(&r->ev.cpus[i].sb_ring, 0, dating_cb, &d);
+	if (d.lost)
+		model_foreach(&r->model, dating_all_cb, r);
+	model_foreach(&r->model, dated_cb, r);
+	if (r->st.start_dated > 0)
+		log_info("start: %llu processes changed during the /proc scan%s: their start "
+		    "state is dated when the scan read them", (unsigned long long)r->st.start_dated,
+		    d.lost ? " (records were lost: every process is taken as changed)" : "");
+}
+
 int
 recorder_start(struct recorder *r, char *err, size_t errlen)
 {
@@ -1300,9 +1389,12 @@ recorder_start(struct recorder *r, char *err, size_t errlen)
 		snprintf(err, errlen, "PERF_EVENT_IOC_ENABLE: %s", strerror(-rc));
 		goto fail;
 	}
+	log_info("events on; reading the processes' state from /proc");
 	n = procscan_run(&r->model, r->res, r->st.unknown, scan_tick, r);
 	for (i = 0; i < BIDC_NCAUSES; i++)
 		r->st.mmaps_no_id += r->st.unknown[i];
+	scan_tick(r);
+	date_changed(r);
 	model_foreach(&r->model, announce_model_cb, r);
 	log_info("build-id mode %s, event %s at %u Hz%s on %d CPUs; %d processes, "
 	    "%zu executable maps at start", events_mode_name(r->ev.mode), r->ev.name,
@@ -1324,7 +1416,7 @@ recorder_start(struct recorder *r, char *err, size_t errlen)
 		log_info("flight recorder: the last %s%s%s of records in memory; a segment on "
 		    "snapshot or SIGUSR2", size, c->flight_age_ms != 0 ? ", at most " : "",
 		    c->flight_age_ms != 0 ? age : "");
-	} else if (scan_tick(r), recorder_open_segment(r, t0, NULL) < 0) {
+	} else if (recorder_open_segment(r, t0, NULL) < 0) {
 		snprintf(err, errlen, "%s: cannot create the first segment", r->segdir);
 		goto fail;
 	}

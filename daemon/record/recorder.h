@@ -62,6 +62,7 @@ struct recorder_stats {
 	uint64_t	 sb_arrival_looks;	/* ... and looked at on arrival (sideband.c) */
 	uint64_t	 start_spilled;		/* bytes held in memory during the start's scan */
 	uint64_t	 start_spill_full;	/* ... times a ring's share of it was full */
+	uint64_t	 start_dated;		/* processes changed during it (recorder.c, date_changed) */
 	uint64_t	 sb_spilled;		/* side-band bytes held in memory later (relieve) */
 	uint64_t	 sb_spill_full;		/* ... times a ring's share of it was full */
 };
@@ -117,6 +118,7 @@ struct recorder {
 	uint64_t	 wall_look;	/* the monotonic time of that look */
 	uint64_t	 limit;		/* this pass consumes records stamped before */
 	uint64_t	 passed;	/* the highest limit a pass had (age_end) */
+	uint64_t	 round_floor;	/* no round marker before a pass reaches this (date_changed) */
 	uint64_t	 future_at;	/* a stamp from then on is bogus (recorder_not_yet) */
 	uint64_t	 bound;		/* ... and, from the current ring, up to this */
 	uint64_t	 peek;		/* time of the record ring_peek() looked at */

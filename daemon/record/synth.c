@@ -18,14 +18,18 @@ struct synth_ctx {
 
 int
 synth_proc(const struct model_proc *p, const struct record_layout *l,
-    const struct synth_host *host, struct record_sample_id *sid, uint8_t *buf,
+    const struct synth_host *host, struct record_sample_id *base, uint8_t *buf,
     synth_emit_fn emit, void *arg)
 {
+	struct record_sample_id s = *base, *sid = &s;
 	struct record_mmap r;
 	struct model_thread *t = NULL;
 	size_t	 i, n;
 	int	 rc;
 
+	/* Not known before the scan read it (model.h): dated then. */
+	if (p->dated && p->scan_ns > s.time)
+		s.time = p->scan_ns;
 	while ((t = model_thread_next(p, t)) != NULL) {
 		sid->pid = p->pid;
 		sid->tid = t->tid;

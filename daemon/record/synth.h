@@ -70,8 +70,9 @@ int	synth_write(struct segment *, struct model *, const struct kinfo *,
  * HOST (may be NULL) says they are not the host's, an MMAP2 per map a
  * segment may hold (a file without a proven build-id is left out), built
  * in BUF (SYNTH_BUF bytes) with the sample_id SID (its pid and tid are set
- * here), each handed to EMIT with its map (NULL for a COMM).  EMIT's
- * non-zero return stops the walk and is returned.
+ * here; its time moved up to P's scan_ns if P is dated, model.h), each
+ * handed to EMIT with its map (NULL for a COMM).  EMIT's non-zero return
+ * stops the walk and is returned.
  */
 typedef int (*synth_emit_fn)(const void *rec, size_t len, const struct model_proc *,
 	    const struct model_map *mm, void *arg);
