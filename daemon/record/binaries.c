@@ -15,9 +15,18 @@
 uint64_t
 binaries_ns(uint64_t host_mnt_ns, uint64_t init_user_ns, uint64_t mnt_ns, uint64_t user_ns)
 {
-	if (host_mnt_ns == 0 || mnt_ns == 0 || mnt_ns == host_mnt_ns || user_ns == init_user_ns)
+	if (host_mnt_ns == 0 || mnt_ns == 0 || user_ns == init_user_ns)
 		return 0;
-	return mnt_ns;
+	if (mnt_ns != host_mnt_ns)
+		return mnt_ns;
+	/*
+	 * The host's mount namespace, a user's user namespace: its chroot(2)
+	 * needs no more, and the kernel names the chroot's files by their
+	 * paths inside it (and a thread may have a mount namespace of its
+	 * own, which the process's record does not tell).  Kept apart by the
+	 * user namespace (an nsfs inode too: never a mount namespace's).
+	 */
+	return init_user_ns != 0 && user_ns != 0 ? user_ns : 0;
 }
 
 int

@@ -108,6 +108,9 @@ int	binaries_match(const struct binary *e, const char *name, const uint8_t *id,
 /*
  * NS of a mapping by a process in mount namespace MNT_NS and user
  * namespace USER_NS; HOST_MNT_NS and INIT_USER_NS from procfs_host_ns.
+ * 0 (the host's) for the initial user namespace (root's containers
+ * included) or what is not known; else MNT_NS, or USER_NS for the host's
+ * mount namespace (a user's chroot in a user namespace of their own).
  */
 uint64_t binaries_ns(uint64_t host_mnt_ns, uint64_t init_user_ns, uint64_t mnt_ns,
 	    uint64_t user_ns);

@@ -3,7 +3,10 @@
 # `unshare -Urm`, a user bind-mounts a binary of theirs over
 # /usr/bin/passwd and runs it - once with a build-id of its own, once with
 # the build-id of the host's /usr/bin/passwd forged into its note (anyone
-# can write any build-id).  Then the host runs its passwd.  The host's
+# can write any build-id); and once, with a build-id of its own, as
+# DIR/usr/bin/passwd under `unshare -Ur chroot DIR` (a user namespace, no
+# mount namespace: the kernel names the file /usr/bin/passwd).  Then the
+# host runs its passwd.  The host's
 # history of /usr/bin/passwd (history, lookup) shows only the host's
 # build-id and sightings; --all-namespaces shows the user's, labelled with
 # their namespace and uid; the cache's copy of the host's build-id is the
@@ -29,6 +32,17 @@ as_user "$A" "$T/mkelf" forge "$T/spin" "$H/forged" "$HOSTID" || fail "mkelf for
 [ "$(readelf_buildid "$H/forged")" = "$HOSTID" ] || fail "the forged binary does not carry $HOSTID"
 as_user "$A" unshare -Urm sh -c "mount --bind '$H/own' '$P'" 2>/dev/null ||
 	skip "this user cannot unshare -Urm and bind-mount"
+# A chroot in a user namespace of the user's own, no mount namespace: the
+# kernel names the chroot's files by their paths inside it.
+CHROOTED=0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c
+R=$H/root
+for f in $(ldd "$T/spin" | grep -o '/[^ ]*'); do
+	mkdir -p "$R$(dirname "$f")" && cp -L "$f" "$R$f" || fail "cannot copy $f into $R"
+done
+mkdir -p "$R$(dirname "$P")"
+chown -R "$A" "$R"
+as_user "$A" "$T/mkelf" forge "$T/spin" "$R$P" $CHROOTED || fail "mkelf forge chrooted"
+as_user "$A" unshare -Ur chroot "$R" "$P" 0 || skip "this user cannot unshare -Ur chroot"
 EARLY=0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e
 as_user "$A" "$T/mkelf" forge "$T/spin" "$H/early" $EARLY || fail "mkelf forge early"
 setpriv --reuid="$A" --regid="$(id -g "$A")" --init-groups -- \
@@ -49,6 +63,7 @@ for f in own forged; do
 	as_user "$A" unshare -Urm sh -c "mount --bind '$H/$f' '$P' && exec '$P' 0.4" ||
 		fail "the attack did not run ($f)"
 done
+as_user "$A" unshare -Ur chroot "$R" "$P" 0.4 || fail "the attack did not run (chroot)"
 t1=$(date +%s%N)
 sleep 1
 "$P" --help >/dev/null 2>&1	# the host's passwd, mapped by the host
@@ -73,6 +88,9 @@ uid=$(id -u "$A")
 jq -e --arg u "of uid $uid" '[.objects[] | select(.build_id == "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f")
 	| .mnt_ns | endswith($u)] | length == 1 and all' "$T/ha.json" >/dev/null ||
 	fail "--all-namespaces does not show the user's binary labelled with its namespace and uid $uid"
+jq -e --arg c $CHROOTED --arg u "of uid $uid" '[.objects[] | select(.build_id == $c)
+	| .mnt_ns | endswith($u)] | length == 1 and all' "$T/ha.json" >/dev/null ||
+	fail "--all-namespaces does not show the chrooted binary labelled with its user namespace and uid $uid"
 # buildid and segments SEG list every namespace's rows: the user's row of
 # the host's path says whose it is, in JSON and in text (before, both
 # showed the user's binary under /usr/bin/passwd as the host's)
