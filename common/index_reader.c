@@ -486,20 +486,27 @@ cmp_mapped(const void *pa, const void *pb)
 	return (json_object_get(a, "mnt_ns") != NULL) - (json_object_get(b, "mnt_ns") != NULL);
 }
 
+static int	seen_in(struct index_reader *, int64_t id, int64_t seq, int64_t at,
+		    int64_t first, int64_t *last, char *err, size_t errlen);
+
 /*
  * The rows of LIVE's versions of PATH first seen by AT into MAPPED (IDS:
  * the object ids there, *NIDS of them), newest first; the first of them
- * is then the current version, and mapped.
+ * is then the current version, and mapped.  With AT's segment SEG known,
+ * only a version it shows mapped by AT: one a process maps now may have
+ * been mapped again only after AT (v1, v2, v1 started again: at a time
+ * between, v1 was not mapped).
  */
 static int
 lookup_add_live(struct index_reader *q, const char *path, int64_t at, int all_ns,
-    const struct index_live *live, size_t nlive, json_t *mapped, int64_t *ids, size_t *nids,
-    char *err, size_t errlen)
+    int64_t seg, const struct index_live *live, size_t nlive, json_t *mapped, int64_t *ids,
+    size_t *nids, char *err, size_t errlen)
 {
 	sqlite3_stmt *s;
-	json_t	**v;
+	json_t	**v, *o;
 	size_t	 i, j, n;
-	int	 rc, added = 0;
+	int64_t	 id, last;
+	int	 rc, in, added = 0;
 
 	for (i = 0; i < nlive && i < INDEX_LIVE_MAX; i++) {
 		if (prepare(q, 14, "SELECT o.id, " OBJ_COLS " FROM object_keys k CROSS JOIN "
@@ -513,12 +520,24 @@ lookup_add_live(struct index_reader *q, const char *path, int64_t at, int all_ns
 		sqlite3_bind_int64(s, 4, at);
 		sqlite3_bind_int(s, 5, all_ns);
 		if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-			for (j = 0; j < *nids && ids[j] != sqlite3_column_int64(s, 0); j++)
+			id = sqlite3_column_int64(s, 0);
+			for (j = 0; j < *nids && ids[j] != id; j++)
 				;
 			if (j == *nids && *nids < INDEX_LIVE_MAX * 2) {
-				ids[(*nids)++] = sqlite3_column_int64(s, 0);
-				json_array_append_new(mapped, obj_json(s, 1));
-				added = 1;
+				o = obj_json(s, 1);
+				in = seg > 0 ? seen_in(q, id, seg, at, json_integer_value(
+				    json_object_get(o, "first_seen_ns")), &last, err, errlen) : 1;
+				if (in < 0) {
+					json_decref(o);
+					sqlite3_reset(s);
+					return -1;
+				}
+				if (in) {
+					ids[(*nids)++] = id;
+					json_array_append_new(mapped, o);
+					added = 1;
+				} else
+					json_decref(o);
 			}
 		} else if (step_error(q, rc, err, errlen) < 0) {
 			sqlite3_reset(s);
@@ -727,7 +746,7 @@ index_reader_lookup_live(struct index_reader *q, const char *path, int64_t at, i
 			cur = json_incref(gap.o);
 	}
 	if (nlive > 0) {
-		if (lookup_add_live(q, path, at, all_ns, live, nlive, mapped, ids, &nids, err,
+		if (lookup_add_live(q, path, at, all_ns, seg, live, nlive, mapped, ids, &nids, err,
 		    errlen) < 0)
 			goto fail;
 		/* the version first seen last of those mapped: the current one */

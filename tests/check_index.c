@@ -936,6 +936,59 @@ START_TEST(test_segment_clock_step)
 }
 END_TEST
 
+/*
+ * A version a live process maps now (the loop's "live" list) was mapped at
+ * a past AT of the open segment only if the segment shows it by AT: v1 ran
+ * before, v2 ran at 12 s and exited, v1 was started again at 15 s and
+ * runs; at 13 s, v2 was the current version and nothing was mapped (found
+ * by a review: v1 was "mapped" at 13 s, and current).
+ */
+START_TEST(test_lookup_live_after)
+{
+	struct index *ix = open_ix();
+	struct index_reader *q;
+	struct index_live live;
+	json_t	*o, *m;
+	char	 err[512], ha[64], hb[64], name[128];
+	uint8_t	 a[20], b[20];
+
+	bid(a, 31);
+	bid(b, 32);
+	bidhex(ha, 31);
+	bidhex(hb, 32);
+	seg_name(name, sizeof(name), 1, T0);
+	index_segment_open(ix, 1, name, T0);
+	index_add_mapping(ix, "/opt/app", a, 20, BID_MMAP2, 100, T0 + 1 * SEC, 0);
+	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 10, 0, 20);
+	seg_name(name, sizeof(name), 2, T0 + 10 * SEC);
+	index_segment_open(ix, 2, name, T0 + 10 * SEC);
+	index_add_mapping(ix, "/opt/app", b, 20, BID_MMAP2, 200, T0 + 12 * SEC, 0);
+	index_add_mapping(ix, "/opt/app", a, 20, BID_MMAP2, 300, T0 + 15 * SEC, 0);
+	ck_assert_int_eq(index_flush(ix), 0);
+	memset(&live, 0, sizeof(live));
+	memcpy(live.bid, a, 20);
+	live.bidsize = 20;
+	q = open_q();
+	o = query(index_reader_lookup_live(q, "/opt/app", T0 + 13 * SEC, 0, &live, 1, &o, err,
+	    sizeof(err)), &o, err);
+	m = json_object_get(o, "mapped");
+	ck_assert_msg(json_array_size(m) == 0, "%zu versions mapped at 13 s, when none was",
+	    json_array_size(m));
+	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), hb);
+	json_decref(o);
+	/* at 16 s, v1 is mapped (and current) */
+	o = query(index_reader_lookup_live(q, "/opt/app", T0 + 16 * SEC, 0, &live, 1, &o, err,
+	    sizeof(err)), &o, err);
+	m = json_object_get(o, "mapped");
+	ck_assert_int_eq(json_array_size(m), 1);
+	ck_assert_str_eq(jstr(json_array_get(m, 0), "build_id"), ha);
+	ck_assert_str_eq(jstr(json_object_get(o, "current"), "build_id"), ha);
+	json_decref(o);
+	index_reader_close(q);
+	index_close(ix);
+}
+END_TEST
+
 /* Readers back to back: at every moment one of two holds a snapshot. */
 struct wal_readers {
 	char		 path[256];
@@ -3417,6 +3470,7 @@ index_suite(void)
 	tcase_add_test(tc, test_rollback);
 	tcase_add_test(tc, test_rollback_gap);
 	tcase_add_test(tc, test_segment_clock_step);
+	tcase_add_test(tc, test_lookup_live_after);
 	tcase_add_test(tc, test_wal_readers);
 	tcase_add_test(tc, test_commit_news);
 	tcase_add_test(tc, test_handoff);
