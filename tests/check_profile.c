@@ -1210,6 +1210,83 @@ START_TEST(test_distinct_bounded)
 END_TEST
 
 /*
+ * The profile's copy of a segment's processes is a user's to make: perf
+ * records no munmap, so a process mapping a file at 500,000 addresses
+ * held them all, and each of its forked children a copy (16 GB by a
+ * review's count).  A process is shed past maps_max, or when the maps of
+ * all would pass maps_global: its maps dropped (its frames unmapped, not
+ * another's binary), none kept until its exec, its children shed too.
+ */
+START_TEST(test_procs_bounded)
+{
+	struct procs p;
+	struct binary b;
+	uint64_t i;
+
+	memset(&b, 0, sizeof(b));
+	ck_assert_int_eq(procs_init(&p), 0);
+	ck_assert_uint_eq(p.maps_max, PROCS_MAPS_MAX);
+	ck_assert_uint_eq(p.maps_global, PROCS_MAPS_GLOBAL);
+	p.maps_max = 1000;
+	p.maps_global = 4096;
+	/* one process past maps_max, mapping downward (each a memmove of all) */
+	for (i = 0; i < 5000; i++)
+		ck_assert_int_eq(procs_map(&p, 10, 0x7f0000000000ULL - i * 0x2000, 0x1000, 0, &b), 0);
+	ck_assert_uint_eq(p.shed, 1);
+	ck_assert_ptr_null(procs_find(&p, 10, 0x7f0000000000ULL));
+	ck_assert_uint_le(p.maps_alloc, p.maps_global);
+	/* its child: shed too; an exec maps again */
+	ck_assert_int_eq(procs_fork(&p, 11, 10, 11, 10), 0);
+	ck_assert_uint_eq(p.shed, 2);
+	ck_assert_int_eq(procs_set_comm(&p, 10, 10, "new", 1), 0);
+	ck_assert_int_eq(procs_map(&p, 10, 0x400000, 0x1000, 0, &b), 0);
+	ck_assert_ptr_nonnull(procs_find(&p, 10, 0x400000));
+	/* under maps_max each, but forks' copies pass maps_global: the copies are shed */
+	for (i = 0; i < 900; i++)
+		ck_assert_int_eq(procs_map(&p, 20, 0x10000000ULL + i * 0x2000, 0x1000, 0, &b), 0);
+	for (i = 0; i < 100; i++)
+		ck_assert_int_eq(procs_fork(&p, 100 + (uint32_t)i, 20, 100 + (uint32_t)i, 20), 0);
+	ck_assert_uint_le(p.maps_alloc, p.maps_global);
+	ck_assert_uint_gt(p.shed, 2);
+	ck_assert_ptr_nonnull(procs_find(&p, 20, 0x10000000ULL));
+	procs_clear(&p);
+	ck_assert_uint_eq(p.maps_alloc, 0);
+	procs_free(&p);
+}
+END_TEST
+
+/* Past max_str_bytes of names, a new one is "[truncated]", counted. */
+START_TEST(test_name_bytes_bounded)
+{
+	struct symbolize *sym = symbolize_new("/nonexistent");
+	struct stacks *s = stacks_new(sym);
+	char	 name[4000];
+	uint32_t trunc = 0, id;
+	size_t	 i;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->max_str_bytes, STACKS_MAX_STR_BYTES);
+	s->max_str_bytes = 1 << 20;
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	for (i = 0; i < 1000; i++) {		/* 4 MB of distinct names */
+		snprintf(name, 20, "%019zu", i);
+		name[19] = 'n';
+		id = stacks_intern(s, name);
+		ck_assert_uint_ne(id, 0);
+		if (strcmp(s->str[id], "[truncated]") == 0)
+			trunc = id;
+	}
+	ck_assert_uint_ne(trunc, 0);
+	ck_assert_uint_le(s->str_bytes, s->max_str_bytes + sizeof("[truncated]"));
+	ck_assert_uint_gt(s->names_truncated, 700);
+	ck_assert_int_eq(s->oom, 0);
+	stacks_free(s);
+	symbolize_free(sym);
+}
+END_TEST
+
+/*
  * A user's binary names a function with 64 KB (ELF and the compilers
  * allow it): a name is kept to STACKS_NAME_MAX bytes.  Past max_folded
  * bytes of folded lines, a new stack folds into the one "[truncated]"
@@ -1433,6 +1510,8 @@ profile_suite(void)
 	tcase_add_test(tc, test_deep_dwarf);
 	tcase_add_test(tc, test_distinct_bounded);
 	tcase_add_test(tc, test_names_bounded);
+	tcase_add_test(tc, test_procs_bounded);
+	tcase_add_test(tc, test_name_bytes_bounded);
 	tcase_add_test(tc, test_jit_budget);
 	tcase_add_test(tc, test_procs);
 	suite_add_tcase(s, tc);

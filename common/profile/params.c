@@ -11,6 +11,7 @@
  *	              "frames_unsymbolized": i, "binaries": i,
  *	              "binaries_uncached": i, "binaries_unknown": i,
  *	              "jit_maps": i, "stacks": i, "samples_truncated": i,
+ *	              "names_truncated": i, "procs_shed": i,
  *	              "first": s|null,
  *	              "last": s|null, "bytes": i }
  *	            (the daemon adds "path", the file it wrote)
@@ -117,7 +118,7 @@ profile_reply(const struct profile_req *req, const struct profile_stats *st)
 	walltime_format(req->since_ns, since, sizeof(since));
 	walltime_format(req->until_ns, until, sizeof(until));
 	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-	    "s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:I}",
+	    "s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:I, s:I, s:I}",
 	    "format", profile_format_name(req->format), "since", since, "until", until,
 	    "samples", (json_int_t)st->samples, "segments", (json_int_t)st->segments,
 	    "segments_gone", (json_int_t)st->segments_gone, "lost", (json_int_t)st->lost,
@@ -130,5 +131,7 @@ profile_reply(const struct profile_req *req, const struct profile_stats *st)
 	    "jit_maps", (json_int_t)st->jit_maps, "stacks", (json_int_t)st->stacks,
 	    "samples_truncated", (json_int_t)st->samples_truncated,
 	    "first", time_or_null(st->first_ns), "last", time_or_null(st->last_ns),
-	    "bytes", (json_int_t)st->bytes, "segments_damaged", (json_int_t)st->segments_damaged);
+	    "bytes", (json_int_t)st->bytes, "segments_damaged", (json_int_t)st->segments_damaged,
+	    "names_truncated", (json_int_t)st->names_truncated,
+	    "procs_shed", (json_int_t)st->procs_shed);
 }

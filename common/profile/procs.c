@@ -17,6 +17,8 @@ procs_init(struct procs *p)
 	p->ph = calloc(p->pcap, sizeof(*p->ph));
 	p->th = calloc(p->tcap, sizeof(*p->th));
 	p->kernel.pid = PROCS_KERNEL;
+	p->maps_max = PROCS_MAPS_MAX;
+	p->maps_global = PROCS_MAPS_GLOBAL;
 	if (p->ph == NULL || p->th == NULL) {
 		procs_free(p);
 		return -1;
@@ -31,10 +33,48 @@ slot(uint32_t key, size_t cap)
 }
 
 static void
-proc_free(struct proc *pr)
+proc_free(struct procs *p, struct proc *pr)
 {
+	p->maps_alloc -= pr->cap;
 	free(pr->maps);
-	free(pr);
+	if (pr != &p->kernel)
+		free(pr);
+}
+
+/* PR over a bound: its maps dropped, and none kept until its next exec. */
+static void
+shed(struct procs *p, struct proc *pr)
+{
+	p->maps_alloc -= pr->cap;
+	free(pr->maps);
+	pr->maps = NULL;
+	pr->cap = pr->nmaps = 0;
+	pr->shed = 1;
+	p->shed++;
+}
+
+/* Room for N maps in PR: 0, 1 if PR is shed instead, -1 out of memory. */
+static int
+maps_room(struct procs *p, struct proc *pr, size_t n)
+{
+	size_t	 ncap = pr->cap ? pr->cap : 16;
+	struct pmap *m;
+
+	if (n <= pr->cap)
+		return 0;
+	while (ncap < n)
+		ncap *= 2;
+	if (pr != &p->kernel && (n > p->maps_max || p->maps_alloc - pr->cap + ncap >
+	    p->maps_global)) {
+		shed(p, pr);
+		return 1;
+	}
+	if ((m = realloc(pr->maps, ncap * sizeof(*m))) == NULL)
+		return -1;
+	p->maps_alloc += ncap - pr->cap;
+	pr->maps = m;
+	pr->cap = ncap;
+	return 0;
 }
 
 void
@@ -47,7 +87,7 @@ procs_clear(struct procs *p)
 
 		for (pr = p->ph[i]; pr != NULL; pr = n) {
 			n = pr->hnext;
-			proc_free(pr);
+			proc_free(p, pr);
 		}
 		p->ph[i] = NULL;
 	}
@@ -62,7 +102,7 @@ procs_clear(struct procs *p)
 	}
 	p->np = p->nt = 0;
 	p->ngrave = p->grave_next = 0;
-	free(p->kernel.maps);
+	proc_free(p, &p->kernel);
 	memset(&p->kernel, 0, sizeof(p->kernel));
 	p->kernel.pid = PROCS_KERNEL;
 }
@@ -189,6 +229,7 @@ procs_set_comm(struct procs *p, uint32_t pid, uint32_t tid, const char *comm, in
 		set16(pr->comm, comm);
 	if (exec) {		/* a new program: the old address space is gone */
 		pr->nmaps = 0;
+		pr->shed = 0;
 		pr->jit = NULL;
 		pr->jit_checked = 0;
 	}
@@ -202,6 +243,7 @@ procs_fork(struct procs *p, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t 
 	struct thr *pt = thr_get(p, ptid, 0), *t;
 	const char *comm = pt != NULL && pt->comm[0] ? pt->comm :
 	    parent != NULL ? parent->comm : "";
+	int	 rc;
 
 	if ((t = thr_get(p, tid, 1)) == NULL)
 		return -1;
@@ -217,15 +259,12 @@ procs_fork(struct procs *p, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t 
 	child->jit_checked = 0;
 	set16(child->comm, comm);
 	child->nmaps = 0;
-	if (parent != NULL && parent->nmaps > 0) {
-		if (child->cap < parent->nmaps) {
-			struct pmap *m = realloc(child->maps, parent->nmaps * sizeof(*m));
-
-			if (m == NULL)
-				return -1;
-			child->maps = m;
-			child->cap = parent->nmaps;
-		}
+	child->shed = 0;
+	if (parent != NULL && parent->shed)
+		shed(p, child);		/* the parent's maps are not known: nor the child's */
+	else if (parent != NULL && parent->nmaps > 0) {
+		if ((rc = maps_room(p, child, parent->nmaps)) != 0)
+			return rc < 0 ? -1 : 0;
 		memcpy(child->maps, parent->maps, parent->nmaps * sizeof(*child->maps));
 		child->nmaps = parent->nmaps;
 	}
@@ -256,7 +295,7 @@ forget(struct procs *p, uint32_t pid, uint32_t tid)
 			struct proc *pr = *pp;
 
 			*pp = pr->hnext;
-			proc_free(pr);
+			proc_free(p, pr);
 			p->np--;
 			break;
 		}
@@ -287,7 +326,7 @@ procs_map(struct procs *p, uint32_t pid, uint64_t start, uint64_t len, uint64_t 
 	struct pmap	 left, right, nm;
 	uint64_t end = start + len;
 	size_t	 i, j, nnew;
-	int	 has_left = 0, has_right = 0;
+	int	 has_left = 0, has_right = 0, rc;
 
 	if (pr == NULL)
 		return -1;
@@ -308,18 +347,11 @@ procs_map(struct procs *p, uint32_t pid, uint64_t start, uint64_t len, uint64_t 
 		right.start = end;
 		has_right = 1;
 	}
+	if (pr->shed)
+		return 0;
 	nnew = (size_t)has_left + 1 + (size_t)has_right;
-	if (pr->nmaps - (j - i) + nnew > pr->cap) {
-		size_t	 ncap = pr->cap ? pr->cap * 2 : 16;
-		struct pmap *m;
-
-		while (ncap < pr->nmaps - (j - i) + nnew)
-			ncap *= 2;
-		if ((m = realloc(pr->maps, ncap * sizeof(*m))) == NULL)
-			return -1;
-		pr->maps = m;
-		pr->cap = ncap;
-	}
+	if ((rc = maps_room(p, pr, pr->nmaps - (j - i) + nnew)) != 0)
+		return rc < 0 ? -1 : 0;
 	memmove(&pr->maps[i + nnew], &pr->maps[j], (pr->nmaps - j) * sizeof(*pr->maps));
 	pr->nmaps = pr->nmaps - (j - i) + nnew;
 	nm.start = start;

@@ -22,6 +22,17 @@
 
 #define PROCS_KERNEL	UINT32_MAX	/* the pid of kernel maps */
 #define PROCS_GRAVE	1024		/* exited tasks kept for late samples */
+/*
+ * A segment's records are a user's to make: perf has no munmap record, so
+ * a process mapping one file at 500,000 addresses holds them all, and
+ * each of its children a copy.  A process is shed (its maps dropped, its
+ * frames unmapped until its next exec; counted) when it would hold more
+ * than PROCS_MAPS_MAX maps, as the recorder's model bounds a process, or
+ * when the maps allocated for all would pass PROCS_MAPS_GLOBAL (32 bytes
+ * each: 128 MiB), as the model bounds them all.
+ */
+#define PROCS_MAPS_MAX		65530
+#define PROCS_MAPS_GLOBAL	((size_t)4 << 20)
 
 struct pmap {
 	uint64_t	 start, end, pgoff;
@@ -38,6 +49,7 @@ struct proc {
 	int		 jit_checked;
 	int		 jit_elf_failed;	/* no image could be made of its kept map */
 	int		 dead;		/* exited: forgotten when it leaves the grave */
+	int		 shed;		/* over a bound: no maps until its next exec */
 };
 
 struct thr {
@@ -57,6 +69,9 @@ struct procs {
 		uint32_t pid, tid;
 	}		 grave[PROCS_GRAVE];	/* exited, not yet forgotten */
 	size_t		 ngrave, grave_next;
+	size_t		 maps_alloc;	/* maps allocated, all processes' */
+	size_t		 maps_max, maps_global;	/* the bounds (tests lower them) */
+	uint64_t	 shed;		/* processes shed (profile_stats.procs_shed) */
 };
 
 int	procs_init(struct procs *);

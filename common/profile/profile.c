@@ -969,6 +969,8 @@ profile_run(const struct profile_req *req, struct profile_stats *stats, char *er
 	}
 	stats->stacks = c->stk->nstk;
 	stats->samples_truncated = c->stk->truncated_samples;
+	stats->names_truncated = c->stk->names_truncated;
+	stats->procs_shed = c->procs.shed;
 	symbolize_stats(c->sym, &ss);
 	stats->binaries_uncached = ss.uncached;
 	stats->binaries_unknown = ss.unknown;

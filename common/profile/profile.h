@@ -82,6 +82,8 @@ struct profile_stats {
 	uint64_t	 jit_maps;		/* kept perf-PID.map files used */
 	uint64_t	 stacks;		/* distinct stacks (pprof samples) */
 	uint64_t	 samples_truncated;	/* in the "[truncated]" stack (stacks.h) */
+	uint64_t	 names_truncated;	/* "[truncated]" past the names' bytes (stacks.h) */
+	uint64_t	 procs_shed;		/* their maps dropped past a bound (procs.h) */
 	uint64_t	 first_ns, last_ns;	/* wall clock of the first, last kept sample */
 	uint64_t	 bytes;			/* written */
 	uint64_t	 last_seq;		/* the newest segment read */

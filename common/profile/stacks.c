@@ -181,8 +181,14 @@ stacks_intern(struct stacks *s, const char *str)
 			free(c);
 			return s->strhash[j] - 1;
 		}
+	if (s->str_bytes + strlen(c) + 1 > s->max_str_bytes && strcmp(c, "[truncated]") != 0) {
+		free(c);
+		s->names_truncated++;
+		return stacks_intern(s, "[truncated]");		/* made once, past the cap */
+	}
 	if (grow((void **)&s->str, &s->capstr, s->nstr + 1, sizeof(*s->str)) < 0)
 		goto oom;
+	s->str_bytes += strlen(c) + 1;
 	s->str[s->nstr] = c;
 	s->nstr++;
 	s->strhash[j] = (uint32_t)s->nstr;
@@ -204,6 +210,7 @@ stacks_new(struct symbolize *sym)
 	s->max_locs = STACKS_MAX_LOCS;
 	s->max_bytes = STACKS_MAX_BYTES;
 	s->max_folded = STACKS_MAX_FOLDED;
+	s->max_str_bytes = STACKS_MAX_STR_BYTES;
 	s->stkcap = 4096;
 	if ((s->stk = calloc(s->stkcap, sizeof(*s->stk))) == NULL ||
 	    grow((void **)&s->str, &s->capstr, 1, sizeof(*s->str)) < 0 ||

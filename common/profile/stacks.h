@@ -81,6 +81,14 @@ struct stacks {
 	uint32_t	 trunc_loc;
 	struct stack	*trunc_stack;
 	uint64_t	 truncated_samples;
+	/*
+	 * The strings' bytes: each name is at most STACKS_NAME_MAX, but a
+	 * user's binary may give each of a million locations 16 inline frames
+	 * of distinct long names; past max_str_bytes a new string is
+	 * "[truncated]" (names_truncated).
+	 */
+	size_t		 str_bytes, max_str_bytes;
+	uint64_t	 names_truncated;
 };
 
 #define STACKS_MAX_LOCS		(1u << 20)
@@ -93,6 +101,7 @@ struct stacks {
  */
 #define STACKS_NAME_MAX		4096
 #define STACKS_MAX_FOLDED	((size_t)256 << 20)
+#define STACKS_MAX_STR_BYTES	((size_t)256 << 20)
 
 struct stacks *stacks_new(struct symbolize *);
 void	stacks_free(struct stacks *);
