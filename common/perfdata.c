@@ -1089,45 +1089,82 @@ perfdata_feature(struct perfdata_file *f, int feat, struct perf_file_section *se
 	return 0;
 }
 
+/*
+ * The table is read a window at a time: a user can make it any size (16,000
+ * mapped links under 4 KiB paths are 64 MiB), and a reader that refused a
+ * big one left its segment's binaries unprotected from eviction.  An entry
+ * is at most 64 KiB (its header's size is 16 bits), so a window of 1 MiB
+ * always holds one whole.
+ */
+#define BUILDIDS_WINDOW	((size_t)1 << 20)
+
 int
 perfdata_buildids(struct perfdata_file *f, perfdata_buildid_fn cb, void *arg)
 {
 	struct perf_file_section sec;
 	uint8_t	*buf;
-	uint64_t off;
-	int	 n = 0;
+	uint64_t base = 0;		/* the section's offset of buf[0] */
+	size_t	 cap, have = 0, want, off;
+	int	 n = 0, stop = 0;
 
 	if (perfdata_feature(f, HEADER_BUILD_ID, &sec) < 0 || sec.size == 0)
 		return 0;
-	if (sec.size > 64U << 20 || (buf = malloc(sec.size)) == NULL)
+	cap = sec.size < BUILDIDS_WINDOW ? (size_t)sec.size : BUILDIDS_WINDOW;
+	if ((buf = malloc(cap)) == NULL)
 		return -1;
-	if (pread_all(f->fd, buf, sec.size, (off_t)sec.offset) < 0) {
-		free(buf);
-		return -1;
-	}
-	for (off = 0; off + sizeof(struct build_id_entry) <= sec.size;) {
-		struct build_id_entry *e = (struct build_id_entry *)(buf + off);
-		struct perfdata_buildid b;
-		size_t	 fnmax;
-		int	 mode;
+	for (;;) {
+		want = cap - have;
+		if (want > sec.size - base - have)
+			want = (size_t)(sec.size - base - have);
+		if (want > 0 && pread_all(f->fd, buf + have, want,
+		    (off_t)(sec.offset + base + have)) < 0) {
+			free(buf);
+			return -1;
+		}
+		have += want;
+		for (off = 0; off + sizeof(struct build_id_entry) <= have;) {
+			struct build_id_entry *e = (struct build_id_entry *)(buf + off);
+			struct perfdata_buildid b;
+			size_t	 fnmax;
+			int	 mode;
 
-		if (e->header.size < sizeof(*e) || off + e->header.size > sec.size)
+			if (e->header.size < sizeof(*e) ||
+			    base + off + e->header.size > sec.size) {
+				stop = 1;	/* damage: the rest is not read */
+				break;
+			}
+			if (off + e->header.size > have)
+				break;		/* the next window has it whole */
+			fnmax = e->header.size - sizeof(*e);
+			off += e->header.size;
+			b.size = (e->header.misc & PERF_RECORD_MISC_BUILD_ID_SIZE) ?
+			    e->build_id[20] : BUILD_ID_MAX;
+			if (b.size == 0 || b.size > BUILD_ID_MAX || fnmax == 0 ||
+			    memchr(e->filename, '\0', fnmax) == NULL)
+				continue;
+			memset(b.id, 0, sizeof(b.id));
+			memcpy(b.id, e->build_id, b.size);
+			mode = e->header.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+			b.kernel = mode == PERF_RECORD_MISC_KERNEL ||
+			    mode == PERF_RECORD_MISC_GUEST_KERNEL;
+			b.filename = e->filename;
+			n++;
+			if (cb(&b, arg) != 0) {
+				stop = 1;
+				break;
+			}
+		}
+		/*
+		 * At the section's end, what is left is shorter than an entry
+		 * (an entry cut short there stopped above); else the next
+		 * window reads on from the first entry not taken whole, which
+		 * fits in it: every pass makes progress.
+		 */
+		if (stop || base + have >= sec.size)
 			break;
-		fnmax = e->header.size - sizeof(*e);
-		off += e->header.size;
-		b.size = (e->header.misc & PERF_RECORD_MISC_BUILD_ID_SIZE) ? e->build_id[20] :
-		    BUILD_ID_MAX;
-		if (b.size == 0 || b.size > BUILD_ID_MAX || fnmax == 0 ||
-		    memchr(e->filename, '\0', fnmax) == NULL)
-			continue;
-		memset(b.id, 0, sizeof(b.id));
-		memcpy(b.id, e->build_id, b.size);
-		mode = e->header.misc & PERF_RECORD_MISC_CPUMODE_MASK;
-		b.kernel = mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL;
-		b.filename = e->filename;
-		n++;
-		if (cb(&b, arg) != 0)
-			break;
+		memmove(buf, buf + off, have - off);
+		base += off;
+		have -= off;
 	}
 	free(buf);
 	return n;

@@ -722,6 +722,65 @@ END_TEST
 /* --- damage --------------------------------------------------------------- */
 
 /* A crashed writer: data.size still 0, the file cut inside a record. */
+/*
+ * A build-id table of any size is read (a window at a time): a user's
+ * 16,000 mapped links under 4 KiB paths make one of 64 MiB, and a reader
+ * that refused it (store, hits, the cache's eviction) left that
+ * segment's binaries unprotected (found by a review).  Here 20,000
+ * entries of 4,000-byte names: 80 MB.
+ */
+static int
+count_bid_cb(const struct perfdata_buildid *b, void *arg)
+{
+	size_t	*n = arg;
+
+	ck_assert_uint_eq(b->id[0], (uint8_t)(*n & 0xff));
+	ck_assert_uint_eq(b->id[1], (uint8_t)(*n >> 8));
+	ck_assert_uint_eq(strlen(b->filename), 3999);
+	(*n)++;
+	return 0;
+}
+
+START_TEST(test_big_buildid_table)
+{
+	enum { N = 20000 };
+	struct perfdata pd;
+	struct perfdata_attr a;
+	struct perfdata_meta meta;
+	struct perfdata_buildid *bids;
+	struct perfdata_file f;
+	struct expect e;
+	char	 path[128], err[256], *name;
+	size_t	 i, n = 0;
+
+	ck_assert_ptr_nonnull(bids = calloc(N, sizeof(*bids)));
+	ck_assert_ptr_nonnull(name = malloc(4000));
+	memset(name, 'p', 3999);
+	name[0] = '/';
+	name[3999] = '\0';
+	for (i = 0; i < N; i++) {
+		bids[i].id[0] = (uint8_t)(i & 0xff);
+		bids[i].id[1] = (uint8_t)(i >> 8);
+		bids[i].size = 20;
+		bids[i].filename = name;
+	}
+	path_in(path, sizeof(path), "big.data");
+	make_attr(&a);
+	make_meta(&meta);
+	build_records(&e);
+	ck_assert_int_eq(perfdata_create(&pd, path, &a, 1), 0);
+	ck_assert_int_eq(perfdata_write(&pd, e.data, e.len), 0);
+	ck_assert_int_eq(perfdata_finish(&pd, &a, 1, &meta, bids, N), 0);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(perfdata_buildids(&f, count_bid_cb, &n), N);
+	ck_assert_uint_eq(n, N);
+	perfdata_file_close(&f);
+	unlink(path);
+	free(name);
+	free(bids);
+}
+END_TEST
+
 START_TEST(test_torn_file)
 {
 	char	 path[128], err[256] = "";
@@ -1775,6 +1834,7 @@ perfdata_suite(void)
 
 	tc = tcase_create("damage");
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_big_buildid_table);
 	tcase_add_test(tc, test_torn_file);
 	tcase_add_test(tc, test_zero_tail);
 	tcase_add_test(tc, test_huge_data_size);
