@@ -85,16 +85,50 @@ read_line(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-static void
+/* The state letter of thread TID of PID (its stat, after the name), or 0. */
+static int
+task_state(uint32_t pid, uint32_t tid)
+{
+	char	 buf[1024], path[64];
+	const char *p;
+	ssize_t	 n;
+	int	 fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+		return 0;
+	return (unsigned char)p[2];
+}
+
+/*
+ * PID's threads and their names into the model; returns a live thread's
+ * id (PID's own if it lives), 0 if none.  A thread that has exited and
+ * waits for its process (a zombie: a main thread that called
+ * pthread_exit) is not one: its EXIT came before the events, so the model
+ * would keep the process for good after its last thread's; the process's
+ * leader is marked gone instead, and its maps are read through a live
+ * thread (PID's own maps are its leader's, empty).
+ */
+static uint32_t
 scan_threads(struct model *m, uint32_t pid)
 {
 	char	 path[64], comm[64];
+	struct model_proc *p;
 	DIR	*d;
 	struct dirent *de;
+	uint32_t live = 0;
+	int	 leader_gone = 0, state;
 
 	snprintf(path, sizeof(path), "/proc/%u/task", pid);
 	if ((d = opendir(path)) == NULL)
-		return;
+		return 0;
 	while ((de = readdir(d)) != NULL) {
 		char	 cpath[96];
 		uint32_t tid;
@@ -102,11 +136,19 @@ scan_threads(struct model *m, uint32_t pid)
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		tid = (uint32_t)strtoul(de->d_name, NULL, 10);
+		if ((state = task_state(pid, tid)) == 'Z' || state == 'X') {
+			leader_gone |= tid == pid;
+			continue;
+		}
 		snprintf(cpath, sizeof(cpath), "/proc/%u/task/%u/comm", pid, tid);
-		if (read_line(cpath, comm, sizeof(comm)) == 0)
-			model_set_comm(m, pid, tid, comm, 0);
+		if (read_line(cpath, comm, sizeof(comm)) == 0 &&
+		    model_set_comm(m, pid, tid, comm, 0) == 0 && (live == 0 || tid == pid))
+			live = tid;
 	}
 	closedir(d);
+	if (leader_gone && (p = model_find(m, pid)) != NULL)
+		p->leader_gone = 1;
+	return live;
 }
 
 int
@@ -153,14 +195,14 @@ maps_floor(uint32_t pid)
 }
 
 static void
-scan_maps(struct scan *sc, uint32_t pid)
+scan_maps(struct scan *sc, uint32_t pid, uint32_t tid)
 {
 	char	 path[64], line[PATH_MAX + 256];
 	struct resolve_req *q;
 	struct bid_when when = { 0, 0, maps_floor(pid) };
 	FILE	*f;
 
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/maps", pid, tid);
 	if ((f = fopen(path, "re")) == NULL)
 		return;
 	while (procfs_line(f, line, sizeof(line))) {
@@ -212,6 +254,7 @@ procscan_run(struct model *m, struct resolver *res, uint64_t unknown[BIDC_NCAUSE
 	struct model_proc *p;
 	DIR	*d;
 	struct dirent *de;
+	uint32_t live;
 	int	 n = 0;
 
 	sc.tail = &sc.head;
@@ -224,11 +267,10 @@ procscan_run(struct model *m, struct resolver *res, uint64_t unknown[BIDC_NCAUSE
 			continue;
 		pid = (uint32_t)strtoul(de->d_name, NULL, 10);
 		tick(&sc);
-		scan_threads(m, pid);
-		if (model_find(m, pid) == NULL)
+		if ((live = scan_threads(m, pid)) == 0 || model_find(m, pid) == NULL)
 			continue;	/* gone already */
 		procscan_ns(m, pid, 0);
-		scan_maps(&sc, pid);
+		scan_maps(&sc, pid, live);
 		if ((p = model_find(m, pid)) != NULL)
 			p->scan_ns = mono_ns();	/* after the read: what it saw was there then */
 		n++;
