@@ -38,6 +38,7 @@ teardown(void)
 struct tally {
 	size_t	 nprocs, nmaps, nthreads;
 	uint32_t bin_maps[256];		/* by binary id (add_map: the build-id's byte) */
+	size_t	 name_bytes;		/* the maps' names' */
 };
 
 static int
@@ -55,6 +56,7 @@ tally_cb(struct model_proc *p, void *arg)
 		if (p->maps[i].bin < 256)
 			t->bin_maps[p->maps[i].bin]++;
 		ck_assert_ptr_nonnull(p->maps[i].file->name);
+		t->name_bytes += strlen(p->maps[i].file->name);
 		if (i > 0)
 			ck_assert_uint_le(p->maps[i - 1].addr + p->maps[i - 1].len, p->maps[i].addr);
 	}
@@ -73,6 +75,7 @@ check_counts(void)
 
 	ck_assert_uint_eq(t.nprocs, M.nprocs);
 	ck_assert_uint_eq(t.nmaps, M.nmaps);
+	ck_assert_uint_eq(t.name_bytes, M.name_bytes);
 	/* each binary's count of maps, exact (cmd-lookup.c: mapped now?) */
 	ck_assert_int_eq(M.bin_maps_lost, 0);
 	for (b = 0; b < 256; b++) {
@@ -756,6 +759,45 @@ START_TEST(test_maps_budget)
 END_TEST
 
 /*
+ * The names' bytes are bounded too: a user's process mapping a file under
+ * a 4,000-byte path at 60,000 addresses (perf has no munmap record), then
+ * forking, held 4M maps under the count's budget, 17 GB of every start
+ * state (found by a review).  Past name_bytes_max, the process whose
+ * names weigh most is shed until they are under 7/8 of it; the small
+ * process with short names is untouched.
+ */
+START_TEST(test_name_bytes_budget)
+{
+	char	*name;
+	uint32_t i;
+
+	ck_assert_uint_eq(M.name_bytes_max, MODEL_NAME_BYTES_MAX);
+	M.name_bytes_max = 64 << 20;
+	ck_assert_ptr_nonnull(name = malloc(4001));
+	memset(name, 'd', 4000);
+	name[0] = '/';
+	name[4000] = '\0';
+	ck_assert_int_eq(model_set_comm(&M, 1, 1, "init", 0), 0);
+	for (i = 0; i < 10; i++)
+		ck_assert_int_eq(add_map(1, 0x400000 + (uint64_t)i * 0x10000, 0x1000, 0,
+		    "/sbin/init", 1), 0);
+	ck_assert_int_eq(model_set_comm(&M, 2, 2, "long", 0), 0);
+	for (i = 0; i < 6000; i++)
+		ck_assert_int_eq(add_map(2, 0x10000000ULL + (uint64_t)i * 0x2000, 0x1000, 0,
+		    name, 2), 0);
+	ck_assert_uint_lt(M.name_bytes, M.name_bytes_max);	/* 24 MB */
+	for (i = 0; i < 8; i++) {
+		ck_assert_int_eq(model_fork(&M, 100 + i, 2, 100 + i, 2), 0);
+		ck_assert_uint_le(M.name_bytes, M.name_bytes_max);
+	}
+	ck_assert_uint_gt(M.maps_shed_global, 0);
+	ck_assert_uint_eq(nmaps_of(1), 10);		/* the small process: untouched */
+	check_counts();
+	free(name);
+}
+END_TEST
+
+/*
  * perf has no munmap record: a process that maps and unmaps executable
  * memory at ever new addresses (a user's loop of mmap and munmap) grew
  * its list for ever, 48 bytes a map, each insert moving every map above
@@ -1089,6 +1131,7 @@ model_suite(void)
 	tcase_add_test(tc, test_churn);
 	tcase_add_test(tc, test_bin_counts);
 	tcase_add_test(tc, test_maps_budget);
+	tcase_add_test(tc, test_name_bytes_budget);
 	tcase_add_test(tc, test_many_maps_oracle);
 	tcase_add_test(tc, test_many_threads);
 	tcase_add_test(tc, test_big_host);

@@ -158,6 +158,7 @@ file_get(struct model *m, const char *name, const struct model_file *k)
 	f->build_id_size = k->build_id_size;
 	memcpy(f->build_id, k->build_id, k->build_id_size);
 	memcpy(f->name, name, len);
+	f->namelen = (uint16_t)(len - 1 > UINT16_MAX ? UINT16_MAX : len - 1);
 	b = (size_t)h & (m->nfbuckets - 1);
 	f->next = m->fbuckets[b];
 	m->fbuckets[b] = f;
@@ -232,6 +233,7 @@ bin_count(struct model *m, uint32_t bin, int delta)
 static void
 map_gone(struct model *m, const struct model_map *mm)
 {
+	m->name_bytes -= mm->file->namelen;
 	file_put(m, mm->file);
 	bin_count(m, mm->bin, -1);
 }
@@ -283,6 +285,7 @@ model_init(struct model *m)
 	memset(m, 0, sizeof(*m));
 	m->maps_max = MODEL_MAPS_MAX;
 	m->maps_global_max = MODEL_MAPS_GLOBAL_MAX;
+	m->name_bytes_max = MODEL_NAME_BYTES_MAX;
 	m->nslots = 2 * MODEL_BUCKETS_MIN;
 	m->nfbuckets = MODEL_BUCKETS_MIN;
 	m->slots = calloc(m->nslots, sizeof(*m->slots));
@@ -644,6 +647,7 @@ maps_punch(struct model *m, struct model_proc *p, uint64_t start, uint64_t end)
 			return -ENOMEM;
 		mm = &p->maps[i];
 		mm->file->refs++;
+		m->name_bytes += mm->file->namelen;
 		bin_count(m, mm->bin, 1);
 		tail.pgoff += end - ms;
 		tail.addr = end;
@@ -718,32 +722,49 @@ maps_shed(struct model *m, struct model_proc *p)
 	}
 }
 
+struct biggest {
+	struct model_proc *p;
+	size_t		 weight;
+	int		 bytes;		/* weighed by names' bytes, not maps */
+};
+
 static int
 biggest_cb(struct model_proc *p, void *arg)
 {
-	struct model_proc **big = arg;
+	struct biggest *b = arg;
+	size_t	 w = p->nmaps, i;
 
-	if (*big == NULL || p->nmaps > (*big)->nmaps)
-		*big = p;
+	if (b->bytes)
+		for (i = 0, w = 0; i < p->nmaps; i++)
+			w += p->maps[i].file->namelen;
+	if (b->p == NULL || w > b->weight) {
+		b->p = p;
+		b->weight = w;
+	}
 	return 0;
 }
 
 /*
- * The model holds more maps than maps_global_max: the process with the
- * most is shed (its anonymous maps, or all of them), again until it is
- * under.  A walk of the processes each time: it happens only past the
- * budget, and each sheds thousands of maps.  Not during a walk.
+ * The model holds more maps than maps_global_max, or names of more bytes
+ * than name_bytes_max: the process with the most (maps, or bytes) is shed
+ * (its anonymous maps, or all of them), again until it is under (7/8 of
+ * the bytes).  A walk of the processes each time: it happens only past
+ * the budget, and each sheds thousands of maps.  Not during a walk.
  */
 static void
 maps_budget(struct model *m)
 {
+	struct biggest b;
 	struct model_proc *big;
 	size_t	 before;
 
-	while (m->nmaps > m->maps_global_max && !m->walking) {
-		big = NULL;
-		model_foreach(m, biggest_cb, &big);
-		if (big == NULL || big->nmaps == 0)
+	while (!m->walking && (m->nmaps > m->maps_global_max ||
+	    m->name_bytes > m->name_bytes_max / 8 * 7)) {
+		b.p = NULL;
+		b.weight = 0;
+		b.bytes = m->nmaps <= m->maps_global_max;
+		model_foreach(m, biggest_cb, &b);
+		if ((big = b.p) == NULL || big->nmaps == 0)
 			break;
 		before = big->nmaps;
 		m->maps_shed_global++;
@@ -805,7 +826,8 @@ model_add_map_at(struct model *m, const struct record_mmap *r, uint8_t source, u
 	bin_count(m, bin, 1);
 	p->nmaps++;
 	m->nmaps++;
-	if (m->nmaps > m->maps_global_max) {
+	m->name_bytes += f->namelen;
+	if (m->nmaps > m->maps_global_max || m->name_bytes > m->name_bytes_max) {
 		maps_budget(m);
 		/* the new map may have gone with its process's: found again, or none */
 		if ((i = maps_after(p, r->addr)) < p->nmaps && p->maps[i].addr == r->addr)
@@ -900,11 +922,13 @@ model_fork(struct model *m, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t 
 			memcpy(p->maps, parent->maps, parent->nmaps * sizeof(p->maps[0]));
 			for (i = 0; i < parent->nmaps; i++) {
 				p->maps[i].file->refs++;
+				m->name_bytes += p->maps[i].file->namelen;
 				bin_count(m, p->maps[i].bin, 1);
 			}
 			p->nmaps = parent->nmaps;
 			m->nmaps += parent->nmaps;
-			maps_budget(m);
+			if (m->nmaps > m->maps_global_max || m->name_bytes > m->name_bytes_max)
+				maps_budget(m);
 		}
 	} else if ((p = proc_get(m, pid)) == NULL)
 		return -ENOMEM;

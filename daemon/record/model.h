@@ -29,6 +29,7 @@ struct model_file {
 	uint32_t	 bin;		/* the binary it was last found to be (BINARY_NONE:
 					   none yet; an id may be reused since) ... */
 	uint64_t	 bin_ns;	/* ... in this provenance (binaries.h NS) */
+	uint16_t	 namelen;	/* strlen(name): a map's share of name_bytes */
 	uint8_t		 idle;		/* in struct model's idle ring */
 	uint8_t		 build_id_size;	/* 0: not known (yet) */
 	uint8_t		 build_id[BUILD_ID_MAX];
@@ -134,10 +135,20 @@ struct model {
 	 */
 	size_t		 maps_global_max;
 	uint64_t	 maps_shed_global;
+	/*
+	 * And their names' bytes at most (each map's file name, as every
+	 * segment's start state writes it): 4M maps of 4,000-byte names (a
+	 * user's long path, mapped at 65,000 addresses, and forked) were
+	 * 17 GB of every start state.  Past it, the process whose maps' names
+	 * weigh most is shed, until the names are under 7/8 of it: a walk of
+	 * every map to weigh them, which each pass then pays for.
+	 */
+	size_t		 name_bytes, name_bytes_max;
 };
 
 #define MODEL_MAPS_MAX	65530	/* the kernel's default vm.max_map_count */
 #define MODEL_MAPS_GLOBAL_MAX	((size_t)4 << 20)	/* twice the benchmark's big host */
+#define MODEL_NAME_BYTES_MAX	((size_t)512 << 20)	/* its 2M maps: 180 MB */
 
 int	model_init(struct model *);
 void	model_free(struct model *);
