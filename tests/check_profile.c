@@ -486,6 +486,46 @@ START_TEST(test_kernel_open_segment)
 END_TEST
 
 /*
+ * The daemon knows the running kernel: its open segment's frames are named
+ * from it, not from the kernel the index saw last by the wall clock (a
+ * boot whose clock ran ahead left the old kernel "newest", and a profile
+ * before the index heard of a new kernel named its frames from the old
+ * one; found by a review).  Here the index's newest is 0x4c, the running
+ * kernel 0x4d.
+ */
+START_TEST(test_kernel_open_running)
+{
+	struct profile_req r = window(T0 - SEC, T0 + 40 * SEC, PROFILE_FOLDED);
+	struct profile_stats st;
+	struct config conf;
+	struct index *ix;
+	struct seg s;
+	char	 p[256], partial[300], err[256], *out;
+
+	cache_kallsyms(0x4c, "stale_fn");
+	cache_kallsyms(0x4d, "running_fn");
+	config_defaults(&conf);
+	ck_assert_msg(index_open(&ix, state, &conf, NULL, err, sizeof(err)) == 0, "%s", err);
+	snprintf(partial, sizeof(partial), "%s.partial", segpath(1, p, sizeof(p)));
+	seg_open(&s, partial);
+	seg_kernel(&s, KTEXT_A, MOD_A, 0x1000, 50 * SEC);
+	seg_comm(&s, 11, "beta", 50 * SEC);
+	seg_sample_in(&s, 11, KTEXT_A + 0x1010, 51 * SEC, 1);
+	ck_assert_int_eq(perfdata_flush(&s.pd), 0);
+	perfdata_close(&s.pd);		/* open: no features, no table */
+	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0 + 20 * SEC);
+	index_new_kernel_close(ix);	/* the index's newest: 0x4c */
+	memset(r.running_kernel, 0x4d, 20);
+	r.running_kernel_size = 20;
+	ck_assert_msg(run(&r, &st, err, sizeof(err), "r.folded") == 0, "%s", err);
+	ck_assert_uint_eq(st.samples, 1);
+	out = slurp("r.folded");
+	ck_assert_msg(strstr(out, "beta;running_fn_[k] 1\n") != NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
+/*
  * A closed segment whose table names no kernel (the last of a boot that
  * crashed, repaired in the next one, which cannot read that boot's
  * kernel): its kernel frames are the kernel's, unnamed.  They were named
@@ -1499,6 +1539,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_window_open_segment);
 	tcase_add_test(tc, test_kernel_other_boot);
 	tcase_add_test(tc, test_kernel_open_segment);
+	tcase_add_test(tc, test_kernel_open_running);
 	tcase_add_test(tc, test_kernel_unknown_closed);
 	tcase_add_test(tc, test_user_ip_after_kernel);
 	tcase_add_test(tc, test_vdso_compat);

@@ -920,6 +920,10 @@ profile_run(const struct profile_req *req, struct profile_stats *stats, char *er
 	c->st = stats;
 	c->kernel_id = kid;
 	c->open_kernel = kid;
+	if (req->running_kernel_size > 0 && req->running_kernel_size <= BUILD_ID_MAX) {
+		memcpy(c->open_kernel.id, req->running_kernel, req->running_kernel_size);
+		c->open_kernel.size = req->running_kernel_size;
+	}
 	snprintf(cache, sizeof(cache), "%s", req->cache_dir != NULL ? req->cache_dir : "");
 	if (req->cache_dir == NULL)
 		snprintf(cache, sizeof(cache), "%s/debug", req->state_dir);

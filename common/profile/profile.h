@@ -63,6 +63,15 @@ struct profile_req {
 					   (a snapshot's period: its segments, exactly) */
 	enum profile_format format;
 	int		 fd;		/* the output (perf: must be seekable) */
+	/*
+	 * The running kernel's build-id, where the caller knows it (the
+	 * daemon: its open segment is of this boot); size 0: an open
+	 * segment's kernel is the one the index saw last, by the wall
+	 * clock, which a boot with its clock ahead, or a profile before the
+	 * index heard of a new kernel, makes another kernel.
+	 */
+	uint8_t		 running_kernel[BUILD_ID_MAX];
+	uint8_t		 running_kernel_size;
 };
 
 struct profile_stats {

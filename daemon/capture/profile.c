@@ -77,6 +77,13 @@ run_profile(struct capture *c, struct job *j)
 	}
 	req.state_dir = c->statedir;
 	req.cache_dir = c->cache.dir;
+	/* the open segment's kernel: the running one (set at each segment's start) */
+	pthread_mutex_lock(&c->mu);
+	if (c->kernel_idlen <= sizeof(req.running_kernel)) {
+		memcpy(req.running_kernel, c->kernel_id, c->kernel_idlen);
+		req.running_kernel_size = (uint8_t)c->kernel_idlen;
+	}
+	pthread_mutex_unlock(&c->mu);
 	snprintf(tmp, sizeof(tmp), "%s.partial", path);
 	if ((fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640)) == -1) {
 		snprintf(err, sizeof(err), "%s: %s", tmp, strerror(errno));
