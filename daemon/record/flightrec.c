@@ -39,6 +39,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "hash.h"
 #include "log.h"
@@ -320,6 +321,33 @@ flightrec_ended(struct recorder *r, const struct model_proc *p, uint64_t time)
 
 /* ---- a snapshot ---------------------------------------------------------- */
 
+/*
+ * Could deleting closed segments make room for a snapshot?  Not if the
+ * free space and every closed segment together hold less than the window
+ * may take: its records as held (uncompressed: compressed they take
+ * less, so it is written all the same) and a start state of the model's
+ * size (a record and a name per map).  1 when the disk or the segments'
+ * sizes are not known.
+ */
+static int
+room_can_help(struct recorder *r)
+{
+	struct statvfs sv;
+	uint64_t need, have;
+
+	if (!r->usage.known || statvfs(r->segdir, &sv) == -1)
+		return 1;
+	need = r->fl.bytes + (uint64_t)r->model.nmaps * 128 + r->model.name_bytes;
+	have = (uint64_t)sv.f_bavail * sv.f_frsize + r->usage.bytes;
+	if (have >= need)
+		return 1;
+	log_warnx("flight recorder: the window needs up to %llu bytes, the disk has %llu free "
+	    "and %llu in older segments: none is deleted for it",
+	    (unsigned long long)need, (unsigned long long)sv.f_bavail * sv.f_frsize,
+	    (unsigned long long)r->usage.bytes);
+	return 0;
+}
+
 /* The record's time, or 0 if it has none. */
 static uint64_t
 rec_time(const struct recorder *r, const struct perf_event_header *h)
@@ -544,8 +572,12 @@ flightrec_snapshot(struct recorder *r, uint64_t t_end)
 	 * The buffer stays as it is if the segment cannot be made, or the
 	 * window cannot be written whole (disk full, room made for every
 	 * write first): the segment goes, and the next snapshot writes the
-	 * window then, none of it lost.
+	 * window then, none of it lost.  Room is made by deleting the older
+	 * snapshots only where that can help: a snapshot that could not be
+	 * written with them all gone deleted every one and gave up all the
+	 * same (found by a review).
 	 */
+	r->room_off = !room_can_help(r);
 	if ((rc = recorder_open_segment(r, s->t0, &filter)) < 0)
 		goto out;
 	if ((s->rc = r->seg.start_rc) == 0)
@@ -569,6 +601,7 @@ flightrec_snapshot(struct recorder *r, uint64_t t_end)
 	    (unsigned long long)s->states, (unsigned long long)r->fl.dropped_records);
 	flight_reset(&r->fl, t_end);
 out:
+	r->room_off = 0;
 	tab_free(&s->born);
 	tab_free(&s->state);
 	tab_free(&s->maps);

@@ -281,6 +281,8 @@ make_room(void *arg)
 	struct recorder *r = arg;
 	uint64_t now = mono_ns();
 
+	if (r->room_off)
+		return -1;
 	if (r->room_gone_at != 0 && now - r->room_gone_at < 1000000000ULL)
 		return -1;
 	if (segment_delete_oldest(r->segdir, &r->notify, &r->usage) == 1) {

@@ -149,6 +149,7 @@ struct recorder {
 	}		 last_stats;		/* of last_closed */
 	int		 disk_error;		/* errno while segments cannot be written, else 0 */
 	uint64_t	 room_gone_at;		/* no segment left to delete for space, at */
+	int		 room_off;		/* none deleted for space (flightrec.c) */
 	struct recorder_loop *loop;		/* the recorder's events on the loop */
 	uint64_t	 host_mnt_ns;		/* PID 1's mount namespace; 0: unknown */
 	uint64_t	 init_user_ns;		/* PID 1's user namespace */

@@ -9,7 +9,8 @@
 # SQLite's integrity check, and nothing is left half-written; a stop that
 # cannot finish a segment exits 3, and a stop repairs what a rotation on a
 # full disk could not finish; in flight mode, a snapshot that cannot be
-# written keeps its window for the next.
+# written keeps its window for the next, and one that cannot fit even with
+# the older snapshots gone deletes none of them.
 . tests/lib.sh
 need_events
 need_perf
@@ -195,6 +196,24 @@ seg=$(ctl snapshot) || { tail -5 "$T/daemon.log"; fail "no snapshot once space r
 perf report -i "$seg" --stdio --sort comm 2>/dev/null | grep -q 'pm-flbefore' ||
 	fail "the window recorded before the failed snapshot is lost"
 [ "$(dropped error)" = null ] || { ctl status; fail "status still reports the disk error after a snapshot succeeded"; }
+# 9. flight mode, a snapshot that cannot fit even with every older one
+# deleted: none is deleted (before: the older snapshots went one by one to
+# make room, and the snapshot was given up all the same)
+segsize=$(stat -c %s "$seg")
+avail=$(df --output=avail -B1 "$T/state" | tail -1)
+fill=$(( (avail - 65536) / 4096 * 4096 ))
+[ "$fill" -le 0 ] || head -c "$fill" /dev/zero > "$T/state/filler" 2>/dev/null
+for _ in $(seq 1 20); do
+	"$T/pm-flbefore" 1 > /dev/null
+	[ "$(ctl --json status | jq .flight.bytes)" -gt $((segsize * 2 + 262144)) ] && break
+done
+wb=$(ctl --json status | jq .flight.bytes)
+[ "$wb" -gt $((segsize * 2 + 262144)) ] || fail "the window ($wb bytes) did not outgrow the older snapshot ($segsize)"
+ctl snapshot > "$T/flsnap" 2>&1 && { cat "$T/flsnap"; fail "a snapshot bigger than the disk succeeded"; }
+[ -f "$seg" ] || { grep 'disk full\|flight' "$T/daemon.log" | tail -5; fail "the older snapshot was deleted for a snapshot that could not fit anyway"; }
+grep -q 'none is deleted for it' "$T/daemon.log" || fail "the refusal to delete is not logged"
+note "a window of $wb bytes, $segsize in the older snapshot: kept"
+rm -f "$T/state/filler"
 stop_daemon
 
 echo "PASS: $n segments deleted for space, $d1+ records dropped while full, resumed; a stop on a full disk exits 3, its segment repaired at the next start; a rotation's unfinished segment repaired at the stop"
