@@ -128,6 +128,12 @@ result_post(struct capture *c, struct creq *req, json_t *msg, int final, int err
 	r->final = final;
 	r->error = error;
 	pthread_mutex_lock(&c->mu);
+	/* a stream waits for its client (capture_int.h): a cancelled one ends soon */
+	while (req != NULL && !final && req->queued >= CAPTURE_RESULTS_MAX && !c->stop &&
+	    !atomic_load(&req->cancelled))
+		pthread_cond_wait(&c->rcv, &c->mu);
+	if (req != NULL)
+		req->queued++;
 	TAILQ_INSERT_TAIL(&c->results, r, entry);
 	pthread_mutex_unlock(&c->mu);
 	if (write(c->efd, &one, sizeof(one)) < 0) {
@@ -140,6 +146,12 @@ deliver(struct capture *c, struct result *r)
 {
 	struct creq *q = r->req;
 
+	if (q != NULL) {
+		pthread_mutex_lock(&c->mu);
+		q->queued--;
+		pthread_cond_broadcast(&c->rcv);
+		pthread_mutex_unlock(&c->mu);
+	}
 	if (q == NULL || q->client == NULL) {
 		json_decref(r->msg);
 		goto done;
@@ -185,16 +197,42 @@ capture_poll(struct capture *c)
 		/* EAGAIN: nothing signalled; results may still be there */
 	}
 	pthread_mutex_lock(&c->mu);
-	TAILQ_CONCAT(&got, &c->results, entry);
+	TAILQ_CONCAT(&c->held, &c->results, entry);
 	pthread_mutex_unlock(&c->mu);
+	/*
+	 * In order, those held back before first; a client whose replies
+	 * wait unread beyond CONTROL_HIGH_OUTPUT gets none of its results
+	 * this pass (the rest of its stream after them), the others theirs.
+	 */
+	TAILQ_CONCAT(&got, &c->held, entry);
+	c->pass++;
 	while ((r = TAILQ_FIRST(&got)) != NULL) {
+		struct creq *q = r->req;
+
 		TAILQ_REMOVE(&got, r, entry);
+		if (q != NULL && q->client != NULL && (q->held_pass == c->pass ||
+		    control_output_pending(q->client) >= CONTROL_HIGH_OUTPUT)) {
+			q->held_pass = c->pass;
+			TAILQ_INSERT_TAIL(&c->held, r, entry);
+			continue;
+		}
 		deliver(c, r);
+	}
+	if (!TAILQ_EMPTY(&c->held) && c->held_ev != NULL) {
+		struct timeval tv = { 0, 10000 };
+
+		evtimer_add(c->held_ev, &tv);
 	}
 }
 
 static void
 capture_ready_cb(evutil_socket_t fd, short what, void *arg)
+{
+	capture_poll(arg);
+}
+
+static void
+capture_held_cb(evutil_socket_t fd, short what, void *arg)
 {
 	capture_poll(arg);
 }
@@ -206,6 +244,8 @@ capture_attach(struct capture *c, struct event_base *base)
 		return 0;
 	c->ev = event_new(base, c->efd, EV_READ | EV_PERSIST, capture_ready_cb, c);
 	if (c->ev == NULL || event_add(c->ev, NULL) == -1)
+		return -1;
+	if ((c->held_ev = evtimer_new(base, capture_held_cb, c)) == NULL)
 		return -1;
 	return 0;
 }
@@ -802,6 +842,8 @@ capture_start(struct capture **out, const struct config *conf, const char *state
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
 	pthread_cond_init(&c->pcv, NULL);
+	pthread_cond_init(&c->rcv, NULL);
+	TAILQ_INIT(&c->held);
 	TAILQ_INIT(&c->jobs);
 	TAILQ_INIT(&c->pjobs);
 	TAILQ_INIT(&c->results);
@@ -884,6 +926,7 @@ capture_stop_begin(struct capture *c)
 		atomic_store(&q->cancelled, 1);
 	pthread_cond_signal(&c->cv);
 	pthread_cond_signal(&c->pcv);
+	pthread_cond_broadcast(&c->rcv);
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -936,6 +979,7 @@ capture_stop(struct capture *c)
 		TAILQ_REMOVE(&c->pjobs, j, entry);
 		job_free(j);
 	}
+	TAILQ_CONCAT(&c->results, &c->held, entry);
 	while ((r = TAILQ_FIRST(&c->results)) != NULL) {
 		TAILQ_REMOVE(&c->results, r, entry);
 		json_decref(r->msg);
@@ -948,6 +992,8 @@ capture_stop(struct capture *c)
 	}
 	if (c->ev != NULL)
 		event_free(c->ev);
+	if (c->held_ev != NULL)
+		event_free(c->held_ev);
 	for (i = 0; i < c->nfails; i++)
 		free(c->fails[i].reason);
 	free(c->fails);
@@ -961,6 +1007,7 @@ capture_stop(struct capture *c)
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cv);
 	pthread_cond_destroy(&c->pcv);
+	pthread_cond_destroy(&c->rcv);
 	free(c);
 	return 0;
 }

@@ -119,7 +119,20 @@ struct creq {
 	int		 more;
 	atomic_int	 cancelled;
 	json_t		*items;		/* !more: the per-build-id replies */
+	unsigned	 queued;	/* its results not delivered yet (under mu) */
+	uint64_t	 held_pass;	/* loop: the capture_poll pass that held one back */
 };
+
+/*
+ * A request's results not yet delivered, at most: a worker posting more
+ * waits (result_post) until the loop has delivered some, and the loop
+ * holds a client's results back while its replies wait unread beyond
+ * CONTROL_HIGH_OUTPUT (capture_poll).  Before, a stream of replies
+ * produced faster than its client read (a store of 55,000 build-ids, or a
+ * user's few hundred binaries under long paths of control characters,
+ * each reply 47 KB) passed CONTROL_MAX_OUTPUT and the client was dropped.
+ */
+#define CAPTURE_RESULTS_MAX	64
 
 struct job {
 	TAILQ_ENTRY(job) entry;
@@ -256,6 +269,10 @@ struct capture {
 	atomic_uint	 njitroots;		/* queued JOB_JIT_WATCH holding a root fd */
 	atomic_uint	 njitroots_users;	/* ... of users' processes */
 	TAILQ_HEAD(, result) results;
+	pthread_cond_t	 rcv;			/* a request's results delivered (result_post) */
+	TAILQ_HEAD(, result) held;		/* loop: results held back, in order */
+	struct event	*held_ev;		/* loop: try them again */
+	uint64_t	 pass;			/* loop: capture_poll's passes */
 	int		 stop;
 	atomic_uint_least64_t stop_asked;	/* capture_stop_begin's time (mono ns), else 0 */
 	int		 efd;

@@ -288,6 +288,12 @@ control_on_close(struct control_client *c, void (*fn)(struct control_client *, v
 	c->on_close_arg = arg;
 }
 
+size_t
+control_output_pending(struct control_client *c)
+{
+	return evbuffer_get_length(bufferevent_get_output(c->bev));
+}
+
 void
 control_keep_alive(struct control_client *c, int on)
 {

@@ -57,6 +57,8 @@ void	control_after_reply(struct control_client *, void (*fn)(void *), void *arg)
  */
 void	control_on_close(struct control_client *,
 	    void (*fn)(struct control_client *, void *), void *arg);
+/* The bytes of replies waiting for C to read them. */
+size_t	control_output_pending(struct control_client *);
 /*
  * While ON, a client waiting for a long streamed reply (store, export) is
  * not dropped as idle; a client that does not read is still dropped.
