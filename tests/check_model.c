@@ -45,7 +45,7 @@ static int
 tally_cb(struct model_proc *p, void *arg)
 {
 	struct tally *t = arg;
-	size_t	 i;
+	size_t	 i, bytes = 0;
 
 	t->nprocs++;
 	t->nmaps += p->nmaps;
@@ -57,9 +57,11 @@ tally_cb(struct model_proc *p, void *arg)
 			t->bin_maps[p->maps[i].bin]++;
 		ck_assert_ptr_nonnull(p->maps[i].file->name);
 		t->name_bytes += strlen(p->maps[i].file->name);
+		bytes += strlen(p->maps[i].file->name);
 		if (i > 0)
 			ck_assert_uint_le(p->maps[i - 1].addr + p->maps[i - 1].len, p->maps[i].addr);
 	}
+	ck_assert_uint_eq(bytes, p->name_bytes);
 	return 0;
 }
 

@@ -231,9 +231,10 @@ bin_count(struct model *m, uint32_t bin, int delta)
 
 /* MM is let go: its file put, its binary's count less one. */
 static void
-map_gone(struct model *m, const struct model_map *mm)
+map_gone(struct model *m, struct model_proc *p, const struct model_map *mm)
 {
 	m->name_bytes -= mm->file->namelen;
+	p->name_bytes -= mm->file->namelen;
 	file_put(m, mm->file);
 	bin_count(m, mm->bin, -1);
 }
@@ -304,7 +305,7 @@ proc_free(struct model *m, struct model_proc *p, int keep)
 	size_t	 i;
 
 	for (i = 0; i < p->nmaps; i++)
-		map_gone(m, &p->maps[i]);
+		map_gone(m, p, &p->maps[i]);
 	if (keep && m->nspare < SPARE_MAX && p->cmaps <= SPARE_MAPS &&
 	    p->cthreads <= SPARE_THREADS) {
 		p->nmaps = 0;
@@ -648,6 +649,7 @@ maps_punch(struct model *m, struct model_proc *p, uint64_t start, uint64_t end)
 		mm = &p->maps[i];
 		mm->file->refs++;
 		m->name_bytes += mm->file->namelen;
+		p->name_bytes += mm->file->namelen;
 		bin_count(m, mm->bin, 1);
 		tail.pgoff += end - ms;
 		tail.addr = end;
@@ -665,7 +667,7 @@ maps_punch(struct model *m, struct model_proc *p, uint64_t start, uint64_t end)
 		i++;
 	}
 	for (j = i; j < p->nmaps && p->maps[j].addr + p->maps[j].len <= end; j++)
-		map_gone(m, &p->maps[j]);
+		map_gone(m, p, &p->maps[j]);
 	memmove(&p->maps[i], &p->maps[j], (p->nmaps - j) * sizeof(p->maps[0]));
 	p->nmaps -= j - i;
 	m->nmaps -= j - i;
@@ -689,7 +691,7 @@ maps_keep(struct model *m, struct model_proc *p, int (*keep)(const struct model_
 		if (keep != NULL && keep(&p->maps[i]))
 			p->maps[o++] = p->maps[i];
 		else
-			map_gone(m, &p->maps[i]);
+			map_gone(m, p, &p->maps[i]);
 	}
 	m->nmaps -= p->nmaps - o;
 	p->nmaps = o;
@@ -732,11 +734,8 @@ static int
 biggest_cb(struct model_proc *p, void *arg)
 {
 	struct biggest *b = arg;
-	size_t	 w = p->nmaps, i;
+	size_t	 w = b->bytes ? p->name_bytes : p->nmaps;
 
-	if (b->bytes)
-		for (i = 0, w = 0; i < p->nmaps; i++)
-			w += p->maps[i].file->namelen;
 	if (b->p == NULL || w > b->weight) {
 		b->p = p;
 		b->weight = w;
@@ -746,10 +745,10 @@ biggest_cb(struct model_proc *p, void *arg)
 
 /*
  * The model holds more maps than maps_global_max, or names of more bytes
- * than name_bytes_max: the process with the most (maps, or bytes) is shed
- * (its anonymous maps, or all of them), again until it is under (7/8 of
- * the bytes).  A walk of the processes each time: it happens only past
- * the budget, and each sheds thousands of maps.  Not during a walk.
+ * than name_bytes_max: the process with the most (maps, or bytes: each
+ * process keeps its count) is shed (its anonymous maps, or all of them),
+ * again until it is under (7/8 of the bytes).  A walk of the processes
+ * each time: it happens only past the budget.  Not during a walk.
  */
 static void
 maps_budget(struct model *m)
@@ -827,6 +826,7 @@ model_add_map_at(struct model *m, const struct record_mmap *r, uint8_t source, u
 	p->nmaps++;
 	m->nmaps++;
 	m->name_bytes += f->namelen;
+	p->name_bytes += f->namelen;
 	if (m->nmaps > m->maps_global_max || m->name_bytes > m->name_bytes_max) {
 		maps_budget(m);
 		/* the new map may have gone with its process's: found again, or none */
@@ -877,7 +877,7 @@ model_set_comm(struct model *m, uint32_t pid, uint32_t tid, const char *comm, in
 		return -ENOMEM;
 	if (exec) {
 		for (i = 0; i < p->nmaps; i++)
-			map_gone(m, &p->maps[i]);
+			map_gone(m, p, &p->maps[i]);
 		m->nmaps -= p->nmaps;
 		p->nmaps = 0;
 		p->jit = 0;
@@ -891,6 +891,13 @@ model_set_comm(struct model *m, uint32_t pid, uint32_t tid, const char *comm, in
 	strncpy(t->comm, comm, sizeof(t->comm) - 1);
 	t->comm[sizeof(t->comm) - 1] = '\0';
 	return 0;
+}
+
+void
+model_forget_maps(struct model *m, struct model_proc *p)
+{
+	maps_keep(m, p, NULL);
+	p->jit = 0;
 }
 
 int
@@ -923,6 +930,7 @@ model_fork(struct model *m, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t 
 			for (i = 0; i < parent->nmaps; i++) {
 				p->maps[i].file->refs++;
 				m->name_bytes += p->maps[i].file->namelen;
+				p->name_bytes += p->maps[i].file->namelen;
 				bin_count(m, p->maps[i].bin, 1);
 			}
 			p->nmaps = parent->nmaps;

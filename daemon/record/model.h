@@ -66,13 +66,21 @@ struct model_proc {
 	struct model_map *maps;		/* sorted by addr, non-overlapping */
 	size_t		 nmaps, cmaps;
 	/*
-	 * When the start-up scan read its maps (0: it did not); DATED: it
-	 * changed between the events' start and then, and no start state
-	 * shows it before SCAN_NS (recorder.c, date_changed).
+	 * When the start-up scan began to read it and when it was done (0:
+	 * it did not); DATED (recorder.c, date_changed): MODEL_DATED, it
+	 * changed between the events' start and SCAN_BEGIN_NS, and no start
+	 * state shows it before SCAN_NS; MODEL_UNREAD, it changed while the
+	 * scan read it (what the scan saw may be either image), and no start
+	 * state shows it before SCAN_NS at all.
 	 */
-	uint64_t	 scan_ns;
+	uint64_t	 scan_begin_ns, scan_ns;
+	uint64_t	 changed_ns;	/* its last change the scan saw (or may have), or 0 */
 	int		 dated;
+	size_t		 name_bytes;	/* its maps' names' (model.name_bytes) */
 };
+
+#define MODEL_DATED	1
+#define MODEL_UNREAD	2
 
 #define FILES_IDLE	16
 #define FILES_RECENT_BITS 6
@@ -140,8 +148,7 @@ struct model {
 	 * segment's start state writes it): 4M maps of 4,000-byte names (a
 	 * user's long path, mapped at 65,000 addresses, and forked) were
 	 * 17 GB of every start state.  Past it, the process whose maps' names
-	 * weigh most is shed, until the names are under 7/8 of it: a walk of
-	 * every map to weigh them, which each pass then pays for.
+	 * weigh most is shed, until the names are under 7/8 of it.
 	 */
 	size_t		 name_bytes, name_bytes_max;
 };
@@ -178,6 +185,8 @@ int	model_set_map_buildid(struct model *, uint32_t pid, uint64_t addr, const uin
 	    uint8_t size, uint8_t source);
 int	model_set_comm(struct model *, uint32_t pid, uint32_t tid, const char *comm, int exec);
 int	model_fork(struct model *, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid);
+/* P's maps let go: what the model has of them is not P's (sideband.c). */
+void	model_forget_maps(struct model *, struct model_proc *p);
 void	model_exit(struct model *, uint32_t pid, uint32_t tid);
 /*
  * The namespaces of PID (a NAMESPACES record: at fork, unshare and setns;

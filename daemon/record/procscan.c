@@ -152,15 +152,22 @@ scan_threads(struct model *m, uint32_t pid)
 }
 
 int
-procscan_ns(struct model *m, uint32_t pid, uint64_t before)
+procscan_ns(struct model *m, uint32_t pid, uint32_t tid, uint64_t before)
 {
 	char	 path[64];
 	struct stat mnt, user;
 	uint64_t start;
 	int	 dfd, rc = -1;
 
-	/* The directory holds on to the process: another under its pid is not seen through it. */
-	snprintf(path, sizeof(path), "/proc/%u", pid);
+	/*
+	 * The directory holds on to the process: another under its pid is
+	 * not seen through it.  Through thread TID (0: PID's own): a leader
+	 * that has exited (a zombie) has no namespaces to show.
+	 */
+	if (tid == 0 || tid == pid)
+		snprintf(path, sizeof(path), "/proc/%u", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/%u/task/%u", pid, tid);
 	if ((dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
 		return -1;
 	if (before != 0 && (start = procfs_start(dfd, pid)) != 0 &&
@@ -255,6 +262,7 @@ procscan_run(struct model *m, struct resolver *res, uint64_t unknown[BIDC_NCAUSE
 	DIR	*d;
 	struct dirent *de;
 	uint32_t live;
+	uint64_t begin;
 	int	 n = 0;
 
 	sc.tail = &sc.head;
@@ -267,12 +275,16 @@ procscan_run(struct model *m, struct resolver *res, uint64_t unknown[BIDC_NCAUSE
 			continue;
 		pid = (uint32_t)strtoul(de->d_name, NULL, 10);
 		tick(&sc);
+		begin = mono_ns();
 		if ((live = scan_threads(m, pid)) == 0 || model_find(m, pid) == NULL)
 			continue;	/* gone already */
-		procscan_ns(m, pid, 0);
+		procscan_ns(m, pid, live, 0);
 		scan_maps(&sc, pid, live);
-		if ((p = model_find(m, pid)) != NULL)
-			p->scan_ns = mono_ns();	/* after the read: what it saw was there then */
+		if ((p = model_find(m, pid)) != NULL) {
+			/* what it saw was there then: changes before BEGIN, perhaps those after */
+			p->scan_begin_ns = begin;
+			p->scan_ns = mono_ns();
+		}
 		n++;
 	}
 	closedir(d);

@@ -12,11 +12,13 @@
 
 /*
  * PID's mount and user namespaces from /proc (the kernel's files), into
- * the model: what the NAMESPACES records say of later ones.  0, or -1 if
- * PID is gone, or (BEFORE, CLOCK_MONOTONIC ns, not 0) the process under
- * PID now started after BEFORE: not the one a record stamped then was of.
+ * the model: what the NAMESPACES records say of later ones; read through
+ * its thread TID if not 0 (a leader that exited shows none).  0, or -1 if
+ * PID is gone, or (BEFORE, CLOCK_MONOTONIC ns, not 0; TID 0) the process
+ * under PID now started after BEFORE: not the one a record stamped then
+ * was of.
  */
-int	procscan_ns(struct model *, uint32_t pid, uint64_t before);
+int	procscan_ns(struct model *, uint32_t pid, uint32_t tid, uint64_t before);
 
 /*
  * Fill the model from /proc, the build-ids read through RES; the maps

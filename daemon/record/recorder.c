@@ -179,7 +179,7 @@ proc_ns(struct recorder *r, const struct model_proc *p)
 	if (p == NULL)
 		return INDEX_MNT_NS_UNKNOWN;
 	if (p->mnt_ns == 0) {
-		if (procscan_ns(&r->model, p->pid, r->turn_t) == 0)
+		if (procscan_ns(&r->model, p->pid, 0, r->turn_t) == 0)
 			r->st.ns_looked_up++;
 		else if (model_set_ns(&r->model, p->pid, INDEX_MNT_NS_UNKNOWN, 0) < 0)
 			return INDEX_MNT_NS_UNKNOWN;
@@ -1292,14 +1292,21 @@ scan_tick(void *arg)
 /*
  * The scan reads each process in turn, some after the events began (t0):
  * seconds later on a big host.  A process that changed before the scan
- * read it (an exec, a new mapping: a side-band record of it stamped
- * before its scan_ns) has a state that was not there at t0; dated t0, its
- * old image's samples of that time would be read against the new image:
- * another binary's functions, where the two share addresses (non-PIE
- * programs).  Such a process is dated (model.h): its start state is
- * stamped when the scan read it, and its samples before have no map
- * ("unknown", not wrong); its records of the time come in the stream as
- * ever.  A side-band record lost during the scan hides which processes
+ * began to read it (an exec, a new mapping: a side-band record of it
+ * stamped before its scan_begin_ns) has a state that was not there at
+ * t0; dated t0, its old image's samples of that time would be read
+ * against the new image: another binary's functions, where the two share
+ * addresses (non-PIE programs).  Such a process is dated (model.h): its
+ * start state is stamped when the scan was done with it, and its samples
+ * before have no map ("unknown", not wrong); its records of the time come
+ * in the stream as ever.  One that changed while the scan read it (its
+ * maps read over a wait for build-ids) may have been seen before or after
+ * the change: its start state is left out until then (MODEL_UNREAD), or
+ * the old image's, stamped after the exec, would be laid over the new.  A
+ * child forked before its dated parent's stamp is dated too: perf makes a
+ * forked process from its parent's maps of the time, which would lack the
+ * parent's start state.  A side-band record lost during the scan (or a
+ * side-band ring's share of the held records full) hides which processes
  * changed: then every process is dated.
  *
  * perf orders a round's records by time and flushes, at each round
@@ -1311,37 +1318,58 @@ scan_tick(void *arg)
 struct dating {
 	struct recorder	*r;
 	int		 lost;
+	int		 forks;		/* the FORK pass: children of dated parents */
+	int		 more;		/* ... it dated one: another pass */
 };
 
 static int
 dating_cb(const struct perf_event_header *h, void *arg)
 {
 	struct dating *d = arg;
-	struct model_proc *p;
+	struct model_proc *p, *parent;
 	struct record rec;
 	uint32_t pid;
+	int	 how;
 
 	if (h->type == PERF_RECORD_LOST) {
 		d->lost = 1;
 		return 0;
 	}
-	if (h->type != PERF_RECORD_MMAP2 && h->type != PERF_RECORD_MMAP3 &&
-	    h->type != PERF_RECORD_MMAP && !(h->type == PERF_RECORD_COMM &&
-	    (h->misc & PERF_RECORD_MISC_COMM_EXEC)))
+	if (d->forks ? h->type != PERF_RECORD_FORK : (h->type != PERF_RECORD_MMAP2 &&
+	    h->type != PERF_RECORD_MMAP3 && h->type != PERF_RECORD_MMAP &&
+	    !(h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC))))
 		return 0;
 	if (record_decode(h, h->size, &d->r->ev.sb_layout, &rec) < 0 || !rec.has_sid)
 		return 0;
+	if (d->forks) {
+		/* a process, not a thread; its parent dated after the fork */
+		if (rec.task.pid == rec.task.ppid ||
+		    (parent = model_find(&d->r->model, rec.task.ppid)) == NULL ||
+		    !parent->dated || rec.sid.time >= parent->scan_ns ||
+		    (p = model_find(&d->r->model, rec.task.pid)) == NULL || p->dated ||
+		    rec.sid.time >= p->scan_ns)
+			return 0;
+		p->dated = rec.sid.time < p->scan_begin_ns ? MODEL_DATED : MODEL_UNREAD;
+		d->more = 1;
+		return 0;
+	}
 	pid = rec.type == PERF_RECORD_COMM ? rec.comm.pid : rec.mmap.pid;
-	if ((p = model_find(&d->r->model, pid)) != NULL && rec.sid.time < p->scan_ns)
-		p->dated = 1;
+	if ((p = model_find(&d->r->model, pid)) == NULL || rec.sid.time >= p->scan_ns)
+		return 0;
+	if (rec.sid.time > p->changed_ns)
+		p->changed_ns = rec.sid.time;	/* a fork before it copies no such state */
+	how = rec.sid.time < p->scan_begin_ns ? MODEL_DATED : MODEL_UNREAD;
+	if (how > p->dated)
+		p->dated = how;
 	return 0;
 }
 
 static int
 dating_all_cb(struct model_proc *p, void *arg)
 {
-	if (p->scan_ns != 0)
-		p->dated = 1;
+	if (p->scan_ns != 0 && !p->dated)
+		p->dated = MODEL_DATED;
+	p->changed_ns = p->scan_ns;	/* any time before its scan */
 	return 0;
 }
 
@@ -1355,8 +1383,10 @@ dated_cb(struct model_proc *p, void *arg)
 	r->st.start_dated++;
 	if (p->scan_ns > r->round_floor)
 		r->round_floor = p->scan_ns;
-	log_debug("pid %u changed before the /proc scan read it: its start state is dated "
+	log_debug("pid %u changed %s the /proc scan read it: its start state is %s "
 	    "%.3f s after the events' start", p->pid,
+	    p->dated == MODEL_DATED ? "before" : "while",
+	    p->dated == MODEL_DATED ? "dated" : "left out until",
 	    (double)(p->scan_ns - r->start_mono_ns) / 1e9);
 	return 0;
 }
@@ -1364,11 +1394,18 @@ dated_cb(struct model_proc *p, void *arg)
 static void
 date_changed(struct recorder *r)
 {
-	struct dating d = { r, r->st.start_spill_full > 0 };
-	int	 i;
+	struct dating d = { r, 0, 0, 0 };
+	int	 i, pass;
 
+	for (i = 0; i < r->ev.ncpus; i++)
+		d.lost |= r->ev.cpus[i].sb_ring.spill_full > 0;
 	for (i = 0; i < r->ev.ncpus && !d.lost; i++)
 		ring_scan(&r->ev.cpus[i].sb_ring, 0, dating_cb, &d);
+	/* children of dated parents, and theirs: a pass per generation, a few at most */
+	d.forks = 1;
+	for (pass = 0, d.more = 1; d.more && !d.lost && pass < 8; pass++)
+		for (i = 0, d.more = 0; i < r->ev.ncpus; i++)
+			ring_scan(&r->ev.cpus[i].sb_ring, 0, dating_cb, &d);
 	if (d.lost)
 		model_foreach(&r->model, dating_all_cb, r);
 	model_foreach(&r->model, dated_cb, r);

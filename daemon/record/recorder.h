@@ -63,6 +63,8 @@ struct recorder_stats {
 	uint64_t	 start_spilled;		/* bytes held in memory during the start's scan */
 	uint64_t	 start_spill_full;	/* ... times a ring's share of it was full */
 	uint64_t	 start_dated;		/* processes changed during it (recorder.c, date_changed) */
+	uint64_t	 start_forks_unknown;	/* ... children forked before their parent's change:
+						   no maps (sideband.c, fork_before_scan) */
 	uint64_t	 sb_spilled;		/* side-band bytes held in memory later (relieve) */
 	uint64_t	 sb_spill_full;		/* ... times a ring's share of it was full */
 };

@@ -359,6 +359,36 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 	recorder_write(r, r->scratch, n, 1);
 }
 
+
+/*
+ * A FORK of the start-up scan's time (the records held while it ran, read
+ * after it): the model's parent is what the scan read, later than the
+ * fork.  If the parent changed between the fork and its scan (an exec: the
+ * scan saw the new image), the copy would give the child maps it never
+ * had; the child the scan read after the fork is as it saw it (its own
+ * records after it come next), and one it did not read has no maps
+ * (unknown, counted) rather than the parent's later ones.  1: the FORK is
+ * done with.
+ */
+static int
+fork_before_scan(struct recorder *r, const struct record *rec)
+{
+	struct model_proc *parent, *child;
+	uint64_t t = record_t(rec);
+
+	if ((parent = model_find(&r->model, rec->task.ppid)) == NULL ||
+	    parent->scan_ns <= t || parent->changed_ns <= t)
+		return 0;
+	if ((child = model_find(&r->model, rec->task.pid)) != NULL && child->scan_ns > t)
+		return 1;
+	if (model_fork(&r->model, rec->task.pid, rec->task.ppid, rec->task.tid,
+	    rec->task.ptid) == 0 && (child = model_find(&r->model, rec->task.pid)) != NULL) {
+		model_forget_maps(&r->model, child);
+		r->st.start_forks_unknown++;
+	}
+	return 1;
+}
+
 static void
 process_record(struct recorder *r, const struct perf_event_header *h, struct record *rec,
     const struct bid_answer *a, int fd)
@@ -386,6 +416,8 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 	case PERF_RECORD_FORK:
 		if (r->flight_on && rec->task.pid != rec->task.ppid)
 			flightrec_born(r, rec->task.pid, record_t(rec));
+		if (rec->task.pid != rec->task.ppid && fork_before_scan(r, rec))
+			break;
 		model_fork(&r->model, rec->task.pid, rec->task.ppid, rec->task.tid,
 		    rec->task.ptid);
 		break;

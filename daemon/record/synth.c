@@ -27,9 +27,12 @@ synth_proc(const struct model_proc *p, const struct record_layout *l,
 	size_t	 i, n;
 	int	 rc;
 
-	/* Not known before the scan read it (model.h): dated then. */
-	if (p->dated && p->scan_ns > s.time)
+	/* Not known before the scan read it (model.h): dated then, or left out. */
+	if (p->dated && p->scan_ns > s.time) {
+		if (p->dated == MODEL_UNREAD)
+			return 0;
 		s.time = p->scan_ns;
+	}
 	while ((t = model_thread_next(p, t)) != NULL) {
 		sid->pid = p->pid;
 		sid->tid = t->tid;
@@ -81,7 +84,9 @@ synth_emit_cb(const void *rec, size_t len, const struct model_proc *p,
 	if ((b = binaries_at(c->a->bins, mm->bin)) != NULL) {
 		if ((rc = segment_note_binary(c->seg, b, mm->file->name)) < 0)
 			return rc;
-		notify_seen(c->a->notify, b, p->pid, c->a->wall_ns);
+		/* a dated process's maps were seen when the scan read them (model.h) */
+		notify_seen(c->a->notify, b, p->pid, p->dated && p->scan_ns > c->a->time ?
+		    c->a->wall_ns + (p->scan_ns - c->a->time) : c->a->wall_ns);
 	}
 	c->st->maps++;
 	return 0;

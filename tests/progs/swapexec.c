@@ -4,9 +4,11 @@
  * function pm_swap_one where image 2 has pm_swap_two, so a sample read
  * against the wrong image names the other's function.
  *
- *	swapexec-1 IMAGE2	print "ready PID", spin in pm_swap_one until
+ *	swapexec-1 IMAGE2 [fork]  print "ready PID", spin in pm_swap_one until
  *				SIGUSR1, print "exec NS" (CLOCK_MONOTONIC),
- *				exec IMAGE2 -
+ *				exec IMAGE2 -; with "fork", first fork a
+ *				child (printed "child PID") that spins on in
+ *				pm_swap_one for 8 s
  *	swapexec-2 -		spin in pm_swap_two until SIGUSR1
  * Each image gives up after 60 s.
  */
@@ -57,9 +59,10 @@ main(int argc, char **argv)
 {
 	struct timespec t;
 	char	*args[3];
+	pid_t	 child;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: swapexec IMAGE2\n");
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: swapexec IMAGE2 [fork]\n");
 		return 2;
 	}
 	signal(SIGUSR1, on_usr1);
@@ -69,6 +72,11 @@ main(int argc, char **argv)
 	fflush(stdout);
 	if (SPIN(60) < 0)
 		return 1;
+	if (argc == 3 && (child = fork()) == 0) {
+		go = 0;
+		return SPIN(8) > 0 ? 0 : 1;
+	} else if (argc == 3)
+		printf("child %d\n", (int)child);
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	printf("exec %lld\n", (long long)t.tv_sec * 1000000000LL + t.tv_nsec);
 	fflush(stdout);
