@@ -53,21 +53,47 @@ shed(struct procs *p, struct proc *pr)
 	p->shed++;
 }
 
-/* Room for N maps in PR: 0, 1 if PR is shed instead, -1 out of memory. */
+/* The process holding the most maps (allocated), not the kernel's; NULL if none. */
+static struct proc *
+biggest(struct procs *p)
+{
+	struct proc *pr, *big = NULL;
+	size_t	 i;
+
+	for (i = 0; i < p->pcap; i++)
+		for (pr = p->ph[i]; pr != NULL; pr = pr->hnext)
+			if (big == NULL || pr->cap > big->cap)
+				big = pr;
+	return big;
+}
+
+/*
+ * Room for N maps in PR: 0, 1 if PR is shed instead, -1 out of memory.
+ * Past maps_global, the process holding the most is shed (not the one
+ * that asks: a root process forking after a user's filled the budget),
+ * until the room is there or PR is that process.
+ */
 static int
 maps_room(struct procs *p, struct proc *pr, size_t n)
 {
 	size_t	 ncap = pr->cap ? pr->cap : 16;
+	struct proc *big;
 	struct pmap *m;
 
 	if (n <= pr->cap)
 		return 0;
 	while (ncap < n)
 		ncap *= 2;
-	if (pr != &p->kernel && (n > p->maps_max || p->maps_alloc - pr->cap + ncap >
-	    p->maps_global)) {
+	if (pr != &p->kernel && n > p->maps_max) {
 		shed(p, pr);
 		return 1;
+	}
+	while (pr != &p->kernel && p->maps_alloc - pr->cap + ncap > p->maps_global) {
+		if ((big = biggest(p)) == NULL || big == pr || big->cap <= pr->cap) {
+			shed(p, pr);
+			return 1;
+		}
+		shed(p, big);
 	}
 	if ((m = realloc(pr->maps, ncap * sizeof(*m))) == NULL)
 		return -1;

@@ -27,9 +27,10 @@
  * a process mapping one file at 500,000 addresses holds them all, and
  * each of its children a copy.  A process is shed (its maps dropped, its
  * frames unmapped until its next exec; counted) when it would hold more
- * than PROCS_MAPS_MAX maps, as the recorder's model bounds a process, or
+ * than PROCS_MAPS_MAX maps, as the recorder's model bounds a process; and
  * when the maps allocated for all would pass PROCS_MAPS_GLOBAL (32 bytes
- * each: 128 MiB), as the model bounds them all.
+ * each: 128 MiB), the process holding the most is, as the model bounds
+ * them all.
  */
 #define PROCS_MAPS_MAX		65530
 #define PROCS_MAPS_GLOBAL	((size_t)4 << 20)

@@ -181,14 +181,15 @@ stacks_intern(struct stacks *s, const char *str)
 			free(c);
 			return s->strhash[j] - 1;
 		}
-	if (s->str_bytes + strlen(c) + 1 > s->max_str_bytes && strcmp(c, "[truncated]") != 0) {
+	if (s->str_bytes + strlen(c) + STACKS_STR_COST > s->max_str_bytes &&
+	    strcmp(c, "[truncated]") != 0) {
 		free(c);
 		s->names_truncated++;
 		return stacks_intern(s, "[truncated]");		/* made once, past the cap */
 	}
 	if (grow((void **)&s->str, &s->capstr, s->nstr + 1, sizeof(*s->str)) < 0)
 		goto oom;
-	s->str_bytes += strlen(c) + 1;
+	s->str_bytes += strlen(c) + STACKS_STR_COST;
 	s->str[s->nstr] = c;
 	s->nstr++;
 	s->strhash[j] = (uint32_t)s->nstr;

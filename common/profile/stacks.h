@@ -102,6 +102,8 @@ struct stacks {
 #define STACKS_NAME_MAX		4096
 #define STACKS_MAX_FOLDED	((size_t)256 << 20)
 #define STACKS_MAX_STR_BYTES	((size_t)256 << 20)
+/* A string's cost besides its bytes: its NUL, malloc's chunk, its pointer and hash slots. */
+#define STACKS_STR_COST		48
 
 struct stacks *stacks_new(struct symbolize *);
 void	stacks_free(struct stacks *);
