@@ -291,6 +291,10 @@ procs_fork(struct procs *p, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t 
 	else if (parent != NULL && parent->nmaps > 0) {
 		if ((rc = maps_room(p, child, parent->nmaps)) != 0)
 			return rc < 0 ? -1 : 0;
+		if (parent->shed) {		/* the biggest, shed to make the room */
+			shed(p, child);
+			return 0;
+		}
 		memcpy(child->maps, parent->maps, parent->nmaps * sizeof(*child->maps));
 		child->nmaps = parent->nmaps;
 	}
