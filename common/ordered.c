@@ -18,6 +18,7 @@
  * The queue is bounded: past ORDER_MAX bytes its older half is handed on
  * (perf's OE_FLUSH__HALF).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,7 @@ struct oq {
 	uint64_t	 max_t;		/* the latest time stamp seen */
 	uint64_t	 round_t;	/* max_t at the last FINISHED_ROUND */
 	int		 stop;		/* the callback asked to stop, or no memory */
+	int		 oom;		/* ... no memory: the walk fails (ENOMEM) */
 };
 
 static int
@@ -82,7 +84,7 @@ flush(struct oq *q, uint64_t limit, size_t k)
 			nlen += ((const struct perf_event_header *)(void *)
 			    (q->buf + q->v[i].off))->size;
 		if ((nb = malloc(nlen > 0 ? nlen : 1)) == NULL) {
-			q->stop = 1;
+			q->stop = q->oom = 1;
 			done = q->n;
 		} else {
 			nlen = 0;
@@ -129,7 +131,7 @@ queue_cb(const struct perf_event_header *h, void *arg)
 		struct oent *nv = reallocarray(q->v, cap, sizeof(*nv));
 
 		if (nv == NULL)
-			return q->stop = 1;
+			return q->stop = q->oom = 1;
 		q->v = nv;
 		q->cap = cap;
 	}
@@ -140,7 +142,7 @@ queue_cb(const struct perf_event_header *h, void *arg)
 		while (cap < q->len + h->size)
 			cap *= 2;
 		if ((nb = realloc(q->buf, cap)) == NULL)
-			return q->stop = 1;
+			return q->stop = q->oom = 1;
 		q->buf = nb;
 		q->bufcap = cap;
 	}
@@ -166,5 +168,9 @@ perfdata_walk_ordered(struct perfdata_file *f, const struct record_layouts *ls,
 		flush(&q, 0, q.n);
 	free(q.v);
 	free(q.buf);
+	if (q.oom) {
+		errno = ENOMEM;
+		return -1;
+	}
 	return rc;
 }

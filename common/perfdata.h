@@ -136,7 +136,8 @@ int64_t	perfdata_walk(struct perfdata_file *, perfdata_record_fn, void *arg);
 /*
  * The same in time order, as perf reads a file (ordered.c): each record's
  * time by its event's layout (LS), sorted within FINISHED_ROUND rounds.
- * Returns what perfdata_walk returns.
+ * Returns what perfdata_walk returns, or -1 (ENOMEM) with no memory to
+ * order the records: not a walk cut short, which would read as damage.
  */
 int64_t	perfdata_walk_ordered(struct perfdata_file *, const struct record_layouts *ls,
 	    perfdata_record_fn, void *arg);

@@ -33,6 +33,7 @@
 #include <zstd.h>
 
 #include "check_main.h"
+#include "check_oom.h"
 
 #include "compress.h"
 #include "perfdata.h"
@@ -451,6 +452,17 @@ START_TEST(test_walk_ordered)
 	for (i = 0; i < o.n; i++)
 		ck_assert_msg(o.t[i] == want[i], "record %zu: time %lld, want %lld", i,
 		    (long long)o.t[i], (long long)want[i]);
+	/*
+	 * Out of memory to order them: an error (ENOMEM), not a walk cut
+	 * short, which a profile took for damage and went on without the
+	 * rest of the segment (found by a review).
+	 */
+	o.n = 0;
+	check_fail_reallocs = 1;
+	errno = 0;
+	ck_assert_int_eq(perfdata_walk_ordered(&f, &ls, otimes_cb, &o), -1);
+	ck_assert_int_eq(errno, ENOMEM);
+	check_fail_reallocs = 0;
 	record_layouts_free(&ls);
 	perfdata_file_close(&f);
 }
