@@ -842,6 +842,95 @@ START_TEST(test_perf_other_boot)
 }
 END_TEST
 
+/* A FORK of PID from PPID at T. */
+static void
+seg_fork(struct seg *s, uint32_t pid, uint32_t ppid, uint64_t t)
+{
+	struct record_sample_id sid = { .pid = pid, .tid = pid, .time = t, .id = 7 };
+	struct perf_event_header h = { PERF_RECORD_FORK, 0, 0 };
+	size_t	 n = 32 + record_sample_id_size(&LAYOUT);
+
+	h.size = (uint16_t)n;
+	memcpy(s->buf, &h, sizeof(h));
+	memcpy(s->buf + 8, &pid, 4);
+	memcpy(s->buf + 12, &ppid, 4);
+	memcpy(s->buf + 16, &pid, 4);
+	memcpy(s->buf + 20, &ppid, 4);
+	memcpy(s->buf + 24, &t, 8);
+	record_encode_sample_id(&LAYOUT, &sid, s->buf + 32);
+	ck_assert_int_eq(perfdata_write(&s->pd, s->buf, n), 0);
+}
+
+struct childmaps {
+	uint32_t pid;
+	int	 covered, fork_seen, before_fork;
+};
+
+static int
+childmaps_cb(const struct perf_event_header *h, void *arg)
+{
+	struct childmaps *x = arg;
+	struct record r;
+
+	if (record_decode(h, h->size, &LAYOUT, &r) < 0)
+		return 0;
+	if (r.type == PERF_RECORD_FORK && r.task.pid == x->pid)
+		x->fork_seen = 1;
+	if (r.type == PERF_RECORD_MMAP2 && r.mmap.pid == x->pid &&
+	    r.mmap.addr <= 0x403000 && 0x403000 < r.mmap.addr + r.mmap.len &&
+	    strcmp(r.mmap.filename, "/opt/srv") == 0) {
+		x->covered++;
+		x->before_fork += !x->fork_seen;
+	}
+	return 0;
+}
+
+/*
+ * --pid with the perf format keeps only PID's records: PID forked in the
+ * window without an exec (a pre-fork server's worker) was made by perf
+ * from its parent's maps, which the output lacked, and all its samples
+ * were [unknown] (found by a review).  Its maps follow its FORK now.
+ */
+START_TEST(test_perf_pid_forked)
+{
+	struct profile_req r = window(T0 - SEC, T0 + 40 * SEC, PROFILE_PERF);
+	struct profile_stats st;
+	struct perfdata_file f;
+	struct childmaps x = { .pid = 21 };
+	struct config conf;
+	struct index *ix;
+	struct seg s;
+	char	 err[256], path[256], p[256];
+	int	 i;
+
+	config_defaults(&conf);
+	ck_assert_msg(index_open(&ix, state, &conf, NULL, err, sizeof(err)) == 0, "%s", err);
+	seg_open(&s, segpath(1, p, sizeof(p)));
+	seg_comm(&s, 20, "srv", 100 * SEC);
+	seg_mmap(&s, 20, 0x400000, "/opt/srv", 0xd1, 100 * SEC);
+	seg_fork(&s, 21, 20, 101 * SEC);
+	for (i = 0; i < 5; i++)
+		seg_sample(&s, 21, 0x403000, (uint64_t)(102 + i) * SEC);
+	seg_close(&s, OFF_A, 100 * SEC);
+	index_segment_open(ix, 1, strrchr(p, '/') + 1, T0);
+	index_segment_close(ix, 1, T0 + 10 * SEC, 4096, 5, 0, 9);
+	ck_assert_int_eq(index_flush(ix), 0);
+	index_close(ix);
+
+	r.pid = 21;
+	ck_assert_msg(run(&r, &st, err, sizeof(err), "fk.data") == 0, "%s", err);
+	ck_assert_uint_eq(st.samples, 5);
+	snprintf(path, sizeof(path), "%s/fk.data", tmpdir);
+	ck_assert_int_eq(perfdata_open(&f, path, err, sizeof(err)), 0);
+	perfdata_walk(&f, childmaps_cb, &x);
+	perfdata_file_close(&f);
+	ck_assert_int_eq(x.fork_seen, 1);
+	ck_assert_msg(x.covered == 1 && x.before_fork == 0,
+	    "the forked child's map of /opt/srv: %d after its FORK, %d before", x.covered,
+	    x.before_fork);
+}
+END_TEST
+
 /*
  * The same when the other boot's segment is the open one (no CLOCK_DATA
  * yet: its clock comes from its first record, the start state's): its
@@ -1553,6 +1642,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_user_ip_after_kernel);
 	tcase_add_test(tc, test_vdso_compat);
 	tcase_add_test(tc, test_perf_other_boot);
+	tcase_add_test(tc, test_perf_pid_forked);
 	tcase_add_test(tc, test_perf_open_other_boot);
 	tcase_add_test(tc, test_guest_samples);
 	tcase_add_test(tc, test_pprof_roundtrip);

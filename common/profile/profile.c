@@ -521,6 +521,51 @@ write_out(struct pctx *c, const struct perf_event_header *h, int sample, uint64_
 }
 
 /*
+ * With --pid the perf output keeps PID's records only: PID forked in the
+ * window without an exec (a pre-fork server's worker) is made by perf
+ * from its parent's maps at the FORK, which the output lacks, and all its
+ * samples were [unknown] (found by a review).  Its maps, as the engine
+ * has them from its parent, follow its FORK (R) at its time.
+ */
+static int
+write_fork_maps(struct pctx *c, const struct record *r)
+{
+	const struct proc *pr = procs_get(&c->procs, r->task.pid, 0);
+	struct record_sample_id sid = r->sid;
+	struct record_mmap m;
+	size_t	 i;
+
+	if (pr == NULL)
+		return 0;
+	sid.pid = sid.tid = r->task.pid;
+	sid.time += (uint64_t)c->shift;
+	for (i = 0; i < pr->nmaps; i++) {
+		const struct pmap *pm = &pr->maps[i];
+		const struct binary *b = pm->bin;
+
+		if (b == NULL || (b->kind != BIN_ELF && b->kind != BIN_NOID && b->kind != BIN_ANON))
+			continue;	/* a JIT map is its process's own: not its child's */
+		memset(&m, 0, sizeof(m));
+		m.pid = m.tid = r->task.pid;
+		m.addr = pm->start;
+		m.len = pm->end - pm->start;
+		m.pgoff = pm->pgoff;
+		m.prot = 5;		/* PROT_READ | PROT_EXEC */
+		m.flags = 2;		/* MAP_PRIVATE */
+		m.filename = b->name;
+		if (b->kind == BIN_ELF && b->idlen > 0 && b->idlen <= sizeof(m.build_id)) {
+			memcpy(m.build_id, b->id, b->idlen);
+			m.build_id_size = b->idlen;
+			record_build_mmap2(c->rec, &m, PERF_RECORD_MISC_USER, &c->layout, &sid);
+		} else
+			record_build_mmap2_plain(c->rec, &m, PERF_RECORD_MISC_USER, &c->layout, &sid);
+		if (write_out(c, (const struct perf_event_header *)c->rec, 0, 0) != 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * Whose addresses a frame's are: the process's (0), the kernel's (1), or
  * SPACE_GUEST, a guest's or the hypervisor's (the events count guest
  * time too on a KVM host): no mapping of the host's names those, though
@@ -694,7 +739,7 @@ record_cb(const struct perf_event_header *h, void *arg)
 	const struct profile_req *req = c->req;
 	struct record r;
 	size_t	 jit_len = 0;
-	int	 keep = 1;
+	int	 keep = 1, fork_maps = 0;
 
 	if (h->type >= PERF_RECORD_USER_TYPE_START)
 		return c->out != NULL ? write_out(c, h, 0, 0) : 0;
@@ -737,8 +782,10 @@ record_cb(const struct perf_event_header *h, void *arg)
 	case PERF_RECORD_FORK:
 		if (procs_fork(&c->procs, r.task.pid, r.task.ppid, r.task.tid, r.task.ptid) < 0)
 			return fail_oom(c);
-		if (req->pid >= 0 && r.task.pid == (uint32_t)req->pid)
+		if (req->pid >= 0 && r.task.pid == (uint32_t)req->pid) {
 			c->pid_seen = 1;
+			fork_maps = r.task.pid != r.task.ppid && r.has_sid;
+		}
 		break;
 	case PERF_RECORD_EXIT:
 		procs_exit(&c->procs, r.task.pid, r.task.tid);
@@ -758,7 +805,9 @@ record_cb(const struct perf_event_header *h, void *arg)
 			record_set_time(c->rec, h->size, &c->layout, t + (uint64_t)c->shift);
 			h = (const struct perf_event_header *)c->rec;
 		}
-		return write_out(c, h, 0, 0);
+		if (write_out(c, h, 0, 0) != 0)
+			return 1;
+		return fork_maps ? write_fork_maps(c, &r) : 0;
 	}
 	return 0;
 }
