@@ -25,23 +25,31 @@ procfs_stat_start(const char *stat)
 	return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
 }
 
+int
+procfs_read(int dirfd, const char *path, char *buf, size_t len)
+{
+	ssize_t	 n;
+	int	 fd;
+
+	if (len == 0 || (fd = openat(dirfd >= 0 ? dirfd : AT_FDCWD, path,
+	    O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
 uint64_t
 procfs_start(int dirfd, uint32_t pid)
 {
 	char	 buf[1024], path[32];
-	ssize_t	 n;
-	int	 fd;
 
 	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	fd = dirfd >= 0 ? openat(dirfd, "stat", O_RDONLY | O_CLOEXEC) :
-	    open(path, O_RDONLY | O_CLOEXEC);
-	if (fd == -1)
+	if (procfs_read(dirfd, dirfd >= 0 ? "stat" : path, buf, sizeof(buf)) < 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	return procfs_stat_start(buf);
 }
 

@@ -5,6 +5,7 @@
 #ifndef PERFMAPD_PROCFS_H
 #define PERFMAPD_PROCFS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -19,6 +20,11 @@ uint64_t procfs_stat_start(const char *stat);
  * PID), or 0.
  */
 uint64_t procfs_start(int dirfd, uint32_t pid);
+/*
+ * A small /proc file, PATH under DIRFD (-1: as it is), into BUF (LEN
+ * bytes, one read, NUL-terminated): 0, or -1.
+ */
+int	procfs_read(int dirfd, const char *path, char *buf, size_t len);
 /*
  * A start time in clock ticks since boot on CLOCK_MONOTONIC, ns (the
  * events' clock), truncated as the ticks are: a process started at or

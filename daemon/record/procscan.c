@@ -91,18 +91,10 @@ task_state(uint32_t pid, uint32_t tid)
 {
 	char	 buf[1024], path[64];
 	const char *p;
-	ssize_t	 n;
-	int	 fd;
 
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+	if (procfs_read(-1, path, buf, sizeof(buf)) < 0 ||
+	    (p = strrchr(buf, ')')) == NULL || p[1] != ' ')
 		return 0;
 	return (unsigned char)p[2];
 }
