@@ -97,6 +97,9 @@ struct record_mmap {
 	uint8_t		build_id_size;		/* 0: none in the record */
 	uint8_t		build_id[BUILD_ID_MAX];
 	const char	*filename;		/* points into the record, NUL-terminated */
+	uint8_t		unlinked;		/* not decoded: a " (deleted)" ending FILENAME
+						   is the kernel's mark, proven (perfmapd's
+						   daemon/record/buildid_reader.h) */
 };
 
 struct record_sample {

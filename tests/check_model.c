@@ -197,16 +197,16 @@ START_TEST(test_set_buildid)
 
 	ck_assert_int_eq(add_map(10, 0x1000, 0x1000, 0, "/a", 0), 0);
 	ck_assert_int_eq(add_map(10, 0x3000, 0x1000, 0, "/b", 0), 0);
-	ck_assert_int_eq(model_set_map_buildid(&M, 10, 0x3000, id, 20, BID_USER), 0);
+	ck_assert_int_eq(model_set_map_buildid(&M, 10, 0x3000, id, 20, 0, BID_USER), 0);
 	p = model_find(&M, 10);
 	ck_assert_uint_eq(p->maps[1].file->build_id_size, 20);
 	ck_assert_mem_eq(p->maps[1].file->build_id, id, 20);
 	ck_assert_uint_eq(p->maps[1].source, BID_USER);
 	ck_assert_uint_eq(p->maps[0].file->build_id_size, 0);
 	/* No map there, no process, no build-id: nothing changes. */
-	ck_assert_int_eq(model_set_map_buildid(&M, 10, 0x2000, id, 20, BID_USER), -ENOENT);
-	ck_assert_int_eq(model_set_map_buildid(&M, 99, 0x1000, id, 20, BID_USER), -ENOENT);
-	ck_assert_int_eq(model_set_map_buildid(&M, 10, 0x1000, id, 0, BID_USER), -ENOENT);
+	ck_assert_int_eq(model_set_map_buildid(&M, 10, 0x2000, id, 20, 0, BID_USER), -ENOENT);
+	ck_assert_int_eq(model_set_map_buildid(&M, 99, 0x1000, id, 20, 0, BID_USER), -ENOENT);
+	ck_assert_int_eq(model_set_map_buildid(&M, 10, 0x1000, id, 0, 0, BID_USER), -ENOENT);
 	ck_assert_uint_eq(model_find(&M, 10)->maps[0].file->build_id_size, 0);
 	check_counts();
 }
@@ -1001,7 +1001,7 @@ START_TEST(test_big_host)
 	}
 	ck_assert_uint_lt(total, M.nprocs);
 	ck_assert_ptr_null(model_find(&M, 50001));
-	ck_assert_int_eq(model_set_map_buildid(&M, 777, 0x7f0000000000ULL, id, 20, BID_USER), 0);
+	ck_assert_int_eq(model_set_map_buildid(&M, 777, 0x7f0000000000ULL, id, 20, 0, BID_USER), 0);
 	ck_assert_uint_eq(M.nfiles, 4);
 	p = model_find(&M, 777);
 	ck_assert_uint_eq(p->maps[1].file->build_id_size, 20);
@@ -1069,6 +1069,12 @@ keep_none_cb(const struct binary *b, void *arg)
 	return 0;
 }
 
+static int
+keep_x_cb(const struct binary *b, void *arg)
+{
+	return b == arg;
+}
+
 START_TEST(test_binary_match)
 {
 	static const uint8_t a[20] = { 1 }, b[20] = { 2 };
@@ -1077,22 +1083,33 @@ START_TEST(test_binary_match)
 	uint32_t id;
 
 	ck_assert_int_eq(binaries_init(&bins), 0);
-	ck_assert_ptr_nonnull(e = binaries_get_ns(&bins, "/bin/x", a, 20, 7, NULL));
+	ck_assert_ptr_nonnull(e = binaries_get_ns(&bins, "/bin/x", 1, a, 20, 7, NULL));
 	id = e->id;
-	ck_assert_int_eq(binaries_match(e, "/bin/x", a, 20, 7), 1);
-	ck_assert_int_eq(binaries_match(e, "/bin/x (deleted)", a, 20, 7), 1);
-	ck_assert_int_eq(binaries_match(e, "/bin/x", a, 20, 0), 0);
-	ck_assert_int_eq(binaries_match(e, "/bin/x", b, 20, 7), 0);
-	ck_assert_int_eq(binaries_match(e, "/bin/x", a, 19, 7), 0);
-	ck_assert_int_eq(binaries_match(e, "/bin/xy", a, 20, 7), 0);
-	ck_assert_int_eq(binaries_match(e, "/bin/", a, 20, 7), 0);
+	ck_assert_int_eq(binaries_match(e, "/bin/x", 1, a, 20, 7), 1);
+	ck_assert_int_eq(binaries_match(e, "/bin/x (deleted)", 1, a, 20, 7), 1);
+	ck_assert_int_eq(binaries_match(e, "/bin/x", 1, a, 20, 0), 0);
+	ck_assert_int_eq(binaries_match(e, "/bin/x", 1, b, 20, 7), 0);
+	ck_assert_int_eq(binaries_match(e, "/bin/x", 1, a, 19, 7), 0);
+	ck_assert_int_eq(binaries_match(e, "/bin/xy", 1, a, 20, 7), 0);
+	ck_assert_int_eq(binaries_match(e, "/bin/", 1, a, 20, 7), 0);
+	/*
+	 * A " (deleted)" not proven the kernel's mark is part of the name: a
+	 * file the user named "/bin/x (deleted)" is not /bin/x.
+	 */
+	ck_assert_int_eq(binaries_match(e, "/bin/x (deleted)", 0, a, 20, 7), 0);
+	ck_assert_ptr_nonnull(e2 = binaries_get_ns(&bins, "/bin/x (deleted)", 0, a, 20, 7, NULL));
+	ck_assert_ptr_ne(e2, e);
+	ck_assert_str_eq(e2->path, "/bin/x (deleted)");
+	ck_assert_ptr_eq(binaries_get_ns(&bins, "/bin/x (deleted)", 1, a, 20, 7, NULL), e);
+	ck_assert_str_eq(e->path, "/bin/x");
+	ck_assert_uint_eq(binaries_prune(&bins, keep_x_cb, NULL, e), 1);
 	ck_assert_uint_eq(binaries_prune(&bins, keep_none_cb, NULL, NULL), 1);
-	ck_assert_int_eq(binaries_match(binaries_at(&bins, id), "/bin/x", a, 20, 7), 0);
+	ck_assert_int_eq(binaries_match(binaries_at(&bins, id), "/bin/x", 1, a, 20, 7), 0);
 	/* the id handed out again, to another path with the same build-id */
-	ck_assert_ptr_nonnull(e2 = binaries_get_ns(&bins, "/bin/y", a, 20, 7, NULL));
+	ck_assert_ptr_nonnull(e2 = binaries_get_ns(&bins, "/bin/y", 1, a, 20, 7, NULL));
 	ck_assert_uint_eq(e2->id, id);
-	ck_assert_int_eq(binaries_match(binaries_at(&bins, id), "/bin/x", a, 20, 7), 0);
-	ck_assert_int_eq(binaries_match(e2, "/bin/y", a, 20, 7), 1);
+	ck_assert_int_eq(binaries_match(binaries_at(&bins, id), "/bin/x", 1, a, 20, 7), 0);
+	ck_assert_int_eq(binaries_match(e2, "/bin/y", 1, a, 20, 7), 1);
 	binaries_free(&bins);
 }
 END_TEST

@@ -95,9 +95,10 @@ void	index_segment_deleted(struct index *, const char *name);
  * A mapping of PATH with build-id ID, seen at WALL_NS by process PID, in
  * the current segment.  SOURCE is an enum buildid_source.  SYNTHESIZED: it
  * comes from a segment's initial state, not from a new mmap, so it moves
- * last_seen and links the segment but is not counted as a mapping.  (The
- * recorder's mappings arrive through the listener instead, with their
- * binary already looked up.)
+ * last_seen and links the segment but is not counted as a mapping.  A
+ * " (deleted)" ending PATH is taken for the kernel's mark, proven by the
+ * caller (binaries.h).  (The recorder's mappings arrive through the
+ * listener instead, with their binary already looked up.)
  */
 void	index_add_mapping(struct index *, const char *path, const uint8_t *id,
 	    uint8_t idsize, uint8_t source, uint32_t pid, uint64_t wall_ns,

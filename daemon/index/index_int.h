@@ -209,9 +209,15 @@ void	table_forget(struct index *, const struct binary *b);
 /* A sighting of B at WALL by PID; COUNT: a new mmap, not a state seen again. */
 void	table_sight(struct index *, const struct binary *b, uint8_t source, uint32_t pid,
 	    uint64_t wall, int count);
-/* The same for (NAME, ID, provenance NS) of kind KIND, its binary found or created. */
-void	table_add_object(struct index *, const char *name, const uint8_t *id, uint8_t idsize,
-	    uint64_t ns, uint8_t source, uint8_t kind, uint32_t pid, uint64_t wall, int count);
+/*
+ * The same for (NAME, ID, provenance NS) of kind KIND, its binary found or
+ * created (UNLINKED: binaries_get_ns).  A segment read back does not say
+ * whether a " (deleted)" in a mapping's name was proven the kernel's mark:
+ * the scan of one (rebuild.c) keeps every name whole.
+ */
+void	table_add_object(struct index *, const char *name, int unlinked, const uint8_t *id,
+	    uint8_t idsize, uint64_t ns, uint8_t source, uint8_t kind, uint32_t pid, uint64_t wall,
+	    int count);
 /* After a commit: forget the unresolved rows if there are many (all are written). */
 void	table_trim_unresolved(struct index *);
 uint64_t index_name_seq(const char *name);	/* of a segment file name, 0 if none */

@@ -106,7 +106,7 @@ index_scan_kernel(struct index *ix, const uint8_t *id, uint8_t idsize,
 	if (ix == NULL)
 		return 0;
 	if (idsize > 0)
-		table_add_object(ix, "[kernel.kallsyms]", id, idsize, 0, BID_KERNEL, BINARY_KERNEL,
+		table_add_object(ix, "[kernel.kallsyms]", 0, id, idsize, 0, BID_KERNEL, BINARY_KERNEL,
 		    0, wall_ns, 0);
 	if ((f = fopen(proc_modules, "re")) == NULL)
 		return -errno;
@@ -125,7 +125,7 @@ index_scan_kernel(struct index *ix, const uint8_t *id, uint8_t idsize,
 			m.bidsize = (uint8_t)rc;
 		snprintf(path, sizeof(path), "[%s]", m.name);
 		if (m.bidsize > 0)
-			table_add_object(ix, path, m.bid, m.bidsize, 0, BID_KERNEL, BINARY_MODULE, 0,
+			table_add_object(ix, path, 0, m.bid, m.bidsize, 0, BID_KERNEL, BINARY_MODULE, 0,
 			    wall_ns, 0);
 		for (i = 0; i < ix->nmods; i++)
 			if (strcmp(ix->mods[i].name, m.name) == 0 && ix->mods[i].addr == m.addr &&

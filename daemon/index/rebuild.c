@@ -96,7 +96,7 @@ scan_exit(struct scan_ctx *c, const struct record *rec)
 		return;
 	for (i = 0; i < p->nmaps; i++)
 		if (p->maps[i].file->build_id_size > 0)
-			table_add_object(c->ix, p->maps[i].file->name, p->maps[i].file->build_id,
+			table_add_object(c->ix, p->maps[i].file->name, 0, p->maps[i].file->build_id,
 			    p->maps[i].file->build_id_size, scan_ns_of(c, p->pid), BID_NONE, BINARY_USER,
 			    p->pid, wall, 0);
 }
@@ -138,8 +138,9 @@ scan_record_cb(const struct perf_event_header *h, void *arg)
 			break;
 		if (model_add_map(&c->model, &rec.mmap, BID_NONE, BINARY_NONE) < 0)
 			c->model_oom = 1;
+		/* its name whole: table_add_object */
 		if (rec.mmap.build_id_size > 0)
-			table_add_object(c->ix, rec.mmap.filename, rec.mmap.build_id,
+			table_add_object(c->ix, rec.mmap.filename, 0, rec.mmap.build_id,
 			    rec.mmap.build_id_size, scan_ns_of(c, rec.mmap.pid), BID_NONE,
 			    BINARY_USER, rec.mmap.pid, scan_record_wall(c, &rec),
 			    c->count && c->init_done);
@@ -204,13 +205,13 @@ kernel_entry_cb(const struct perfdata_buildid *b, void *arg)
 	if (!b->kernel)
 		return 0;
 	if (strcmp(b->filename, "[kernel.kallsyms]") == 0)
-		table_add_object(k->ix, b->filename, b->id, b->size, 0, BID_KERNEL, BINARY_KERNEL,
+		table_add_object(k->ix, b->filename, 0, b->id, b->size, 0, BID_KERNEL, BINARY_KERNEL,
 		    0, k->wall, 0);
 	else {
 		/* as live ingest names it (kernel.c, from /proc/modules): "[nf_nat]" */
 		record_module_name(b->filename, mod, sizeof(mod));
 		snprintf(name, sizeof(name), "[%s]", mod);
-		table_add_object(k->ix, name, b->id, b->size, 0, BID_KERNEL, BINARY_MODULE, 0,
+		table_add_object(k->ix, name, 0, b->id, b->size, 0, BID_KERNEL, BINARY_MODULE, 0,
 		    k->wall, 0);
 	}
 	return 0;

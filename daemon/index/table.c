@@ -223,14 +223,15 @@ table_sight(struct index *ix, const struct binary *b, uint8_t source, uint32_t p
 }
 
 void
-table_add_object(struct index *ix, const char *name, const uint8_t *id, uint8_t idsize,
-    uint64_t ns, uint8_t source, uint8_t kind, uint32_t pid, uint64_t wall, int count)
+table_add_object(struct index *ix, const char *name, int unlinked, const uint8_t *id,
+    uint8_t idsize, uint64_t ns, uint8_t source, uint8_t kind, uint32_t pid, uint64_t wall,
+    int count)
 {
 	struct binary *b;
 
 	if (idsize == 0 || idsize > BUILD_ID_MAX)
 		return;
-	if ((b = binaries_get_ns(ix->bins, name, id, idsize, ns, NULL)) == NULL) {
+	if ((b = binaries_get_ns(ix->bins, name, unlinked, id, idsize, ns, NULL)) == NULL) {
 		log_warnx("index: out of memory");
 		return;
 	}
@@ -243,7 +244,7 @@ index_add_mapping(struct index *ix, const char *path, const uint8_t *id, uint8_t
     uint8_t source, uint32_t pid, uint64_t wall_ns, int synthesized)
 {
 	if (ix != NULL)
-		table_add_object(ix, path, id, idsize, 0, source, BINARY_USER, pid, wall_ns,
+		table_add_object(ix, path, 1, id, idsize, 0, source, BINARY_USER, pid, wall_ns,
 		    !synthesized);
 }
 

@@ -90,25 +90,32 @@ match(const struct binary *e, const char *name, size_t len, const uint8_t *id,
 	    strncmp(e->path, name, len) == 0 && e->path[len] == '\0';
 }
 
+/* The length of NAME as an entry's path (binaries_get_ns). */
+static size_t
+key_len(const char *name, int unlinked)
+{
+	return unlinked ? record_name_len(name) : strlen(name);
+}
+
 int
-binaries_match(const struct binary *e, const char *name, const uint8_t *id, uint8_t idsize,
-    uint64_t ns)
+binaries_match(const struct binary *e, const char *name, int unlinked, const uint8_t *id,
+    uint8_t idsize, uint64_t ns)
 {
-	return idsize > 0 && match(e, name, record_name_len(name), id, idsize, ns);
+	return idsize > 0 && match(e, name, key_len(name, unlinked), id, idsize, ns);
 }
 
 struct binary *
-binaries_get(struct binaries *b, const char *name, const uint8_t *id, uint8_t idsize,
-    int *created)
+binaries_get(struct binaries *b, const char *name, int unlinked, const uint8_t *id,
+    uint8_t idsize, int *created)
 {
-	return binaries_get_ns(b, name, id, idsize, 0, created);
+	return binaries_get_ns(b, name, unlinked, id, idsize, 0, created);
 }
 
 struct binary *
-binaries_get_ns(struct binaries *b, const char *name, const uint8_t *id, uint8_t idsize,
-    uint64_t ns, int *created)
+binaries_get_ns(struct binaries *b, const char *name, int unlinked, const uint8_t *id,
+    uint8_t idsize, uint64_t ns, int *created)
 {
-	size_t	 len = record_name_len(name), j;
+	size_t	 len = key_len(name, unlinked), j;
 	uint64_t h;
 	uint32_t nid;
 	struct binary *e;

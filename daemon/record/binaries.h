@@ -21,8 +21,12 @@
  *
  * The kernel names a file that was unlinked when it was mapped "PATH
  * (deleted)"; /proc/PID/maps does the same for a running process whose
- * binary was replaced since.  The entry is PATH with its build-id: that is
- * what the history of PATH must show.
+ * binary was replaced since.  The entry is PATH with its build-id, what
+ * the history of PATH must show, where the daemon saw that the file was
+ * unlinked when it was so named (buildid_reader.h, struct bid_answer's
+ * UNLINKED).  Elsewhere the name is kept whole: anyone may name a file
+ * "/tmp/tool (deleted)" beside root's /tmp/tool, and its build-id must not
+ * become /tmp/tool's.
  */
 #ifndef PERFMAPD_BINARIES_H
 #define PERFMAPD_BINARIES_H
@@ -54,7 +58,7 @@ enum binary_kind {
  * either.
  */
 struct binary {
-	const char	*path;		/* arena, without " (deleted)"; NULL: a free entry */
+	const char	*path;		/* arena, " (deleted)" proven the kernel's left out; NULL: free */
 	uint64_t	 hash;
 	uint64_t	 path_hash;	/* of PATH alone (hash_bytes from HASH_INIT) */
 	uint64_t	 seg_seq;	/* recorder: last segment whose build-id table lists it */
@@ -88,22 +92,23 @@ int	binaries_init(struct binaries *);
 void	binaries_free(struct binaries *);
 
 /*
- * The entry of (NAME without " (deleted)", ID), created if new (then
- * *CREATED, if not NULL, is 1).  NULL if IDSIZE is 0 or too large, or
- * when out of memory.
+ * The entry of (NAME, ID), created if new (then *CREATED, if not NULL, is
+ * 1); NAME without its " (deleted)" if UNLINKED says that is the kernel's
+ * mark (see above).  NULL if IDSIZE is 0 or too large, or when out of
+ * memory.
  */
-struct binary *binaries_get(struct binaries *, const char *name, const uint8_t *id,
-	    uint8_t idsize, int *created);
+struct binary *binaries_get(struct binaries *, const char *name, int unlinked,
+	    const uint8_t *id, uint8_t idsize, int *created);
 /* The same in provenance NS (see NS above); binaries_get is NS 0. */
-struct binary *binaries_get_ns(struct binaries *, const char *name, const uint8_t *id,
-	    uint8_t idsize, uint64_t ns, int *created);
+struct binary *binaries_get_ns(struct binaries *, const char *name, int unlinked,
+	    const uint8_t *id, uint8_t idsize, uint64_t ns, int *created);
 
 /*
- * Is E the entry binaries_get_ns would give for (NAME, ID, IDSIZE, NS)?
- * (A free entry is no one's.)
+ * Is E the entry binaries_get_ns would give for (NAME, UNLINKED, ID,
+ * IDSIZE, NS)?  (A free entry is no one's.)
  */
-int	binaries_match(const struct binary *e, const char *name, const uint8_t *id,
-	    uint8_t idsize, uint64_t ns);
+int	binaries_match(const struct binary *e, const char *name, int unlinked,
+	    const uint8_t *id, uint8_t idsize, uint64_t ns);
 
 /*
  * NS of a mapping by a process in mount namespace MNT_NS and user

@@ -220,6 +220,20 @@ clock_held(uint64_t since)
 	return !wallclock_stepped_after(since);
 }
 
+/*
+ * Was the file of ST (DOUBT: clock_doubt), mapped at W, unlinked when its
+ * name was read (struct bid_answer's UNLINKED)?  No link left, and the
+ * last change of its status, which the unlink was or came before, before
+ * W's NAMED_NS by the margin: a file named "X (deleted)" unlinked after
+ * its name was read moved its ctime past that.
+ */
+static int
+unlinked_when_named(const struct stat *st, int64_t doubt, struct bid_when w)
+{
+	return st->st_nlink == 0 && changed_before(st, doubt, (int64_t)w.named_ns) &&
+	    clock_held(w.since_ns);
+}
+
 static int
 cause_of(int err)
 {
@@ -674,6 +688,7 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 		a->cause = BIDC_NOT_FILE;
 		return 1;
 	}
+	a->unlinked = (uint8_t)unlinked_when_named(&st, doubt, q->map);
 	/*
 	 * Its bytes now are the mapped ones unless it was written since: a
 	 * file rewritten in place (cp over a loaded library) keeps its inode,

@@ -75,11 +75,17 @@ const char *buildid_cause_name(int cause);
  * start-up scan; 0: none): a file written clearly after it (its mtime: a
  * link or a chmod in the process's life moves only the ctime) may have
  * been written after the mapping, and is not read as the mapped one.
+ * NAMED_NS: a wall-clock time by which the mapping's name had been read
+ * (WALL_NS for a record, whose name the kernel wrote when it mapped the
+ * file; the start-up scan's look at /proc/PID/maps), SINCE_NS holding for
+ * it too; 0: unknown.  The proof of a name's " (deleted)" is by it
+ * (struct bid_answer's UNLINKED).
  */
 struct bid_when {
 	uint64_t	 wall_ns;
 	uint64_t	 since_ns;
 	uint64_t	 floor_ns;
+	uint64_t	 named_ns;
 };
 
 /* *INTO becomes the earlier of itself and W, each field (a request's members). */
@@ -92,6 +98,8 @@ bid_when_earliest(struct bid_when *into, struct bid_when w)
 		into->since_ns = w.since_ns;
 	if (w.floor_ns < into->floor_ns)
 		into->floor_ns = w.floor_ns;
+	if (w.named_ns < into->named_ns)
+		into->named_ns = w.named_ns;
 }
 
 /* What the record says of a mapping: the question. */
@@ -105,11 +113,21 @@ struct bid_query {
 	const char	*filename;
 };
 
+/*
+ * UNLINKED: the file read through map_files had no link left, and its
+ * status last changed (the unlink moves the ctime; nothing moves it back)
+ * before the query's NAMED_NS by the margin of rule 2: it was unlinked
+ * when its name was read, so a " (deleted)" ending that name is the
+ * kernel's mark, not part of the file's name.  Anyone can name a file
+ * "tool (deleted)" beside another's "tool" in /tmp: without this proof
+ * the name is the file's own, whole.
+ */
 struct bid_answer {
 	int		 cause;		/* BIDC_OK: ID holds SIZE bytes */
 	uint8_t		 size;
 	uint8_t		 id[BUILD_ID_MAX];
 	uint8_t		 cached;	/* answered from the cache */
+	uint8_t		 unlinked;	/* see above */
 };
 
 struct buildid_reader_entry {

@@ -21,6 +21,7 @@
 #include "procfs.h"
 #include "procscan.h"
 #include "recorder.h"
+#include "wallclock.h"
 #include "walltime.h"
 
 #define SCAN_BATCH	32	/* reads out at once */
@@ -58,7 +59,8 @@ settle(struct scan *sc)
 		resolver_req_done(sc->res, q, mono_ns(), 0);
 		a = resolver_req_answer(q);
 		if (a->cause == BIDC_OK)
-			model_set_map_buildid(sc->m, q->q.pid, q->q.addr, a->id, a->size, BID_USER);
+			model_set_map_buildid(sc->m, q->q.pid, q->q.addr, a->id, a->size,
+			    a->unlinked, BID_USER);
 		else
 			sc->unknown[(unsigned)a->cause < BIDC_NCAUSES ? a->cause : BIDC_ERROR]++;
 		resolver_req_put(sc->res, q);
@@ -198,9 +200,13 @@ scan_maps(struct scan *sc, uint32_t pid, uint32_t tid)
 {
 	char	 path[64], line[PATH_MAX + 256];
 	struct resolve_req *q;
-	struct bid_when when = { 0, 0, maps_floor(pid) };
+	struct bid_when when = { 0, 0, maps_floor(pid), 0 };
+	int64_t	 wall;
 	FILE	*f;
 
+	/* The names read below are the kernel's of after this look. */
+	if ((wall = wallclock_look(&when.since_ns)) > 0)
+		when.named_ns = (uint64_t)wall;
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/maps", pid, tid);
 	if ((f = fopen(path, "re")) == NULL)
 		return;

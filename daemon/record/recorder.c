@@ -127,12 +127,13 @@ recorder_look(struct recorder *r)
 struct bid_when
 recorder_proof_when(const struct recorder *r, const struct record *rec)
 {
-	struct bid_when w = { 0, 0, 0 };
+	struct bid_when w = { 0, 0, 0, 0 };
 
 	if (!rec->has_sid || rec->sid.time == 0 || r->wall_look == 0)
 		return w;
 	w.wall_ns = (uint64_t)((int64_t)rec->sid.time + r->wall_off);
 	w.since_ns = rec->sid.time < r->wall_look ? rec->sid.time : r->wall_look;
+	w.named_ns = w.wall_ns;		/* the kernel named the file as it mapped it */
 	return w;
 }
 
@@ -222,16 +223,19 @@ ns_owner_uid(struct recorder *r, uint32_t pid, uint64_t user_ns)
 	return (int32_t)uid;
 }
 
-/* The binary of (NAME, ID) as process P maps it, with its provenance. */
+/*
+ * The binary of (NAME, ID) as process P maps it, with its provenance
+ * (UNLINKED: binaries_get_ns).
+ */
 struct binary *
 recorder_binary(struct recorder *r, const struct model_proc *p, const char *name,
-    const uint8_t *id, uint8_t idsize)
+    int unlinked, const uint8_t *id, uint8_t idsize)
 {
 	struct binary *b;
 	uint64_t ns = proc_ns(r, p);
 	int	 created;
 
-	if ((b = binaries_get_ns(r->bins, name, id, idsize, ns, &created)) != NULL &&
+	if ((b = binaries_get_ns(r->bins, name, unlinked, id, idsize, ns, &created)) != NULL &&
 	    created && ns != 0)
 		b->ns_uid = p != NULL && ns != INDEX_MNT_NS_UNKNOWN ?
 		    ns_owner_uid(r, p->pid, p->user_ns) : -1;
@@ -247,9 +251,10 @@ recorder_file_binary(struct recorder *r, const struct model_proc *p, struct mode
 	/* The entry F remembers, if it still is F's (an id is reused after a prune). */
 	if (f->bin != BINARY_NONE && f->bin_ns == ns &&
 	    (b = binaries_at(r->bins, f->bin)) != NULL &&
-	    binaries_match(b, f->name, f->build_id, f->build_id_size, ns))
+	    binaries_match(b, f->name, f->unlinked, f->build_id, f->build_id_size, ns))
 		return b;
-	if ((b = recorder_binary(r, p, f->name, f->build_id, f->build_id_size)) == NULL)
+	if ((b = recorder_binary(r, p, f->name, f->unlinked, f->build_id,
+	    f->build_id_size)) == NULL)
 		return NULL;
 	f->bin = b->id;
 	f->bin_ns = ns;

@@ -237,9 +237,12 @@ void	recorder_look(struct recorder *);
  * look's.  All 0: the record has no time (no proof by time).
  */
 struct bid_when recorder_proof_when(const struct recorder *, const struct record *);
-/* The binary of (NAME, ID) as process P maps it, with its provenance. */
+/*
+ * The binary of (NAME, ID) as process P maps it, with its provenance
+ * (UNLINKED: binaries_get_ns).
+ */
 struct binary *recorder_binary(struct recorder *, const struct model_proc *, const char *name,
-	    const uint8_t *id, uint8_t idsize);
+	    int unlinked, const uint8_t *id, uint8_t idsize);
 /*
  * The same for file F (with a build-id) as P maps it: remembered in F, so
  * that the next map of F by a process of the same provenance costs no

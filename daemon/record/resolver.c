@@ -369,7 +369,7 @@ static void
 resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 {
 	struct bid_answer a;
-	struct bid_when when = { UINT64_MAX, UINT64_MAX, UINT64_MAX };
+	struct bid_when when = { UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX };
 	uint64_t now = mono_ns();
 	size_t	 i, live = 0;
 

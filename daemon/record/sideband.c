@@ -314,6 +314,7 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 		}
 		memcpy(m->build_id, a->id, a->size);
 		m->build_id_size = a->size;
+		m->unlinked = a->unlinked;
 		source = BID_USER;
 		r->st.mmaps_user_id++;
 		rewrite = 1;
@@ -330,8 +331,8 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 	if (m->build_id_size > 0)
 		b = mm != NULL ?
 		    recorder_file_binary(r, model_find(&r->model, m->pid), mm->file) :
-		    recorder_binary(r, model_find(&r->model, m->pid), m->filename, m->build_id,
-		    m->build_id_size);
+		    recorder_binary(r, model_find(&r->model, m->pid), m->filename, m->unlinked,
+		    m->build_id, m->build_id_size);
 	if (b != NULL) {
 		if (mm != NULL)
 			model_map_set_bin(&r->model, mm, b->id);
