@@ -97,10 +97,17 @@ struct record_mmap {
 	uint8_t		build_id_size;		/* 0: none in the record */
 	uint8_t		build_id[BUILD_ID_MAX];
 	const char	*filename;		/* points into the record, NUL-terminated */
-	uint8_t		unlinked;		/* not decoded: a " (deleted)" ending FILENAME
-						   is the kernel's mark, proven (perfmapd's
-						   daemon/record/buildid_reader.h) */
+	uint8_t		name_flags;		/* not decoded: MMAP_NAME_* below */
 };
+
+/*
+ * What perfmapd proved of a mapping's FILENAME (daemon/record/
+ * buildid_reader.h, struct bid_answer): a " (deleted)" ending it is the
+ * kernel's mark; it is the file's path in a mount namespace other than
+ * the host's (or whose, was not known), whoever mapped it.
+ */
+#define MMAP_NAME_UNLINKED	0x1
+#define MMAP_NAME_FOREIGN	0x2
 
 struct record_sample {
 	uint64_t	ip;

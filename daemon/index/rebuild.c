@@ -25,6 +25,7 @@
 
 #include "buildid.h"
 #include "index_int.h"
+#include "index_reader.h"
 #include "log.h"
 #include "perfdata.h"
 #include "procfs.h"
@@ -97,7 +98,9 @@ scan_exit(struct scan_ctx *c, const struct record *rec)
 	for (i = 0; i < p->nmaps; i++)
 		if (p->maps[i].file->build_id_size > 0)
 			table_add_object(c->ix, p->maps[i].file->name, 0, p->maps[i].file->build_id,
-			    p->maps[i].file->build_id_size, scan_ns_of(c, p->pid), BID_NONE, BINARY_USER,
+			    p->maps[i].file->build_id_size,
+			    (p->maps[i].file->name_flags & MMAP_NAME_FOREIGN) ?
+			    INDEX_MNT_NS_UNKNOWN : scan_ns_of(c, p->pid), BID_NONE, BINARY_USER,
 			    p->pid, wall, 0);
 }
 
@@ -105,6 +108,7 @@ static int
 scan_record_cb(const struct perf_event_header *h, void *arg)
 {
 	struct scan_ctx *c = arg;
+	const struct model_proc *p;
 	struct record rec;
 
 	if (record_decode(h, h->size, record_layout_of(&c->layouts, h, h->size), &rec) < 0)
@@ -136,6 +140,13 @@ scan_record_cb(const struct perf_event_header *h, void *arg)
 	case PERF_RECORD_MMAP2:
 		if (rec.mmap.pid == (uint32_t)-1)
 			break;
+		/*
+		 * Written between NAMESPACES records of no known namespace
+		 * (recorder_write_foreign): no known provenance, also at its exit.
+		 */
+		if ((p = model_find(&c->model, rec.mmap.pid)) != NULL &&
+		    p->mnt_ns == INDEX_MNT_NS_UNKNOWN)
+			rec.mmap.name_flags |= MMAP_NAME_FOREIGN;
 		if (model_add_map(&c->model, &rec.mmap, BID_NONE, BINARY_NONE) < 0)
 			c->model_oom = 1;
 		/* its name whole: table_add_object */

@@ -674,6 +674,8 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 		a->cause = BIDC_USERFS;
 		return 1;
 	}
+	/* Whose path the kernel's name is (struct bid_answer). */
+	a->foreign = b->host_mount != NULL && b->host_mount(pfd) != 1;
 	rc = fstat(pfd, &st);
 	doubt = rc == 0 ? clock_doubt(pfd) : 0;
 	close(pfd);
@@ -752,7 +754,9 @@ resolve_by_name(struct buildid_reader *b, const struct bid_query *q, struct bid_
 	char	 why[256];
 	int	 pfd, fd;
 
+	/* The file found is the host's at the record's path, if any (struct bid_answer). */
 	a->cause = BIDC_GONE;
+	a->unlinked = a->foreign = 0;
 	/*
 	 * Nothing to compare, unlinked when it was mapped, or mapped at an
 	 * unknown time (the start-up scan): no state of the file could be

@@ -121,6 +121,11 @@ struct bid_query {
  * kernel's mark, not part of the file's name.  Anyone can name a file
  * "tool (deleted)" beside another's "tool" in /tmp: without this proof
  * the name is the file's own, whole.
+ *
+ * FOREIGN: the file read through map_files is on a mount the host's mount
+ * namespace does not have, or it could not be told (buildid_reader's
+ * HOST_MOUNT): its name is its path in another namespace, whoever maps it
+ * (recorder_foreign).
  */
 struct bid_answer {
 	int		 cause;		/* BIDC_OK: ID holds SIZE bytes */
@@ -128,7 +133,15 @@ struct bid_answer {
 	uint8_t		 id[BUILD_ID_MAX];
 	uint8_t		 cached;	/* answered from the cache */
 	uint8_t		 unlinked;	/* see above */
+	uint8_t		 foreign;	/* see below */
 };
+
+/* What A proved of the mapping's name: record.h MMAP_NAME_*. */
+static inline unsigned
+bid_answer_name_flags(const struct bid_answer *a)
+{
+	return (a->unlinked ? MMAP_NAME_UNLINKED : 0) | (a->foreign ? MMAP_NAME_FOREIGN : 0);
+}
 
 struct buildid_reader_entry {
 	uint64_t	 key;		/* 0: empty */
@@ -148,6 +161,12 @@ struct buildid_reader {
 	 * answer "user-fs".
 	 */
 	int		(*guard)(int pathfd, uint32_t pid, char *why, size_t whylen);
+	/*
+	 * Is the file of an O_PATH handle on a mount of the host's mount
+	 * namespace: 1 yes, 0 no, -1 not known (userfs_host_mount)?  NULL:
+	 * every file is taken for the host's (the tests' readers).
+	 */
+	int		(*host_mount)(int pathfd);
 	pthread_mutex_t	 mu;
 	struct buildid_reader_entry *e;
 	size_t		 n, cap;

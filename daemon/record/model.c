@@ -109,13 +109,13 @@ recent_slot(const struct model_file *k)
 	    0x9e3779b97f4a7c15ULL) >> (64 - FILES_RECENT_BITS));
 }
 
-/* Is F the file NAME with K's inode, build-id and proof of its name? */
+/* Is F the file NAME with K's inode, build-id and what was proven of its name? */
 static int
 file_is(const struct model_file *f, const char *name, const struct model_file *k)
 {
 	return f->ino == k->ino && f->ino_generation == k->ino_generation &&
 	    f->maj == k->maj && f->min == k->min && f->build_id_size == k->build_id_size &&
-	    f->unlinked == k->unlinked &&
+	    f->name_flags == k->name_flags &&
 	    memcmp(f->build_id, k->build_id, k->build_id_size) == 0 &&
 	    strcmp(f->name, name) == 0;
 }
@@ -157,7 +157,7 @@ file_get(struct model *m, const char *name, const struct model_file *k)
 	f->refs = 1;
 	f->bin = UINT32_MAX;	/* BINARY_NONE: nothing cached */
 	f->build_id_size = k->build_id_size;
-	f->unlinked = k->unlinked;
+	f->name_flags = k->name_flags;
 	memcpy(f->build_id, k->build_id, k->build_id_size);
 	memcpy(f->name, name, len);
 	f->namelen = (uint16_t)(len - 1 > UINT16_MAX ? UINT16_MAX : len - 1);
@@ -803,7 +803,7 @@ model_add_map_at(struct model *m, const struct record_mmap *r, uint8_t source, u
 	k.ino = r->ino;
 	k.ino_generation = r->ino_generation;
 	k.build_id_size = r->build_id_size < BUILD_ID_MAX ? r->build_id_size : BUILD_ID_MAX;
-	k.unlinked = r->unlinked;
+	k.name_flags = r->name_flags;
 	memcpy(k.build_id, r->build_id, k.build_id_size);
 	if ((f = file_get(m, r->filename, &k)) == NULL)
 		return -ENOMEM;
@@ -844,7 +844,7 @@ model_add_map_at(struct model *m, const struct record_mmap *r, uint8_t source, u
 
 int
 model_set_map_buildid(struct model *m, uint32_t pid, uint64_t addr, const uint8_t *id,
-    uint8_t size, int unlinked, uint8_t source)
+    uint8_t size, unsigned name_flags, uint8_t source)
 {
 	struct model_proc *p;
 	struct model_map *mm;
@@ -861,7 +861,7 @@ model_set_map_buildid(struct model *m, uint32_t pid, uint64_t addr, const uint8_
 	memset(k.build_id, 0, sizeof(k.build_id));
 	memcpy(k.build_id, id, size);
 	k.build_id_size = size;
-	k.unlinked = (uint8_t)(unlinked != 0);
+	k.name_flags = (uint8_t)name_flags;
 	if ((f = file_get(m, mm->file->name, &k)) == NULL)
 		return -ENOMEM;
 	file_put(m, mm->file);
@@ -1002,7 +1002,7 @@ model_map_record(const struct model_proc *p, const struct model_map *mm, struct 
 	r->build_id_size = f->build_id_size;
 	memcpy(r->build_id, f->build_id, sizeof(r->build_id));
 	r->filename = f->name;
-	r->unlinked = f->unlinked;
+	r->name_flags = f->name_flags;
 }
 
 int

@@ -32,7 +32,7 @@ struct model_file {
 	uint16_t	 namelen;	/* strlen(name): a map's share of name_bytes */
 	uint8_t		 idle;		/* in struct model's idle ring */
 	uint8_t		 build_id_size;	/* 0: not known (yet) */
-	uint8_t		 unlinked;	/* NAME's " (deleted)" proven the kernel's (record.h) */
+	uint8_t		 name_flags;	/* what was proven of NAME: record.h MMAP_NAME_* */
 	uint8_t		 build_id[BUILD_ID_MAX];
 	char		 name[];
 };
@@ -182,11 +182,11 @@ int	model_add_map(struct model *, const struct record_mmap *, uint8_t source, ui
 int	model_add_map_at(struct model *, const struct record_mmap *, uint8_t source,
 	    uint32_t bin, struct model_map **out);
 /*
- * The build-id of PID's map at ADDR, once read (UNLINKED: struct
- * bid_answer's); -ENOENT if there is none.
+ * The build-id of PID's map at ADDR, once read, and what the read proved
+ * of its name (record.h MMAP_NAME_*); -ENOENT if there is none.
  */
 int	model_set_map_buildid(struct model *, uint32_t pid, uint64_t addr, const uint8_t *id,
-	    uint8_t size, int unlinked, uint8_t source);
+	    uint8_t size, unsigned name_flags, uint8_t source);
 int	model_set_comm(struct model *, uint32_t pid, uint32_t tid, const char *comm, int exec);
 int	model_fork(struct model *, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid);
 /* P's maps let go: what the model has of them is not P's (sideband.c). */

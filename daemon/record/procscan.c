@@ -60,7 +60,7 @@ settle(struct scan *sc)
 		a = resolver_req_answer(q);
 		if (a->cause == BIDC_OK)
 			model_set_map_buildid(sc->m, q->q.pid, q->q.addr, a->id, a->size,
-			    a->unlinked, BID_USER);
+			    bid_answer_name_flags(a), BID_USER);
 		else
 			sc->unknown[(unsigned)a->cause < BIDC_NCAUSES ? a->cause : BIDC_ERROR]++;
 		resolver_req_put(sc->res, q);

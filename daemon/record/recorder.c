@@ -157,7 +157,7 @@ static void prune_binaries(struct recorder *);
  * process the segment shows no FORK of.
  */
 static void
-write_ns(struct recorder *r, const struct model_proc *p)
+write_ns_as(struct recorder *r, uint32_t pid, uint64_t mnt_ns, uint64_t user_ns)
 {
 	struct record_sample_id sid;
 	uint8_t	 buf[64 + 16 * 16 + sizeof(sid)];
@@ -166,10 +166,24 @@ write_ns(struct recorder *r, const struct model_proc *p)
 	if (r->turn_rec == NULL || !r->turn_rec->has_sid)
 		return;
 	sid = r->turn_rec->sid;
-	sid.pid = sid.tid = p->pid;
-	n = record_build_namespaces(buf, p->pid, p->pid, p->mnt_ns, p->user_ns, &r->ev.sb_layout,
-	    &sid);
+	sid.pid = sid.tid = pid;
+	n = record_build_namespaces(buf, pid, pid, mnt_ns, user_ns, &r->ev.sb_layout, &sid);
 	recorder_write(r, buf, n, 1);
+}
+
+static void
+write_ns(struct recorder *r, const struct model_proc *p)
+{
+	write_ns_as(r, p->pid, p->mnt_ns, p->user_ns);
+}
+
+void
+recorder_write_foreign(struct recorder *r, const struct model_proc *p, const void *rec,
+    size_t len)
+{
+	write_ns_as(r, p->pid, INDEX_MNT_NS_UNKNOWN, 0);
+	recorder_write(r, rec, len, 1);
+	write_ns(r, p);
 }
 
 static uint64_t
@@ -224,18 +238,36 @@ ns_owner_uid(struct recorder *r, uint32_t pid, uint64_t user_ns)
 }
 
 /*
+ * The provenance of a file process P maps, FLAGS what its read proved of
+ * its name (record.h MMAP_NAME_*): P's (proc_ns), unless recorder_foreign.
+ */
+int
+recorder_foreign(struct recorder *r, const struct model_proc *p, unsigned flags)
+{
+	return (flags & MMAP_NAME_FOREIGN) && p != NULL && r->host_mnt_ns != 0 &&
+	    proc_ns(r, p) == 0 && p->mnt_ns == r->host_mnt_ns;
+}
+
+static uint64_t
+file_ns(struct recorder *r, const struct model_proc *p, unsigned flags)
+{
+	return recorder_foreign(r, p, flags) ? INDEX_MNT_NS_UNKNOWN : proc_ns(r, p);
+}
+
+/*
  * The binary of (NAME, ID) as process P maps it, with its provenance
- * (UNLINKED: binaries_get_ns).
+ * (FLAGS: record.h MMAP_NAME_*).
  */
 struct binary *
 recorder_binary(struct recorder *r, const struct model_proc *p, const char *name,
-    int unlinked, const uint8_t *id, uint8_t idsize)
+    unsigned flags, const uint8_t *id, uint8_t idsize)
 {
 	struct binary *b;
-	uint64_t ns = proc_ns(r, p);
+	uint64_t ns = file_ns(r, p, flags);
 	int	 created;
 
-	if ((b = binaries_get_ns(r->bins, name, unlinked, id, idsize, ns, &created)) != NULL &&
+	if ((b = binaries_get_ns(r->bins, name, flags & MMAP_NAME_UNLINKED, id, idsize, ns,
+	    &created)) != NULL &&
 	    created && ns != 0)
 		b->ns_uid = p != NULL && ns != INDEX_MNT_NS_UNKNOWN ?
 		    ns_owner_uid(r, p->pid, p->user_ns) : -1;
@@ -246,14 +278,15 @@ struct binary *
 recorder_file_binary(struct recorder *r, const struct model_proc *p, struct model_file *f)
 {
 	struct binary *b;
-	uint64_t ns = proc_ns(r, p);
+	uint64_t ns = file_ns(r, p, f->name_flags);
 
 	/* The entry F remembers, if it still is F's (an id is reused after a prune). */
 	if (f->bin != BINARY_NONE && f->bin_ns == ns &&
 	    (b = binaries_at(r->bins, f->bin)) != NULL &&
-	    binaries_match(b, f->name, f->unlinked, f->build_id, f->build_id_size, ns))
+	    binaries_match(b, f->name, f->name_flags & MMAP_NAME_UNLINKED, f->build_id,
+	    f->build_id_size, ns))
 		return b;
-	if ((b = recorder_binary(r, p, f->name, f->unlinked, f->build_id,
+	if ((b = recorder_binary(r, p, f->name, f->name_flags, f->build_id,
 	    f->build_id_size)) == NULL)
 		return NULL;
 	f->bin = b->id;

@@ -238,11 +238,31 @@ void	recorder_look(struct recorder *);
  */
 struct bid_when recorder_proof_when(const struct recorder *, const struct record *);
 /*
+ * Is a file P maps, FLAGS what its read proved of its name (record.h
+ * MMAP_NAME_*), on a mount the host's mount namespace does not have, while
+ * P is of that namespace (and no other provenance is P's, binaries.h NS)?
+ * Then P reached another namespace's mount (through /proc/PID/root, or a
+ * descriptor passed on), and the kernel named the file by its path there:
+ * a user's bind mount over /usr/bin/passwd in a namespace of theirs, run
+ * from the host's, is no host's /usr/bin/passwd.  Its provenance is not
+ * known (INDEX_MNT_NS_UNKNOWN).  (A root-made namespace's processes map
+ * its own mounts, none of the host's: theirs are taken as they were.)
+ */
+int	recorder_foreign(struct recorder *, const struct model_proc *p, unsigned flags);
+/*
+ * Write REC (LEN bytes), a mapping of P's that recorder_foreign says is of
+ * no known provenance, between NAMESPACES records that say so (mount
+ * namespace INDEX_MNT_NS_UNKNOWN) and then P's own again: a rebuild of
+ * the index from the segment (index/rebuild.c) reads the same.
+ */
+void	recorder_write_foreign(struct recorder *, const struct model_proc *p, const void *rec,
+	    size_t len);
+/*
  * The binary of (NAME, ID) as process P maps it, with its provenance
- * (UNLINKED: binaries_get_ns).
+ * (FLAGS: what a read proved of NAME, record.h MMAP_NAME_*).
  */
 struct binary *recorder_binary(struct recorder *, const struct model_proc *, const char *name,
-	    int unlinked, const uint8_t *id, uint8_t idsize);
+	    unsigned flags, const uint8_t *id, uint8_t idsize);
 /*
  * The same for file F (with a build-id) as P maps it: remembered in F, so
  * that the next map of F by a process of the same provenance costs no

@@ -585,6 +585,7 @@ resolver_start(struct resolver **out, int keep_fds, char *err, size_t errlen)
 	r->btail = &r->bhead;
 	r->keep_fds = keep_fds;
 	r->reader.guard = reader_guard;
+	r->reader.host_mount = userfs_host_mount;
 	if ((r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
 		goto fail;

@@ -288,7 +288,9 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 {
 	struct record_mmap *m = &rec->mmap;
 	struct model_map *mm = NULL;
+	struct model_proc *p;
 	struct binary *b = NULL;
+	const void *out;
 	uint8_t	 source = BID_NONE;
 	uint64_t wall;
 	int	 rewrite;
@@ -314,7 +316,7 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 		}
 		memcpy(m->build_id, a->id, a->size);
 		m->build_id_size = a->size;
-		m->unlinked = a->unlinked;
+		m->name_flags = (uint8_t)bid_answer_name_flags(a);
 		source = BID_USER;
 		r->st.mmaps_user_id++;
 		rewrite = 1;
@@ -331,7 +333,7 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 	if (m->build_id_size > 0)
 		b = mm != NULL ?
 		    recorder_file_binary(r, model_find(&r->model, m->pid), mm->file) :
-		    recorder_binary(r, model_find(&r->model, m->pid), m->filename, m->unlinked,
+		    recorder_binary(r, model_find(&r->model, m->pid), m->filename, m->name_flags,
 		    m->build_id, m->build_id_size);
 	if (b != NULL) {
 		if (mm != NULL)
@@ -350,14 +352,21 @@ handle_mmap(struct recorder *r, const struct perf_event_header *h, struct record
 	}
 	if ((m->prot & PROT_EXEC) && record_name_is_anon(m->filename))
 		recorder_jit_watch(r, model_find(&r->model, m->pid));
-	if (!rewrite || strlen(m->filename) >= PATH_MAX) {
-		recorder_write(r, h, h->size, 1);
-		return;
+	if (rewrite && strlen(m->filename) < PATH_MAX) {
+		n = m->build_id_size > 0 ?
+		    record_build_mmap2(r->scratch, m, rec->misc, &r->ev.sb_layout, &rec->sid) :
+		    record_build_mmap2_plain(r->scratch, m, rec->misc, &r->ev.sb_layout,
+		    &rec->sid);
+		out = r->scratch;
+	} else {
+		out = h;
+		n = h->size;
 	}
-	n = m->build_id_size > 0 ?
-	    record_build_mmap2(r->scratch, m, rec->misc, &r->ev.sb_layout, &rec->sid) :
-	    record_build_mmap2_plain(r->scratch, m, rec->misc, &r->ev.sb_layout, &rec->sid);
-	recorder_write(r, r->scratch, n, 1);
+	if (b != NULL && (p = model_find(&r->model, m->pid)) != NULL &&
+	    recorder_foreign(r, p, m->name_flags))
+		recorder_write_foreign(r, p, out, n);
+	else
+		recorder_write(r, out, n, 1);
 }
 
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "buildid_reader.h"
+#include "index_reader.h"
 #include "synth.h"
 
 struct synth_ctx {
@@ -25,7 +26,7 @@ synth_proc(const struct model_proc *p, const struct record_layout *l,
 	struct record_mmap r;
 	struct model_thread *t = NULL;
 	size_t	 i, n;
-	int	 rc;
+	int	 rc, host_ns;
 
 	/* Not known before the scan read it (model.h): dated then, or left out. */
 	if (p->dated && p->scan_ns > s.time) {
@@ -40,23 +41,41 @@ synth_proc(const struct model_proc *p, const struct record_layout *l,
 		if ((rc = emit(buf, n, p, NULL, arg)) != 0)
 			return rc;
 	}
-	if (host != NULL &&
-	    binaries_ns(host->mnt_ns, host->user_ns, p->mnt_ns, p->user_ns) != 0) {
+	host_ns = host == NULL ||
+	    binaries_ns(host->mnt_ns, host->user_ns, p->mnt_ns, p->user_ns) == 0;
+	if (!host_ns) {
 		sid->pid = sid->tid = p->pid;
 		n = record_build_namespaces(buf, p->pid, p->pid, p->mnt_ns, p->user_ns, l, sid);
 		if ((rc = emit(buf, n, p, NULL, arg)) != 0)
 			return rc;
 	}
 	for (i = 0; i < p->nmaps; i++) {
+		int	 foreign;
+
 		model_map_record(p, &p->maps[i], &r);
 		/* A file without a proven build-id is not written (sideband.c says why). */
 		if (strlen(r.filename) >= PATH_MAX ||
 		    (r.build_id_size == 0 && buildid_reader_is_file(r.filename)))
 			continue;
+		/* Another namespace's mount, mapped from the host's: recorder_write_foreign. */
+		foreign = host_ns && host != NULL && host->mnt_ns != 0 &&
+		    p->mnt_ns == host->mnt_ns && (r.name_flags & MMAP_NAME_FOREIGN);
 		sid->pid = sid->tid = p->pid;
+		if (foreign) {
+			n = record_build_namespaces(buf, p->pid, p->pid, INDEX_MNT_NS_UNKNOWN, 0,
+			    l, sid);
+			if ((rc = emit(buf, n, p, NULL, arg)) != 0)
+				return rc;
+		}
 		n = record_build_mmap2(buf, &r, PERF_RECORD_MISC_USER, l, sid);
 		if ((rc = emit(buf, n, p, &p->maps[i], arg)) != 0)
 			return rc;
+		if (foreign) {
+			n = record_build_namespaces(buf, p->pid, p->pid, p->mnt_ns, p->user_ns,
+			    l, sid);
+			if ((rc = emit(buf, n, p, NULL, arg)) != 0)
+				return rc;
+		}
 	}
 	return 0;
 }

@@ -106,6 +106,19 @@ static struct {
 	size_t		 n;
 } tab = { .mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
+/*
+ * The mount ids of the host's mount namespace (PID 1's: the daemon's own
+ * may be a private one, as its unit makes it), sorted; for
+ * userfs_host_mount.
+ */
+static struct {
+	pthread_mutex_t	 mu;
+	int		 fd;		/* /proc/1/mountinfo, polled for changes */
+	int		 loaded;
+	uint64_t	*id;
+	size_t		 n;
+} host = { .mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+
 /* "\040" and the like, as mountinfo escapes a mount point, in place. */
 static void
 unescape(char *s)
@@ -189,37 +202,54 @@ table_clear(void)
 	tab.loaded = 0;
 }
 
-/* Read the whole file again (from the polled fd: that is what resets its event). */
-static int
-table_load(void)
+/*
+ * The whole of mountinfo FD, read again from its start (from the polled
+ * fd: that is what resets its event), NUL-terminated, its length in
+ * *LEN; NULL past MOUNTINFO_MAX or on an error.
+ */
+static char *
+mountinfo_read(int fd, size_t *lenp)
 {
-	char	*buf = NULL, *nb, *line, *nl;
-	size_t	 len = 0, cap = 0, nm = 0;
-	struct mnt m, *nv;
-	char	*point, *source, *type;
+	char	*buf = NULL, *nb;
+	size_t	 len = 0, cap = 0;
 	ssize_t	 r;
 
-	table_clear();
-	if (lseek(tab.fd, 0, SEEK_SET) == -1)
-		return -1;
+	if (lseek(fd, 0, SEEK_SET) == -1)
+		return NULL;
 	for (;;) {
 		if (len + 65536 > cap) {
 			if (cap >= MOUNTINFO_MAX || (nb = realloc(buf, cap + 262144)) == NULL) {
 				free(buf);
-				return -1;
+				return NULL;
 			}
 			buf = nb;
 			cap += 262144;
 		}
-		if ((r = read(tab.fd, buf + len, cap - len - 1)) < 0) {
+		if ((r = read(fd, buf + len, cap - len - 1)) < 0) {
 			free(buf);
-			return -1;
+			return NULL;
 		}
 		if (r == 0)
 			break;
 		len += (size_t)r;
 	}
 	buf[len] = '\0';
+	*lenp = len;
+	return buf;
+}
+
+/* Read the whole table again. */
+static int
+table_load(void)
+{
+	char	*buf, *line, *nl;
+	size_t	 len, nm = 0;
+	struct mnt m, *nv;
+	char	*point, *source, *type;
+
+	table_clear();
+	if ((buf = mountinfo_read(tab.fd, &len)) == NULL)
+		return -1;
 	for (line = buf; line < buf + len; line = nl + 1) {
 		if ((nl = strchr(line, '\n')) == NULL)
 			nl = buf + len;
@@ -797,6 +827,77 @@ judge_foreign(uint32_t pid, uint64_t mnt_id, char *why, size_t whylen)
 		    "container's root made (pid %u; what it passes reads on to may be a FUSE "
 		    "server of theirs): not read", type, pid);
 	close(dfd);
+	return rc;
+}
+
+static int
+id_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The host's mount ids, current: read again if its table changed.  Under host.mu. */
+static void
+host_fresh(void)
+{
+	struct pollfd p;
+	char	*buf, *line, *nl, *end;
+	size_t	 len, cap = 0;
+	uint64_t *nv, id;
+
+	if (host.fd < 0 &&
+	    (host.fd = open("/proc/1/mountinfo", O_RDONLY | O_CLOEXEC)) == -1)
+		return;
+	p.fd = host.fd;
+	p.events = POLLPRI;
+	p.revents = 0;
+	if (host.loaded && poll(&p, 1, 0) == 0)
+		return;
+	free(host.id);
+	host.id = NULL;
+	host.n = 0;
+	host.loaded = 0;
+	if ((buf = mountinfo_read(host.fd, &len)) == NULL)
+		return;
+	for (line = buf; line < buf + len; line = nl + 1) {
+		if ((nl = strchr(line, '\n')) == NULL)
+			nl = buf + len;
+		id = strtoull(line, &end, 10);
+		if (end == line || *end != ' ')
+			continue;
+		if (host.n == cap) {
+			cap = cap ? cap * 2 : 256;
+			if ((nv = reallocarray(host.id, cap, sizeof(*nv))) == NULL) {
+				free(buf);
+				return;		/* not loaded: "not known" */
+			}
+			host.id = nv;
+		}
+		host.id[host.n++] = id;
+	}
+	free(buf);
+	qsort(host.id, host.n, sizeof(*host.id), id_cmp);
+	host.loaded = 1;
+}
+
+int
+userfs_host_mount(int fd)
+{
+	struct statx stx;
+	uint64_t id;
+	int	 rc;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == -1 ||
+	    !(stx.stx_mask & STATX_MNT_ID))
+		return -1;
+	id = stx.stx_mnt_id;
+	pthread_mutex_lock(&host.mu);
+	host_fresh();
+	rc = !host.loaded ? -1 :
+	    bsearch(&id, host.id, host.n, sizeof(id), id_cmp) != NULL;
+	pthread_mutex_unlock(&host.mu);
 	return rc;
 }
 

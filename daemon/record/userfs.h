@@ -24,6 +24,18 @@
  * thread per device, on three devices at most (resolver.c).
  */
 int	userfs_fd(int fd, uint32_t pid, char *why, size_t whylen);
+
+/*
+ * Is FD (an open file or O_PATH handle) on a mount of the host's mount
+ * namespace (PID 1's, as procfs_host_ns has it: the daemon's own may be a
+ * private one)?  1: yes; 0: no, a mount another namespace has
+ * (reached through /proc/PID/root, or a descriptor passed on: the kernel
+ * names its files by their paths in that namespace, so a user's bind
+ * mount over /usr/bin/passwd in a namespace of theirs is "/usr/bin/passwd"
+ * also when a process of the host's maps it); -1: not known (no mount id
+ * from statx, or no table).  Asks the file system nothing.  Thread-safe.
+ */
+int	userfs_host_mount(int fd);
 #define userfs_guard(why, pid)	(&(struct bid_guard){ userfs_fd, (why), sizeof(why), (pid) })
 
 #endif

@@ -5,8 +5,10 @@
 # the build-id of the host's /usr/bin/passwd forged into its note (anyone
 # can write any build-id); and once, with a build-id of its own, as
 # DIR/usr/bin/passwd under `unshare -Ur chroot DIR` (a user namespace, no
-# mount namespace: the kernel names the file /usr/bin/passwd).  Then the
-# host runs its passwd.  The host's
+# mount namespace: the kernel names the file /usr/bin/passwd), and once
+# from the host's namespaces, through /proc/PID/root of a process in their
+# namespace (the kernel names the file by its path there, /usr/bin/passwd),
+# before the daemon starts and after.  Then the host runs its passwd.  The host's
 # history of /usr/bin/passwd (history, lookup) shows only the host's
 # build-id and sightings; --all-namespaces shows the user's, labelled with
 # their namespace and uid; the cache's copy of the host's build-id is the
@@ -50,6 +52,11 @@ setpriv --reuid="$A" --regid="$(id -g "$A")" --init-groups -- \
 EPID=$!
 BG_PIDS="${BG_PIDS:-} $EPID"
 sleep 0.5
+# ... and a process of the host's namespaces running it through its
+# /proc/PID/root before the start (the scan reads it).
+setpriv --reuid="$A" --regid="$(id -g "$A")" --init-groups -- "/proc/$EPID/root$P" 6 &
+BG_PIDS="$BG_PIDS $!"
+sleep 0.3
 
 start_daemon "[record]
 frequency = 499
@@ -64,6 +71,10 @@ for f in own forged; do
 		fail "the attack did not run ($f)"
 done
 as_user "$A" unshare -Ur chroot "$R" "$P" 0.4 || fail "the attack did not run (chroot)"
+# From the host's namespace, the early process's bind mount reached
+# through its /proc/PID/root: the kernel names the file by its path there.
+grep -q " $P\$" "/proc/$EPID/maps" || fail "the early process does not map $P"
+as_user "$A" "/proc/$EPID/root$P" 0.4 || fail "the attack did not run (/proc/PID/root)"
 t1=$(date +%s%N)
 sleep 1
 "$P" --help >/dev/null 2>&1	# the host's passwd, mapped by the host
