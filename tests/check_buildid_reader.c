@@ -17,10 +17,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <linux/fs.h>
 
 #include <check.h>
 
@@ -237,6 +239,30 @@ START_TEST(test_map_files)
 	ck_assert_int_eq(a.cause, BIDC_OK);
 	ck_assert_int_eq(a.cached, 1);
 	ck_assert_int_eq(fd, -1);
+	/*
+	 * The record's generation another than the file's: its inode number
+	 * was freed and handed to a new file (ext4 reuses numbers), which is
+	 * not the mapped one, from the cache or read, on the same device.
+	 * Before, only btrfs and overlayfs files were asked their generation.
+	 */
+	{
+		long	 gen = 0;
+		int	 efd = open(exe, O_RDONLY | O_CLOEXEC);
+
+		ck_assert_int_ge(efd, 0);
+		if (ioctl(efd, FS_IOC_GETVERSION, &gen) == 0) {
+			q.gen = (uint32_t)gen ^ 1;
+			buildid_reader_resolve(&br, &q, &a, NULL);
+			ck_assert_int_eq(a.cause, BIDC_GONE);
+			q.gen = (uint32_t)gen;
+			buildid_reader_resolve(&br, &q, &a, NULL);
+			ck_assert_int_eq(a.cause, BIDC_OK);
+			ck_assert_int_eq(a.cached, 1);
+			q.gen = 0;
+		} else
+			fprintf(stderr, "test_map_files: %s keeps no generation, not tried\n", exe);
+		close(efd);
+	}
 	/* The range maps another inode than the record's: not this answer. */
 	q.ino = ino + 1;
 	q.filename = "/nonexistent/elsewhere";

@@ -297,7 +297,7 @@ cache_epoch(struct buildid_reader *b)
  * is emptied first).  clock_held makes that look.
  */
 static int
-cache_find(struct buildid_reader *b, const struct stat *st, struct bid_answer *a)
+cache_find(struct buildid_reader *b, const struct stat *st, uint64_t gen, struct bid_answer *a)
 {
 	struct buildid_reader_entry *e;
 	int	 hit = 0;
@@ -305,7 +305,13 @@ cache_find(struct buildid_reader *b, const struct stat *st, struct bid_answer *a
 	pthread_mutex_lock(&b->mu);
 	cache_epoch(b);
 	e = slot(b, st, key_of(st));
-	if (e->key != 0 && same_file_state(e, st)) {
+	/*
+	 * GEN, the record's generation (0: none), where the entry knows the
+	 * file's: an inode number freed and handed to a new file, whose state
+	 * the cache may know, is not the record's file (is_record_file).
+	 */
+	if (e->key != 0 && same_file_state(e, st) &&
+	    (gen == 0 || !e->has_gen || e->gen == (uint32_t)gen)) {
 		a->cause = e->cause;
 		a->size = e->idsize;
 		memcpy(a->id, e->id, e->idsize);
@@ -319,10 +325,10 @@ cache_find(struct buildid_reader *b, const struct stat *st, struct bid_answer *a
 
 /* The same, the look made here: the file in state ST was fstat'd just before. */
 static int
-cache_get(struct buildid_reader *b, const struct stat *st, struct bid_answer *a)
+cache_get(struct buildid_reader *b, const struct stat *st, uint64_t gen, struct bid_answer *a)
 {
 	wallclock_look(NULL);
-	return cache_find(b, st, a);
+	return cache_find(b, st, gen, a);
 }
 
 static int
@@ -353,7 +359,8 @@ grow(struct buildid_reader *b)
 
 /* Remember what the file in state ST holds (answers about the file only). */
 static void
-cache_put(struct buildid_reader *b, const struct stat *st, const struct bid_answer *a)
+cache_put(struct buildid_reader *b, const struct stat *st, int has_gen, uint32_t gen,
+    const struct bid_answer *a)
 {
 	struct buildid_reader_entry *e;
 	uint64_t key = key_of(st);
@@ -380,6 +387,8 @@ cache_put(struct buildid_reader *b, const struct stat *st, const struct bid_answ
 	e->cause = (int8_t)a->cause;
 	e->idsize = a->size;
 	memcpy(e->id, a->id, a->size);
+	e->has_gen = (uint8_t)(has_gen != 0);
+	e->gen = gen;
 out:
 	pthread_mutex_unlock(&b->mu);
 }
@@ -393,15 +402,27 @@ buildid_reader_map_files(char *buf, size_t len, uint32_t pid, uint64_t addr, uin
 	    (unsigned long long)(addr + size));
 }
 
+/* The generation of the open file FD into *GEN: 0, or -1 where its file system keeps none. */
+static int
+file_generation(int fd, uint32_t *gen)
+{
+	long	 v = 0;
+
+	if (ioctl(fd, FS_IOC_GETVERSION, &v) == -1)
+		return -1;
+	*gen = (uint32_t)v;
+	return 0;
+}
+
 /* Is the file's generation GEN (where the record and the file system give one)? */
 static int
 same_generation(int fd, uint64_t gen)
 {
-	long	 v = 0;
+	uint32_t v;
 
-	if (gen == 0 || ioctl(fd, FS_IOC_GETVERSION, &v) == -1)
+	if (gen == 0 || file_generation(fd, &v) < 0)
 		return 1;
-	return (uint32_t)v == (uint32_t)gen;
+	return v == (uint32_t)gen;
 }
 
 /* The file behind an O_PATH fd, opened for reading (the same inode). */
@@ -435,7 +456,7 @@ is_record_file(int fd, const struct stat *st, uint32_t maj, uint32_t min, uint64
 	if (st->st_ino != ino)
 		return 0;
 	if (st->st_dev == makedev(maj, min))
-		return 1;
+		return same_generation(fd, gen);
 	if (fstatfs(fd, &sf) == -1)
 		return 0;
 	return ((unsigned long)sf.f_type == BTRFS_SUPER_MAGIC ||
@@ -603,6 +624,7 @@ static void
 read_fd(struct buildid_reader *b, int fd, const struct stat *st, struct bid_answer *a)
 {
 	struct stat after;
+	uint32_t gen = 0;
 	int64_t	 at = wall_now();
 	int	 rc;
 
@@ -630,8 +652,11 @@ read_fd(struct buildid_reader *b, int fd, const struct stat *st, struct bid_answ
 	 * the same tick, or second, as the state's ctime would not: the cache
 	 * would answer the old content for the new.)
 	 */
-	if (changed_before(st, clock_doubt(fd), at))
-		cache_put(b, st, a);
+	if (changed_before(st, clock_doubt(fd), at)) {
+		int	 has_gen = file_generation(fd, &gen) == 0;
+
+		cache_put(b, st, has_gen, gen, a);
+	}
 }
 
 /* The file a build-id was just read from goes to *KEEP if wanted. */
@@ -711,7 +736,8 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 		a->cause = BIDC_CLOCK;
 		return 1;
 	}
-	if ((!q->has_inode || st.st_dev == makedev(q->maj, q->min)) && cache_get(b, &st, a))
+	if ((!q->has_inode || st.st_dev == makedev(q->maj, q->min)) &&
+	    cache_get(b, &st, q->gen, a))
 		return 1;
 	if ((fd = buildid_reader_open_mapped(q->pid, q->addr, q->len, q->has_inode, q->maj,
 	    q->min, q->ino, q->gen, guard, &fst)) < 0) {
@@ -736,7 +762,7 @@ resolve_mapped(struct buildid_reader *b, const struct bid_query *q, struct bid_a
 		return 1;
 	}
 	/* Proven by inode and generation (btrfs, overlayfs): the cache by the file's own state. */
-	if (fst.st_dev != makedev(q->maj, q->min) && cache_get(b, &fst, a)) {
+	if (fst.st_dev != makedev(q->maj, q->min) && cache_get(b, &fst, q->gen, a)) {
 		close(fd);
 		return 1;
 	}
@@ -794,7 +820,7 @@ resolve_by_name(struct buildid_reader *b, const struct bid_query *q, struct bid_
 		a->cause = BIDC_CLOCK;
 		goto out;
 	}
-	if (cache_find(b, &st, a))
+	if (cache_find(b, &st, q->gen, a))
 		goto out;
 	if ((fd = reopen_read(pfd)) < 0) {
 		a->cause = cause_of(fd);
@@ -891,7 +917,7 @@ buildid_reader_known(struct buildid_reader *b, const struct bid_query *q, struct
 	    st.st_ino == q->ino && S_ISREG(st.st_mode) &&
 	    changed_before(&st, clock_doubt(pfd), (int64_t)when.wall_ns) &&
 	    clock_held(when.since_ns) &&
-	    cache_find(b, &st, &ca)) {
+	    cache_find(b, &st, q->gen, &ca)) {
 		*a = ca;
 		rc = 1;
 		if (pin != NULL && pin->fd < 0 && pinnable(pfd, &st, &ca)) {

@@ -7,8 +7,10 @@
  *	1. /proc/PID/map_files/START-END while the process lives: the mapped
  *	   file itself, whatever has become of its path (renamed over,
  *	   unlinked, another mount namespace's bind mount).  The inode number
- *	   must still be the record's: the range could have been unmapped
- *	   and mapped again with another file.
+ *	   must still be the record's, and its generation where the file
+ *	   system keeps one (also in the cache's entries): the range could
+ *	   have been unmapped and mapped again with another file, which may
+ *	   have been given the freed number.
  *	2. Once the process is gone: the record's path in the daemon's own
  *	   namespace, opened with openat2(RESOLVE_NO_SYMLINKS |
  *	   RESOLVE_NO_MAGICLINKS) as O_PATH (no open of a FIFO or a device),
@@ -150,6 +152,8 @@ struct buildid_reader_entry {
 	off_t		 size;
 	int64_t		 mtime_ns, ctime_ns;
 	int8_t		 cause;		/* BIDC_NO_NOTE, BIDC_NOT_ELF or BIDC_OK */
+	uint8_t		 has_gen;	/* GEN is the file's (FS_IOC_GETVERSION) */
+	uint32_t	 gen;
 	uint8_t		 idsize;
 	uint8_t		 id[BUILD_ID_MAX];
 };
