@@ -175,6 +175,18 @@ mkdirs_at(int dirfd, const char *rel)
 	return fd;
 }
 
+uint64_t
+bidcache_dirs_cost(const char *rel)
+{
+	uint64_t n = 2;		/* the entry's own directory's last component, and its link */
+	const char *p;
+
+	for (p = rel; *p != '\0'; p++)
+		n += *p == '/' && p[1] != '/' && p[1] != '\0';
+	return n * BIDCACHE_DIR_COST;
+}
+
+/* What the entry REL takes: its files' bytes and bidcache_dirs_cost. */
 static int
 entry_size(int cfd, const char *rel, uint64_t *size)
 {
@@ -186,6 +198,7 @@ entry_size(int cfd, const char *rel, uint64_t *size)
 	*size = 0;
 	if ((fd = openat(cfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
 		return -errno;
+	*size = bidcache_dirs_cost(rel);
 	if ((d = fdopendir(fd)) == NULL) {
 		close(fd);
 		return -ENOMEM;
@@ -515,6 +528,7 @@ add_fd(struct bidcache *c, const char *name, uint64_t ns, const uint8_t *id, siz
 	const char *base = bidcache_basename(name);
 	uint8_t	 got[BUILD_ID_MAX];
 	struct stat st;
+	uint64_t cost;
 	int	 rc, efd = -1, tfd = -1, elf = strcmp(name, BIDCACHE_KERNEL) != 0, foreign;
 
 	err[0] = '\0';
@@ -565,8 +579,9 @@ add_fd(struct bidcache *c, const char *name, uint64_t ns, const uint8_t *id, siz
 		return -ENOEXEC;
 	}
 	/* Before the copy: room in max_size, its owner's share (the daemon's policy). */
+	cost = (uint64_t)st.st_size + bidcache_dirs_cost(rel);
 	if (c->admit != NULL &&
-	    (rc = c->admit(c->admit_arg, st.st_uid, (uint64_t)st.st_size, err, errlen)) < 0)
+	    (rc = c->admit(c->admit_arg, st.st_uid, cost, err, errlen)) < 0)
 		return rc;
 	if ((efd = mkdirs_at(c->dirfd, rel)) < 0) {
 		rc = efd;
@@ -614,15 +629,17 @@ add_fd(struct bidcache *c, const char *name, uint64_t ns, const uint8_t *id, siz
 		unlinkat(efd, base, 0);
 		goto out;
 	}
-	c->size += (uint64_t)st.st_size;
+	c->size += cost;
 	c->entries++;
+	/* (gone already when the admission's eviction took it: counted then) */
 	if (old[0] != '\0') {
 		uint64_t osize = 0;
 
-		entry_size(c->dirfd, old, &osize);
+		if (entry_size(c->dirfd, old, &osize) == 0) {
+			c->size -= osize <= c->size ? osize : c->size;
+			c->entries--;
+		}
 		remove_dir_entry(c, old);
-		c->size -= osize <= c->size ? osize : c->size;
-		c->entries--;
 	}
 	if (path != NULL)
 		snprintf(path, pathlen, "%s/%s/%s", c->dir, rel, base);

@@ -63,7 +63,7 @@ struct bidcache {
 	int		 tmpfd;		/* DIR/.tmp: every temporary (bidcache.c) */
 	uint64_t	 tmp_removed;	/* left by a crash, removed at open */
 	char		 dir[PATH_MAX];
-	uint64_t	 size;		/* bytes in entries, kept by add/evict */
+	uint64_t	 size;		/* what entries take (bidcache_dirs_cost), kept by add/evict */
 	uint64_t	 entries;
 	/*
 	 * Asked before each copy, with the source file's owner and size: 0
@@ -137,6 +137,20 @@ int	bidcache_add_fd_ns(struct bidcache *, const char *name, uint64_t ns,
 int	bidcache_add_buf(struct bidcache *, const char *name, const uint8_t *id,
 	    size_t idlen, const void *buf, size_t len, char *path, size_t pathlen,
 	    char *err, size_t errlen);
+
+/*
+ * What an entry's directories take beside its files, charged to its size
+ * (SIZE above, max_size, a user's share): BIDCACHE_DIR_COST for each
+ * component of its cache-relative name REL (bidcache_entry_name: the
+ * mapped path's directories, its name, the build-id's directory) and its
+ * .build-id link.  A binary's whole path is made into directories, the
+ * shared ones counted again for each entry; without the charge, a user's
+ * 1 KB binaries under 2,000-component paths (4 KB each, ext4: an inode
+ * and a block) filled the state file system's inodes and blocks while
+ * the cache counted a megabyte.
+ */
+#define BIDCACHE_DIR_COST	4096
+uint64_t bidcache_dirs_cost(const char *rel);
 
 /* Could only root have written the file of ST (root's, not writable by group or others)? */
 int	bidcache_trusted_file(const struct stat *st);

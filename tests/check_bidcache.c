@@ -380,9 +380,17 @@ START_TEST(test_evict)
 	struct bidcache c;
 	char	 err[512], body[1000], lnk[PATH_MAX], hex[BUILD_ID_HEX_MAX];
 	uint8_t	 id[20];
-	uint64_t left;
+	uint64_t left, each;
 	int	 i;
 
+	/*
+	 * An entry takes its files and a block for each of its directories
+	 * and its link: here "[kernel.kallsyms]/<hex>" and the link.
+	 */
+	ck_assert_uint_eq(bidcache_dirs_cost("usr/bin/ls/0123abcd"), 5 * BIDCACHE_DIR_COST);
+	ck_assert_uint_eq(bidcache_dirs_cost("a//b/c/"), 4 * BIDCACHE_DIR_COST);
+	each = 1000 + bidcache_dirs_cost(BIDCACHE_KERNEL "/0123abcd");
+	ck_assert_uint_eq(each, 1000 + 3 * BIDCACHE_DIR_COST);
 	memset(body, 'x', sizeof(body));
 	ck_assert_int_eq(bidcache_open(&c, cdir, err, sizeof(err)), 0);
 	/* Four 1000-byte entries referenced at t = 1, 2, 3, 4 (seconds). */
@@ -397,10 +405,10 @@ START_TEST(test_evict)
 		snprintf(lnk, sizeof(lnk), "%s/.build-id/%.2s/%s", cdir, hex, hex + 2);
 		ck_assert_int_eq(utimensat(AT_FDCWD, lnk, ts, AT_SYMLINK_NOFOLLOW), 0);
 	}
-	ck_assert_uint_eq(c.size, 4000);
-	/* Under 2500: the oldest go first, but #2 is protected, so #1 and #3. */
-	ck_assert_int_eq(bidcache_evict(&c, 2500, keep_second, NULL, &left), 2);
-	ck_assert_uint_eq(left, 2000);
+	ck_assert_uint_eq(c.size, 4 * each);
+	/* Under 2.5 entries: the oldest go first, but #2 is protected, so #1 and #3. */
+	ck_assert_int_eq(bidcache_evict(&c, 5 * each / 2, keep_second, NULL, &left), 2);
+	ck_assert_uint_eq(left, 2 * each);
 	for (i = 1; i <= 4; i++) {
 		memset(id, 0, sizeof(id));
 		id[0] = (uint8_t)i;
@@ -410,7 +418,7 @@ START_TEST(test_evict)
 	memset(id, 0, sizeof(id));
 	id[0] = 4;
 	bidcache_touch(&c, id, sizeof(id));
-	ck_assert_int_eq(bidcache_evict(&c, 1000, NULL, NULL, &left), 1);
+	ck_assert_int_eq(bidcache_evict(&c, each, NULL, NULL, &left), 1);
 	ck_assert_int_eq(bidcache_find(&c, id, sizeof(id), NULL, 0), 1);	/* newest stays */
 	ck_assert_int_eq(bidcache_evict(&c, 0, NULL, NULL, &left), 1);
 	ck_assert_uint_eq(left, 0);
