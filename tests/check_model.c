@@ -1075,6 +1075,12 @@ keep_x_cb(const struct binary *b, void *arg)
 	return b == arg;
 }
 
+static int
+keep_ns_cb(const struct binary *b, void *arg)
+{
+	return b->ns != 0;
+}
+
 START_TEST(test_binary_match)
 {
 	static const uint8_t a[20] = { 1 }, b[20] = { 2 };
@@ -1110,6 +1116,47 @@ START_TEST(test_binary_match)
 	ck_assert_uint_eq(e2->id, id);
 	ck_assert_int_eq(binaries_match(binaries_at(&bins, id), "/bin/x", 1, a, 20, 7), 0);
 	ck_assert_int_eq(binaries_match(e2, "/bin/y", 1, a, 20, 7), 1);
+	binaries_free(&bins);
+}
+END_TEST
+
+/*
+ * The entries of a path, found by its hash (a lookup on the loop): every
+ * provenance and version, each once; none of another path; "more" past
+ * MAX or past WALK_MAX slots; the same after a prune.
+ */
+START_TEST(test_binaries_by_path)
+{
+	struct binaries bins;
+	struct binary *e;
+	uint8_t	 id[20] = { 0 };
+	uint32_t ids[8];
+	char	 name[64];
+	int	 i;
+
+	ck_assert_int_eq(binaries_init(&bins), 0);
+	for (i = 0; i < 3000; i++) {		/* other paths: a bigger table than one walk */
+		snprintf(name, sizeof(name), "/other/%d", i);
+		id[0] = (uint8_t)i;
+		ck_assert_ptr_nonnull(binaries_get_ns(&bins, name, 0, id, 20, 0, NULL));
+	}
+	for (i = 0; i < 5; i++) {
+		id[1] = (uint8_t)(i + 1);
+		ck_assert_ptr_nonnull(e = binaries_get_ns(&bins, "/bin/x", 0, id, 20,
+		    i < 3 ? 0 : 100 + (uint64_t)i, NULL));
+	}
+	ck_assert_uint_eq(binaries_by_path(&bins, "/bin/x", ids, 8, 64), 5);
+	for (i = 0; i < 5; i++) {
+		e = binaries_at(&bins, ids[i]);
+		ck_assert_str_eq(e->path, "/bin/x");
+	}
+	ck_assert_uint_eq(binaries_by_path(&bins, "/bin/y", ids, 8, 64), 0);
+	ck_assert_uint_eq(binaries_by_path(&bins, "/bin/x", ids, 4, 64), SIZE_MAX);
+	ck_assert_uint_eq(binaries_by_path(&bins, "/bin/x", ids, 8, 2), SIZE_MAX);
+	/* pruned: the two kept are found, the others not */
+	ck_assert_uint_eq(binaries_prune(&bins, keep_ns_cb, NULL, NULL), 3000 + 3);
+	ck_assert_uint_eq(binaries_by_path(&bins, "/bin/x", ids, 8, 64), 2);
+	ck_assert_uint_ne(binaries_at(&bins, ids[0])->ns, 0);
 	binaries_free(&bins);
 }
 END_TEST
@@ -1155,6 +1202,7 @@ model_suite(void)
 	tcase_add_test(tc, test_many_threads);
 	tcase_add_test(tc, test_big_host);
 	tcase_add_test(tc, test_binary_match);
+	tcase_add_test(tc, test_binaries_by_path);
 	tcase_add_test(tc, test_idle_files);
 	tcase_add_test(tc, test_maps_shed);
 	suite_add_tcase(s, tc);

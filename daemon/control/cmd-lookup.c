@@ -12,41 +12,54 @@
 #include "buildid.h"
 #include "command.h"
 #include "daemon.h"
-#include "hash.h"
 #include "index_reader.h"
 #include "walltime.h"
 
 /*
- * [[hex, mnt_ns], ...]: the versions of PATH live processes map now; NULL:
- * not known (the model's counts lost to a shortage of memory, until the
- * next rotation counts them again): the index's answer alone.  The model
+ * [[hex, mnt_ns], ...]: the versions of PATH live processes map now, of
+ * the host's unless ALL_NS; NULL: not known (the model's counts lost to a
+ * shortage of memory, until the next rotation counts them again; more
+ * versions of PATH than a lookup can name, INDEX_LIVE_MAX: a part of them
+ * would say the others are not mapped): the index's answer alone.  The
+ * entries of PATH are found by its hash (binaries_by_path): the cost is
+ * theirs, not the table's; before, every lookup walked every binary known
+ * on the loop, and a user's million hard links made each one cost
+ * milliseconds.  The model
  * keeps each binary's count of maps exact (model_bin_mapped), so the
  * answer is now's whatever happened since any walk.  Before, a walk of
  * every live map, at most once a second, stood between walks only for a
  * binary none of whose maps was let go since: within the second, libc on
  * a host that forks was "not mapped".
  */
+#define LOOKUP_IDS_MAX		1024	/* entries of one path looked at */
+#define LOOKUP_WALK_MAX		4096	/* ... slots walked for them */
+
 static json_t *
-live_versions(struct recorder *r, const char *path)
+live_versions(struct recorder *r, const char *path, int all_ns)
 {
+	static uint32_t ids[LOOKUP_IDS_MAX];	/* the loop's */
 	struct binary *b;
 	char	 hex[BUILD_ID_HEX_MAX];
 	json_t	*arr;
-	uint64_t h;
-	size_t	 i;
+	size_t	 i, n;
 
-	/* by the path's hash: a user's many long names cost a compare each, not a scan */
-	h = hash_str(path, HASH_INIT);
-	if (r->bins == NULL || r->model.bin_maps_lost)
+	if (r->bins == NULL || r->model.bin_maps_lost ||
+	    (n = binaries_by_path(r->bins, path, ids, LOOKUP_IDS_MAX, LOOKUP_WALK_MAX)) ==
+	    SIZE_MAX)
 		return NULL;
 	arr = json_array();
-	for (i = 0; i < r->bins->n && json_array_size(arr) < INDEX_LIVE_MAX; i++)
-		if ((b = binaries_at(r->bins, (uint32_t)i)) != NULL && b->path_hash == h &&
-		    b->path != NULL && b->bidsize != 0 && b->kind == BINARY_USER &&
-		    strcmp(b->path, path) == 0 && model_bin_mapped(&r->model, (uint32_t)i) > 0) {
-			buildid_to_hex(b->bid, b->bidsize, hex);
-			json_array_append_new(arr, json_pack("[s, I]", hex, (json_int_t)b->ns));
+	for (i = 0; i < n; i++) {
+		b = binaries_at(r->bins, ids[i]);
+		if (b->kind != BINARY_USER || (b->ns != 0 && !all_ns) ||
+		    model_bin_mapped(&r->model, ids[i]) == 0)
+			continue;
+		if (json_array_size(arr) == INDEX_LIVE_MAX) {
+			json_decref(arr);
+			return NULL;
 		}
+		buildid_to_hex(b->bid, b->bidsize, hex);
+		json_array_append_new(arr, json_pack("[s, I]", hex, (json_int_t)b->ns));
+	}
 	return arr;
 }
 
@@ -56,11 +69,12 @@ cmd_lookup_run(struct control_request *req)
 	struct recorder *r = &req->d->rec;
 	const char *path = json_string_value(json_object_get(req->params, "path"));
 	json_t	*at = json_object_get(req->params, "at_ns"), *v;
+	int	 all_ns = json_is_true(json_object_get(req->params, "all_namespaces"));
 
 	if (path != NULL && r->seg.open &&
 	    (at == NULL || (json_is_integer(at) &&
 	    (uint64_t)json_integer_value(at) >= r->seg.wall_start_ns)) &&
-	    (v = live_versions(r, path)) != NULL)
+	    (v = live_versions(r, path, all_ns)) != NULL)
 		json_object_set_new(req->params, "live", v);
 	return control_query(req);
 }

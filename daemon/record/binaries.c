@@ -35,7 +35,12 @@ binaries_init(struct binaries *b)
 	memset(b, 0, sizeof(*b));
 	b->cap = 1024;
 	b->slots = calloc(b->cap, sizeof(*b->slots));
-	return b->slots == NULL ? -ENOMEM : 0;
+	b->pslots = calloc(b->cap, sizeof(*b->pslots));
+	if (b->slots == NULL || b->pslots == NULL) {
+		binaries_free(b);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void
@@ -47,32 +52,77 @@ binaries_free(struct binaries *b)
 		free(b->chunks[i]);
 	free(b->chunks);
 	free(b->slots);
+	free(b->pslots);
 	free(b->free_ids);
 	arena_free(&b->names);
 	memset(b, 0, sizeof(*b));
 }
 
 /* The hash of live entries again, CAP slots (a power of two). */
+/* ID into PS (CAP slots) at its path's hash H: one slot per entry, a path's share them. */
+static void
+path_put(uint32_t *ps, size_t cap, uint64_t h, uint32_t id)
+{
+	size_t	 j;
+
+	for (j = h & (cap - 1); ps[j] != 0; j = (j + 1) & (cap - 1))
+		;
+	ps[j] = id + 1;
+}
+
 static int
 rehash(struct binaries *b, size_t cap)
 {
 	struct binary *e;
 	size_t	 i, j;
-	uint32_t *s;
+	uint32_t *s, *ps;
 
 	if ((s = calloc(cap, sizeof(*s))) == NULL)
 		return -1;
+	if ((ps = calloc(cap, sizeof(*ps))) == NULL) {
+		free(s);
+		return -1;
+	}
 	for (i = 0; i < b->n; i++) {
 		if ((e = binaries_at(b, (uint32_t)i))->bidsize == 0)
 			continue;
 		for (j = e->hash & (cap - 1); s[j] != 0; j = (j + 1) & (cap - 1))
 			;
 		s[j] = (uint32_t)i + 1;
+		path_put(ps, cap, e->path_hash, (uint32_t)i);
 	}
 	free(b->slots);
+	free(b->pslots);
 	b->slots = s;
+	b->pslots = ps;
 	b->cap = cap;
 	return 0;
+}
+
+size_t
+binaries_by_path(const struct binaries *b, const char *path, uint32_t *ids, size_t max,
+    size_t walk_max)
+{
+	uint64_t h = hash_str(path, HASH_INIT);
+	const struct binary *e;
+	size_t	 j, n = 0, walked = 0, k;
+
+	for (j = h & (b->cap - 1); b->pslots[j] != 0; j = (j + 1) & (b->cap - 1)) {
+		if (++walked > walk_max)
+			return SIZE_MAX;
+		if ((e = binaries_at(b, b->pslots[j] - 1)) == NULL || e->bidsize == 0 ||
+		    e->path_hash != h || strcmp(e->path, path) != 0)
+			continue;
+		/* an id twice: a prune that could not rehash for want of memory */
+		for (k = 0; k < n && ids[k] != e->id; k++)
+			;
+		if (k < n)
+			continue;
+		if (n == max)
+			return SIZE_MAX;
+		ids[n++] = e->id;
+	}
+	return n;
 }
 
 static int
@@ -168,6 +218,7 @@ fill:
 	memcpy(e->bid, id, idsize);
 	e->bidsize = idsize;
 	b->slots[j] = nid + 1;
+	path_put(b->pslots, b->cap, e->path_hash, nid);
 	if (created != NULL)
 		*created = 1;
 	return e;

@@ -81,7 +81,8 @@ struct binaries {
 	struct binary	**chunks;
 	size_t		 n, nchunks;	/* ids handed out (free ones included) */
 	uint32_t	*slots;		/* id + 1, 0 = empty (open addressing) */
-	size_t		 cap;
+	uint32_t	*pslots;	/* the same by the path's hash alone (binaries_by_path) */
+	size_t		 cap;		/* of each */
 	uint32_t	*free_ids;	/* pruned entries, reused first */
 	size_t		 nfree, cfree;
 	size_t		 names_live;	/* bytes of the names of live entries */
@@ -134,6 +135,15 @@ binaries_live(const struct binaries *b)
  */
 size_t	binaries_prune(struct binaries *, int (*keep)(const struct binary *, void *),
 	    void (*gone)(const struct binary *, void *), void *arg);
+
+/*
+ * The ids of the entries whose path is PATH (every provenance, each once)
+ * into IDS, at most MAX: their number, or SIZE_MAX when there are more, or
+ * more than WALK_MAX slots of the path's hash to walk (a user's many
+ * versions of one path).  The cost is that walk, not the table's size.
+ */
+size_t	binaries_by_path(const struct binaries *, const char *path, uint32_t *ids, size_t max,
+	    size_t walk_max);
 
 /* Every entry's MAPPED cleared: each is announced again at its next mapping. */
 void	binaries_unmark(struct binaries *);
