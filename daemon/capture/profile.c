@@ -56,8 +56,8 @@ run_profile(struct capture *c, struct job *j)
 	memset(&req, 0, sizeof(req));
 	req.pid = -1;
 	if (j->params != NULL && profile_params(j->params, &req, &param, err, sizeof(err)) < 0) {
-		result_post(c, j->req, proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}",
-		    "parameter", param, "message", err)), 1, 1);
+		log_debug("profile: %s", err);	/* the error names the parameter alone */
+		result_post(c, j->req, proto_invalid(param), 1, 1);
 		return;
 	}
 	if (j->params == NULL) {	/* a snapshot's period */

@@ -14,6 +14,7 @@
 
 #include "capture/capture.h"
 #include "command.h"
+#include "log.h"
 #include "daemon.h"
 #include "profile.h"
 #include "proto.h"
@@ -27,9 +28,15 @@ cmd_profile_run(struct control_request *req)
 	char	 msg[256];
 
 	memset(&pr, 0, sizeof(pr));
-	if (profile_params(req->params, &pr, &param, msg, sizeof(msg)) < 0)
-		return proto_error(PROTO_ERR_INVALID, json_pack("{s:s, s:s}", "parameter",
-		    param, "message", msg));
+	/*
+	 * The standard error carries its parameter's name alone (the IDL of
+	 * org.varlink.service); the why goes to the log (perfmapctl checks
+	 * the same first, and says it).
+	 */
+	if (profile_params(req->params, &pr, &param, msg, sizeof(msg)) < 0) {
+		log_debug("control: profile: %s", msg);
+		return proto_invalid(param);
+	}
 	if (capture_profile(req->d->cap, req->client, req->params, &err) < 0)
 		return err;
 	return NULL;		/* the reply comes from the profile thread */

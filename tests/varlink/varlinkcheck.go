@@ -475,6 +475,8 @@ func checkRawErrors() {
 		{`{"method":"io.perfmap.Snapshot","parameters":{"store":true}}`, "org.varlink.service.ExpectedMore"},
 		{`{"method":"io.perfmap.Ping","parameters":{"x":1}}`, "org.varlink.service.InvalidParameter"},
 		{`{"method":"io.perfmap.Store","parameters":{"since":"not a time"}}`, "org.varlink.service.InvalidParameter"},
+		// a value the profile's own check refuses (before, with a "message" beside "parameter")
+		{`{"method":"io.perfmap.Profile","parameters":{"format":"x"}}`, "org.varlink.service.InvalidParameter"},
 		{`{"method":"io.perfmap.Lookup","parameters":{"path":"/nonexistent/varlinkcheck"}}`, "io.perfmap.NotFound"},
 	} {
 		conn.Write(append([]byte(tc.msg), 0))
