@@ -703,6 +703,106 @@ START_TEST(test_unknown_namespace_pid_reused)
 }
 END_TEST
 
+/* A LOST record of ring CPU's side-band, stamped T (the harness's sample id layout). */
+static void
+put_lost(struct harness *h, int cpu, uint64_t t)
+{
+	struct ring *g = &h->r->ev.cpus[cpu].sb_ring;
+	struct { struct perf_event_header h; uint64_t id, lost; uint32_t pid, tid; uint64_t time, ident; }
+	    rec = { { PERF_RECORD_LOST, 0, sizeof(rec) }, 7, 1, 0, 0, t, 7 };
+	uint64_t head = g->meta->data_head;
+	size_t	 i;
+
+	for (i = 0; i < sizeof(rec); i++)
+		g->data[(head + i) & (RINGSZ - 1)] = ((const uint8_t *)&rec)[i];
+	__atomic_store_n(&g->meta->data_head, head + sizeof(rec), __ATOMIC_RELEASE);
+}
+
+/*
+ * A side-band record lost: a NAMESPACES record among them (a user's
+ * unshare) leaves the process the host's in the model.  After a LOST
+ * record, or a ring seen too full to take another record (the kernel's
+ * LOST comes only once there is room again), the model's namespaces are
+ * looked at again in /proc at each process's next mapping: the user's
+ * namespace, not the host's.  Before, what the process mapped after the
+ * loss was the host's for good (the history of /usr/bin/passwd).
+ */
+START_TEST(test_lost_namespaces)
+{
+	struct harness h;
+	struct recorder *r;
+	const struct model_proc *p;
+	const struct binary *b;
+	uint64_t addr = 0x10000, fill, n;
+	int	 fds[2], i;
+	pid_t	 child;
+	char	 c;
+
+	setup(&h, 1);
+	r = h.r;
+	procfs_host_ns(&r->host_mnt_ns, &r->init_user_ns);
+	ck_assert_int_eq(pipe(fds), 0);
+	if ((child = fork()) == 0) {
+		alarm(30);
+		c = unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 ? 'y' : 'n';
+		if (write(fds[1], &c, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_gt(child, 0);
+	ck_assert_int_eq(read(fds[0], &c, 1), 1);
+	close(fds[0]);
+	close(fds[1]);
+	if (c != 'y') {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		fprintf(stderr, "test_lost_namespaces: cannot unshare a user namespace: not tried\n");
+		teardown(&h);
+		return;
+	}
+	/* What the model believes: the host's (the unshare's NAMESPACES record lost). */
+	ck_assert_int_eq(model_set_ns(&r->model, (uint32_t)child, r->host_mnt_ns,
+	    r->init_user_ns), 0);
+	put_file_pid(&h, 0, 0, addr, mono_ns(), (uint32_t)child);
+	drain_all(r, mono_ns() + 1);
+	ck_assert_ptr_nonnull(p = model_find(&r->model, (uint32_t)child));
+	ck_assert_ptr_nonnull(b = binaries_at(r->bins, p->maps[0].bin));
+	ck_assert_uint_eq(b->ns, 0);	/* no loss seen: what the model knew */
+	/* The kernel's LOST record: the next mapping's process is looked at. */
+	put_lost(&h, 0, mono_ns());
+	put_file_pid(&h, 0, 0, addr += 0x10000, mono_ns(), (uint32_t)child);
+	drain_all(r, mono_ns() + 1);
+	ck_assert_ptr_nonnull(p = model_find(&r->model, (uint32_t)child));
+	ck_assert_uint_eq(p->nmaps, 2);
+	ck_assert_ptr_nonnull(b = binaries_at(r->bins, p->maps[1].bin));
+	ck_assert_msg(b->ns != 0 && b->ns != INDEX_MNT_NS_UNKNOWN,
+	    "after a LOST record, a mapping of a process in a user's namespace is the host's "
+	    "(ns %llu)", (unsigned long long)b->ns);
+	ck_assert_uint_ne(p->mnt_ns, r->host_mnt_ns);
+	/* Again believed the host's; a ring too full for another record, no LOST yet. */
+	ck_assert_int_eq(model_set_ns(&r->model, (uint32_t)child, r->host_mnt_ns,
+	    r->init_user_ns), 0);
+	fill = ring_fill(&r->ev.cpus[0].sb_ring);
+	put_file_pid(&h, 0, 0, addr += 0x10000, mono_ns(), (uint32_t)child);
+	n = ring_fill(&r->ev.cpus[0].sb_ring) - fill;
+	ck_assert_uint_lt(n, SB_NS_RECORD_ROOM);
+	/* records after it, until the next would not fit */
+	for (i = 0; ring_fill(&r->ev.cpus[0].sb_ring) + n <= RINGSZ; i++)
+		put_file_pid(&h, 0, 0, 0x40000000 + (uint64_t)i * 0x10000, mono_ns(), DEADPID);
+	drain_all(r, mono_ns() + 1);
+	ck_assert_ptr_nonnull(p = model_find(&r->model, (uint32_t)child));
+	ck_assert_uint_eq(p->nmaps, 3);
+	ck_assert_ptr_nonnull(b = binaries_at(r->bins, p->maps[2].bin));
+	ck_assert_msg(b->ns != 0, "after a ring too full to be sure of no loss, a mapping of a "
+	    "process in a user's namespace is the host's");
+	ck_assert_uint_ge(r->st.sb_full_looks, 1);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	teardown(&h);
+}
+END_TEST
+
 START_TEST(test_unseen_read_then_pin)
 {
 	struct harness h;
@@ -990,6 +1090,7 @@ sideband_suite(void)
 	tcase_add_test(tc, test_reopen_while_blocked);
 	tcase_add_test(tc, test_start_state_cut_short);
 	tcase_add_test(tc, test_unknown_namespace_pid_reused);
+	tcase_add_test(tc, test_lost_namespaces);
 	tcase_add_test(tc, test_jit_watch_retried);
 	tcase_add_test(tc, test_two_rings_mixed);
 	tcase_add_test(tc, test_mixed);

@@ -926,6 +926,7 @@ model_fork(struct model *m, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t 
 		if (parent != NULL) {
 			p->mnt_ns = parent->mnt_ns;
 			p->user_ns = parent->user_ns;
+			p->ns_epoch = parent->ns_epoch;	/* as stale as its parent's */
 		}
 		if (parent != NULL && parent->nmaps > 0) {
 			if (maps_reserve(p, parent->nmaps) < 0)
@@ -959,6 +960,7 @@ model_set_ns(struct model *m, uint32_t pid, uint64_t mnt_ns, uint64_t user_ns)
 		return -ENOMEM;
 	p->mnt_ns = mnt_ns;
 	p->user_ns = user_ns;
+	p->ns_epoch = m->ns_epoch;
 	return 0;
 }
 

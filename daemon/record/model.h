@@ -58,6 +58,7 @@ struct model_proc {
 	uint32_t	 pid;
 	uint32_t	 jit_uid;	/* if jit: its owner when its watch was taken */
 	uint64_t	 mnt_ns, user_ns;	/* its namespaces (nsfs inodes), 0 unknown */
+	uint32_t	 ns_epoch;	/* struct model's NS_EPOCH when they were learned */
 	int		 leader_gone;	/* EXIT of pid seen, other threads remain */
 	int		 jit;		/* maps anonymous executable memory: its
 					   /tmp/perf-PID.map is watched (capture/jit.c) */
@@ -115,6 +116,13 @@ struct model {
 	struct model_proc *spare;	/* gone, kept for reuse (next) */
 	size_t		 nspare;
 	int		 walking;	/* in model_foreach: no moving slots */
+	/*
+	 * Bumped when a side-band record may have been lost (recorder.c
+	 * proc_ns): a NAMESPACES record among them would have left a process
+	 * in the namespaces it had before, the host's for a user's unshare.
+	 * A process's namespaces learned before are looked at again.
+	 */
+	uint32_t	 ns_epoch;
 	/*
 	 * The maps of each binary, by binary id (cmd-lookup.c: which
 	 * versions of a path live processes map): kept exact by every

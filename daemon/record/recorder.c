@@ -155,6 +155,12 @@ static void prune_binaries(struct recorder *);
  * carries it (synth.c) and a rebuild of the index from the segment
  * (index/rebuild.c) reads the same provenance, never the host's for a
  * process the segment shows no FORK of.
+ * So is one whose namespaces the model learned before a side-band record
+ * may have been lost (model.h NS_EPOCH, sideband.c): a NAMESPACES record
+ * among them (a user's unshare) would have left it the host's.  Looked
+ * at after the mapping, not at it: an unprivileged process leaves a
+ * user's namespace for no namespace of the host's, so what the look
+ * finds is never more trusted than what was true at the mapping.
  */
 static void
 write_ns_as(struct recorder *r, uint32_t pid, uint64_t mnt_ns, uint64_t user_ns)
@@ -193,7 +199,7 @@ proc_ns(struct recorder *r, const struct model_proc *p)
 		return 0;	/* no namespaces known at all: every binary is the host's */
 	if (p == NULL)
 		return INDEX_MNT_NS_UNKNOWN;
-	if (p->mnt_ns == 0) {
+	if (p->mnt_ns == 0 || p->ns_epoch != r->model.ns_epoch) {
 		if (procscan_ns(&r->model, p->pid, 0, r->turn_t) == 0)
 			r->st.ns_looked_up++;
 		else if (model_set_ns(&r->model, p->pid, INDEX_MNT_NS_UNKNOWN, 0) < 0)
@@ -1324,6 +1330,7 @@ scan_tick(void *arg)
 	if (now - r->spill_at < 10ULL * 1000 * 1000)
 		return;
 	r->spill_at = now;
+	sideband_loss_look(r);		/* before the spill makes room */
 	events_spill(&r->ev, &r->st.start_spilled, &r->st.start_spill_full);
 }
 

@@ -50,6 +50,7 @@ struct recorder_stats {
 	uint64_t	 deleted_for_space;	/* segments deleted because the disk was full */
 	uint64_t	 unfinished;		/* closes that failed, their .partial left */
 	uint64_t	 ns_looked_up;		/* processes whose namespaces the model lacked */
+	uint64_t	 sb_full_looks;		/* side-band rings seen too full to be sure of no loss */
 	uint64_t	 bytes;			/* written to segments */
 	uint64_t	 segments;		/* closed */
 	uint64_t	 rotations_size, rotations_age, rotations_signal, rotations_request;
@@ -86,9 +87,17 @@ struct sb_read {
 	struct bid_answer a;
 };
 
+/*
+ * Room for a NAMESPACES record (7 namespaces, its sample id): a ring with
+ * less free may have dropped one (sideband_loss_look).
+ */
+#define SB_NS_RECORD_ROOM	256
+
 struct sb_ring {
 	uint64_t	 peeked;	/* records before this were looked at on arrival
 					   (or, behind the tail, consumed by their turn) */
+	uint64_t	 full_head;	/* the kernel's head when the ring was last seen
+					   too full for another record (sideband_loss_look) */
 	struct sb_read	*rd;		/* their reads, in ring order: a circular array */
 	uint32_t	 cap, first, n;	/* cap a power of two */
 };
@@ -321,6 +330,8 @@ int	sideband_init(struct recorder *, char *err, size_t errlen);
 void	sideband_free(struct recorder *);
 /* Look at new side-band records, start their reads. */
 void	sideband_arrive(struct recorder *);
+/* Has a side-band record maybe been lost since the last look?  Then model.h NS_EPOCH. */
+void	sideband_loss_look(struct recorder *);
 /* 1 if a side-band ring holds records arrival has not looked at. */
 int	sideband_unseen(const struct recorder *);
 /* Merge the side-band rings up to LIMIT; the time it waits at, or 0. */

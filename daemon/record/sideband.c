@@ -163,6 +163,8 @@ arrive_cb(const struct perf_event_header *h, void *arg)
 	uint32_t idx = 0;
 
 	r->st.sb_arrival_looks++;
+	if (h->type == PERF_RECORD_LOST)
+		r->model.ns_epoch++;	/* sideband_loss_look */
 	if (h->type != PERF_RECORD_MMAP2 && h->type != PERF_RECORD_MMAP3 &&
 	    h->type != PERF_RECORD_MMAP)
 		return 0;
@@ -185,6 +187,38 @@ arrive_cb(const struct perf_event_header *h, void *arg)
 	if (q == NULL)
 		e->a = pinned;
 	return 0;
+}
+
+/*
+ * A side-band ring that could not take a NAMESPACES record, its head
+ * moved since the last such look, may have lost one: the
+ * kernel's LOST record says so only once there is room again, and records
+ * of the other CPUs' rings stamped after the loss may be handled first.
+ * A NAMESPACES record among them (a user's unshare) would leave the
+ * process the host's in the model: its namespaces, and every process's,
+ * are looked at again (model.h NS_EPOCH) before anything is handled.  A
+ * ring is consumed only by the passes and by the spills
+ * (sideband_relieve), and a record dropped leaves it that full: the look
+ * at the start of the next pass or spill sees it, and what the passes
+ * before handled was stamped before the loss.  (A LOST record does the
+ * same, when it is looked at.)
+ */
+void
+sideband_loss_look(struct recorder *r)
+{
+	struct ring *g;
+	uint64_t head;
+	int	 i;
+
+	for (i = 0; r->sb != NULL && i < r->ev.ncpus; i++) {
+		g = &r->ev.cpus[i].sb_ring;
+		head = __atomic_load_n(&g->meta->data_head, __ATOMIC_ACQUIRE);
+		if (ring_fill(g) + SB_NS_RECORD_ROOM > g->size && head != r->sb[i].full_head) {
+			r->sb[i].full_head = head;
+			r->model.ns_epoch++;
+			r->st.sb_full_looks++;
+		}
+	}
 }
 
 void
@@ -445,6 +479,7 @@ process_record(struct recorder *r, const struct perf_event_header *h, struct rec
 		model_exit(&r->model, rec->task.pid, rec->task.tid);
 		break;
 	case PERF_RECORD_LOST:
+		r->model.ns_epoch++;	/* sideband_loss_look */
 		r->st.lost += rec->lost.lost;
 		r->st.lost_sideband += rec->lost.lost;
 		r->seg.lost += rec->lost.lost;
@@ -556,6 +591,7 @@ sideband_drain(struct recorder *r, uint64_t limit)
 	int	 i, min, ncpus = r->ev.ncpus;
 
 	recorder_look(r);
+	sideband_loss_look(r);
 	r->limit = limit;
 	r->future_at = mono_ns() + RECORDER_MARGIN_NS + RECORDER_FUTURE_NS;
 	r->blocked = 0;
@@ -631,6 +667,7 @@ sideband_relieve(struct recorder *r)
 {
 	int	 i;
 
+	sideband_loss_look(r);		/* before the spill makes room */
 	for (i = 0; i < r->ev.ncpus; i++)
 		if (ring_fill(&r->ev.cpus[i].sb_ring) > r->ev.sb_ring_size / 2)
 			events_spill_sideband(&r->ev, i, &r->st.sb_spilled, &r->st.sb_spill_full);
