@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -829,6 +830,67 @@ START_TEST(test_decompress)
 }
 END_TEST
 
+/*
+ * A streamed request whose client reads nothing: the worker waits for it
+ * (CAPTURE_RESULTS_MAX replies undelivered) at most stream_wait_ms in all,
+ * then the request is stopped and its last reply is an error.  Before, the
+ * worker waited for as long as the client stayed, and every binary the
+ * host mapped meanwhile was missed.
+ */
+START_TEST(test_stream_stalled)
+{
+	struct capture *c;
+	struct creq q;
+	struct result *r;
+	uint64_t t0;
+	int	 i, n = 0;
+
+	ck_assert_ptr_nonnull(c = calloc(1, sizeof(*c)));
+	pthread_mutex_init(&c->mu, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&c->rcv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	TAILQ_INIT(&c->results);
+	ck_assert_int_ge(c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), 0);
+	c->stream_wait_ms = 300;
+	memset(&q, 0, sizeof(q));
+	q.more = 1;
+	for (i = 0; i < CAPTURE_RESULTS_MAX; i++)
+		result_post(c, &q, json_pack("{s:i}", "n", i), 0, 0);
+	ck_assert_uint_eq(q.queued, CAPTURE_RESULTS_MAX);
+	ck_assert_int_eq(atomic_load(&q.cancelled), 0);
+	t0 = mono_ns();
+	result_post(c, &q, json_pack("{s:i}", "n", i), 0, 0);	/* waits, then stops it */
+	ck_assert_uint_ge(mono_ns() - t0, 250ULL * 1000000);
+	ck_assert_int_eq(q.stalled, 1);
+	ck_assert_int_eq(atomic_load(&q.cancelled), 1);
+	/* a cancelled request's worker posts without waiting; its end is an error */
+	t0 = mono_ns();
+	result_post(c, &q, json_pack("{s:i}", "n", i + 1), 0, 0);
+	result_post(c, &q, json_pack("{s:s}", "summary", "x"), 1, 0);
+	ck_assert_uint_lt(mono_ns() - t0, 100ULL * 1000000);
+	r = TAILQ_LAST(&c->results, result_head);
+	ck_assert_int_eq(r->final, 1);
+	ck_assert_int_eq(r->error, 1);
+	while ((r = TAILQ_FIRST(&c->results)) != NULL) {
+		TAILQ_REMOVE(&c->results, r, entry);
+		json_decref(r->msg);
+		free(r);
+		n++;
+	}
+	ck_assert_int_eq(n, CAPTURE_RESULTS_MAX + 3);
+	close(c->efd);
+	pthread_cond_destroy(&c->rcv);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+END_TEST
+
 static Suite *
 bidcache_suite(void)
 {
@@ -860,6 +922,7 @@ bidcache_suite(void)
 	tcase_add_test(tc, test_debug_only_refused);
 	tcase_add_test(tc, test_crash_leftovers);
 	tcase_add_test(tc, test_namespaces);
+	tcase_add_test(tc, test_stream_stalled);
 	suite_add_tcase(s, tc);
 	return s;
 }

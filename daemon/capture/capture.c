@@ -128,10 +128,32 @@ result_post(struct capture *c, struct creq *req, json_t *msg, int final, int err
 	r->final = final;
 	r->error = error;
 	pthread_mutex_lock(&c->mu);
-	/* a stream waits for its client (capture_int.h): a cancelled one ends soon */
+	/*
+	 * A stream waits for its client (capture_int.h), CAPTURE_STREAM_WAIT_MS
+	 * in all; a cancelled one ends soon.
+	 */
 	while (req != NULL && !final && req->queued >= CAPTURE_RESULTS_MAX && !c->stop &&
-	    !atomic_load(&req->cancelled))
-		pthread_cond_wait(&c->rcv, &c->mu);
+	    !atomic_load(&req->cancelled)) {
+		struct timespec ts;
+		uint64_t before = mono_ns();
+
+		if (req->waited_ns >= c->stream_wait_ms * 1000000ULL) {
+			req->stalled = 1;
+			atomic_store(&req->cancelled, 1);
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&c->rcv, &c->mu, &ts);
+		req->waited_ns += mono_ns() - before;
+	}
+	/* the last reply of a request stopped so: an error, not its summary */
+	if (req != NULL && final && req->stalled && !error) {
+		json_decref(r->msg);
+		r->msg = proto_errorf(PROTO_ERR_FAILED, "stopped: the client read none of its "
+		    "replies for %u s in all (%u waiting)", c->stream_wait_ms / 1000, req->queued);
+		r->error = 1;
+	}
 	if (req != NULL)
 		req->queued++;
 	TAILQ_INSERT_TAIL(&c->results, r, entry);
@@ -839,10 +861,19 @@ capture_start(struct capture **out, const struct config *conf, const char *state
 		return -1;
 	}
 	c->efd = -1;
+	c->stream_wait_ms = CAPTURE_STREAM_WAIT_MS;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
 	pthread_cond_init(&c->pcv, NULL);
-	pthread_cond_init(&c->rcv, NULL);
+	{
+		pthread_condattr_t ca;
+
+		/* result_post's timed wait: by the monotonic clock */
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&c->rcv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	TAILQ_INIT(&c->held);
 	TAILQ_INIT(&c->jobs);
 	TAILQ_INIT(&c->pjobs);

@@ -121,6 +121,8 @@ struct creq {
 	json_t		*items;		/* !more: the per-build-id replies */
 	unsigned	 queued;	/* its results not delivered yet (under mu) */
 	uint64_t	 held_pass;	/* loop: the capture_poll pass that held one back */
+	uint64_t	 waited_ns;	/* the worker's time waiting for its client (under mu) */
+	int		 stalled;	/* ... past CAPTURE_STREAM_WAIT_MS: stopped */
 };
 
 /*
@@ -133,6 +135,15 @@ struct creq {
  * each reply 47 KB) passed CONTROL_MAX_OUTPUT and the client was dropped.
  */
 #define CAPTURE_RESULTS_MAX	64
+/*
+ * The worker's whole wait for one request's client, at most: past it the
+ * request is stopped, its last reply an error (the client reads what was
+ * made before).  The one worker copies every binary: a client that reads
+ * a reply now and then (a control-group member's store, one byte every
+ * 50 s inside the socket's write timeout) held it, and every map job of
+ * the host was missed meanwhile.
+ */
+#define CAPTURE_STREAM_WAIT_MS	30000
 
 struct job {
 	TAILQ_ENTRY(job) entry;
@@ -268,8 +279,10 @@ struct capture {
 	size_t		 njitq_users;		/* ... of users' processes (uid not 0) */
 	atomic_uint	 njitroots;		/* queued JOB_JIT_WATCH holding a root fd */
 	atomic_uint	 njitroots_users;	/* ... of users' processes */
-	TAILQ_HEAD(, result) results;
-	pthread_cond_t	 rcv;			/* a request's results delivered (result_post) */
+	TAILQ_HEAD(result_head, result) results;
+	pthread_cond_t	 rcv;			/* a request's results delivered (result_post);
+						   CLOCK_MONOTONIC */
+	unsigned	 stream_wait_ms;	/* CAPTURE_STREAM_WAIT_MS (the tests' shorter) */
 	TAILQ_HEAD(, result) held;		/* loop: results held back, in order */
 	struct event	*held_ev;		/* loop: try them again */
 	uint64_t	 pass;			/* loop: capture_poll's passes */
