@@ -4,7 +4,7 @@
  * devices; the workers own nothing but the request in their hands.
  * Shared: the queue and the parked requests (mu, cv), the lanes (their
  * own mutex, taken after mu, never before), each worker's busy_since,
- * the requests' done and taken flags and reference count, want_wakeup.
+ * dev1 and lane, the requests' done flag and reference count, want_wakeup.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +26,17 @@
 #include "walltime.h"
 
 #define SLOW_NS		(30ULL * 1000000000ULL)	/* a device that hung, avoided this long */
+/*
+ * A worker in one group of reads this long has hung in its device
+ * (resolver_check): longer than any request's deadline, which ends the
+ * reads of a group (resolve_each), so only a read that does not return
+ * gets here.  A request's deadline alone proves nothing of its device: it
+ * counts from the mapping's arrival, so the wait in the queue and for a
+ * CPU (an exec storm at nice 19 on two CPUs, its page locks held by the
+ * preempted) made a busy host's root device "slow" and every mapping on
+ * it unknown for SLOW_NS.
+ */
+#define HUNG_NS		(1000ULL * 1000000ULL)
 /* Every worker in one read this long, with reads waiting: start another. */
 #define SPARE_AFTER_NS	(50ULL * 1000000ULL)
 #define SLOW_MAX	16
@@ -50,6 +61,8 @@ struct worker {
 	pthread_t	 th;
 	struct resolver	*r;
 	atomic_uint_least64_t busy_since;	/* CLOCK_MONOTONIC ns, 0: idle */
+	atomic_uint_least64_t dev1;		/* the device of the file in hand, plus 1; 0: none */
+	atomic_int	 lane;			/* ... and it took a lane (a user's file system) */
 	int		 started;
 };
 
@@ -117,8 +130,6 @@ req_answered(void)
 	q->q.filename = q->name;
 	atomic_init(&q->refs, 1);
 	atomic_init(&q->done, 1);
-	atomic_init(&q->taken, 0);
-	atomic_init(&q->in_lane, 0);
 	return q;
 }
 
@@ -174,9 +185,7 @@ static _Thread_local int my_nlanes;
 static _Thread_local int my_park;	/* refused: its device's lane another thread's */
 static _Thread_local dev_t my_park_dev;	/* ... that device */
 static _Thread_local dev_t my_released[LANES_MAX];	/* lane_release's */
-/* The requests this thread works on: a lane it takes is theirs (in_lane). */
-static _Thread_local struct resolve_req *const *my_group;
-static _Thread_local size_t my_group_n;
+static _Thread_local struct worker *my_worker;	/* this thread's, a worker's */
 
 /*
  * Under lanes.mu: the free slot for DEV; -1 if another thread took DEV's
@@ -244,8 +253,8 @@ reader_guard(int pathfd, uint32_t pid, char *why, size_t whylen)
 		 * not in the record's device's: a path on the host's device
 		 * that leads into a user's mount is walked here.
 		 */
-		for (i = 0; i < (int)my_group_n; i++)
-			atomic_store(&my_group[i]->in_lane, 1);
+		if (my_worker != NULL)
+			atomic_store(&my_worker->lane, 1);
 		return 0;
 	}
 	if (slot == -1 && !my_park) {
@@ -376,8 +385,7 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 	for (i = 0; i < n; i++) {
 		/*
 		 * Done already: handed back to close its file (resolver_req_put).
-		 * Past its deadline: the loop has given up on it, no read, and
-		 * not taken: its device did not hold a worker (mark_slow).
+		 * Past its deadline: the loop has given up on it, no read.
 		 */
 		if (atomic_load(&g[i]->done) || now >= g[i]->deadline) {
 			g[i] = NULL;
@@ -393,7 +401,6 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 				continue;
 			}
 		}
-		atomic_store(&g[i]->taken, 1);
 		bid_when_earliest(&when, g[i]->q.map);
 		live++;
 	}
@@ -419,7 +426,6 @@ resolve_group(struct resolver *r, struct resolve_req **g, size_t n)
 			if ((g[i]->park = my_park)) {
 				g[i]->park_dev = my_park_dev;
 				g[i]->parked_before = 1;
-				atomic_store(&g[i]->taken, 0);	/* its device is not slow */
 				continue;
 			}
 			atomic_store_explicit(&g[i]->done, 1, memory_order_release);
@@ -462,7 +468,6 @@ park(struct resolver *r, struct resolve_req *q)
 		atomic_store_explicit(&q->done, 1, memory_order_release);
 		return 0;
 	}
-	atomic_store(&q->taken, 0);	/* in no worker's hands: its device is not slow */
 	/*
 	 * Its lane let go since the guard met it (its holder's unpark, which
 	 * takes r->mu after, came first): queued again at once.
@@ -511,6 +516,7 @@ worker_main(void *arg)
 	size_t	 i, n;
 	int	 released;
 
+	my_worker = w;
 	for (;;) {
 		pthread_mutex_lock(&r->mu);
 		while (!r->stop && r->qhead == NULL)
@@ -522,14 +528,15 @@ worker_main(void *arg)
 		n = take_group(r, g);
 		pthread_mutex_unlock(&r->mu);
 
+		atomic_store(&w->lane, 0);
+		atomic_store(&w->dev1, g[0]->q.has_inode ?
+		    (uint64_t)makedev(g[0]->q.maj, g[0]->q.min) + 1 : 0);
 		atomic_store(&w->busy_since, mono_ns());
 		memcpy(keep, g, n * sizeof(*g));
-		my_group = keep;
-		my_group_n = n;
 		resolve_group(r, g, n);
-		my_group_n = 0;
 		released = lane_release();
 		atomic_store(&w->busy_since, 0);
+		atomic_store(&w->dev1, 0);
 		/* the parked keep the queue's reference */
 		pthread_mutex_lock(&r->mu);
 		for (i = 0; i < n; i++)
@@ -703,9 +710,10 @@ mark_slow(struct resolver *r, dev_t dev, uint64_t now)
 			oldest = i;
 	}
 	if (r->slow[oldest].until <= now || r->slow[oldest].dev != dev)
-		log_warnx("build-id reader: device %u:%u did not answer within %d ms; "
+		log_warnx("build-id reader: device %u:%u did not answer within %llu ms; "
 		    "its mappings are left unknown for %llu s", major(dev), minor(dev),
-		    RESOLVE_TIMEOUT_MS, (unsigned long long)(SLOW_NS / 1000000000ULL));
+		    (unsigned long long)(HUNG_NS / 1000000ULL),
+		    (unsigned long long)(SLOW_NS / 1000000000ULL));
 	r->slow[oldest].dev = dev;
 	r->slow[oldest].until = now + SLOW_NS;
 }
@@ -948,8 +956,6 @@ req_alloc(struct resolver *r, const struct record_mmap *m, struct bid_when when,
 	q->loop_refs = 1;
 	atomic_init(&q->refs, 1);
 	atomic_init(&q->done, 0);
-	atomic_init(&q->taken, 0);
-	atomic_init(&q->in_lane, 0);
 	return q;
 }
 
@@ -1117,14 +1123,6 @@ resolver_req_done(struct resolver *r, struct resolve_req *q, uint64_t now, int w
 		/* A worker may still be in it: its answer field stays its own. */
 		q->timed_out = 1;
 		r->timeouts++;
-		/*
-		 * Its device hung a worker; one queued behind a stuck worker did
-		 * not, nor one whose worker is held in a user's file system (a
-		 * lane: the user's device has it, whatever device the record
-		 * names; a path into a user's mount).
-		 */
-		if (q->q.has_inode && atomic_load(&q->taken) && !atomic_load(&q->in_lane))
-			mark_slow(r, makedev(q->q.maj, q->q.min), now);
 		return 1;
 	}
 	if (want_wakeup) {
@@ -1212,7 +1210,7 @@ resolver_wait(struct resolver *r, struct resolve_req *q)
 void
 resolver_check(struct resolver *r, uint64_t now)
 {
-	uint64_t busy;
+	uint64_t busy, dev1;
 	int	 i, stuck = 0, waiting;
 
 	pins_look(r, now);
@@ -1220,6 +1218,14 @@ resolver_check(struct resolver *r, uint64_t now)
 		busy = atomic_load(&r->w[i].busy_since);
 		if (busy != 0 && now > busy + SPARE_AFTER_NS)
 			stuck++;
+		/*
+		 * Hung in its device (HUNG_NS); not one held in a user's file
+		 * system (a lane: the user's device has it, whatever device
+		 * the record names; a path into a user's mount).
+		 */
+		if (busy != 0 && now > busy + HUNG_NS && (dev1 = atomic_load(&r->w[i].dev1)) != 0 &&
+		    !atomic_load(&r->w[i].lane) && atomic_load(&r->w[i].busy_since) == busy)
+			mark_slow(r, (dev_t)(dev1 - 1), now);
 	}
 	if (stuck < r->nworkers || r->nworkers >= RESOLVER_MAX_WORKERS)
 		return;
@@ -1230,6 +1236,14 @@ resolver_check(struct resolver *r, uint64_t now)
 		log_warnx("build-id reader: %d thread%s busy in a file system for over "
 		    "%llu ms; started another", stuck, stuck > 1 ? "s" : "",
 		    (unsigned long long)(SPARE_AFTER_NS / 1000000ULL));
+}
+
+void
+resolver_test_hang(struct resolver *r, dev_t dev, uint64_t since)
+{
+	atomic_store(&r->w[0].lane, 0);
+	atomic_store(&r->w[0].dev1, since != 0 ? (uint64_t)dev + 1 : 0);
+	atomic_store(&r->w[0].busy_since, since);
 }
 
 void

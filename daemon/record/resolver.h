@@ -16,9 +16,11 @@
  * it was made) is given up by the loop: "timeout".  A thread stuck in one
  * (a FUSE server that never answers) stays stuck: when every worker has
  * been in one read for 50 ms with reads waiting, another is started, up to
- * RESOLVER_MAX_WORKERS, and the device a timed-out read hung on is marked
- * slow for a while: its next mappings are answered "timeout" at once
- * instead of taking a thread each.  A request is reference counted:
+ * RESOLVER_MAX_WORKERS, and the device a worker has been in one read of
+ * for a second (resolver_check) is marked slow for a while: its next
+ * mappings are answered "timeout" at once instead of taking a thread each.
+ * (A deadline passed does not make a device slow: it counts the wait in
+ * the queue and for a CPU, and a busy host is not a hung device.)  A request is reference counted:
  * the loop's reference and the workers'; whoever drops the last frees it.
  *
  * The side-band joins the mappings of one file that arrive together
@@ -36,6 +38,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "buildid_reader.h"
 #include "record.h"
@@ -64,8 +67,6 @@ struct resolve_req {
 	struct bid_answer a;		/* the worker's, valid once done */
 	int		 fd;		/* the file it was read from, or -1 (closed with REQ) */
 	atomic_int	 done;
-	atomic_int	 taken;		/* a worker started on it */
-	atomic_int	 in_lane;	/* ... and took a lane (a user's file system) */
 	atomic_int	 refs;
 	int		 all;		/* a answers every member (the worker's, or a slow device's) */
 	int		 want_pin;	/* the loop would pin the file (resolver_pinned); out asking until put */
@@ -137,8 +138,17 @@ int	resolver_req_fd(const struct resolve_req *);
 void	resolver_req_put(struct resolver *, struct resolve_req *);
 /* Block until REQ is done or its deadline passed (start-up, stop, snapshot). */
 void	resolver_wait(struct resolver *, struct resolve_req *);
-/* Workers that are stuck get a spare, pins are looked over; call now and then. */
+/*
+ * Workers that are stuck get a spare, a device a worker has hung in for a
+ * second is marked slow, pins are looked over; call now and then.
+ */
 void	resolver_check(struct resolver *, uint64_t now);
+/*
+ * Tests: the first worker taken for one in a read on DEV since SINCE (a
+ * hang the kernel will not make on demand); SINCE 0 lets it go.  The
+ * worker must be idle, with nothing queued.
+ */
+void	resolver_test_hang(struct resolver *, dev_t dev, uint64_t since);
 
 /*
  * Pins: the loop proves the mappings of the files an exec storm maps
