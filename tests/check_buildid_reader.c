@@ -246,7 +246,7 @@ START_TEST(test_map_files)
 	 * Before, only btrfs and overlayfs files were asked their generation.
 	 */
 	{
-		long	 gen = 0;
+		unsigned int gen = 0;
 		int	 efd = open(exe, O_RDONLY | O_CLOEXEC);
 
 		ck_assert_int_ge(efd, 0);
@@ -1364,8 +1364,17 @@ START_TEST(test_resolver_pins)
 	m.maj++;
 	ck_assert_int_eq(pin_proves(res, &m, mono_ns(), at(wall_ns(0)), &a), 0);
 	m.maj--;
+	/*
+	 * Its device and inode under another name (a user's bind mount of a
+	 * pinned root binary over another path, in a mount namespace of
+	 * theirs): not the pin's, read and judged on its own.
+	 */
+	m.filename = "/usr/bin/passwd";
+	ck_assert_int_eq(pin_proves(res, &m, mono_ns(), at(wall_ns(0)), &a), 0);
+	m.filename = bq.filename;
+	ck_assert_int_eq(pin_proves(res, &m, mono_ns(), at(wall_ns(0)), &a), 1);
 	resolver_stats(res, &st);
-	ck_assert_uint_eq(st.pinned, 2);
+	ck_assert_uint_eq(st.pinned, 3);
 	ck_assert_uint_eq(st.pins, 1);
 
 	/* Rewritten in place (cp over it): the same inode, no more proofs, the pin let go. */
@@ -1558,6 +1567,8 @@ END_TEST
  * A resolver with every pin taken, by files prog0... of the test's
  * directory (PINNED: their mappings, looked up by device and inode).
  */
+static char pin_names[RESOLVER_PINS][PATH_MAX];
+
 static struct resolver *
 pins_filled(struct record_mmap pinned[RESOLVER_PINS])
 {
@@ -1579,7 +1590,9 @@ pins_filled(struct record_mmap pinned[RESOLVER_PINS])
 	for (i = 0; i < RESOLVER_PINS; i++) {
 		snprintf(p, sizeof(p), "%s/prog%d", dir, i);
 		ck_assert_uint_eq(pin_now(res, &pinned[i], &bq, p), (uint64_t)i + 1);
-		pinned[i].filename = NULL;	/* a pin is looked up by device and inode */
+		/* a pin stands for its file by the name it was proven by */
+		snprintf(pin_names[i], sizeof(pin_names[i]), "%s", p);
+		pinned[i].filename = pin_names[i];
 	}
 	return res;
 }

@@ -104,6 +104,13 @@ struct resolver {
 		struct bid_pin p;
 		uint64_t checked;	/* CLOCK_MONOTONIC before its last fstat that held */
 		uint64_t used;		/* its last mapping, or when it was pinned: its idle time */
+		/*
+		 * The name it was proven by: a pin stands for that path alone
+		 * (a user's bind mount of a pinned file over another path, in a
+		 * namespace of theirs, maps the same device and inode under a
+		 * name the host does not give it: read and judged on its own).
+		 */
+		char	*name;
 	}		 pins[RESOLVER_PINS];
 	struct pin_key {		/* pins[i]'s file, packed for pin_find's scan */
 		uint64_t ino;
@@ -817,6 +824,7 @@ static void
 pin_drop(struct resolver *r, int i)
 {
 	close_later(r, r->pins[i].p.fd);
+	free(r->pins[i].name);
 	r->pins[i] = r->pins[--r->npins];
 	r->pin_keys[i] = r->pin_keys[r->npins];
 	r->pins_dropped++;
@@ -828,15 +836,18 @@ pin_adopt(struct resolver *r, struct resolve_req *q)
 {
 	uint64_t now = mono_ns();
 	struct pin *pn;
+	char	*name;
 	int	 i;
 
-	if (pin_find(r, q->pin.dev, q->pin.ino) >= 0 || (i = pin_spare(r, now)) < 0)
+	if (pin_find(r, q->pin.dev, q->pin.ino) >= 0 || (i = pin_spare(r, now)) < 0 ||
+	    (name = strdup(q->q.filename)) == NULL)
 		return;
 	if (i < r->npins)
 		pin_drop(r, i);		/* the least recently used */
 	r->pin_keys[r->npins] = (struct pin_key){ .ino = q->pin.ino, .dev = q->pin.dev };
 	pn = &r->pins[r->npins++];
 	pn->p = q->pin;
+	pn->name = name;
 	pn->checked = 0;		/* not looked at since the worker's proof */
 	pn->used = now;
 	q->pin.fd = -1;
@@ -864,6 +875,8 @@ resolver_pinned(struct resolver *r, const struct record_mmap *m, uint64_t time,
 	    (i = pin_find(r, makedev(m->maj, m->min), m->ino)) < 0)
 		return 0;
 	pn = &r->pins[i];
+	if (strcmp(pn->name, m->filename) != 0)
+		return 0;
 	if (time >= pn->checked) {
 		/*
 		 * The file's state after the mapping: the clock first (NOW, read
