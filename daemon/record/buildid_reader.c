@@ -406,7 +406,7 @@ buildid_reader_map_files(char *buf, size_t len, uint32_t pid, uint64_t addr, uin
 static int
 file_generation(int fd, uint32_t *gen)
 {
-	long	 v = 0;
+	unsigned int v = 0;	/* the kernel writes an int, whatever the ioctl's name says */
 
 	if (ioctl(fd, FS_IOC_GETVERSION, &v) == -1)
 		return -1;

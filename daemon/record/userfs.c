@@ -882,17 +882,38 @@ host_fresh(void)
 	host.loaded = 1;
 }
 
+/*
+ * FD's mount id: statx's (Linux 5.8), else the "mnt_id:" of its fdinfo
+ * (3.15), which names the same mount.  0 if neither tells.
+ */
+static uint64_t
+mount_id(int fd)
+{
+	struct statx stx;
+	char	 path[64], buf[512], *p, *end;
+	uint64_t id;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID))
+		return stx.stx_mnt_id;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (procfs_read(-1, path, buf, sizeof(buf)) < 0 ||
+	    (p = strstr(buf, "\nmnt_id:")) == NULL)
+		return 0;
+	p += strlen("\nmnt_id:");
+	p += strspn(p, " \t");
+	id = strtoull(p, &end, 10);
+	return end != p && (*end == '\n' || *end == '\0') ? id : 0;
+}
+
 int
 userfs_host_mount(int fd)
 {
-	struct statx stx;
 	uint64_t id;
 	int	 rc;
 
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == -1 ||
-	    !(stx.stx_mask & STATX_MNT_ID))
+	if ((id = mount_id(fd)) == 0)
 		return -1;
-	id = stx.stx_mnt_id;
 	pthread_mutex_lock(&host.mu);
 	host_fresh();
 	rc = !host.loaded ? -1 :

@@ -33,7 +33,9 @@ int	userfs_fd(int fd, uint32_t pid, char *why, size_t whylen);
  * names its files by their paths in that namespace, so a user's bind
  * mount over /usr/bin/passwd in a namespace of theirs is "/usr/bin/passwd"
  * also when a process of the host's maps it); -1: not known (no mount id
- * from statx, or no table).  Asks the file system nothing.  Thread-safe.
+ * from statx or, before Linux 5.8, from the descriptor's fdinfo; or PID
+ * 1's mountinfo unread): the name is then not proven the host's either.
+ * Asks the file system nothing.  Thread-safe.
  */
 int	userfs_host_mount(int fd);
 #define userfs_guard(why, pid)	(&(struct bid_guard){ userfs_fd, (why), sizeof(why), (pid) })
