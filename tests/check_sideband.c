@@ -733,7 +733,7 @@ START_TEST(test_lost_namespaces)
 	struct recorder *r;
 	const struct model_proc *p;
 	const struct binary *b;
-	uint64_t addr = 0x10000, fill, n;
+	uint64_t addr = 0x10000, fill, n, epoch;
 	int	 fds[2], i;
 	pid_t	 child;
 	char	 c;
@@ -797,6 +797,22 @@ START_TEST(test_lost_namespaces)
 	ck_assert_msg(b->ns != 0, "after a ring too full to be sure of no loss, a mapping of a "
 	    "process in a user's namespace is the host's");
 	ck_assert_uint_ge(r->st.sb_full_looks, 1);
+	/*
+	 * Full at two looks, its head where it was: the kernel drops without
+	 * moving the head, so the second look says so again (the processes
+	 * looked again after the first may have lost a record since).
+	 * Before, only a look with the head moved did.
+	 */
+	for (i = 0; ring_fill(&r->ev.cpus[0].sb_ring) + n <= RINGSZ; i++)
+		put_file_pid(&h, 0, 0, 0x40000000 + (uint64_t)i * 0x10000, mono_ns(), DEADPID);
+	epoch = r->model.ns_epoch;
+	sideband_loss_look(r);
+	ck_assert_uint_gt(r->model.ns_epoch, epoch);
+	epoch = r->model.ns_epoch;
+	sideband_loss_look(r);
+	ck_assert_msg(r->model.ns_epoch > epoch, "a ring full at a second look, its head unmoved, "
+	    "was taken for one that dropped nothing since");
+	drain_all(r, mono_ns() + 1);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	teardown(&h);

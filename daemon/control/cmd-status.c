@@ -191,7 +191,7 @@ cmd_status_run(struct control_request *req)
 	    "missed", (json_int_t)cs.missed, "bytes", (json_int_t)cs.cache_bytes,
 	    "entries", (json_int_t)cs.cache_entries));
 	json_object_set_new(out, "buildid_reads", resolver_json(r->res));
-	json_object_set_new(out, "sideband", json_pack("{s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	json_object_set_new(out, "sideband", json_pack("{s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 	    "wakeups", (json_int_t)s->sb_wakeups, "holdoff_ms", r->sb_holdoff_ms,
 	    "holdoff_news", (json_int_t)s->sb_holdoff_news,
 	    "records", (json_int_t)s->sb_records, "arrival_looks", (json_int_t)s->sb_arrival_looks,
@@ -200,7 +200,8 @@ cmd_status_run(struct control_request *req)
 	    "start_backlog_bytes", (json_int_t)s->start_spilled,
 	    "start_backlog_full", (json_int_t)s->start_spill_full,
 	    "start_dated", (json_int_t)s->start_dated,
-	    "start_forks_unknown", (json_int_t)s->start_forks_unknown));
+	    "start_forks_unknown", (json_int_t)s->start_forks_unknown,
+	    "full_looks", (json_int_t)s->sb_full_looks));
 	json_object_set_new(json_object_get(out, "cache"), "refused_full",
 	    json_integer((json_int_t)cs.refused_full));
 	json_object_set_new(json_object_get(out, "cache"), "refused_quota",

@@ -96,8 +96,6 @@ struct sb_read {
 struct sb_ring {
 	uint64_t	 peeked;	/* records before this were looked at on arrival
 					   (or, behind the tail, consumed by their turn) */
-	uint64_t	 full_head;	/* the kernel's head when the ring was last seen
-					   too full for another record (sideband_loss_look) */
 	struct sb_read	*rd;		/* their reads, in ring order: a circular array */
 	uint32_t	 cap, first, n;	/* cap a power of two */
 };

@@ -190,35 +190,38 @@ arrive_cb(const struct perf_event_header *h, void *arg)
 }
 
 /*
- * A side-band ring that could not take a NAMESPACES record, its head
- * moved since the last such look, may have lost one: the
- * kernel's LOST record says so only once there is room again, and records
- * of the other CPUs' rings stamped after the loss may be handled first.
- * A NAMESPACES record among them (a user's unshare) would leave the
- * process the host's in the model: its namespaces, and every process's,
- * are looked at again (model.h NS_EPOCH) before anything is handled.  A
- * ring is consumed only by the passes and by the spills
+ * A side-band ring that could not take a NAMESPACES record may have lost
+ * one: the kernel's LOST record says so only once there is room again,
+ * and records of the other CPUs' rings stamped after the loss may be
+ * handled first.  A NAMESPACES record among them (a user's unshare) would
+ * leave the process the host's in the model: its namespaces, and every
+ * process's, are looked at again (model.h NS_EPOCH) before anything is
+ * handled.  A ring is consumed only by the passes and by the spills
  * (sideband_relieve), and a record dropped leaves it that full: the look
- * at the start of the next pass or spill sees it, and what the passes
- * before handled was stamped before the loss.  (A LOST record does the
- * same, when it is looked at.)
+ * before each read of the ring in a pass, and before a spill, sees it.
+ * Every look that finds it so says so, its head moved or not: the kernel
+ * drops without moving the head, so a ring full at two looks may have
+ * dropped between them, after the processes looked again at the first.
+ * (A LOST record does the same, when it is looked at.)
  */
+static void
+loss_look_ring(struct recorder *r, int i)
+{
+	struct ring *g = &r->ev.cpus[i].sb_ring;
+
+	if (ring_fill(g) + SB_NS_RECORD_ROOM > g->size) {
+		r->model.ns_epoch++;
+		r->st.sb_full_looks++;
+	}
+}
+
 void
 sideband_loss_look(struct recorder *r)
 {
-	struct ring *g;
-	uint64_t head;
 	int	 i;
 
-	for (i = 0; r->sb != NULL && i < r->ev.ncpus; i++) {
-		g = &r->ev.cpus[i].sb_ring;
-		head = __atomic_load_n(&g->meta->data_head, __ATOMIC_ACQUIRE);
-		if (ring_fill(g) + SB_NS_RECORD_ROOM > g->size && head != r->sb[i].full_head) {
-			r->sb[i].full_head = head;
-			r->model.ns_epoch++;
-			r->st.sb_full_looks++;
-		}
-	}
+	for (i = 0; r->sb != NULL && i < r->ev.ncpus; i++)
+		loss_look_ring(r, i);
 }
 
 void
@@ -621,6 +624,7 @@ sideband_drain(struct recorder *r, uint64_t limit)
 			break;
 		r->cur = min;
 		r->sb_unseen = 0;
+		loss_look_ring(r, min);		/* filled since the pass began? */
 		got = ring_read(&r->ev.cpus[min].sb_ring, sb_record_cb, r);
 		if (r->sb_unseen) {
 			/* A mapping no pin proves: every read starts, then its turn. */
