@@ -49,7 +49,10 @@ sleep 0.5	# pm-swap2's samples, with the daemon's loop running
 kill -USR1 $SW
 wait $SW || fail "pm-swap failed: $(cat "$T/swap.out")"
 "$PERFMAPCTL" -s "$T/control.sock" snapshot > /dev/null || fail "snapshot"
-sleep 1		# the forked child spins on in the next segment
+# the forked child spins on in the next segment, once it is open (its
+# start state of 60k maps takes seconds under a sanitizer)
+for _ in $(seq 1 300); do grep -q 'opened .*perf-000002' "$T/daemon.log" && break; sleep 0.1; done
+sleep 1
 BG_PIDS=$MM
 stop_daemon
 CH=$(sed -n 's/^child //p' "$T/swap.out")
