@@ -847,15 +847,7 @@ START_TEST(test_stream_stalled)
 
 	ck_assert_ptr_nonnull(c = calloc(1, sizeof(*c)));
 	pthread_mutex_init(&c->mu, NULL);
-	{
-		pthread_condattr_t ca;
-
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&c->rcv, &ca);
-		pthread_condattr_destroy(&ca);
-	}
-	TAILQ_INIT(&c->results);
+	results_init(c);
 	ck_assert_int_ge(c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), 0);
 	c->stream_wait_ms = 300;
 	memset(&q, 0, sizeof(q));

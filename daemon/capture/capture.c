@@ -110,6 +110,18 @@ submit(struct capture *c, struct job *j)
 
 /* Worker: hand a result to the loop. */
 void
+results_init(struct capture *c)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->rcv, &ca);
+	pthread_condattr_destroy(&ca);
+	TAILQ_INIT(&c->results);
+}
+
+void
 result_post(struct capture *c, struct creq *req, json_t *msg, int final, int error)
 {
 	struct result *r;
@@ -865,19 +877,10 @@ capture_start(struct capture **out, const struct config *conf, const char *state
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
 	pthread_cond_init(&c->pcv, NULL);
-	{
-		pthread_condattr_t ca;
-
-		/* result_post's timed wait: by the monotonic clock */
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&c->rcv, &ca);
-		pthread_condattr_destroy(&ca);
-	}
+	results_init(c);
 	TAILQ_INIT(&c->held);
 	TAILQ_INIT(&c->jobs);
 	TAILQ_INIT(&c->pjobs);
-	TAILQ_INIT(&c->results);
 	TAILQ_INIT(&c->reqs);
 	c->mode = conf->capture;
 	c->max_size = conf->cache_max_size;

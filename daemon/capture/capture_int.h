@@ -343,6 +343,8 @@ struct capture {
 void	job_free(struct job *);
 /* Queue a result for the loop (worker thread); FINAL ends the request. */
 void	result_post(struct capture *, struct creq *, json_t *msg, int final, int error);
+/* C's results queue, empty, and its cond rcv on CLOCK_MONOTONIC (result_post's timed wait). */
+void	results_init(struct capture *);
 
 /* worker.c */
 void	*worker_main(void *arg);
