@@ -182,10 +182,10 @@ check-asan: deps
 #   t_stop_stalled, t_jit_stop  the stops: every test's end, and TSan runs
 #                    both; the JIT copies: t_hostile_jit, t_hostile_jittmp,
 #                    t_profile_jit
-#   t_start_exec     the scan of a process changed at start: make check;
-#                    under ASan on a 2-CPU machine its forked child showed
-#                    no samples in the next segment (2 of 2 CI runs, not
-#                    yet understood: see the session note)
+#   t_start_exec     the scan of a process changed at start: make check
+#                    (13 s under ASan; its forked child once spun 8 s, less
+#                    than a slow machine's scan of its 60k maps took, with
+#                    or without ASan: it spins until the test kills it)
 #   t_store_stream   the streamed store: check_bidcache (its bounds),
 #                    t_capture
 # make check-asan runs them all.

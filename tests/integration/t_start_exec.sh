@@ -48,14 +48,17 @@ wait $W
 sleep 0.5	# pm-swap2's samples, with the daemon's loop running
 kill -USR1 $SW
 wait $SW || fail "pm-swap failed: $(cat "$T/swap.out")"
+# the child spins until killed: the scan of a slow host took 8 s (a child
+# of 8 s had ended before the next segment began)
+CH=$(sed -n 's/^child //p' "$T/swap.out")
+BG_PIDS="$BG_PIDS $CH"
 "$PERFMAPCTL" -s "$T/control.sock" snapshot > /dev/null || fail "snapshot"
 # the forked child spins on in the next segment, once it is open (its
 # start state of 60k maps takes seconds under a sanitizer)
 for _ in $(seq 1 300); do grep -q 'opened .*perf-000002' "$T/daemon.log" && break; sleep 0.1; done
 sleep 1
-BG_PIDS=$MM
+BG_PIDS="$MM $CH"
 stop_daemon
-CH=$(sed -n 's/^child //p' "$T/swap.out")
 [ -n "$CH" ] && kill "$CH" 2>/dev/null
 kill $MM; wait $MM
 BG_PIDS=""
