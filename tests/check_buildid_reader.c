@@ -32,6 +32,7 @@
 #include "buildid.h"
 #include "record/buildid_reader.h"
 #include "record/resolver.h"
+#include "record/userfs.h"
 #include "record/wallclock.h"
 #include "walltime.h"
 
@@ -540,6 +541,32 @@ guard_said(int n)
 	ck_assert_str_eq(guard_why, want);
 	guard_why[0] = '\0';
 }
+
+/*
+ * A descriptor's mount id from its fdinfo, userfs_host_mount's way before
+ * Linux 5.8 (no STATX_MNT_ID): the mount statx names, on three mounts.
+ */
+START_TEST(test_fdinfo_mount_id)
+{
+	static const char *const files[] = { "/", "/proc/self/status", "/dev/null" };
+	struct statx stx;
+	uint64_t seen[3];
+
+	for (size_t i = 0; i < 3; i++) {
+		int	 fd = open(files[i], O_RDONLY | O_CLOEXEC);
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx), 0);
+		ck_assert(stx.stx_mask & STATX_MNT_ID);
+		seen[i] = userfs_fdinfo_mount_id(fd);
+		ck_assert_msg(seen[i] == stx.stx_mnt_id, "%s: fdinfo's mount %llu, statx's %llu",
+		    files[i], (unsigned long long)seen[i], (unsigned long long)stx.stx_mnt_id);
+		close(fd);
+	}
+	ck_assert(seen[0] != seen[1]);
+	ck_assert_int_eq(userfs_fdinfo_mount_id(-1), 0);
+}
+END_TEST
 
 /*
  * The openers' guard (the capture worker's userfs_fd): shown the mount a
@@ -1787,6 +1814,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_map_files_device);
 	tcase_add_test(tc, test_map_files_rewritten);
 	tcase_add_test(tc, test_map_files_rewritten_between);
+	tcase_add_test(tc, test_fdinfo_mount_id);
 	tcase_add_test(tc, test_guard);
 	tcase_add_test(tc, test_by_name);
 	tcase_add_test(tc, test_fifo);

@@ -882,20 +882,12 @@ host_fresh(void)
 	host.loaded = 1;
 }
 
-/*
- * FD's mount id: statx's (Linux 5.8), else the "mnt_id:" of its fdinfo
- * (3.15), which names the same mount.  0 if neither tells.
- */
-static uint64_t
-mount_id(int fd)
+uint64_t
+userfs_fdinfo_mount_id(int fd)
 {
-	struct statx stx;
 	char	 path[64], buf[512], *p, *end;
 	uint64_t id;
 
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
-	    (stx.stx_mask & STATX_MNT_ID))
-		return stx.stx_mnt_id;
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	if (procfs_read(-1, path, buf, sizeof(buf)) < 0 ||
 	    (p = strstr(buf, "\nmnt_id:")) == NULL)
@@ -904,6 +896,21 @@ mount_id(int fd)
 	p += strspn(p, " \t");
 	id = strtoull(p, &end, 10);
 	return end != p && (*end == '\n' || *end == '\0') ? id : 0;
+}
+
+/*
+ * FD's mount id: statx's (Linux 5.8), else the "mnt_id:" of its fdinfo
+ * (3.15), which names the same mount.  0 if neither tells.
+ */
+static uint64_t
+mount_id(int fd)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID))
+		return stx.stx_mnt_id;
+	return userfs_fdinfo_mount_id(fd);
 }
 
 int

@@ -38,6 +38,13 @@ int	userfs_fd(int fd, uint32_t pid, char *why, size_t whylen);
  * Asks the file system nothing.  Thread-safe.
  */
 int	userfs_host_mount(int fd);
+/*
+ * FD's mount id as its /proc/self/fdinfo entry gives it ("mnt_id:"), the
+ * one userfs_host_mount uses where statx has none (before Linux 5.8);
+ * 0 if not read.  Its own function for the tests: this kernel's statx
+ * always answers.
+ */
+uint64_t userfs_fdinfo_mount_id(int fd);
 #define userfs_guard(why, pid)	(&(struct bid_guard){ userfs_fd, (why), sizeof(why), (pid) })
 
 #endif
