@@ -25,8 +25,17 @@
 #      capture keeps until the loop's turn too); twice the slack under the
 #      sanitizers.
 #   2. Root copies a binary into its directory and runs it until the
-#      daemon pins it (an O_PATH file a second after the last run), then
-#      deletes it: within 3 s (6 under the sanitizers) the daemon holds no
+#      daemon pins it (an O_PATH file a second after the last run).  A pin
+#      stands for its file under the name it was proven by: A, in a mount
+#      namespace of A's own (unshare -Urm), bind-mounts the pinned binary
+#      over /usr/bin/passwd and runs it from the host's namespace through
+#      /proc/PID/root of a process there; the kernel names the mapping
+#      /usr/bin/passwd (its path there), with the pinned file's device and
+#      inode.  The host's history of /usr/bin/passwd must hold no build-id
+#      but its own, and --all-namespaces must show A's sighting (before:
+#      the pin proved the mapping as the host's, past the foreign-mount
+#      check).  Root then
+#      deletes the binary: within 3 s (6 under the sanitizers) the daemon holds no
 #      "(deleted)" file of it, which would keep its blocks.  A copies a
 #      binary into A's own directory on the same file system and runs it
 #      40 times in 2 s: a second after, the daemon holds no file of it
@@ -58,6 +67,12 @@ for base in "$T" /var/tmp; do
 	break
 done
 [ -n "$PD" ] || skip "neither $T nor /var/tmp is on the root's or /usr's file system as ext4 or XFS: nothing can be pinned"
+PW=/usr/bin/passwd
+[ -x "$PW" ] || skip "no $PW to bind-mount a pinned binary over"
+HOSTID=$(readelf_buildid "$PW")
+[ -n "$HOSTID" ] || skip "$PW has no build-id"
+as_user "$A" unshare -Urm sh -c "mount --bind /bin/true '$PW'" 2>/dev/null ||
+	skip "this user cannot unshare -Urm and bind-mount"
 chmod 0755 "$PD"
 mkdir -m 0755 "$PD/lib" "$PD/bin"
 mkdir -m 0755 "$PD/a" && chown "$A" "$PD/a"
@@ -267,6 +282,24 @@ for _ in $(seq 1 20); do
 done
 sleep 1
 [ -n "$(pinned "$D")" ] || fail "root's binary $D was never held by the daemon: the check proves nothing"
+# A's bind mount of the pinned binary over $PW, in A's namespace, run
+# from the host's through /proc/PID/root of a process there
+DID=$(readelf_buildid "$D")
+setpriv --reuid="$A" --regid="$(id -g "$A")" --init-groups -- \
+	unshare -Urm sh -c "mount --bind '$D' '$PW' && exec sleep 30" &
+NSP=$!
+BG_PIDS="${BG_PIDS:-} $NSP"
+for _ in $(seq 1 50); do
+	[ "$(stat -L -c %i "/proc/$NSP/root$PW" 2>/dev/null)" = "$(stat -c %i "$D")" ] && break
+	sleep 0.1
+done
+[ "$(stat -L -c %i "/proc/$NSP/root$PW" 2>/dev/null)" = "$(stat -c %i "$D")" ] ||
+	fail "A's namespace does not show $D as $PW"
+for _ in 1 2 3; do
+	as_user "$A" "/proc/$NSP/root$PW" 0.2 || fail "A's run of root's pinned $D as $PW"
+done
+kill "$NSP"; wait "$NSP" 2>/dev/null
+[ -n "$(pinned "$D")" ] || fail "root's binary $D was let go during A's runs: the check proves nothing"
 rm -f "$D"
 t0=$(date +%s%N)
 bound=3000; sanitized && bound=6000
@@ -299,6 +332,19 @@ stop_daemon
 proven=$(jq '.buildid_reads.pinned' "$T/st.json")
 [ "$proven" -gt 0 ] || fail "no mapping was proven by a pin: nothing was tested"
 
+# A's runs of the pinned binary as $PW: in A's namespace, not the host's
+Q() { "$PERFMAPCTL" --state-dir "$T/state" --json history "$PW" "$@"; }
+if Q > "$T/pw.json" 2> "$T/pw.err"; then
+	jq -e --arg h "$HOSTID" '[.objects[].build_id] | all(. == $h)' "$T/pw.json" > /dev/null ||
+		fail "the host's history of $PW holds root's pinned binary that A mapped over it in A's namespace: $(jq -c '[.objects[] | [.build_id, .mnt_ns]]' "$T/pw.json")"
+else	# the host never ran it here: not in the index as the host's
+	grep -q NotFound "$T/pw.err" || fail "history $PW: $(cat "$T/pw.err")"
+fi
+Q --all-namespaces > "$T/pwa.json" || fail "history $PW --all-namespaces"
+note "$PW in all namespaces: $(jq -c '[.objects[] | [.build_id[0:8], .mnt_ns]]' "$T/pwa.json")"
+jq -e --arg d "$DID" '[.objects[] | select(.build_id == $d)] | length >= 1' "$T/pwa.json" > /dev/null ||
+	fail "--all-namespaces does not show A's runs of $D as $PW: the check proves nothing"
+
 # The judge: perf script over every segment, one "PID SYMBOL" line per
 # sample (the sampled frame only).
 : > "$T/script"
@@ -325,4 +371,4 @@ p=$(awk '$3 == "v2-long" { print $1 }' "$T/expect")
 [ "$(grep -c "^$p pm_capv2_hot$" "$T/samples2")" -gt 0 ] ||
 	{ echo "UNRESOLVED: v2 ran 0.3 s (pid $p), perf does not show pm_capv2_hot"; bad=$((bad + 1)); }
 [ "$bad" = 0 ] || fail "$bad wrong or missing answers under the churn"
-echo "PASS: under pin churn no wrong binary, at most $PINS pins, a deleted file let go in $gone ms, no file of A's held; $proven mappings proven by pins"
+echo "PASS: under pin churn no wrong binary, at most $PINS pins, a pin not taken for another name in A's namespace, a deleted file let go in $gone ms, no file of A's held; $proven mappings proven by pins"
