@@ -13,7 +13,8 @@
 # The unit tests run UNIT_JOBS at a time (default: one per CPU; they use
 # no perf event, no account and no other test's files, and under the
 # sanitizers they are minutes of CPU), reported in order; the integration
-# tests, which record the whole host, one at a time.
+# tests, which record the whole host, one at a time, but for the light
+# ones, which run beside them (INTEGRATION_LANES, below).
 #
 # Interrupted (^C, a TERM): the tests running are stopped with TERM, each
 # cleaning up after itself (its daemon, its users), and the run ends 130.
@@ -33,22 +34,41 @@ logdir=${TEST_LOGDIR:-$(mktemp -d /tmp/perfmapd-tests.XXXXXX)}
 
 accounts() { { getent passwd; getent group | sed 's/^/group /'; } | cut -d: -f1 | sort; }
 
-run() {
+# The machine's busy CPU time so far, in hundredths of a CPU-second: what
+# an integration test used (its daemon, its workload, its perf, and, in
+# two lanes, its neighbour's) goes with its wall time into $logdir/times
+# ("NAME WALL_S BUSY_CPU_S").
+busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+
+# run_test NAME CMD...: run an integration test; "RC SECONDS" into
+# $logdir/NAME.rc.  The pid of the test running is in $logdir/NAME.pid
+# while it runs (for an interrupt).
+run_test() {
 	name=$1; shift
 	start=$(date +%s)
-	accounts >"$logdir/accounts.before"
+	busy0=$(busy)
+	accounts >"$logdir/$name.accounts"
 	"$@" >"$logdir/$name.log" 2>&1 &
 	tpid=$!
+	echo "$tpid" >"$logdir/$name.pid"
 	wait $tpid
 	rc=$?
-	tpid=""
 	# the test's own: named for its pid (tests/lib.sh), not another run's
-	left=$(accounts | comm -13 "$logdir/accounts.before" - | grep "$tpid\$" | paste -sd' ' -)
+	# nor the other lane's
+	left=$(accounts | comm -13 "$logdir/$name.accounts" - | grep "$tpid\$" | paste -sd' ' -)
+	tpid=""
 	if [ -n "$left" ]; then
 		echo "FAIL: the test left these accounts behind: $left" >>"$logdir/$name.log"
 		case $rc in 0|77) rc=1;; esac
 	fi
-	report "$name" "$rc" $(( $(date +%s) - start ))
+	echo "$rc $(( $(date +%s) - start ))" >"$logdir/$name.rc"
+	echo "$name $(( $(date +%s) - start )) $(( ($(busy) - busy0) / 100 ))" >>"$logdir/times"
+}
+
+run() {
+	run_test "$@"
+	read -r rc secs <"$logdir/$1.rc"
+	report "$1" "$rc" "$secs"
 }
 
 # A unit test started beside the others (at most UNIT_JOBS), and the
@@ -86,6 +106,7 @@ interrupted() {
 		kill -TERM "$p" 2>/dev/null
 	done
 	[ -n "${tpid:-}" ] && kill -TERM "$tpid" 2>/dev/null
+	[ -n "${lane2:-}" ] && kill -TERM "$lane2" 2>/dev/null
 	wait
 	echo "interrupted: logs in $logdir"
 	exit 130
@@ -125,11 +146,45 @@ for t in tests/check_*.c; do
 	unit_start "$n" env CK_FORK=yes "$BUILD/tests/$n"
 done
 while [ -n "$urunning" ]; do unit_finish; done
+# The integration tests in two lanes (INTEGRATION_LANES=2, the default;
+# 1: one at a time, in order): a test whose header says "# test-lane:
+# beside" (light: a fraction of a CPU, judged in seconds, not in samples
+# per CPU or in milliseconds) runs in the second lane, beside the tests of
+# the first; one that says "# test-lane: alone" (it changes what the
+# host's other perf users see, or judges them: a sysctl, build-id events,
+# every test daemon of the machine) runs after both lanes are done.  The
+# second lane's results are reported after the first's.
+lane_of() { sed -n 's/^# test-lane: *\([a-z]*\).*/\1/p' "$1" | head -n 1; }
+lanes=${INTEGRATION_LANES:-2}
+beside="" alone="" first=""
 for t in tests/integration/t_*.sh; do
 	n=${t##*/}; n=${n%.sh}
 	all="$all $n"
-	want "$n" && run "$n" sh "$t"
+	want "$n" || continue
+	case $(lane_of "$t") in
+	beside) [ "$lanes" -ge 2 ] && beside="$beside $n" || first="$first $n";;
+	alone) alone="$alone $n";;
+	*) first="$first $n";;
+	esac
 done
+lane2=""
+if [ -n "$beside" ]; then
+	(
+		trap '[ -n "${tpid:-}" ] && kill -TERM "$tpid" 2>/dev/null; wait; exit 130' TERM
+		for n in $beside; do run_test "$n" sh "tests/integration/$n.sh"; done
+	) &
+	lane2=$!
+fi
+for n in $first; do run "$n" sh "tests/integration/$n.sh"; done
+if [ -n "$lane2" ]; then
+	wait "$lane2"
+	lane2=""
+	for n in $beside; do
+		read -r rc secs <"$logdir/$n.rc" 2>/dev/null || { rc=1; secs=0; }
+		report "$n" "$rc" "$secs"
+	done
+fi
+for n in $alone; do run "$n" sh "tests/integration/$n.sh"; done
 for w in ${TESTS:-}; do
 	case " $all " in
 	*" $w "*) ;;

@@ -2,6 +2,7 @@
 # Bad input at start-up: each case gives exactly one clear error line on
 # stderr and a non-zero exit, and leaves no daemon behind.  The cases of an
 # unprivileged user run as a real one made for the test.
+# test-lane: alone (tests/run-tests.sh: it lowers the host's perf_event_max_sample_rate)
 . tests/lib.sh
 need_events
 test_group PMG pmbad

@@ -16,6 +16,7 @@
 # same time; on a leaky kernel that alone makes stock perf abort.  The
 # probe sees it (foreign_buildid_events): such a step is retried, and
 # skipped if it never clears, never passed.
+# test-lane: alone (tests/run-tests.sh: it runs perf record --buildid-mmap and buildid_mode = mmap2, whose build-id events reach every perf user)
 . tests/lib.sh
 need_events
 need_perf

@@ -9,6 +9,7 @@
 #      connect itself times out;
 #   3. the daemon continued: it answers, and the calls left behind did it
 #      no harm.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 command -v python3 > /dev/null || skip "python3 is not installed"

@@ -17,6 +17,7 @@
 # A copy is readable by the control group only when anyone could read the
 # original: a 0755 binary in a user's 0700 directory is copied 0600 (its
 # directory was not looked at, and the copy was 0644).
+# test-lane: alone (tests/run-tests.sh: buildid_mode = mmap2, whose build-id event reaches every perf user)
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start

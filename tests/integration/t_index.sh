@@ -18,6 +18,7 @@
 #   last sightings as the live index had.
 # Queries go through perfmapctl --state-dir (common/index_reader, what perfmapctl
 # uses without a daemon); sqlite3 only cross-checks.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 need_perf

@@ -7,6 +7,7 @@
 # Mapping with its build-id, ELF-relative addresses (inside the function's
 # symbol as nm gives it), DWARF lines.  --pid and --comm filter; bad input
 # gets one line on stderr, a non-zero exit and no file.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 need_perf

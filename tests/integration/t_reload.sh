@@ -23,6 +23,7 @@
 # [segments] keep_count lowered by a reload deletes at once; and the
 # unit's reload (perfmapctl --pid $MAINPID) reaches a daemon whose file
 # now names another socket.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 build_prog spin "$(unique_buildid)"

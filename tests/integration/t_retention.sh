@@ -2,6 +2,7 @@
 # Retention by size and by age (by count: t_capture_evict and the soak):
 # the oldest closed segments are deleted, the index marks them deleted, the
 # newest stay, and what is left reads in perf.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 need_perf

@@ -5,6 +5,7 @@
 # died at once and its background jobs, which a non-interactive shell
 # starts with SIGINT ignored, went on: the integration test started its
 # next daemon, recording the host after make check was interrupted.
+# test-lane: alone (tests/run-tests.sh: it looks for any test daemon left on the machine)
 . tests/lib.sh
 need_events
 # interrupt_during TEST PATTERN: the run of TEST interrupted once a process

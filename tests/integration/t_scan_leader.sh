@@ -6,6 +6,7 @@
 # segment's start state, and its binaries "mapped now" (found by a review).
 # Here: leaderexit, then the daemon (1 s segments), then the process ends;
 # the segments begun after its end must not hold it, the first must.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 need_perf

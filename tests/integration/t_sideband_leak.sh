@@ -9,6 +9,7 @@
 # run meanwhile with its real build-id, and write records perf reads.
 # (On main before the side-band work: thousands of bad records dropped,
 # the program unresolved.)
+# test-lane: alone (tests/run-tests.sh: perf record --buildid-mmap, whose build-id event reaches every perf user)
 . tests/lib.sh
 need_events
 need_perf

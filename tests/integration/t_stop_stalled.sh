@@ -7,6 +7,7 @@
 # its index committed (a binary run just before the stop is in it).
 # Before, the stop waited for the worker for ever, the index's last rows
 # waiting behind it: systemd's SIGKILL after TimeoutStopSec lost them.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 need_perf

@@ -6,6 +6,7 @@
 # - a second state directory ("another host") that never saw the binary
 #   gets it with `store --debuginfod` from that server (plain store says
 #   FAIL with its reasons), and perf then symbolizes the segment there.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 need_perf

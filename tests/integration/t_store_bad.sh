@@ -8,6 +8,7 @@
 # - segment arguments outside STATE/segments: "..", a symlink out, a file
 #   that is not a segment, a missing one: NoSuchSegment, no work done.
 # The daemon must not crash, must keep recording, and lose nothing.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 need_perf

@@ -5,6 +5,7 @@
 # reload says so), socket activation hands the control socket over, and the
 # installed tree (make install DESTDIR=...) works with its installed
 # configuration, and make uninstall removes it.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 command -v systemd-analyze >/dev/null || skip "systemd-analyze is not installed"
