@@ -119,18 +119,22 @@ test_user() {
 	eval "$1=\$_n"
 }
 
-# Build a test program from tests/progs/NAME.c into $T/NAME (frame pointers on).
-# Every build of one program has the same build-id (the same source path,
-# the same bytes): a test that needs its binary to be the only one of its
-# build-id on the host gives it one with unique_buildid.
-build_prog() {
-	cc -O0 -g -fno-omit-frame-pointer -o "$T/$1" "$TOP/tests/progs/$1.c" ${2:-} ||
-		fail "cannot build tests/progs/$1.c"
-}
-
 # unique_buildid: linker flags giving a binary a build-id of its own (20
 # random bytes).
 unique_buildid() { echo "-Wl,--build-id=0x$(od -An -tx1 -N20 /dev/urandom | tr -d ' \n')"; }
+
+# build_prog NAME [CFLAGS]: tests/progs/NAME.c into $T/NAME (frame pointers
+# on), with a build-id of its own (CFLAGS may give another: the last
+# --build-id wins).  Every build of one program would otherwise have the
+# same build-id (the same source path, the same bytes), and every
+# test's daemon records the whole host, and a light test runs beside
+# another (tests/run-tests.sh): two builds of one program with one
+# build-id are one binary to a daemon and its profiles, named by the path
+# it saw first (t_profile found its Mapping under the other test's spin).
+build_prog() {
+	cc -O0 -g -fno-omit-frame-pointer -o "$T/$1" "$TOP/tests/progs/$1.c" $(unique_buildid) ${2:-} ||
+		fail "cannot build tests/progs/$1.c"
+}
 
 # start_manymaps NPROCS NFILES: a big host in miniature (tests/progs/manymaps):
 # NPROCS sleeping processes each mapping NFILES copies of /usr/bin/true
