@@ -42,14 +42,17 @@ hostile_judge
 line=$(cat "$T/pinger.out")
 # A batch of a hundred Status calls between two looks for root's events
 # put root's p99 at 6-10 ms on the machine this was written on; one call
-# per callback, at 0.4-0.9 ms.  The time the daemon's loop itself waited
-# for a CPU (the pinger's loop_wait_max_ms: another program's, on a busy
-# machine of two CPUs) is not the daemon's doing: p99 less it must be
-# within 4 ms.  (Not judged under the sanitizers.)
+# per callback, at 0.4-0.9 ms.  The time the pinger and the daemon's loop
+# waited for a CPU during a ping (another program's doing, on a busy
+# machine of two CPUs: the flood's 32 connections, the CI's builds beside
+# the tests) is not the daemon's: the p99 of what is left of each ping
+# (the pinger's served_p99_ms) must be within 4 ms.  (Before, the p99 less
+# the loop's longest wait: the pinger's own wait of 6.7 ms put it at
+# 10.2 - 1.6 ms once on the CI.)  Not judged under the sanitizers.
 p99=$(echo "$line" | sed -n 's/.* p99_ms \([0-9.]*\) .*/\1/p')
-lw=$(echo "$line" | sed -n 's/.* loop_wait_max_ms \([0-9.]*\) .*/\1/p')
-[ -n "$p99" ] && [ -n "$lw" ] || fail "no p99 or loop_wait_max_ms in the pinger's line: $line"
-sanitized || awk -v p="$p99" -v w="$lw" 'BEGIN { exit !(p - w <= 4) }' ||
-	fail "root's ping p99 $p99 ms (the loop waited $lw ms for a CPU) under the bursts: other users' calls taken in batches?"
+sp99=$(echo "$line" | sed -n 's/.* served_p99_ms \([0-9.]*\) .*/\1/p')
+[ -n "$p99" ] && [ -n "$sp99" ] || fail "no p99 or served_p99_ms in the pinger's line: $line"
+sanitized || awk -v p="$sp99" 'BEGIN { exit !(p <= 4) }' ||
+	fail "root's ping p99 $p99 ms, $sp99 ms less the CPU waits, under the bursts: other users' calls taken in batches?"
 stop_daemon
 echo "PASS: root's ping within 100 ms (p99 $p99 ms) while two users burst Status calls on 32 connections"

@@ -4,7 +4,8 @@
  * connect() to the reply measured, until SIGTERM or SECONDS have passed.
  * Then one line:
  *
- *	pings N p50_ms X p99_ms Y max_ms Z over_100ms K failed F
+ *	pings N p50_ms X p99_ms Y max_ms Z own_wait_max_ms W1
+ *	    loop_wait_max_ms W2 served_p99_ms S over_100ms K failed F
  *
  * A ping that gets no reply within 2 s, or an error, counts as failed.
  *
@@ -17,7 +18,10 @@
  * is the most it waited in one ping.  With DAEMON_PID, the daemon's loop
  * thread's runqueue wait during each ping is measured too
  * (loop_wait_max_ms), and each ping over 50 ms is described on stderr:
- * its latency, the pinger's wait and the loop's.
+ * its latency, the pinger's wait and the loop's.  served_p99_ms is the p99
+ * of each ping's latency less both waits in it: the time the daemon took
+ * to serve it while it had a CPU (without DAEMON_PID, less the pinger's
+ * wait alone).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -115,7 +119,7 @@ cmp(const void *a, const void *b)
 int
 main(int argc, char *argv[])
 {
-	static double	 lat[PINGER_MAX];
+	static double	 lat[PINGER_MAX], served[PINGER_MAX];
 	size_t		 n = 0, failed = 0, over = 0;
 	double		 end, t, interval, own, loop, own_max = 0, loop_max = 0;
 	char		 loopstat[64] = "";
@@ -146,6 +150,7 @@ main(int argc, char *argv[])
 				own_max = own;
 			if (loop > loop_max)
 				loop_max = loop;
+			served[n] = lat[n] - own - loop;
 			if (lat[n] - own > 100)
 				over++;
 			if (lat[n] > 50)
@@ -158,9 +163,11 @@ main(int argc, char *argv[])
 			usleep((useconds_t)(t * 1e3));
 	}
 	qsort(lat, n, sizeof(lat[0]), cmp);
+	qsort(served, n, sizeof(served[0]), cmp);
 	printf("pings %zu p50_ms %.2f p99_ms %.2f max_ms %.2f own_wait_max_ms %.2f "
-	    "loop_wait_max_ms %.2f over_100ms %zu failed %zu\n",
+	    "loop_wait_max_ms %.2f served_p99_ms %.2f over_100ms %zu failed %zu\n",
 	    n + failed, n ? lat[n / 2] : -1.0, n ? lat[n - 1 - n / 100] : -1.0,
-	    n ? lat[n - 1] : -1.0, own_max, loop_max, over, failed);
+	    n ? lat[n - 1] : -1.0, own_max, loop_max, n ? served[n - 1 - n / 100] : -1.0,
+	    over, failed);
 	return 0;
 }
