@@ -15,6 +15,7 @@
 # send away) when a check fails, noted, and made again on a fresh state
 # directory, up to three times; a check that holds whatever else was
 # copied holds.
+# test-lane: alone (tests/run-tests.sh: it judges the cache's room, which the binaries of a test beside it take: its daemon copies every binary the host runs)
 . tests/lib.sh
 need_events
 command -v jq >/dev/null 2>&1 || skip "jq is not installed"

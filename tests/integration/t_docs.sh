@@ -3,6 +3,7 @@
 # (mandoc -T lint, warnings and up), README opens with the run and test
 # commands, every daemon option is in perfmapd(8), and the design document
 # perfmapd(7) names every source file of the tree.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 command -v mandoc >/dev/null || skip "mandoc is not installed"
 for m in man/*.[0-9]; do

@@ -7,6 +7,7 @@
 # lost.  Root's ping must be answered within 100 ms throughout, nothing
 # lost, and the mapping left unresolved (counted), never read from the
 # FIFO.
+# test-lane: beside (tests/run-tests.sh: light; root's ping within 100 ms, at most 10 ms seen beside others)
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start

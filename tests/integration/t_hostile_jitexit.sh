@@ -11,6 +11,7 @@
 # the processes exit: it then meets them in one pass, as a loop busy with a
 # burst does, and its worker is busy copying the binary while the pass
 # queues the exits' jobs: the user's forty, then root's.
+# test-lane: beside (tests/run-tests.sh: light; root's ping within 100 ms, at most 10 ms seen beside others)
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start

@@ -10,6 +10,7 @@
 # land under the state directory; root's ping is answered within 100 ms.
 # Then a symlink in the control socket's place, its directory writable by
 # the user: a reload must not chmod the file it points to.
+# test-lane: beside (tests/run-tests.sh: light; root's ping within 100 ms, at most 10 ms seen beside others)
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start

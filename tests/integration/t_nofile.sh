@@ -8,6 +8,7 @@
 # start it stopped).  It now raises its soft
 # limit to the hard one at start, and warns when the hard one is below
 # what the host may need.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 command -v prlimit >/dev/null 2>&1 || skip "prlimit (util-linux) is not installed"

@@ -8,6 +8,7 @@
 # stopped it deleted the path, so the first could no longer be reached
 # at all.  A socket left by a daemon that is gone (nobody listens) is
 # still taken over, as after a crash.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 command -v jq >/dev/null 2>&1 || skip "jq is not installed"

@@ -9,6 +9,7 @@
 # default action killed the daemon mid-start (exit 143, the open segment
 # left partial), and a SIGINT, which a shell's background job ignores until
 # a handler is set, was lost: the daemon went on recording.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 
