@@ -8,7 +8,6 @@
 # (bidcache_dirs_cost): the user's share (user_bytes = 8M) stops the
 # copies after a few, counted as refused, and the cache's size says what
 # its directories take.  Root's ping is answered within 100 ms.
-# test-lane: beside (tests/run-tests.sh: light; root's ping within 100 ms, at most 10 ms seen beside others)
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
