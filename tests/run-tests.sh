@@ -41,8 +41,8 @@ accounts() { { getent passwd; getent group | sed 's/^/group /'; } | cut -d: -f1 
 busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 
 # run_test NAME CMD...: run an integration test; "RC SECONDS" into
-# $logdir/NAME.rc.  The pid of the test running is in $logdir/NAME.pid
-# while it runs (for an interrupt).
+# $logdir/NAME.rc.  The test's pid goes to $logdir/NAME.pid at its start
+# (tpid while it runs: what an interrupt stops).
 run_test() {
 	name=$1; shift
 	start=$(date +%s)
@@ -61,8 +61,9 @@ run_test() {
 		echo "FAIL: the test left these accounts behind: $left" >>"$logdir/$name.log"
 		case $rc in 0|77) rc=1;; esac
 	fi
-	echo "$rc $(( $(date +%s) - start ))" >"$logdir/$name.rc"
-	echo "$name $(( $(date +%s) - start )) $(( ($(busy) - busy0) / 100 ))" >>"$logdir/times"
+	secs=$(( $(date +%s) - start ))
+	echo "$rc $secs" >"$logdir/$name.rc"
+	echo "$name $secs $(( ($(busy) - busy0) / 100 ))" >>"$logdir/times"
 }
 
 run() {

@@ -108,7 +108,7 @@ submit(struct capture *c, struct job *j)
 	return 0;
 }
 
-/* Worker: hand a result to the loop. */
+/* C's results queue, empty; rcv by the monotonic clock (result_post's timed wait). */
 void
 results_init(struct capture *c)
 {
@@ -121,6 +121,7 @@ results_init(struct capture *c)
 	TAILQ_INIT(&c->results);
 }
 
+/* Worker: hand a result to the loop. */
 void
 result_post(struct capture *c, struct creq *req, json_t *msg, int final, int error)
 {
