@@ -157,6 +157,10 @@ start_manymaps() {
 # (through $DAEMON_WRAP, a command that execs it, if set).
 start_daemon() {
 	printf '%s\n' "$1" > "$T/perfmapd.conf"
+	# emptied here, not only by the daemon's redirection, which its shell
+	# makes after the fork: the wait below read an earlier daemon's
+	# "recording into" of the same test before it (t_socket_taken, CI)
+	: > "$T/daemon.log"
 	${DAEMON_WRAP:-} "$PERFMAPD" -f -d -c "$T/perfmapd.conf" --state-dir "$T/state" \
 		--socket "${SOCK:-$T/control.sock}" > "$T/daemon.log" 2>&1 &
 	DAEMON_PID=$!
