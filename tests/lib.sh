@@ -266,7 +266,7 @@ segments() { ls "$T/state/segments/"perf-*.data 2>/dev/null | sort; }
 build_versions() {
 	cc -O2 -o "$T/hidenote" tests/progs/hidenote.c || fail "cannot build tests/progs/hidenote.c"
 	for v in 1 2; do
-		cc -O0 -g -fno-omit-frame-pointer -Wl,--build-id -DVERSION=$v -o "$T/v$v" \
+		cc -O0 -g -fno-omit-frame-pointer $(unique_buildid) -DVERSION=$v -o "$T/v$v" \
 			tests/progs/capver.c || fail "cannot build tests/progs/capver.c"
 		"$T/hidenote" "$T/v$v" || fail "hidenote v$v"
 	done

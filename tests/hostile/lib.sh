@@ -141,7 +141,7 @@ secret_binary() {
 	# (0.3 s on the CPU in its own loop before it prints, clock() being a
 	# system call: samples, so that an export of the segment's hits holds it)
 	printf '#include <stdio.h>\n#include <time.h>\nint main(void) { volatile unsigned long i; while (clock() < CLOCKS_PER_SEC * 3 / 10) for (i = 0; i < 1000000; i++) ; puts("%s"); return 0; }\n' "$MARK" > "$T/secret/s.c"
-	cc -O0 -o "$T/secret/bin" "$T/secret/s.c" -Wl,--build-id || fail "cannot build the secret binary"
+	cc -O0 -o "$T/secret/bin" "$T/secret/s.c" $(unique_buildid) || fail "cannot build the secret binary"
 	chmod 0700 "$T/secret/bin"
 	K=$(readelf_buildid "$T/secret/bin")
 }

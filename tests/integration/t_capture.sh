@@ -11,13 +11,14 @@
 # - no record lost.
 # perf 6.1 does not read PERF_BUILDID_DIR (it only exports it to
 # perf-archive), so the cache is given with perf --buildid-dir.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 need_perf
 command -v jq >/dev/null 2>&1 || skip "jq is not installed"
 
-cc -O0 -g -fno-omit-frame-pointer -Wl,--build-id -DVERSION=1 -o "$T/v1" tests/progs/capver.c &&
-cc -O0 -g -fno-omit-frame-pointer -Wl,--build-id -DVERSION=2 -o "$T/v2" tests/progs/capver.c ||
+cc -O0 -g -fno-omit-frame-pointer $(unique_buildid) -DVERSION=1 -o "$T/v1" tests/progs/capver.c &&
+cc -O0 -g -fno-omit-frame-pointer $(unique_buildid) -DVERSION=2 -o "$T/v2" tests/progs/capver.c ||
 	fail "cannot build tests/progs/capver.c"
 ID1=$(readelf_buildid "$T/v1"); ID2=$(readelf_buildid "$T/v2")
 [ -n "$ID1" ] && [ -n "$ID2" ] && [ "$ID1" != "$ID2" ] || fail "v1 and v2 need distinct build-ids"

@@ -26,7 +26,7 @@ build_hostile mapexec
 build_hostile mkelf
 
 secret_binary
-cc -O0 -o "$T/own.c.bin" -x c - -Wl,--build-id <<EOF || fail "cannot build the user's binary"
+cc -O0 -o "$T/own.c.bin" -x c - $(unique_buildid) <<EOF || fail "cannot build the user's binary"
 int main(void) { return $$ % 7; }
 EOF
 chmod 0755 "$T/own.c.bin"

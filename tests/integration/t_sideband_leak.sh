@@ -15,7 +15,7 @@ need_events
 need_perf
 command -v jq >/dev/null 2>&1 || skip "jq is not installed"
 
-cc -O0 -g -fno-omit-frame-pointer -Wl,--build-id -DVERSION=1 -o "$T/pm-leak" \
+cc -O0 -g -fno-omit-frame-pointer $(unique_buildid) -DVERSION=1 -o "$T/pm-leak" \
 	tests/progs/capver.c || fail "cannot build capver"
 ID=$(readelf_buildid "$T/pm-leak")
 
