@@ -9,6 +9,7 @@
 # is created 2750 with the control group (or 0750), and nothing in it is
 # for others: a user outside the group reads nothing, a member reads the
 # index offline.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 . tests/hostile/lib.sh
 need_events

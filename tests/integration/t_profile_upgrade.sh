@@ -5,6 +5,7 @@
 # from the old binary and the new ones from the new (the old file is gone
 # from disk: only the build-id cache has it), each version its own Mapping
 # with its own build-id; perf report on the perf output names both too.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 need_perf

@@ -11,6 +11,7 @@
 # be told from a file written over after its mapping in that second (the
 # same ctime): its mapping is unknown, counted as "changed", and its
 # samples shown as no function of v1's.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 need_perf

@@ -9,6 +9,7 @@
 # answers ping throughout and loses nothing.  (A thread in a FUSE request
 # that was sent cannot be killed: the daemon exits once the file system
 # answers or is aborted, as here, like any process that touched it.)
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 need_perf

@@ -15,6 +15,7 @@ if [ -z "${T_RELOAD_GONE_NS:-}" ]; then
 	command -v unshare >/dev/null 2>&1 || { echo "SKIP: no unshare (util-linux)"; exit 77; }
 	T_RELOAD_GONE_NS=1 exec unshare -m --propagation private sh "$0" "$@"
 fi
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 cp -a /etc "$T/etc" || fail "cannot copy /etc"

@@ -3,7 +3,6 @@
 # whose start state alone is bigger than rotate_size (here 60 processes x
 # 100 executable file maps, about 1 MB of MMAP2 records, against 256K), the
 # segment rotates by what was recorded after it, not at every drain tick.
-# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 need_perf

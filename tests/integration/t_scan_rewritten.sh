@@ -7,6 +7,7 @@
 # ("changed"), not given the new build-id (before: it was, and perf showed
 # the new version's functions for the old one's samples).  A file older
 # than the process is read as always, also when linked since.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 need_perf

@@ -8,6 +8,7 @@
 # to the control group.  The unit's other lines that reach into the
 # daemon's system calls (RestrictSUIDSGID=, applied as systemd does when
 # the unit sets it) must leave all of that working.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 . tests/hostile/lib.sh
 need_events
