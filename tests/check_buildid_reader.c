@@ -1110,6 +1110,82 @@ START_TEST(test_resolver_join)
 }
 END_TEST
 
+/*
+ * A burst of mappings, as 60 programs starting with 100 libraries each
+ * make: 6,000 mappings of a few files out at once, before any answer, are
+ * all read, none "busy" (the loop held at most 4,096 mappings before: a
+ * third of such a burst was unknown).  The bound that stays is on requests,
+ * each a file's name: a mapping that would need one more than
+ * RESOLVER_MAX_REQS is "busy", and once they are put there is room again.
+ */
+START_TEST(test_resolver_burst)
+{
+	enum { N = 6000, F = 4, R = RESOLVER_MAX_REQS + 1 };
+	struct resolver *res;
+	struct resolve_req **q;
+	struct record_mmap m[F], o;
+	struct bid_query bq[F];
+	char	 p[F][PATH_MAX], name[32], err[256], (*names)[32];
+	uint32_t *idx;
+	uint64_t now;
+	int	 i, n;
+
+	for (i = 0; i < F; i++) {
+		snprintf(name, sizeof(name), "lib%d", i);
+		copy_to("/proc/self/exe", name, p[i], sizeof(p[i]));
+		query_of(p[i], 0, &bq[i]);
+		mmap_of(&bq[i], &m[i]);
+	}
+	ck_assert_ptr_nonnull(q = calloc(N + R, sizeof(*q)));
+	ck_assert_ptr_nonnull(idx = calloc(N + R, sizeof(*idx)));
+	ck_assert_ptr_nonnull(names = calloc(R, sizeof(*names)));
+	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
+	/* deadlines far off: a slow (sanitized) worker is not a timeout here */
+	now = mono_ns() + 30000000000ULL;
+	for (i = 0; i < N; i++)
+		ck_assert_ptr_nonnull(q[i] = resolver_req_join(res, &m[i % F],
+		    at(wall_ns(1000)), now, &idx[i]));
+	resolver_kick(res);
+	for (i = 0; i < N; i++) {
+		resolver_wait(res, q[i]);
+		ck_assert_int_eq(resolver_req_done(res, q[i], now, 0), 1);
+		ck_assert_msg(resolver_req_answer_of(q[i], idx[i])->cause == BIDC_OK,
+		    "mapping %d of %d: %s", i, N,
+		    buildid_cause_name(resolver_req_answer_of(q[i], idx[i])->cause));
+	}
+	for (i = 0; i < N; i++)
+		resolver_req_put(res, q[i]);
+
+	/* R mappings of R names: the last would be request R, over the bound. */
+	o = m[0];
+	for (n = 0; n < R; n++) {
+		snprintf(names[n], sizeof(names[n]), "/nonexistent/%d", n);
+		o.filename = names[n];
+		ck_assert_ptr_nonnull(q[n] = resolver_req_join(res, &o, at(wall_ns(1000)), now,
+		    &idx[n]));
+	}
+	ck_assert_int_eq(resolver_req_done(res, q[R - 1], now, 0), 1);
+	ck_assert_int_eq(resolver_req_answer_of(q[R - 1], idx[R - 1])->cause, BIDC_BUSY);
+	ck_assert_int_eq(resolver_req_done(res, q[R - 2], now, 0), 0);
+	resolver_kick(res);
+	for (n = 0; n < R; n++) {
+		resolver_wait(res, q[n]);
+		resolver_req_put(res, q[n]);
+	}
+	/* all put: a new file's mapping is read again */
+	ck_assert_ptr_nonnull(q[0] = resolver_req_join(res, &m[1], at(wall_ns(1000)), now,
+	    &idx[0]));
+	resolver_kick(res);
+	resolver_wait(res, q[0]);
+	ck_assert_int_eq(resolver_req_answer_of(q[0], idx[0])->cause, BIDC_OK);
+	resolver_req_put(res, q[0]);
+	resolver_stop(res);
+	free(names);
+	free(idx);
+	free(q);
+}
+END_TEST
+
 /* A FIFO at the path is not opened (that would block), only refused. */
 START_TEST(test_fifo)
 {
@@ -1820,6 +1896,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_fifo);
 	tcase_add_test(tc, test_cp_over_inode);
 	tcase_add_test(tc, test_resolver_deadline);
+	tcase_add_test(tc, test_resolver_burst);
 	tcase_add_test(tc, test_resolver_late_take);
 	tcase_add_test(tc, test_known);
 	tcase_add_test(tc, test_wallclock_steps);

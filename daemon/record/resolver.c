@@ -24,6 +24,7 @@
 #include "userfs.h"
 #include "wallclock.h"
 #include "walltime.h"
+#include "priority.h"
 
 #define SLOW_NS		(30ULL * 1000000000ULL)	/* a device that hung, avoided this long */
 /*
@@ -91,7 +92,8 @@ struct resolver {
 	struct resolve_req *pool;		/* put back, for reuse (next) */
 	size_t		 npool;
 	struct resolve_req *bhead, **btail;	/* the batch resolver_kick hands over */
-	size_t		 pending;
+	size_t		 pending;		/* mappings the loop has not put */
+	size_t		 reqs;			/* requests the loop holds (RESOLVER_MAX_REQS) */
 	struct {
 		dev_t	 dev;
 		uint64_t until;
@@ -523,6 +525,7 @@ worker_main(void *arg)
 	size_t	 i, n;
 	int	 released;
 
+	worker_yield_to_loop();
 	my_worker = w;
 	for (;;) {
 		pthread_mutex_lock(&r->mu);
@@ -982,9 +985,10 @@ resolver_req_new(struct resolver *r, const struct record_mmap *m, struct bid_whe
 		return NULL;
 	r->requests++;
 	r->pending++;
+	r->reqs++;
 	if (m->has_inode && dev_slow(r, makedev(m->maj, m->min), now))
 		q->a.cause = BIDC_TIMEOUT;
-	else if (r->pending > RESOLVER_MAX_PENDING)
+	else if (r->pending > RESOLVER_MAX_PENDING || r->reqs > RESOLVER_MAX_REQS)
 		q->a.cause = BIDC_BUSY;
 	else
 		return q;
@@ -1069,6 +1073,11 @@ resolver_req_join(struct resolver *r, const struct record_mmap *m, struct bid_wh
 		r->pending++;
 		return q;
 	}
+	if (r->reqs >= RESOLVER_MAX_REQS) {
+		r->requests++;
+		r->pending++;
+		return r->busy;
+	}
 	if ((q = req_alloc(r, m, when, now)) == NULL)
 		return NULL;
 	if (member_add(q, m, when) < 0) {
@@ -1080,6 +1089,7 @@ resolver_req_join(struct resolver *r, const struct record_mmap *m, struct bid_wh
 	}
 	r->requests++;
 	r->pending++;
+	r->reqs++;
 	if (slot < JOIN_SLOTS) {
 		r->join[slot].batch = r->batch;
 		r->join[slot].q = q;
@@ -1175,6 +1185,7 @@ resolver_req_put(struct resolver *r, struct resolve_req *q)
 	r->pending--;
 	if (q == r->busy || --q->loop_refs > 0)
 		return;
+	r->reqs--;
 	if (q->want_pin)
 		r->pin_asks--;		/* the loop's last put: no longer out asking */
 	/* Done (not given up on): the worker is through with its pin. */

@@ -45,7 +45,15 @@
 
 #define RESOLVE_TIMEOUT_MS	250	/* a read that takes longer: "timeout" */
 #define RESOLVER_MAX_WORKERS	4
-#define RESOLVER_MAX_PENDING	4096	/* requests made and not yet put by the loop */
+/*
+ * What the loop may hold waiting for answers: mappings (a member each, some
+ * 100 bytes: a burst of 60 programs starting with 100 libraries each makes
+ * 6,000 before the first answer) and requests (a file's name each, up to
+ * PATH_MAX: 16 MiB at most).  A mapping over either bound is answered
+ * "busy".
+ */
+#define RESOLVER_MAX_PENDING	65536	/* mappings not yet put by the loop */
+#define RESOLVER_MAX_REQS	4096	/* requests the loop holds */
 #define RESOLVER_MAX_FDS	256	/* files kept open in answers, for the capture */
 #define RESOLVER_GROUP_MAX	64	/* mappings joined in one request */
 
@@ -103,7 +111,8 @@ void	resolver_ack(struct resolver *);
 /*
  * A request for mapping M, made at WHEN (for a proof by time), due by NOW +
  * RESOLVE_TIMEOUT_MS.  If M's device is slow, or RESOLVER_MAX_PENDING
- * requests are out, it comes back already answered ("timeout", "busy").
+ * mappings or RESOLVER_MAX_REQS requests are out, it comes back already
+ * answered ("timeout", "busy").
  * NULL when out of memory.
  */
 struct resolve_req *resolver_req_new(struct resolver *, const struct record_mmap *m,
@@ -112,8 +121,8 @@ struct resolve_req *resolver_req_new(struct resolver *, const struct record_mmap
  * The same for the side-band: M joins the request of this batch (since the
  * last resolver_kick) for the same file if there is one with room, else a
  * new one, queued.  *IDX: M's member number for resolver_req_answer_of.
- * A request for a mapping beyond RESOLVER_MAX_PENDING is one answered
- * "busy".  Put once per mapping joined.  NULL when out of memory.
+ * A mapping beyond RESOLVER_MAX_PENDING, or one that would need a new
+ * request beyond RESOLVER_MAX_REQS, gets a request answered "busy".  Put once per mapping joined.  NULL when out of memory.
  */
 struct resolve_req *resolver_req_join(struct resolver *, const struct record_mmap *m,
 	    struct bid_when when, uint64_t now, uint32_t *idx);
