@@ -25,6 +25,7 @@
 #include "log.h"
 #include "profile.h"
 #include "proto.h"
+#include "priority.h"
 
 static const char *
 profile_ext(enum profile_format f)
@@ -155,6 +156,7 @@ profile_main(void *arg)
 	struct capture *c = arg;
 	struct job *j;
 
+	worker_yield_to_loop();
 	for (;;) {
 		pthread_mutex_lock(&c->mu);
 		while (!c->stop && TAILQ_EMPTY(&c->pjobs))

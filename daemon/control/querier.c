@@ -43,6 +43,7 @@
 #include "proto.h"
 #include "query.h"
 #include "querier.h"
+#include "priority.h"
 
 struct qjob {
 	TAILQ_ENTRY(qjob) entry;
@@ -105,6 +106,7 @@ querier_main(void *arg)
 	struct qjob *j;
 	uint64_t one = 1;
 
+	worker_yield_to_loop();
 	pthread_mutex_lock(&q->mu);
 	for (;;) {
 		while (!q->stop && TAILQ_EMPTY(&q->priv) && TAILQ_EMPTY(&q->others))
