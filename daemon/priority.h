@@ -1,19 +1,20 @@
 /*
  * priority.h - the daemon's worker threads yield to its loop.
  *
- * The loop alone empties the kernel's side-band rings; the workers (the
- * build-id readers, the capture, the profile and query threads) do work
- * that can wait.  Under a burst of mappings of new files (60 programs
- * starting with 100 fresh libraries each: 6,000 mappings in some 40 ms,
- * each proven by a read of its own) the readers took three quarters of
- * the daemon's CPU at the loop's priority, and the default 256 KiB
- * side-band rings lost records in five bursts of nine (eager capture).  A
- * worker runs WORKER_NICE below the daemon's own priority (a thread's nice
- * value is its own on Linux): a third of a CPU's share against the loop's.
- * With it none of twelve such bursts lost a record with eager capture,
- * two of four still did with lazy capture (tests/integration/
- * t_burst_maps.sh reports it; the rest of that loss is not understood
- * yet), and no read went past its deadline.
+ * The loop alone empties the kernel's side-band rings; the build-id
+ * readers and the capture worker do work that can wait.  Under a burst of
+ * mappings of new files (60 programs starting with 100 fresh libraries
+ * each: 6,000 mappings in some 40 ms, each proven by a read of its own)
+ * the readers took three quarters of the daemon's CPU at the loop's
+ * priority, and the default 256 KiB side-band rings lost records in five
+ * bursts of nine.  These workers run WORKER_NICE below the daemon's own
+ * priority (a thread's nice value is its own on Linux): a third of a CPU's
+ * share against the loop's.  Fewer bursts lost records so, not none: the
+ * loop competes with the burst's 60 processes too; what made it none is
+ * the rings' spill within a pass (sideband.c relieve_ring) and side-band
+ * rings of half the sampling ring (events.c).  The threads that answer users
+ * (queries, profiles) keep the daemon's priority: niced, a user's queries
+ * on a busy host were answered late.
  */
 #ifndef PERFMAPD_PRIORITY_H
 #define PERFMAPD_PRIORITY_H

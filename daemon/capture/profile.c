@@ -25,7 +25,6 @@
 #include "log.h"
 #include "profile.h"
 #include "proto.h"
-#include "priority.h"
 
 static const char *
 profile_ext(enum profile_format f)
@@ -156,7 +155,6 @@ profile_main(void *arg)
 	struct capture *c = arg;
 	struct job *j;
 
-	worker_yield_to_loop();
 	for (;;) {
 		pthread_mutex_lock(&c->mu);
 		while (!c->stop && TAILQ_EMPTY(&c->pjobs))

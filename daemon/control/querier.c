@@ -43,7 +43,6 @@
 #include "proto.h"
 #include "query.h"
 #include "querier.h"
-#include "priority.h"
 
 struct qjob {
 	TAILQ_ENTRY(qjob) entry;
@@ -106,7 +105,6 @@ querier_main(void *arg)
 	struct qjob *j;
 	uint64_t one = 1;
 
-	worker_yield_to_loop();
 	pthread_mutex_lock(&q->mu);
 	for (;;) {
 		while (!q->stop && TAILQ_EMPTY(&q->priv) && TAILQ_EMPTY(&q->others))
