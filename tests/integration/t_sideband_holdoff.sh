@@ -6,7 +6,7 @@
 # side-band instead of 200.  A binary read for the first time in the middle
 # of the storm is news: the hold-off goes back to 5 ms.  Nothing is lost,
 # and the new binary's mapping has its build-id.
-# Then the hold-off against small rings (ring_size 256K: 64K side-band
+# Then the hold-off against small rings (ring_size 128K: 64K side-band
 # rings) and a storm twice as fast: the hold-off follows how full it left
 # the rings (shorter, a ring half full spilled into memory) and nothing is
 # lost (a hold-off that grew to 80 ms regardless lost 44k records here).
@@ -81,7 +81,7 @@ done
 
 start_daemon "[record]
 frequency = 99
-ring_size = 256K
+ring_size = 128K
 buildid_mode = userspace"
 "$T/execstorm" 4 2 /bin/true > "$T/storm"
 sleep 0.5

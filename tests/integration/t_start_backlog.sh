@@ -4,7 +4,7 @@
 # of maps), what the kernel writes into them is taken into memory
 # (events_spill) and read after the scan.  Here: 500 processes x 200
 # executable file maps (the scan takes a second or more), small rings
-# (ring_size 256K: 64K side-band rings, which an exec storm fills in a
+# (ring_size 128K: 64K side-band rings, which an exec storm fills in a
 # fraction of that), and a storm of short processes from the daemon's
 # launch to the end of its start.  Judged: no record lost (the stop's
 # count and no PERF_RECORD_LOST in the segments), and the storm's
@@ -30,7 +30,7 @@ BG_PIDS="$MM $ST"
 t0=$(date +%s%N)
 start_daemon "[record]
 frequency = 99
-ring_size = 256K
+ring_size = 128K
 [segments]
 rotate_age = 10m"
 t1=$(date +%s%N)
