@@ -16,7 +16,6 @@
 #include "log.h"
 #include "record/buildid_reader.h"
 #include "walltime.h"
-#include "priority.h"
 
 static void
 run_job(struct capture *c, struct job *j)
@@ -178,7 +177,6 @@ worker_main(void *arg)
 	struct job *j;
 	size_t	 pinned = 0;
 
-	worker_yield_to_loop();
 	for (;;) {
 		pthread_mutex_lock(&c->mu);
 		while (!c->stop && TAILQ_EMPTY(&c->jobs) && TAILQ_EMPTY(&local))

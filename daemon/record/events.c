@@ -186,8 +186,9 @@ attr_setup_sideband(struct perf_event_attr *a, const struct perf_event_attr *sam
  * come in bursts: 60 programs starting with 100 new libraries each wrote
  * some 20 KB a millisecond into each CPU's ring, and a quarter (256 KiB)
  * filled between two looks of a loop sharing two CPUs with the burst's
- * processes (tests/integration/t_burst_maps.sh: records lost in three
- * bursts of four, none of eight at half).
+ * processes (records lost in three bursts of four; at half, with the
+ * rings spilled within a pass, none in fourteen here, though one CI run
+ * of tests/integration/t_burst_maps.sh lost 828 records in three).
  */
 static uint64_t
 sideband_ring_size(uint64_t ring_size)

@@ -24,7 +24,6 @@
 #include "userfs.h"
 #include "wallclock.h"
 #include "walltime.h"
-#include "priority.h"
 
 #define SLOW_NS		(30ULL * 1000000000ULL)	/* a device that hung, avoided this long */
 /*
@@ -525,7 +524,6 @@ worker_main(void *arg)
 	size_t	 i, n;
 	int	 released;
 
-	worker_yield_to_loop();
 	my_worker = w;
 	for (;;) {
 		pthread_mutex_lock(&r->mu);

@@ -7,7 +7,6 @@
 # answered within 100 ms throughout, no record is lost, the cache never
 # takes the 1 GiB binary (above the user's share), and stays within
 # max_size on disk.
-# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
