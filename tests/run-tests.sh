@@ -154,7 +154,12 @@ while [ -n "$urunning" ]; do unit_finish; done
 # the first; one that says "# test-lane: alone" (it changes what the
 # host's other perf users see, or judges them: a sysctl, build-id events,
 # every test daemon of the machine) runs after both lanes are done.  The
-# second lane's results are reported after the first's.
+# second lane's results are reported after the first's.  Every daemon
+# records the whole host: a test whose processes are hostile to perf
+# (t_hostile_elf's lying ELF, t_hostile_names' and t_hostile_export's
+# files) stays out of lane 2, or the first lane's perf runs over their
+# daemons' segments see them (perf script -s stackcollapse.py segfaulted
+# in t_compress so, in CI).
 lane_of() { sed -n 's/^# test-lane: *\([a-z]*\).*/\1/p' "$1" | head -n 1; }
 lanes=${INTEGRATION_LANES:-2}
 beside="" alone="" first=""

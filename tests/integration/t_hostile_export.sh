@@ -13,7 +13,6 @@
 #   the same of a file that exists where they cannot look as of none);
 # - root's bundle holds them, and its file in state_dir/exports is root's
 #   only (the member cannot read it there).
-# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start

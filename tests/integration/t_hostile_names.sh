@@ -8,7 +8,6 @@
 # root's terminal from "store" and "export".  Now a byte that is not UTF-8
 # goes as U+FFFD, perfmapctl shows control characters as \xHH (in errors
 # too, with U+202E and a backslash), and the daemon records on.
-# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
