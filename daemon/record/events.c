@@ -187,8 +187,9 @@ attr_setup_sideband(struct perf_event_attr *a, const struct perf_event_attr *sam
  * some 20 KB a millisecond into each CPU's ring, and a quarter (256 KiB)
  * filled between two looks of a loop sharing two CPUs with the burst's
  * processes (records lost in three bursts of four; at half, with the
- * rings spilled within a pass, none in fourteen here, though one CI run
- * of tests/integration/t_burst_maps.sh lost 828 records in three).
+ * rings spilled within a pass, none in six here, nor in eight with the
+ * build-id readers niced, though one CI run of the latter lost 828
+ * records in tests/integration/t_burst_maps.sh's three).
  */
 static uint64_t
 sideband_ring_size(uint64_t ring_size)

@@ -138,7 +138,6 @@ struct recorder {
 	uint64_t	 sb_news;	/* answers that were news: read, not known (recorder.c) */
 	int		 sb_unseen;	/* the turn met a mapping arrival has not looked at */
 	int		 sb_arrived;	/* this pass ran arrival for one (sideband.c) */
-	unsigned	 sb_steps;	/* the merge's steps, for relieve_step (sideband.c) */
 	int		 sb_holdoff_ms;	/* the side-band's current hold-off (recorder.c) */
 	uint64_t	 spill_at;	/* the start scan's last events_spill (recorder.c) */
 	uint64_t	 cut;		/* a rotation cuts here once the side-band is there */

@@ -122,7 +122,8 @@ struct resolve_req *resolver_req_new(struct resolver *, const struct record_mmap
  * last resolver_kick) for the same file if there is one with room, else a
  * new one, queued.  *IDX: M's member number for resolver_req_answer_of.
  * A mapping beyond RESOLVER_MAX_PENDING, or one that would need a new
- * request beyond RESOLVER_MAX_REQS, gets a request answered "busy".  Put once per mapping joined.  NULL when out of memory.
+ * request beyond RESOLVER_MAX_REQS, gets a request answered "busy".  Put
+ * once per mapping joined.  NULL when out of memory.
  */
 struct resolve_req *resolver_req_join(struct resolver *, const struct record_mmap *m,
 	    struct bid_when when, uint64_t now, uint32_t *idx);

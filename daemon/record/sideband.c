@@ -242,19 +242,8 @@ relieve_ring(struct recorder *r, int i)
 	return 1;
 }
 
-/* Within a pass: the rings looked at every SB_RELIEVE_STEPS steps. */
+/* Within a pass, the merge looks at the rings every SB_RELIEVE_STEPS steps. */
 #define SB_RELIEVE_STEPS	16
-
-static void
-relieve_step(struct recorder *r)
-{
-	int	 i;
-
-	if (++r->sb_steps % SB_RELIEVE_STEPS != 0)
-		return;
-	for (i = 0; i < r->ev.ncpus; i++)
-		(void)relieve_ring(r, i);
-}
 
 void
 sideband_arrive(struct recorder *r)
@@ -625,6 +614,7 @@ uint64_t
 sideband_drain(struct recorder *r, uint64_t limit)
 {
 	uint64_t got, *next = r->next;
+	unsigned steps = 0;
 	int	 i, min, ncpus = r->ev.ncpus;
 
 	recorder_look(r);
@@ -666,7 +656,9 @@ sideband_drain(struct recorder *r, uint64_t limit)
 			r->sb_arrived = 1;
 		} else if (r->blocked != 0 || got == 0)
 			break;
-		relieve_step(r);
+		if (++steps % SB_RELIEVE_STEPS == 0)
+			for (i = 0; i < ncpus; i++)
+				(void)relieve_ring(r, i);
 		next[min] = ring_peek(r, min);
 	}
 	/* What the pass leaves (too young, or after a wait): reads start now. */
