@@ -638,6 +638,88 @@ START_TEST(test_guard)
 }
 END_TEST
 
+/* A guard that refuses nothing and counts what it is shown. */
+static int	 guard_shown;
+
+static int
+count_all(int pathfd, uint32_t pid, char *why, size_t whylen)
+{
+	(void)pathfd, (void)pid, (void)why, (void)whylen;
+	guard_shown++;
+	return 0;
+}
+
+static char	 count_why[128];
+static const struct bid_guard count_guard[1] = { { count_all, count_why,
+    sizeof(count_why), 0 } };
+
+/* DIR/NAME made N directories "a" deep (mkdir -p), its path into OUT. */
+static void
+deep_dir(const char *name, int n, char *out, size_t len)
+{
+	size_t	 k = (size_t)snprintf(out, len, "%s/%s", dir, name);
+
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	for (int i = 0; i < n; i++) {
+		ck_assert(k + 2 < len);
+		k += (size_t)snprintf(out + k, len - k, "/a");
+		ck_assert_int_eq(mkdir(out, 0755), 0);
+	}
+}
+
+/*
+ * A path's walk asks the guard once a mount, not once a directory: a
+ * user's path of hundreds of directories costs what a short one does
+ * (t_hostile_cachedirs: a dozen paths 400 deep kept the reads past their
+ * deadline under ASan).  A mount crossed deep down is still judged before
+ * anything is looked up in it.
+ */
+START_TEST(test_guard_deep)
+{
+	struct stat st, ms;
+	char	 deep[PATH_MAX], file[PATH_MAX], cmd[2 * PATH_MAX];
+	int	 fd, shallow;
+
+	copy_file("/proc/self/exe", "prog", file, sizeof(file));
+	guard_shown = 0;
+	ck_assert_int_ge(fd = buildid_reader_open_regular(file, 0, count_guard, &st), 0);
+	close(fd);
+	shallow = guard_shown;
+	deep_dir("deep", 300, deep, sizeof(deep));
+	snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe '%s/prog'", (int)getpid(), deep);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(file, sizeof(file), "%s/prog", deep);
+	guard_shown = 0;
+	ck_assert_int_ge(fd = buildid_reader_open_regular(file, 0, count_guard, &st), 0);
+	close(fd);
+	ck_assert_msg(guard_shown == shallow, "the guard was shown %d handles for a path "
+	    "300 directories deep, %d for one beside it", guard_shown, shallow);
+
+	/* A tmpfs 100 directories down, the file 100 further: refused at its root. */
+	if (getenv("CK_FORK") != NULL && strcmp(getenv("CK_FORK"), "no") == 0)
+		ck_abort_msg("needs CK_FORK: it unshares its mount namespace");
+	if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		ck_abort_msg("cannot unshare the mount namespace: %s", strerror(errno));
+	deep_dir("over", 100, deep, sizeof(deep));
+	ck_assert_int_eq(mount("check-guard-deep", deep, "tmpfs", 0, NULL), 0);
+	ck_assert_int_eq(stat(deep, &ms), 0);
+	guard_dev = ms.st_dev;
+	strcat(deep, "/b");
+	ck_assert_int_eq(mkdir(deep, 0755), 0);
+	for (int i = 0; i < 100; i++) {
+		strcat(deep, "/a");
+		ck_assert_int_eq(mkdir(deep, 0755), 0);
+	}
+	snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe '%s/prog'", (int)getpid(), deep);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(file, sizeof(file), "%s/prog", deep);
+	guard_seen = 0;
+	ck_assert_int_eq(buildid_reader_open_regular(file, 0, refuse_dev_guard, &ms), -EBID_GUARD);
+	ck_assert_int_eq(guard_seen, 1);
+	guard_said(1);
+}
+END_TEST
+
 /* The path of a gone process: only the proven file, unchanged since the mapping. */
 START_TEST(test_by_name)
 {
@@ -1892,6 +1974,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_map_files_rewritten_between);
 	tcase_add_test(tc, test_fdinfo_mount_id);
 	tcase_add_test(tc, test_guard);
+	tcase_add_test(tc, test_guard_deep);
 	tcase_add_test(tc, test_by_name);
 	tcase_add_test(tc, test_fifo);
 	tcase_add_test(tc, test_cp_over_inode);

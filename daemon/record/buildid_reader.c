@@ -507,16 +507,46 @@ open_path_nofollow(const char *path)
 }
 
 /*
+ * Was directory DFD's mount (id and device) the one of the directory the
+ * guard last let pass in this walk, *LAST (mask 0: none yet)?  Then it
+ * needs no verdict of its own: a guard judges a handle by its mount (struct
+ * bid_guard), and a mount crossed on the way has another id.  Else *LAST
+ * is made DFD's, for the caller to ask the guard.  Without STATX_MNT_ID
+ * (before Linux 5.8) every directory is judged.
+ */
+static int
+same_mount_passed(int dfd, struct statx *last)
+{
+	struct statx stx;
+
+	if (statx(dfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == -1 ||
+	    !(stx.stx_mask & STATX_MNT_ID)) {
+		last->stx_mask = 0;
+		return 0;
+	}
+	if ((last->stx_mask & STATX_MNT_ID) && stx.stx_mnt_id == last->stx_mnt_id &&
+	    stx.stx_dev_major == last->stx_dev_major && stx.stx_dev_minor == last->stx_dev_minor)
+		return 1;
+	*last = stx;
+	return 0;
+}
+
+/*
  * The same, one component at a time with GUARD (NULL: at once) shown each
- * directory before anything is looked up in it: a mount crossed on the
- * way (a user's FUSE file system mounted on a directory of the path) is
- * refused before its server is asked about the next name.  -EBID_GUARD:
- * GUARD refused.
+ * mount a directory of the path is on before anything is looked up in it:
+ * a mount crossed on the way (a user's FUSE file system mounted on a
+ * directory of the path) is refused before its server is asked about the
+ * next name.  The guard is asked once a mount, not once a directory: a
+ * user's path of 2,000 directories made the reader judge the same mount
+ * 2,000 times (its block devices looked at in sysfs each time), and a
+ * dozen such paths kept the reads past their deadline.  The file itself
+ * is always judged.  -EBID_GUARD: GUARD refused.
  */
 static int
 open_path_guarded(const char *path, const struct bid_guard *guard)
 {
 	struct open_how how;
+	struct statx passed = { .stx_mask = 0 };
 	char	 buf[PATH_MAX], *comp, *next, *save = NULL;
 	int	 dfd, nfd;
 
@@ -530,7 +560,7 @@ open_path_guarded(const char *path, const struct bid_guard *guard)
 	memset(&how, 0, sizeof(how));
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 	for (comp = strtok_r(buf, "/", &save); comp != NULL; comp = next) {
-		if (refused(guard, dfd)) {
+		if (!same_mount_passed(dfd, &passed) && refused(guard, dfd)) {
 			close(dfd);
 			return -EBID_GUARD;
 		}
