@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <linux/fs.h>
@@ -677,7 +679,7 @@ deep_dir(const char *name, int n, char *out, size_t len)
 START_TEST(test_guard_deep)
 {
 	struct stat st, ms;
-	char	 deep[PATH_MAX], file[PATH_MAX], cmd[2 * PATH_MAX];
+	char	 deep[PATH_MAX], file[PATH_MAX], mnt[PATH_MAX], cmd[2 * PATH_MAX];
 	int	 fd, shallow;
 
 	copy_file("/proc/self/exe", "prog", file, sizeof(file));
@@ -702,6 +704,7 @@ START_TEST(test_guard_deep)
 		ck_abort_msg("cannot unshare the mount namespace: %s", strerror(errno));
 	deep_dir("over", 100, deep, sizeof(deep));
 	ck_assert_int_eq(mount("check-guard-deep", deep, "tmpfs", 0, NULL), 0);
+	snprintf(mnt, sizeof(mnt), "%s", deep);
 	ck_assert_int_eq(stat(deep, &ms), 0);
 	guard_dev = ms.st_dev;
 	strcat(deep, "/b");
@@ -717,6 +720,7 @@ START_TEST(test_guard_deep)
 	ck_assert_int_eq(buildid_reader_open_regular(file, 0, refuse_dev_guard, &ms), -EBID_GUARD);
 	ck_assert_int_eq(guard_seen, 1);
 	guard_said(1);
+	umount2(mnt, MNT_DETACH);
 }
 END_TEST
 
@@ -883,6 +887,38 @@ START_TEST(test_wallclock_steps)
 	ck_assert_uint_eq(wallclock_steps(), n0 + 4);
 	ck_assert(wallclock_stepped_after(m0 + 36 * (uint64_t)s - 1));
 	ck_assert(!wallclock_stepped_after(m0 + 36 * (uint64_t)s));
+}
+END_TEST
+
+/*
+ * Looks at the clocks on a machine whose CPUs are all busy see no step:
+ * a thread preempted between the two reads of a look made the offset seem
+ * moved by its wait (up to 20 ms here with six spinners on two CPUs, a
+ * hundred times in 5 s), and a burst's build-ids were refused "clock" by
+ * the thousand.
+ */
+START_TEST(test_wallclock_busy)
+{
+	pid_t	 spin[6];
+	uint64_t n0, end;
+	long	 looks = 0;
+
+	wallclock_look(NULL);
+	n0 = wallclock_steps();
+	for (size_t i = 0; i < 6; i++) {
+		ck_assert_int_ge(spin[i] = fork(), 0);
+		if (spin[i] == 0)
+			for (;;)
+				;
+	}
+	for (end = mono_ns() + 2000000000ULL; mono_ns() < end; looks++)
+		wallclock_look(NULL);
+	for (size_t i = 0; i < 6; i++) {
+		kill(spin[i], SIGKILL);
+		waitpid(spin[i], NULL, 0);
+	}
+	ck_assert_msg(wallclock_steps() == n0, "%llu steps seen in %ld looks of a clock "
+	    "nobody set", (unsigned long long)(wallclock_steps() - n0), looks);
 }
 END_TEST
 
@@ -1983,6 +2019,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_resolver_late_take);
 	tcase_add_test(tc, test_known);
 	tcase_add_test(tc, test_wallclock_steps);
+	tcase_add_test(tc, test_wallclock_busy);
 	tcase_add_test(tc, test_clock_step);
 	tcase_add_test(tc, test_map_files_clock_step);
 	tcase_add_test(tc, test_step_seen_by_the_proof);

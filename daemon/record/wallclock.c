@@ -15,23 +15,35 @@ static atomic_int_least64_t ref_off = NO_REF;	/* the offset of the last step see
 static atomic_uint_least64_t stepped;	/* the monotonic time of the last look that saw one */
 static atomic_uint_least64_t nsteps;
 
-void
-wallclock_look_at(int64_t wall, uint64_t mono)
+/*
+ * WALL was read between monotonic times MONO - ERR and MONO + ERR: the
+ * offset is known within ERR.  A step is seen unless the offset certainly
+ * moved by WALLCLOCK_STEP_NS at most; a look too slow to tell (every try
+ * of wallclock_look preempted between its reads) counts as one, as a proof
+ * by time must not stand on it, but does not move the offset compared
+ * with: the next look tells.
+ */
+static void
+look_at(int64_t wall, uint64_t mono, uint64_t err)
 {
-	int64_t	 off = wall - (int64_t)mono, ref, d;
+	int64_t	 off = wall - (int64_t)mono, ref, d, ad;
 	uint64_t was;
+	int	 sure;
 
 	for (;;) {
 		ref = atomic_load(&ref_off);
 		if (ref == NO_REF) {
-			/* the first look: the offset to compare with */
-			if (atomic_compare_exchange_strong(&ref_off, &ref, off))
+			/* the first look: the offset to compare with (a slow one: the next) */
+			if (err > WALLCLOCK_LOOK_ERR_NS ||
+			    atomic_compare_exchange_strong(&ref_off, &ref, off))
 				return;
 			continue;
 		}
 		d = off - ref;
-		if (d <= WALLCLOCK_STEP_NS && d >= -WALLCLOCK_STEP_NS)
+		ad = d < 0 ? -d : d;
+		if (ad + (int64_t)err <= WALLCLOCK_STEP_NS)
 			return;
+		sure = ad - (int64_t)err > WALLCLOCK_STEP_NS;
 		/*
 		 * The time of the step before the new offset: a look that finds
 		 * the new offset must find the step too.
@@ -39,26 +51,56 @@ wallclock_look_at(int64_t wall, uint64_t mono)
 		was = atomic_load(&stepped);
 		while (was < mono && !atomic_compare_exchange_weak(&stepped, &was, mono))
 			;
-		if (atomic_compare_exchange_strong(&ref_off, &ref, off))
+		if (!sure || atomic_compare_exchange_strong(&ref_off, &ref, off))
 			break;
 	}
 	atomic_fetch_add(&nsteps, 1);
-	log_warnx("the wall clock stepped by %+lld ms: build-ids of mappings made before "
-	    "are not proven by time (cause \"clock\"), the cache of reads and the pins are "
-	    "dropped", (long long)(d / 1000000));
+	if (sure)
+		log_warnx("the wall clock stepped by %+lld ms: build-ids of mappings made before "
+		    "are not proven by time (cause \"clock\"), the cache of reads and the pins "
+		    "are dropped", (long long)(d / 1000000));
+	else
+		log_warnx("a look at the clocks took %llu us (the thread preempted between its "
+		    "reads): a step of the wall clock could not be ruled out, and is taken as one",
+		    (unsigned long long)(2 * err / 1000));
 }
 
+void
+wallclock_look_at(int64_t wall, uint64_t mono)
+{
+	look_at(wall, mono, 0);
+}
+
+/*
+ * The wall clock read between two reads of the monotonic one, the
+ * tightest of WALLCLOCK_LOOK_TRIES tries: a thread preempted between the
+ * two reads of a plain pair made the offset look moved by the time it
+ * waited (20 ms on a busy machine of two CPUs), a step that never was, and
+ * thousands of a burst's build-ids "clock".
+ */
 int64_t
 wallclock_look(uint64_t *mono)
 {
-	struct timespec w, m;
+	struct timespec m1, w, m2;
+	int64_t	 best_w = 0;
+	uint64_t best_m = 0, best_err = UINT64_MAX, a, b;
 
-	clock_gettime(CLOCK_MONOTONIC, &m);
-	clock_gettime(CLOCK_REALTIME, &w);
-	wallclock_look_at(ts_ns(&w), (uint64_t)ts_ns(&m));
+	for (int i = 0; i < WALLCLOCK_LOOK_TRIES && best_err > WALLCLOCK_LOOK_ERR_NS; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &m1);
+		clock_gettime(CLOCK_REALTIME, &w);
+		clock_gettime(CLOCK_MONOTONIC, &m2);
+		a = (uint64_t)ts_ns(&m1);
+		b = (uint64_t)ts_ns(&m2);
+		if ((b - a + 1) / 2 < best_err) {
+			best_err = (b - a + 1) / 2;
+			best_m = a + (b - a) / 2;
+			best_w = ts_ns(&w);
+		}
+	}
+	look_at(best_w, best_m, best_err);
 	if (mono != NULL)
-		*mono = (uint64_t)ts_ns(&m);
-	return ts_ns(&w);
+		*mono = best_m;
+	return best_w;
 }
 
 int64_t

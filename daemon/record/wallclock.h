@@ -18,7 +18,10 @@
  * So every look at the two clocks (wallclock_look) compares their offset
  * with the offset of the last step seen (or of the first look).  A move by
  * more than WALLCLOCK_STEP_NS, one step or small ones that added up, is a
- * step, seen at the monotonic time of that look.
+ * step, seen at the monotonic time of that look.  A look knows the offset
+ * within the time between its reads (a thread may be preempted there):
+ * one that cannot rule out such a move counts as a step too, without
+ * moving the offset compared with.
  *
  * A proof by time about a mapping stands only if no step was seen after
  * SINCE (the earlier of the mapping's monotonic time and of the look that
@@ -37,10 +40,17 @@
 #include <stdint.h>
 
 #define WALLCLOCK_STEP_NS	(5LL * 1000 * 1000)
+/*
+ * A look reads the wall clock between two reads of the monotonic one, the
+ * offset known within half their distance; it tries again (up to
+ * WALLCLOCK_LOOK_TRIES reads) while that is over WALLCLOCK_LOOK_ERR_NS.
+ */
+#define WALLCLOCK_LOOK_TRIES	4
+#define WALLCLOCK_LOOK_ERR_NS	(100LL * 1000)
 
 /* Look at both clocks: the wall clock's ns now; *MONO (if not NULL) gets the monotonic. */
 int64_t	 wallclock_look(uint64_t *mono);
-/* The same for readings made elsewhere (tests): WALL and MONO in ns. */
+/* The same for readings made elsewhere (tests): WALL and MONO in ns, read at the same instant. */
 void	 wallclock_look_at(int64_t wall, uint64_t mono);
 /* CLOCK_REALTIME - CLOCK_MONOTONIC at the last step seen (or the first look), ns; INT64_MIN before any. */
 int64_t	 wallclock_offset(void);
