@@ -43,7 +43,54 @@ struct scan_ctx {
 	uint64_t	 samples, lost, records;
 	uint64_t	 last;		/* latest time stamp seen */
 	uint64_t	 host_mnt_ns, init_user_ns;
+	/*
+	 * The build-id table's entries of user binaries by plain name, sorted
+	 * (plain_cmp): "X (deleted)" with a build-id the table lists for X
+	 * too is a mapping the recorder proved unlinked (segment_note_binary).
+	 */
+	struct plain_entry *plain;
+	size_t		 nplain, plaincap;
 };
+
+struct plain_entry {
+	char		*name;
+	size_t		 len;
+	uint8_t		 id[BUILD_ID_MAX];
+	uint8_t		 size;
+};
+
+static int
+plain_cmp(const void *a, const void *b)
+{
+	const struct plain_entry *x = a, *y = b;
+	size_t	 n = x->len < y->len ? x->len : y->len;
+	int	 c = memcmp(x->name, y->name, n);
+
+	if (c != 0 || x->len != y->len)
+		return c != 0 ? c : x->len < y->len ? -1 : 1;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return memcmp(x->id, y->id, x->size);
+}
+
+/*
+ * Is M, named "X (deleted)", X's binary as the recorder filed it: does the
+ * table list X with M's build-id?  Then the live index filed it under X.
+ */
+static int
+scan_unlinked(const struct scan_ctx *c, const struct record_mmap *m)
+{
+	struct plain_entry key;
+	size_t	 len = record_name_len(m->filename);
+
+	if (c->nplain == 0 || m->filename[len] == '\0')
+		return 0;
+	key.name = (char *)m->filename;
+	key.len = len;
+	key.size = m->build_id_size;
+	memcpy(key.id, m->build_id, m->build_id_size);
+	return bsearch(&key, c->plain, c->nplain, sizeof(key), plain_cmp) != NULL;
+}
 
 /* The provenance of what PID maps (binaries.h NS), from the model's namespaces. */
 static uint64_t
@@ -97,7 +144,9 @@ scan_exit(struct scan_ctx *c, const struct record *rec)
 		return;
 	for (i = 0; i < p->nmaps; i++)
 		if (p->maps[i].file->build_id_size > 0)
-			table_add_object(c->ix, p->maps[i].file->name, 0, p->maps[i].file->build_id,
+			table_add_object(c->ix, p->maps[i].file->name,
+			    (p->maps[i].file->name_flags & MMAP_NAME_UNLINKED) != 0,
+			    p->maps[i].file->build_id,
 			    p->maps[i].file->build_id_size,
 			    (p->maps[i].file->name_flags & MMAP_NAME_FOREIGN) ?
 			    INDEX_MNT_NS_UNKNOWN : scan_ns_of(c, p->pid), BID_NONE, BINARY_USER,
@@ -147,11 +196,14 @@ scan_record_cb(const struct perf_event_header *h, void *arg)
 		if ((p = model_find(&c->model, rec.mmap.pid)) != NULL &&
 		    p->mnt_ns == INDEX_MNT_NS_UNKNOWN)
 			rec.mmap.name_flags |= MMAP_NAME_FOREIGN;
+		if (rec.mmap.build_id_size > 0 && scan_unlinked(c, &rec.mmap))
+			rec.mmap.name_flags |= MMAP_NAME_UNLINKED;
 		if (model_add_map(&c->model, &rec.mmap, BID_NONE, BINARY_NONE) < 0)
 			c->model_oom = 1;
-		/* its name whole: table_add_object */
+		/* its name whole, unless the table says it was proven unlinked */
 		if (rec.mmap.build_id_size > 0)
-			table_add_object(c->ix, rec.mmap.filename, 0, rec.mmap.build_id,
+			table_add_object(c->ix, rec.mmap.filename,
+			    (rec.mmap.name_flags & MMAP_NAME_UNLINKED) != 0, rec.mmap.build_id,
 			    rec.mmap.build_id_size, scan_ns_of(c, rec.mmap.pid), BID_NONE,
 			    BINARY_USER, rec.mmap.pid, scan_record_wall(c, &rec),
 			    c->count && c->init_done);
@@ -205,16 +257,45 @@ is_repaired(struct perfdata_file *f)
 struct kernel_scan {
 	struct index	*ix;
 	uint64_t	 wall;
+	struct scan_ctx	*c;
 };
 
+/* A user binary's entry of the table by a plain name, for scan_unlinked. */
+static void
+plain_add(struct scan_ctx *c, const struct perfdata_buildid *b)
+{
+	struct plain_entry *e;
+	size_t	 len = record_name_len(b->filename);
+
+	if (b->filename[len] != '\0' || b->size == 0 || b->size > BUILD_ID_MAX)
+		return;
+	if (c->nplain == c->plaincap) {
+		size_t	 cap = c->plaincap ? c->plaincap * 2 : 64;
+
+		if ((e = reallocarray(c->plain, cap, sizeof(*e))) == NULL)
+			return;		/* such mappings keep their whole names */
+		c->plain = e;
+		c->plaincap = cap;
+	}
+	e = &c->plain[c->nplain];
+	if ((e->name = strdup(b->filename)) == NULL)
+		return;
+	e->len = len;
+	e->size = b->size;
+	memcpy(e->id, b->id, b->size);
+	c->nplain++;
+}
+
 static int
-kernel_entry_cb(const struct perfdata_buildid *b, void *arg)
+table_entry_cb(const struct perfdata_buildid *b, void *arg)
 {
 	struct kernel_scan *k = arg;
 	char	 name[80], mod[64];
 
-	if (!b->kernel)
+	if (!b->kernel) {
+		plain_add(k->c, b);
 		return 0;
+	}
 	if (strcmp(b->filename, "[kernel.kallsyms]") == 0)
 		table_add_object(k->ix, b->filename, 0, b->id, b->size, 0, BID_KERNEL, BINARY_KERNEL,
 		    0, k->wall, 0);
@@ -228,13 +309,25 @@ kernel_entry_cb(const struct perfdata_buildid *b, void *arg)
 	return 0;
 }
 
-/* The kernel's and modules' build-ids of a segment's table. */
+/* The kernel's and modules' build-ids of a segment's table; its user binaries' plain names. */
 static void
-scan_buildid_table(struct index *ix, struct perfdata_file *f, uint64_t wall)
+scan_buildid_table(struct scan_ctx *c, struct perfdata_file *f, uint64_t wall)
 {
-	struct kernel_scan k = { ix, wall };
+	struct kernel_scan k = { c->ix, wall, c };
 
-	perfdata_buildids(f, kernel_entry_cb, &k);
+	perfdata_buildids(f, table_entry_cb, &k);
+	if (c->nplain > 0)
+		qsort(c->plain, c->nplain, sizeof(*c->plain), plain_cmp);
+}
+
+static void
+plain_free(struct scan_ctx *c)
+{
+	for (size_t i = 0; i < c->nplain; i++)
+		free(c->plain[i].name);
+	free(c->plain);
+	c->plain = NULL;
+	c->nplain = c->plaincap = 0;
 }
 
 /* perf-000042-20261122T125535Z.data: the wall clock second it began. */
@@ -296,13 +389,14 @@ scan_segment(struct index *ix, const char *name, uint64_t seq, int count,
 			log_warnx("index: %s: read error", path);
 	}
 	ix->cur_seq = seq;
-	scan_buildid_table(ix, &f, (uint64_t)c.wall_ref);
+	scan_buildid_table(&c, &f, (uint64_t)c.wall_ref);
 	if (perfdata_walk_ordered(&f, &c.layouts, scan_record_cb, &c) < 0)
 		log_warnx("index: %s: read error, indexed up to it", path);
 	if (c.model_oom)
 		log_warnx("index: %s: out of memory for its processes; the exits of some "
 		    "may be missing from the last-seen times", path);
 	model_free(&c.model);
+	plain_free(&c);
 	/*
 	 * SAMPLE_TIME holds the first and last sample's time, inside the cut:
 	 * the cut began at CLOCK_DATA's reference and ended after the last

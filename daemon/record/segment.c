@@ -93,11 +93,18 @@ segment_add_buildid(struct segment *seg, const char *filename, const uint8_t *id
  * plain name only (a " (deleted)" one first, then the plain one, as a
  * start state may list them, left the plain one out: perf buildid-list
  * lacked it).  seg_seq: listed by any name.
+ *
+ * A mapping named "X (deleted)" whose binary is X (the daemon saw the
+ * file was unlinked when it was so named: binaries.h) lists X too, with
+ * the build-id: what an index rebuilt from the segment has to go by, as
+ * the record keeps the kernel's name (rebuild.c).
  */
 int
 segment_note_binary(struct segment *seg, struct binary *b, const char *name)
 {
-	int	 rc, plain = name[record_name_len(name)] == '\0';
+	size_t	 len = record_name_len(name);
+	int	 rc, plain = name[len] == '\0';
+	int	 unlinked = !plain && strlen(b->path) == len && strncmp(b->path, name, len) == 0;
 
 	if (plain && b->seg_plain == seg->seq)
 		return 0;
@@ -105,7 +112,11 @@ segment_note_binary(struct segment *seg, struct binary *b, const char *name)
 	    b->kind != BINARY_USER)) < 0)
 		return rc;
 	b->seg_seq = seg->seq;
-	if (plain)
+	if (unlinked && b->seg_plain != seg->seq &&
+	    (rc = segment_add_buildid(seg, b->path, b->bid, b->bidsize,
+	    b->kind != BINARY_USER)) < 0)
+		return rc;
+	if (plain || unlinked)
 		b->seg_plain = seg->seq;
 	return 0;
 }

@@ -10,10 +10,10 @@
 # before the daemon reads it (no link left, but the name was read while it
 # had one).  Root runs its tool.  The history of root's tool shows only
 # root's build-id, and the user's files are in the history under their
-# own names; also in an index rebuilt from the segments.  And what the
-# name is there for still works: the user's binaries unlinked while they
-# run (before the start: the scan; after: mapped once unlinked) are filed
-# under their paths.
+# own names.  And what the name is there for still works: the user's
+# binaries unlinked while they run (before the start: the scan; after:
+# mapped once unlinked) are filed under their paths.  All of it also in an
+# index rebuilt from the segments.
 . tests/lib.sh
 . tests/hostile/lib.sh
 hostile_start
@@ -96,8 +96,11 @@ h=$(hist "$H/late" -s "$T/control.sock") || fail "history $H/late"
 [ "$h" = "[\"$LATEID\"]" ] || fail "a file mapped once unlinked is not filed under its path: $h"
 stop_daemon
 
-# An index rebuilt from the segments (a damaged index.db) cannot tell a
-# proven " (deleted)" from a name: it keeps every name whole.
+# An index rebuilt from the segments (a damaged index.db) files them as the
+# live one did: a segment's build-id table lists X beside "X (deleted)"
+# where the recorder proved the file unlinked (before, the rebuild kept
+# every name whole, and a binary replaced under a running process - every
+# package upgrade - left its path's history).
 head -c 65536 /dev/urandom > "$T/state/index.db"
 rm -f "$T/state/index.db-wal" "$T/state/index.db-shm"
 start_daemon "[record]
@@ -105,4 +108,8 @@ frequency = 99"
 grep -q "rebuilding it from the segments" "$T/daemon.log" || fail "index.db was not rebuilt"
 stop_daemon
 check_histories "after a rebuild: " --state-dir "$T/state"
+h=$(hist "$H/gone" --state-dir "$T/state") || fail "history $H/gone"
+[ "$h" = "[\"$GONEID\"]" ] || fail "after a rebuild: a binary deleted before the start-up scan is not filed under its path: $h"
+h=$(hist "$H/late" --state-dir "$T/state") || fail "history $H/late"
+[ "$h" = "[\"$LATEID\"]" ] || fail "after a rebuild: a file mapped once unlinked is not filed under its path: $h"
 echo "PASS: a file named \"tool (deleted)\" is not root's tool; unlinked binaries keep their paths"
