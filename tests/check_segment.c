@@ -198,19 +198,33 @@ START_TEST(test_room_at_close)
 }
 END_TEST
 
+/* How many entries of SEG's build-id table are NAME's. */
+static size_t
+table_has(const struct segment *seg, const char *name)
+{
+	size_t	 i, n = 0;
+
+	for (i = 0; i < seg->bids.cap; i++)
+		n += seg->bids.e[i].filename != NULL && strcmp(seg->bids.e[i].filename, name) == 0;
+	return n;
+}
+
 /*
  * A binary's " (deleted)" name noted before its plain name (a start state
  * visits the old process first): both go into the build-id table (before,
  * the plain one was taken as there already, and perf buildid-list lacked it).
+ * A binary filed under X from "X (deleted)" (proven unlinked) lists X at
+ * its first note, for the index rebuild; one filed under its whole name
+ * does not.
  */
 START_TEST(test_deleted_name_first)
 {
 	char	 dir[] = "/tmp/check_segment.XXXXXX";
 	struct segment seg;
 	struct perfdata_attr a;
-	struct binary b;
+	struct binary b, w;
 	uint64_t id = 1;
-	size_t	 i, plain = 0, deleted = 0;
+	size_t	 plain, deleted;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	seg_attr(&a, &id);
@@ -219,17 +233,26 @@ START_TEST(test_deleted_name_first)
 	memset(b.bid, 0xab, 20);
 	b.bidsize = 20;
 	b.kind = BINARY_USER;
+	b.path = "/opt/x";		/* proven unlinked when named "/opt/x (deleted)" */
 	ck_assert_int_eq(segment_note_binary(&seg, &b, "/opt/x (deleted)"), 0);
+	ck_assert_msg(table_has(&seg, "/opt/x") == 1, "a binary proven unlinked is not listed "
+	    "by its path at its first note");
 	ck_assert_int_eq(segment_note_binary(&seg, &b, "/opt/x"), 0);
 	ck_assert_int_eq(segment_note_binary(&seg, &b, "/opt/x"), 0);
-	for (i = 0; i < seg.bids.cap; i++) {
-		if (seg.bids.e[i].filename == NULL)
-			continue;
-		plain += strcmp(seg.bids.e[i].filename, "/opt/x") == 0;
-		deleted += strcmp(seg.bids.e[i].filename, "/opt/x (deleted)") == 0;
-	}
+	memset(&w, 0, sizeof(w));
+	memset(w.bid, 0xcd, 20);
+	w.bidsize = 20;
+	w.kind = BINARY_USER;
+	w.path = "/opt/w (deleted)";	/* not proven unlinked: its whole name */
+	ck_assert_int_eq(segment_note_binary(&seg, &w, "/opt/w (deleted)"), 0);
+	ck_assert_int_eq(segment_note_binary(&seg, &w, "/opt/w (deleted)"), 0);
+	plain = table_has(&seg, "/opt/x");
+	deleted = table_has(&seg, "/opt/x (deleted)");
 	ck_assert_uint_eq(deleted, 1);
 	ck_assert_msg(plain == 1, "the plain name is %zu times in the table", plain);
+	ck_assert_uint_eq(table_has(&seg, "/opt/w (deleted)"), 1);
+	ck_assert_msg(table_has(&seg, "/opt/w") == 0,
+	    "a binary not proven unlinked is listed by the plain name");
 	segment_abandon(&seg);
 	ck_assert_int_eq(unlink(seg.partial), 0);
 	ck_assert_int_eq(rmdir(dir), 0);

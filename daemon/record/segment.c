@@ -104,7 +104,8 @@ segment_note_binary(struct segment *seg, struct binary *b, const char *name)
 {
 	size_t	 len = record_name_len(name);
 	int	 rc, plain = name[len] == '\0';
-	int	 unlinked = !plain && strlen(b->path) == len && strncmp(b->path, name, len) == 0;
+	int	 unlinked = !plain && b->path != NULL && strlen(b->path) == len &&
+	    strncmp(b->path, name, len) == 0;
 
 	if (plain && b->seg_plain == seg->seq)
 		return 0;
