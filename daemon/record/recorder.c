@@ -741,6 +741,7 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 	struct synth_stats ss;
 	struct synth_args sa;
 	struct synth_host host = { .mnt_ns = r->host_mnt_ns, .user_ns = r->init_user_ns };
+	uint64_t t0 = mono_ns();
 	int	 rc, tries;
 
 	for (tries = 0; ; tries++) {
@@ -812,9 +813,9 @@ recorder_open_segment(struct recorder *r, uint64_t t_start, const struct synth_f
 	 * after the flush: compressed, the staged records count from there).
 	 */
 	r->seg.start_size = r->seg.pd.data_size;
-	log_debug("opened %s: %llu processes, %llu threads, %llu maps synthesized",
+	log_debug("opened %s: %llu processes, %llu threads, %llu maps synthesized in %llu us",
 	    r->seg.partial, (unsigned long long)ss.procs, (unsigned long long)ss.threads,
-	    (unsigned long long)ss.maps);
+	    (unsigned long long)ss.maps, (unsigned long long)((mono_ns() - t0) / 1000));
 	return 0;
 }
 

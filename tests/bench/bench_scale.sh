@@ -104,7 +104,7 @@ lost=$(sed -n 's/.*stopped:.* lost=\([0-9]*\).*/\1/p' "$B/log")
 recorded=$(sed -n 's/.*stopped:.* bytes=\([0-9]*\).*/\1/p' "$B/log")
 nseg=$(ls "$B/state/segments/"perf-*.data | wc -l)
 sizes=$(ls -l "$B/state/segments/"perf-*.data | awk '{ printf "%s%.1f", sep, $5 / 1048576; sep = " " }')
-synth=$(sed -n 's/.*opened .*: \([0-9]*\) processes, [0-9]* threads, \([0-9]*\) maps synthesized/\1 processes, \2 maps/p' "$B/log" | head -n 1)
+synth=$(sed -n 's/.*opened .*: \([0-9]*\) processes, [0-9]* threads, \([0-9]*\) maps synthesized.*/\1 processes, \2 maps/p' "$B/log" | head -n 1)
 echo "perfmapd: start $start s; peak RSS $(maxrss "$B/m.perfmapd") kB; steady CPU $(steady "$B/m.perfmapd" "$from") ms/s; lost $lost records"
 echo "perfmapd: start state $synth; $nseg segments (MiB: $sizes) with rotate_size $ROTATE; $recorded bytes recorded after the start states"
 echo "$status" | grep -E '^(lost|processes) ' | sed 's/^/perfmapd status: /'
