@@ -191,8 +191,15 @@ check-asan: deps
 #   t_burst_maps     the resolver's bounds: check_buildid_reader
 #                    (test_resolver_burst); three bursts of 6,000
 #                    mappings are long under ASan
+#   t_diskfull       a full disk's paths: check_segment (the close on a
+#                    full tmpfs, room made), check_perfdata (test_enospc),
+#                    check_sideband (test_start_state_cut_short); 56 s and
+#                    109 s of CPU under ASan (2026-12-02)
+#   t_profile        the profile code: check_profile; the daemon's
+#                    profile calls: t_profile_snapshot, t_profile_jit,
+#                    t_profile_upgrade (31 s, 57 s of CPU)
 # make check-asan runs them all.
-ASAN_CI_SKIP := t_burst_maps t_start_exec t_store_stream t_crash t_capture_storm t_coexist t_perftools t_hostile_control \
+ASAN_CI_SKIP := t_diskfull t_profile t_burst_maps t_start_exec t_store_stream t_crash t_capture_storm t_coexist t_perftools t_hostile_control \
 	t_control t_export t_compress t_record t_hostile_pins t_sideband_holdoff t_index \
 	t_docs t_runner_interrupt t_hostile_jitexit t_ctl_timeout t_retention t_reload_gone \
 	t_start_backlog t_record_cuts t_rotate_start t_provenance t_stop_stalled t_jit_stop

@@ -58,7 +58,12 @@ stop_daemon
 stopped=$(( $(date +%s) - t0 ))
 note "ping: worst ${worst} ms; stop took ${stopped} s (after the file system was aborted)"
 note "build-id reads: $(jq -c .buildid_reads "$T/st.json"); unknown: $(jq -c .counters.buildid_unknown "$T/st.json")"
-[ "$worst" -lt 1000 ] || fail "ping took ${worst} ms while a read hung"
+# A loop held by the hung read would never answer (the ping's 5 s timeout);
+# a slow one answers late.  Under the sanitizers, beside the other lane's
+# tests, perfmapctl's own start and the CPUs' queue took 1,067 ms once.
+bound=1000
+sanitized && bound=3000
+[ "$worst" -lt "$bound" ] || fail "ping took ${worst} ms while a read hung"
 [ "$stopped" -le 5 ] || fail "stop took ${stopped} s"
 [ "$(jq '.counters.buildid_unknown.timeout' "$T/st.json")" -ge 1 ] || fail "no mapping counted as timeout"
 [ "$(jq '.buildid_reads.threads' "$T/st.json")" -ge 2 ] || fail "no spare reader thread was started"
