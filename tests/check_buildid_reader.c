@@ -851,7 +851,8 @@ START_TEST(test_wallclock_steps)
 {
 	const int64_t ms = 1000000, s = 1000 * ms, w0 = 1795000000LL * s;
 	const uint64_t m0 = 1000000ULL * (uint64_t)s;	/* later than any real look here */
-	uint64_t n0;
+	uint64_t n0, slow;
+	int64_t	 off;
 	int	 i;
 
 	/* The first look (or, after real looks, a step to these readings). */
@@ -887,6 +888,29 @@ START_TEST(test_wallclock_steps)
 	ck_assert_uint_eq(wallclock_steps(), n0 + 4);
 	ck_assert(wallclock_stepped_after(m0 + 36 * (uint64_t)s - 1));
 	ck_assert(!wallclock_stepped_after(m0 + 36 * (uint64_t)s));
+	/*
+	 * A look too slow to tell (its reads 4 ms apart), the offset as it
+	 * was: no proof stands on it or spans it, but nothing is moved or
+	 * dropped.
+	 */
+	off = wallclock_offset();
+	slow = wallclock_slow_looks();
+	wallclock_look_at_err(off + (int64_t)(m0 + 50 * (uint64_t)s), m0 + 50 * (uint64_t)s,
+	    2 * (uint64_t)ms);
+	ck_assert(wallclock_stepped_after(m0 + 50 * (uint64_t)s));
+	ck_assert(!wallclock_stepped_after(m0 + 50 * (uint64_t)s + 1));
+	ck_assert_uint_eq(wallclock_steps(), n0 + 4);
+	ck_assert_int_eq(wallclock_offset(), off);
+	ck_assert_uint_eq(wallclock_slow_looks(), slow + 1);
+	/* A tight look (80 us) 4.95 ms off: within the bound, but not surely: a step. */
+	wallclock_look_at_err(off + 4950000 + (int64_t)(m0 + 51 * (uint64_t)s),
+	    m0 + 51 * (uint64_t)s, 80000);
+	ck_assert_uint_eq(wallclock_steps(), n0 + 5);
+	ck_assert_uint_eq(wallclock_slow_looks(), slow + 1);
+	/* 4.9 ms further, within 40 us: within the bound surely, no step. */
+	wallclock_look_at_err(off + 4950000 + 4900000 + (int64_t)(m0 + 52 * (uint64_t)s),
+	    m0 + 52 * (uint64_t)s, 40000);
+	ck_assert_uint_eq(wallclock_steps(), n0 + 5);
 }
 END_TEST
 

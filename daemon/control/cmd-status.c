@@ -47,14 +47,15 @@ resolver_json(struct resolver *res)
 	struct resolver_stats rs;
 
 	resolver_stats(res, &rs);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:I, s:I, s:I}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I}",
 	    "requests", (json_int_t)rs.requests,
 	    "timeouts", (json_int_t)rs.timeouts, "threads", (json_int_t)rs.workers,
 	    "threads_stuck", (json_int_t)rs.stuck, "reads", (json_int_t)rs.reads,
 	    "cache_hits", (json_int_t)rs.hits, "pinned", (json_int_t)rs.pinned,
 	    "pins_max", RESOLVER_PINS,
 	    "pins", (json_int_t)rs.pins, "pins_dropped", (json_int_t)rs.pins_dropped,
-	    "clock_steps", (json_int_t)wallclock_steps());
+	    "clock_steps", (json_int_t)wallclock_steps(),
+	    "clock_looks_slow", (json_int_t)wallclock_slow_looks());
 }
 
 /* The probes' answers and the shared perf limits (perfmapd(8), "Other perf users"). */

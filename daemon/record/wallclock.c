@@ -15,27 +15,49 @@ static atomic_int_least64_t ref_off = NO_REF;	/* the offset of the last step see
 static atomic_uint_least64_t stepped;	/* the monotonic time of the last look that saw one */
 static atomic_uint_least64_t nsteps;
 
+static atomic_uint_least64_t nslow;	/* looks too slow to tell */
+
+/* No proof whose SINCE is before T may stand (wallclock_stepped_after). */
+static void
+stepped_at(uint64_t t)
+{
+	uint64_t was = atomic_load(&stepped);
+
+	while (was < t && !atomic_compare_exchange_weak(&stepped, &was, t))
+		;
+}
+
 /*
  * WALL was read between monotonic times MONO - ERR and MONO + ERR: the
  * offset is known within ERR.  A step is seen unless the offset certainly
- * moved by WALLCLOCK_STEP_NS at most; a look too slow to tell (every try
- * of wallclock_look preempted between its reads) counts as one, as a proof
- * by time must not stand on it, but does not move the offset compared
- * with: the next look tells.
+ * moved by WALLCLOCK_STEP_NS at most.
+ *
+ * A look too slow to tell (ERR over WALLCLOCK_LOOK_ERR_NS: every try of
+ * wallclock_look preempted between its reads, the first look too) gives
+ * a pair no proof may stand on, nor any proof whose SINCE came before it:
+ * the step time goes past its MONO.  It neither moves the offset compared
+ * with nor drops the cache and the pins: if the clock did step, the next
+ * look sees it.
  */
 static void
 look_at(int64_t wall, uint64_t mono, uint64_t err)
 {
 	int64_t	 off = wall - (int64_t)mono, ref, d, ad;
-	uint64_t was;
-	int	 sure;
 
+	if (err > WALLCLOCK_LOOK_ERR_NS) {
+		stepped_at(mono + 1);
+		if (atomic_fetch_add(&nslow, 1) == 0)
+			log_warnx("a look at the clocks took %llu us (the thread preempted "
+			    "between its reads): no build-id is proven by time on it (cause "
+			    "\"clock\"); such looks are counted (status: clock_looks_slow)",
+			    (unsigned long long)(2 * err / 1000));
+		return;
+	}
 	for (;;) {
 		ref = atomic_load(&ref_off);
 		if (ref == NO_REF) {
-			/* the first look: the offset to compare with (a slow one: the next) */
-			if (err > WALLCLOCK_LOOK_ERR_NS ||
-			    atomic_compare_exchange_strong(&ref_off, &ref, off))
+			/* the first look: the offset to compare with */
+			if (atomic_compare_exchange_strong(&ref_off, &ref, off))
 				return;
 			continue;
 		}
@@ -43,26 +65,24 @@ look_at(int64_t wall, uint64_t mono, uint64_t err)
 		ad = d < 0 ? -d : d;
 		if (ad + (int64_t)err <= WALLCLOCK_STEP_NS)
 			return;
-		sure = ad - (int64_t)err > WALLCLOCK_STEP_NS;
 		/*
 		 * The time of the step before the new offset: a look that finds
 		 * the new offset must find the step too.
 		 */
-		was = atomic_load(&stepped);
-		while (was < mono && !atomic_compare_exchange_weak(&stepped, &was, mono))
-			;
-		if (!sure || atomic_compare_exchange_strong(&ref_off, &ref, off))
+		stepped_at(mono);
+		if (atomic_compare_exchange_strong(&ref_off, &ref, off))
 			break;
 	}
 	atomic_fetch_add(&nsteps, 1);
-	if (sure)
-		log_warnx("the wall clock stepped by %+lld ms: build-ids of mappings made before "
-		    "are not proven by time (cause \"clock\"), the cache of reads and the pins "
-		    "are dropped", (long long)(d / 1000000));
-	else
-		log_warnx("a look at the clocks took %llu us (the thread preempted between its "
-		    "reads): a step of the wall clock could not be ruled out, and is taken as one",
-		    (unsigned long long)(2 * err / 1000));
+	log_warnx("the wall clock stepped by %+lld ms: build-ids of mappings made before "
+	    "are not proven by time (cause \"clock\"), the cache of reads and the pins are "
+	    "dropped", (long long)(d / 1000000));
+}
+
+void
+wallclock_look_at_err(int64_t wall, uint64_t mono, uint64_t err)
+{
+	look_at(wall, mono, err);
 }
 
 void
@@ -119,4 +139,10 @@ uint64_t
 wallclock_steps(void)
 {
 	return atomic_load(&nsteps);
+}
+
+uint64_t
+wallclock_slow_looks(void)
+{
+	return atomic_load(&nslow);
 }

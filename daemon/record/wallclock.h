@@ -19,16 +19,19 @@
  * with the offset of the last step seen (or of the first look).  A move by
  * more than WALLCLOCK_STEP_NS, one step or small ones that added up, is a
  * step, seen at the monotonic time of that look.  A look knows the offset
- * within the time between its reads (a thread may be preempted there):
- * one that cannot rule out such a move counts as a step too, without
- * moving the offset compared with.
+ * within half the time between its reads (a thread may be preempted
+ * there): one that knows it within WALLCLOCK_LOOK_ERR_NS is judged with
+ * that error (a move that cannot be ruled out is a step); one that does
+ * not is no proof's look (the step time goes past it), without moving
+ * the offset compared with.
  *
  * A proof by time about a mapping stands only if no step was seen after
  * SINCE (the earlier of the mapping's monotonic time and of the look that
  * gave its wall time), by a look made after the proof's fstat.  Between
  * SINCE and that look the offset then moved by less than twice
- * WALLCLOCK_STEP_NS, which with a coarse clock's tick (10 ms at most) fits
- * in the ctime margin of buildid_reader.c (20 ms).  The cache and the pins
+ * WALLCLOCK_STEP_NS (and the reference look's error, 0.1 ms at most),
+ * which with a coarse clock's tick (10 ms at most) fits in the ctime
+ * margin of buildid_reader.c (20 ms).  The cache and the pins
  * made before a step are dropped: their states' timestamps may come again.
  *
  * Any thread may look; the state is a few atomics.  A step seen costs the
@@ -52,11 +55,15 @@
 int64_t	 wallclock_look(uint64_t *mono);
 /* The same for readings made elsewhere (tests): WALL and MONO in ns, read at the same instant. */
 void	 wallclock_look_at(int64_t wall, uint64_t mono);
+/* ... WALL read between MONO - ERR and MONO + ERR (tests). */
+void	 wallclock_look_at_err(int64_t wall, uint64_t mono, uint64_t err);
 /* CLOCK_REALTIME - CLOCK_MONOTONIC at the last step seen (or the first look), ns; INT64_MIN before any. */
 int64_t	 wallclock_offset(void);
 /* Was a step seen after the monotonic time SINCE?  (No look: the last one's word.) */
 int	 wallclock_stepped_after(uint64_t since);
 /* How many steps were seen: the cache and the pins of another count are dropped. */
 uint64_t wallclock_steps(void);
+/* How many looks were too slow to tell (each no proof's look). */
+uint64_t wallclock_slow_looks(void);
 
 #endif
