@@ -351,7 +351,8 @@ feat_build_id(struct fbuf *b, const struct perfdata_buildid *bids, size_t n)
 		memset(&e, 0, sizeof(e));
 		e.header.type = 0;
 		e.header.misc = (bids[i].kernel ? PERF_RECORD_MISC_KERNEL :
-		    PERF_RECORD_MISC_USER) | PERF_RECORD_MISC_BUILD_ID_SIZE;
+		    PERF_RECORD_MISC_USER) | PERF_RECORD_MISC_BUILD_ID_SIZE |
+		    (bids[i].unlinked ? PERFDATA_MISC_UNLINKED : 0);
 		e.header.size = (uint16_t)(sizeof(e) + padded);
 		e.pid = -1;
 		memcpy(e.build_id, bids[i].id, bids[i].size);
@@ -1147,6 +1148,7 @@ perfdata_buildids(struct perfdata_file *f, perfdata_buildid_fn cb, void *arg)
 			mode = e->header.misc & PERF_RECORD_MISC_CPUMODE_MASK;
 			b.kernel = mode == PERF_RECORD_MISC_KERNEL ||
 			    mode == PERF_RECORD_MISC_GUEST_KERNEL;
+			b.unlinked = (e->header.misc & PERFDATA_MISC_UNLINKED) != 0;
 			b.filename = e->filename;
 			n++;
 			if (cb(&b, arg) != 0) {

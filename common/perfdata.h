@@ -38,8 +38,16 @@ struct perfdata_buildid {
 	uint8_t		 id[BUILD_ID_MAX];
 	uint8_t		 size;
 	int		 kernel;		/* kernel or module: misc KERNEL, else USER */
+	/*
+	 * FILENAME is the path of a file mapped once unlinked, as the daemon
+	 * proved it (binaries.h), where the records name it "FILENAME
+	 * (deleted)": misc PERFDATA_MISC_UNLINKED, a bit perf does not read in
+	 * a build-id table's entry (it reads the cpumode and BUILD_ID_SIZE).
+	 */
+	int		 unlinked;
 	const char	*filename;
 };
+#define PERFDATA_MISC_UNLINKED	(1 << 13)
 
 /*
  * What the features say.  HOST (hostinfo.h) feeds NRCPUS, CPUDESC, CPUID,

@@ -749,6 +749,9 @@ count_bid_cb(const struct perfdata_buildid *b, void *arg)
 	ck_assert_uint_eq(b->id[0], (uint8_t)(*n & 0xff));
 	ck_assert_uint_eq(b->id[1], (uint8_t)(*n >> 8));
 	ck_assert_uint_eq(strlen(b->filename), 3999);
+	/* the mark of a path proven unlinked (PERFDATA_MISC_UNLINKED) read back, the mode kept */
+	ck_assert_int_eq(b->unlinked, (int)(*n & 1));
+	ck_assert_int_eq(b->kernel, 0);
 	(*n)++;
 	return 0;
 }
@@ -774,6 +777,7 @@ START_TEST(test_big_buildid_table)
 		bids[i].id[0] = (uint8_t)(i & 0xff);
 		bids[i].id[1] = (uint8_t)(i >> 8);
 		bids[i].size = 20;
+		bids[i].unlinked = (int)(i & 1);
 		bids[i].filename = name;
 	}
 	path_in(path, sizeof(path), "big.data");

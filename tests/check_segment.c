@@ -198,6 +198,17 @@ START_TEST(test_room_at_close)
 }
 END_TEST
 
+/* Is an entry of SEG's build-id table by NAME marked as a path proven unlinked? */
+static int
+table_marked(const struct segment *seg, const char *name)
+{
+	for (size_t i = 0; i < seg->bids.cap; i++)
+		if (seg->bids.e[i].filename != NULL && strcmp(seg->bids.e[i].filename, name) == 0 &&
+		    seg->bids.e[i].unlinked)
+			return 1;
+	return 0;
+}
+
 /* How many entries of SEG's build-id table are NAME's. */
 static size_t
 table_has(const struct segment *seg, const char *name)
@@ -237,6 +248,8 @@ START_TEST(test_deleted_name_first)
 	ck_assert_int_eq(segment_note_binary(&seg, &b, "/opt/x (deleted)"), 0);
 	ck_assert_msg(table_has(&seg, "/opt/x") == 1, "a binary proven unlinked is not listed "
 	    "by its path at its first note");
+	ck_assert_msg(table_marked(&seg, "/opt/x") && !table_marked(&seg, "/opt/x (deleted)"),
+	    "the path of a binary proven unlinked is not marked so, or its record's name is");
 	ck_assert_int_eq(segment_note_binary(&seg, &b, "/opt/x"), 0);
 	ck_assert_int_eq(segment_note_binary(&seg, &b, "/opt/x"), 0);
 	memset(&w, 0, sizeof(w));
@@ -253,6 +266,14 @@ START_TEST(test_deleted_name_first)
 	ck_assert_uint_eq(table_has(&seg, "/opt/w (deleted)"), 1);
 	ck_assert_msg(table_has(&seg, "/opt/w") == 0,
 	    "a binary not proven unlinked is listed by the plain name");
+	ck_assert(!table_marked(&seg, "/opt/w (deleted)"));
+	/* A plain name listed first, unmarked (a mapping of the file while it was linked). */
+	memset(w.bid, 0xef, 20);
+	w.path = "/opt/v";
+	ck_assert_int_eq(segment_note_binary(&seg, &w, "/opt/v"), 0);
+	ck_assert(!table_marked(&seg, "/opt/v"));
+	ck_assert_int_eq(segment_note_binary(&seg, &w, "/opt/v (deleted)"), 0);
+	ck_assert_msg(table_marked(&seg, "/opt/v"), "a proof after a plain mapping does not mark");
 	segment_abandon(&seg);
 	ck_assert_int_eq(unlink(seg.partial), 0);
 	ck_assert_int_eq(rmdir(dir), 0);

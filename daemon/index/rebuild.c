@@ -44,9 +44,10 @@ struct scan_ctx {
 	uint64_t	 last;		/* latest time stamp seen */
 	uint64_t	 host_mnt_ns, init_user_ns;
 	/*
-	 * The build-id table's entries of user binaries by plain name, sorted
-	 * (plain_cmp): "X (deleted)" with a build-id the table lists for X
-	 * too is a mapping the recorder proved unlinked (segment_note_binary).
+	 * The build-id table's entries the recorder marked as the paths of
+	 * files proven unlinked (perfdata.h PERFDATA_MISC_UNLINKED,
+	 * segment_note_binary), sorted (plain_cmp): "X (deleted)" with a
+	 * build-id marked so for X is a mapping the live index filed under X.
 	 */
 	struct plain_entry *plain;
 	size_t		 nplain, plaincap;
@@ -75,7 +76,9 @@ plain_cmp(const void *a, const void *b)
 
 /*
  * Is M, named "X (deleted)", X's binary as the recorder filed it: does the
- * table list X with M's build-id?  Then the live index filed it under X.
+ * table mark X with M's build-id as proven unlinked?  (A mapping of the
+ * same file the recorder could not prove so, in the same segment, is filed
+ * under X here too: the mark is the pair's, not the mapping's.)
  */
 static int
 scan_unlinked(const struct scan_ctx *c, const struct record_mmap *m)
@@ -260,14 +263,13 @@ struct kernel_scan {
 	struct scan_ctx	*c;
 };
 
-/* A user binary's entry of the table by a plain name, for scan_unlinked. */
+/* An entry of the table marked as a path proven unlinked, for scan_unlinked. */
 static void
 plain_add(struct scan_ctx *c, const struct perfdata_buildid *b)
 {
 	struct plain_entry *e;
-	size_t	 len = record_name_len(b->filename);
 
-	if (b->filename[len] != '\0' || b->size == 0 || b->size > BUILD_ID_MAX)
+	if (!b->unlinked || b->size == 0 || b->size > BUILD_ID_MAX)
 		return;
 	if (c->nplain == c->plaincap) {
 		size_t	 cap = c->plaincap ? c->plaincap * 2 : 64;
@@ -280,7 +282,7 @@ plain_add(struct scan_ctx *c, const struct perfdata_buildid *b)
 	e = &c->plain[c->nplain];
 	if ((e->name = strdup(b->filename)) == NULL)
 		return;
-	e->len = len;
+	e->len = strlen(e->name);
 	e->size = b->size;
 	memcpy(e->id, b->id, b->size);
 	c->nplain++;

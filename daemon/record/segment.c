@@ -60,9 +60,10 @@ bidset_free(struct bidset *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int
-segment_add_buildid(struct segment *seg, const char *filename, const uint8_t *id,
-    uint8_t size, int kernel)
+/* The pair (FILENAME, ID) in the table; UNLINKED marks it (perfdata.h) if not yet. */
+static int
+bidset_add(struct segment *seg, const char *filename, const uint8_t *id, uint8_t size,
+    int kernel, int unlinked)
 {
 	struct bidset *s = &seg->bids;
 	uint64_t h;
@@ -76,16 +77,26 @@ segment_add_buildid(struct segment *seg, const char *filename, const uint8_t *id
 	for (j = h & (s->cap - 1); s->e[j].filename != NULL; j = (j + 1) & (s->cap - 1))
 		if (s->e[j].hash == h && s->e[j].size == size &&
 		    memcmp(s->e[j].id, id, size) == 0 &&
-		    strcmp(s->e[j].filename, filename) == 0)
+		    strcmp(s->e[j].filename, filename) == 0) {
+			s->e[j].unlinked |= (uint8_t)(unlinked != 0);
 			return 0;
+		}
 	if ((s->e[j].filename = strdup(filename)) == NULL)
 		return -ENOMEM;
 	s->e[j].hash = h;
 	memcpy(s->e[j].id, id, size);
 	s->e[j].size = size;
 	s->e[j].kernel = (uint8_t)kernel;
+	s->e[j].unlinked = (uint8_t)(unlinked != 0);
 	s->n++;
 	return 0;
+}
+
+int
+segment_add_buildid(struct segment *seg, const char *filename, const uint8_t *id,
+    uint8_t size, int kernel)
+{
+	return bidset_add(seg, filename, id, size, kernel, 0);
 }
 
 /*
@@ -96,8 +107,9 @@ segment_add_buildid(struct segment *seg, const char *filename, const uint8_t *id
  *
  * A mapping named "X (deleted)" whose binary is X (the daemon saw the
  * file was unlinked when it was so named: binaries.h) lists X too, with
- * the build-id: what an index rebuilt from the segment has to go by, as
- * the record keeps the kernel's name (rebuild.c).
+ * the build-id, marked so (perfdata.h PERFDATA_MISC_UNLINKED): what an
+ * index rebuilt from the segment has to go by, as the record keeps the
+ * kernel's name (rebuild.c).
  */
 int
 segment_note_binary(struct segment *seg, struct binary *b, const char *name)
@@ -113,9 +125,8 @@ segment_note_binary(struct segment *seg, struct binary *b, const char *name)
 	    b->kind != BINARY_USER)) < 0)
 		return rc;
 	b->seg_seq = seg->seq;
-	if (unlinked && b->seg_plain != seg->seq &&
-	    (rc = segment_add_buildid(seg, b->path, b->bid, b->bidsize,
-	    b->kind != BINARY_USER)) < 0)
+	if (unlinked && (rc = bidset_add(seg, b->path, b->bid, b->bidsize,
+	    b->kind != BINARY_USER, 1)) < 0)
 		return rc;
 	if (plain || unlinked)
 		b->seg_plain = seg->seq;
@@ -234,6 +245,7 @@ segment_close(struct segment *seg, const struct perfdata_attr *attrs, size_t nat
 		memcpy(list[n].id, e->id, e->size);
 		list[n].size = e->size;
 		list[n].kernel = e->kernel;
+		list[n].unlinked = e->unlinked;
 		list[n].filename = e->filename;
 		n++;
 	}

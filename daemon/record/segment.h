@@ -19,6 +19,7 @@ struct bidset_entry {
 	uint8_t		 id[BUILD_ID_MAX];
 	uint8_t		 size;
 	uint8_t		 kernel;
+	uint8_t		 unlinked;	/* perfdata_buildid's */
 };
 
 /* The distinct (filename, build-id) pairs a segment references. */

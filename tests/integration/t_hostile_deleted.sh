@@ -96,6 +96,18 @@ h=$(hist "$H/late" -s "$T/control.sock") || fail "history $H/late"
 [ "$h" = "[\"$LATEID\"]" ] || fail "a file mapped once unlinked is not filed under its path: $h"
 stop_daemon
 
+# Stock perf reads the segments, the entries marked as paths proven
+# unlinked too (a misc bit it does not read there): buildid-list lists
+# the binary deleted before the start under its path.
+found=0
+for seg in $(segments); do
+	perf --buildid-dir "$T/state/debug" buildid-list -i "$seg" > "$T/bl.out" 2> "$T/bl.err" ||
+		{ cat "$T/bl.err"; fail "perf buildid-list $seg"; }
+	[ -s "$T/bl.err" ] && { cat "$T/bl.err"; fail "perf buildid-list $seg wrote to stderr"; }
+	grep -qx "$GONEID $H/gone" "$T/bl.out" && found=1
+done
+[ "$found" = 1 ] || fail "no segment's build-id table lists $H/gone with its build-id"
+
 # An index rebuilt from the segments (a damaged index.db) files them as the
 # live one did: a segment's build-id table lists X beside "X (deleted)"
 # where the recorder proved the file unlinked (before, the rebuild kept
