@@ -21,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -514,6 +515,7 @@ END_TEST
 /* A guard that refuses one device and counts what it is shown of it. */
 static dev_t	 guard_dev;
 static int	 guard_seen;
+static ino_t	 guard_ino;		/* the inode last refused */
 
 static int
 refuse_dev(int pathfd, uint32_t pid, char *why, size_t whylen)
@@ -521,6 +523,7 @@ refuse_dev(int pathfd, uint32_t pid, char *why, size_t whylen)
 	struct stat st;
 
 	if (fstat(pathfd, &st) == 0 && st.st_dev == guard_dev) {
+		guard_ino = st.st_ino;
 		snprintf(why, whylen, "refusal %d of device %u:%u", ++guard_seen,
 		    major(st.st_dev), minor(st.st_dev));
 		return 1;
@@ -680,6 +683,7 @@ START_TEST(test_guard_deep)
 {
 	struct stat st, ms;
 	char	 deep[PATH_MAX], file[PATH_MAX], mnt[PATH_MAX], cmd[2 * PATH_MAX];
+	ino_t	 root;
 	int	 fd, shallow;
 
 	copy_file("/proc/self/exe", "prog", file, sizeof(file));
@@ -707,6 +711,7 @@ START_TEST(test_guard_deep)
 	snprintf(mnt, sizeof(mnt), "%s", deep);
 	ck_assert_int_eq(stat(deep, &ms), 0);
 	guard_dev = ms.st_dev;
+	root = ms.st_ino;
 	strcat(deep, "/b");
 	ck_assert_int_eq(mkdir(deep, 0755), 0);
 	for (int i = 0; i < 100; i++) {
@@ -719,6 +724,8 @@ START_TEST(test_guard_deep)
 	guard_seen = 0;
 	ck_assert_int_eq(buildid_reader_open_regular(file, 0, refuse_dev_guard, &ms), -EBID_GUARD);
 	ck_assert_int_eq(guard_seen, 1);
+	ck_assert_msg(guard_ino == root, "refused at inode %lu, not at the mount's root %lu",
+	    (unsigned long)guard_ino, (unsigned long)root);
 	guard_said(1);
 	umount2(mnt, MNT_DETACH);
 }
@@ -931,9 +938,12 @@ START_TEST(test_wallclock_busy)
 	n0 = wallclock_steps();
 	for (size_t i = 0; i < 6; i++) {
 		ck_assert_int_ge(spin[i] = fork(), 0);
-		if (spin[i] == 0)
+		if (spin[i] == 0) {
+			/* gone with the test, whatever ends it */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			for (;;)
 				;
+		}
 	}
 	for (end = mono_ns() + 2000000000ULL; mono_ns() < end; looks++)
 		wallclock_look(NULL);

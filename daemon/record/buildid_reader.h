@@ -254,8 +254,10 @@ void	buildid_reader_map_files(char *buf, size_t len, uint32_t pid, uint64_t addr
  * A guard is shown every O_PATH handle before anything is opened or
  * looked up through it (of a path's directories, the first on each mount:
  * its verdict must be its mount's and device's, the same for every
- * directory of one mount); FN returning nonzero refuses it, its reason in
- * WHY; PID is the process the handle is reached through (its map_files,
+ * directory of one mount, and it stands for the rest of that walk, a few
+ * milliseconds, though what it rests on - the mount table, whether a
+ * user's FUSE server exists - may change meanwhile, as it may after any
+ * verdict); FN returning nonzero refuses it, its reason in WHY; PID is the process the handle is reached through (its map_files,
  * its root), 0 for a path of the daemon's.  The capture worker's is
  * userfs_fd: its reads have no deadline, so nothing a user's FUSE server
  * serves may be reached.  The reader's reads have one, but a thread in a
