@@ -257,8 +257,9 @@ void	buildid_reader_map_files(char *buf, size_t len, uint32_t pid, uint64_t addr
  * directory of one mount, and it stands for the rest of that walk, a few
  * milliseconds, though what it rests on - the mount table, whether a
  * user's FUSE server exists - may change meanwhile, as it may after any
- * verdict); FN returning nonzero refuses it, its reason in WHY; PID is the process the handle is reached through (its map_files,
- * its root), 0 for a path of the daemon's.  The capture worker's is
+ * verdict); FN returning nonzero refuses it, its reason in WHY; PID is
+ * the process the handle is reached through (its map_files, its root), 0
+ * for a path of the daemon's.  The capture worker's is
  * userfs_fd: its reads have no deadline, so nothing a user's FUSE server
  * serves may be reached.  The reader's reads have one, but a thread in a
  * read stays in the server's hands: its guard (struct buildid_reader's,
