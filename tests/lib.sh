@@ -47,8 +47,12 @@ cleanup() {
 	exit $_test_rc
 }
 trap 'TEST_RC=$?; cleanup' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# Stopped (the runner's TERM, a ^C): the test's children killed first.  A
+# trap runs between any two commands, so between a daemon's `&` and
+# start_daemon's DAEMON_PID=$!: cleanup then had no daemon to kill and its
+# wait waited for it forever (t_runner_interrupt, once in four runs).
+trap 'pkill -KILL -P $$ 2>/dev/null; exit 130' INT
+trap 'pkill -KILL -P $$ 2>/dev/null; exit 143' TERM
 # at_exit CMD: run CMD at exit (the last one given first).
 at_exit() { AT_EXIT="$1; $AT_EXIT"; }
 

@@ -10,11 +10,12 @@
 # make it fail (ALLOW_SKIP=1 accepts skips, for a developer's machine that
 # cannot run some tests; CI never sets it).
 #
-# The unit tests run UNIT_JOBS at a time (default: one per CPU; they use
-# no perf event, no account and no other test's files, and under the
-# sanitizers they are minutes of CPU), reported in order; the integration
-# tests, which record the whole host, one at a time, but for the light
-# ones, which run beside them (INTEGRATION_LANES, below).
+# The integration tests, which record the whole host, run one at a time,
+# but for the light ones, which run beside them in a second lane, and the
+# unit tests (they use no perf event, no account and no other test's
+# files; under the sanitizers they are minutes of CPU), which the second
+# lane runs first and the first lane takes what is left of when its own
+# are done (LANES, below).
 #
 # Interrupted (^C, a TERM): the tests running are stopped with TERM, each
 # cleaning up after itself (its daemon, its users), and the run ends 130.
@@ -40,7 +41,7 @@ accounts() { { getent passwd; getent group | sed 's/^/group /'; } | cut -d: -f1 
 # ("NAME WALL_S BUSY_CPU_S").
 busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 
-# run_test NAME CMD...: run an integration test; "RC SECONDS" into
+# run_test NAME CMD...: run a test; "RC SECONDS" into
 # $logdir/NAME.rc.  The test's pid goes to $logdir/NAME.pid at its start
 # (tpid while it runs: what an interrupt stops).
 run_test() {
@@ -72,41 +73,16 @@ run() {
 	report "$1" "$rc" "$secs"
 }
 
-# A unit test started beside the others (at most UNIT_JOBS), and the
-# oldest of them waited for and reported.
-ujobs=${UNIT_JOBS:-$(nproc 2>/dev/null || echo 1)}
-case $ujobs in ''|*[!0-9]*|0) ujobs=1;; esac
-urunning=""
-unit_start() {
-	name=$1; shift
-	rm -f "$logdir/$name.rc"
-	(
-		start=$(date +%s)
-		"$@" >"$logdir/$name.log" 2>&1
-		echo "$? $(( $(date +%s) - start ))" >"$logdir/$name.rc"
-	) &
-	echo $! >"$logdir/$name.pid"
-	urunning="$urunning $name"
-}
-unit_finish() {
-	set -- $urunning
-	name=$1; shift
-	urunning="$*"
-	wait "$(cat "$logdir/$name.pid")"
-	read -r urc usecs <"$logdir/$name.rc" || { urc=1; usecs=0; }
-	report "$name" "$urc" "$usecs"
-}
-
-# The tests running (their processes: a unit's subshell and binary, an
+# The tests running (a unit test's binary and its forked cases, an
 # integration test's shell) stopped with TERM, waited for; then exit 130.
+stop_test() {
+	[ -n "${tpid:-}" ] || return 0
+	[ -z "${tunit:-}" ] || pkill -TERM -P "$tpid" 2>/dev/null	# its forked case
+	kill -TERM "$tpid" 2>/dev/null
+}
 interrupted() {
 	trap '' INT TERM HUP
-	for n in $urunning; do
-		p=$(cat "$logdir/$n.pid" 2>/dev/null) || continue
-		pkill -TERM -P "$p" 2>/dev/null
-		kill -TERM "$p" 2>/dev/null
-	done
-	[ -n "${tpid:-}" ] && kill -TERM "$tpid" 2>/dev/null
+	stop_test
 	[ -n "${lane2:-}" ] && kill -TERM "$lane2" 2>/dev/null
 	wait
 	echo "interrupted: logs in $logdir"
@@ -133,7 +109,7 @@ want() {
 	return 1
 }
 
-all=""
+all="" units=""
 for t in tests/check_*.c; do
 	n=${t##*/}; n=${n%.c}
 	all="$all $n"
@@ -143,18 +119,20 @@ for t in tests/check_*.c; do
 		echo "FAIL $n: $BUILD/tests/$n is not built (make all)"
 		continue
 	fi
-	[ "$(echo $urunning | wc -w)" -lt "$ujobs" ] || unit_finish
-	unit_start "$n" env CK_FORK=yes "$BUILD/tests/$n"
+	units="$units $n"
 done
-while [ -n "$urunning" ]; do unit_finish; done
-# The integration tests in two lanes (INTEGRATION_LANES=2, the default;
-# 1: one at a time, in order): a test whose header says "# test-lane:
+# The tests in two lanes (INTEGRATION_LANES=2, the default; 1: one at a
+# time, in order, the unit tests after): a test whose header says "# test-lane:
 # beside" (light: a fraction of a CPU, judged in seconds, not in samples
 # per CPU or in milliseconds) runs in the second lane, beside the tests of
 # the first; one that says "# test-lane: alone" (it changes what the
 # host's other perf users see, or judges them: a sysctl, build-id events,
 # every test daemon of the machine) runs after both lanes are done.  The
-# second lane's results are reported after the first's.  Every daemon
+# second lane begins with the unit tests (below): before, they ran one per
+# CPU ahead of the integration tests, while the second lane's light tests
+# ended minutes before the first's (CI: 687 s of tests in the first lane,
+# 272 in the second, then 80 s of unit tests ahead of them).  The unit
+# tests' and the second lane's results are reported after the first's.  Every daemon
 # records the whole host: a test whose processes are hostile to perf
 # (t_hostile_elf's lying ELF, t_hostile_names' and t_hostile_export's
 # files) stays out of lane 2, or the first lane's perf runs over their
@@ -175,23 +153,35 @@ for t in tests/integration/t_*.sh; do
 	*) first="$first $n";;
 	esac
 done
+# The unit tests: each run by the lane that takes it first (mkdir is the
+# claim), the second lane before its own tests, the first after its own
+# (with one lane, after the first lane's).  A unit test's cases run one
+# at a time, each in a process of its own (CK_FORK).
+units_take() {
+	for n in $units; do
+		mkdir "$logdir/$n.taken" 2>/dev/null || continue
+		tunit=1
+		run_test "$n" env CK_FORK=yes "$BUILD/tests/$n"
+		tunit=""
+	done
+}
 lane2=""
-if [ -n "$beside" ]; then
+if [ "$lanes" -ge 2 ] && [ -n "$units$beside" ]; then
 	(
-		trap '[ -n "${tpid:-}" ] && kill -TERM "$tpid" 2>/dev/null; wait; exit 130' TERM
+		trap 'stop_test; wait; exit 130' TERM
+		units_take
 		for n in $beside; do run_test "$n" sh "tests/integration/$n.sh"; done
 	) &
 	lane2=$!
 fi
 for n in $first; do run "$n" sh "tests/integration/$n.sh"; done
-if [ -n "$lane2" ]; then
-	wait "$lane2"
-	lane2=""
-	for n in $beside; do
-		read -r rc secs <"$logdir/$n.rc" 2>/dev/null || { rc=1; secs=0; }
-		report "$n" "$rc" "$secs"
-	done
-fi
+units_take
+[ -z "$lane2" ] || wait "$lane2"
+lane2=""
+for n in $units $beside; do
+	read -r rc secs <"$logdir/$n.rc" 2>/dev/null || { rc=1; secs=0; }
+	report "$n" "$rc" "$secs"
+done
 for n in $alone; do run "$n" sh "tests/integration/$n.sh"; done
 for w in ${TESTS:-}; do
 	case " $all " in

@@ -15,6 +15,7 @@
 # Part 0: JIT processes that run before the daemon starts are watched at
 # the first close, and their maps kept with that segment, every one of
 # them (the close's keeps come after all of their watches).
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 [ "$(uname -m)" = x86_64 ] || skip "the JIT test program is x86-64 code"

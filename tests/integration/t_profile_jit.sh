@@ -6,6 +6,7 @@
 # not kept (the daemon is root; /tmp is anybody's).  A process with its own
 # /tmp and pid namespace has its map kept from there.  Retention deletes
 # the kept maps with their segment.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 need_pprof

@@ -6,6 +6,7 @@
 # a period of several segments (rotations by age between two snapshots)
 # has every sample of them.
 # Off by default, and taken on reload.
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 need_pprof

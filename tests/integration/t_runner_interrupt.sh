@@ -13,7 +13,7 @@ need_events
 interrupt_during() {
 	# a session of its own, SIGINT as a terminal leaves it (a background
 	# job of this shell starts with it ignored)
-	TEST_LOGDIR=$T/logs.$1 TESTS=$1 UNIT_JOBS=1 python3 -c 'import os, signal, sys
+	TEST_LOGDIR=$T/logs.$1 TESTS=$1 python3 -c 'import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.setsid()
 os.execvp(sys.argv[1], sys.argv[1:])' sh "$TOP/tests/run-tests.sh" > "$T/run.$1" 2>&1 &

@@ -6,6 +6,7 @@
 # every method and checks every reply and error against them, and checks
 # "parameters": null, the standard errors, oneway, pipelining and
 # more/continues (tests/varlink/varlinkcheck.go says what exactly).
+# test-lane: beside (tests/run-tests.sh: light, judged in seconds)
 . tests/lib.sh
 need_events
 command -v go >/dev/null 2>&1 || skip "go is not installed (golang-go, tests/deps.sh)"
