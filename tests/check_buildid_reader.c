@@ -1147,7 +1147,7 @@ START_TEST(test_resolver_group)
 		}
 	}
 	for (i = 0; i < 8; i++)
-		resolver_req_put(res, q[i]);
+		resolver_req_put(res, q[i], 0);
 	resolver_stop(res);
 }
 END_TEST
@@ -1174,7 +1174,7 @@ join_batch(struct resolver *res, const struct record_mmap *m, uint64_t now, cons
 	for (i = 0; i < 3; i++) {
 		ck_assert_int_eq(resolver_req_answer_of(q[i], idx[i])->cause, BIDC_OK);
 		ck_assert(ids_equal(resolver_req_answer_of(q[i], idx[i]), path));
-		resolver_req_put(res, q[i]);
+		resolver_req_put(res, q[i], idx[i]);
 	}
 }
 
@@ -1234,9 +1234,9 @@ START_TEST(test_resolver_join)
 	ck_assert(ids_equal(resolver_req_answer_of(q[0], idx[0]), p));
 	ck_assert_int_eq(resolver_req_answer_of(q[0], idx[1])->cause, BIDC_CHANGED);
 	ck_assert_int_eq(resolver_req_answer_of(other, oidx)->cause, BIDC_OK);
-	resolver_req_put(res, q[0]);
-	resolver_req_put(res, q[0]);
-	resolver_req_put(res, other);
+	resolver_req_put(res, q[0], idx[0]);
+	resolver_req_put(res, q[0], idx[1]);
+	resolver_req_put(res, other, oidx);
 	/* Each mapped after the file's last change: one proof answers all. */
 	join_batch(res, &m, now, p, 1);
 	resolver_stats(res, &st);
@@ -1257,10 +1257,25 @@ START_TEST(test_resolver_join)
 		ck_assert_int_eq(resolver_req_answer_of(q[i], idx[i])->cause, BIDC_OK);
 	}
 	for (i = 0; i < RESOLVER_GROUP_MAX + 1; i++)
-		resolver_req_put(res, q[i]);
+		resolver_req_put(res, q[i], idx[i]);
 	resolver_stop(res);
 }
 END_TEST
+
+/* Every process root's. */
+static uint32_t
+uid_root(uint32_t pid)
+{
+	(void)pid;
+	return 0;
+}
+
+/* Process 1 is user 1000's, 2 user 1001's, anything else root's. */
+static uint32_t
+uid_users(uint32_t pid)
+{
+	return pid == 1 ? 1000 : pid == 2 ? 1001 : 0;
+}
 
 /*
  * A burst of mappings, as 60 programs starting with 100 libraries each
@@ -1292,6 +1307,7 @@ START_TEST(test_resolver_burst)
 	ck_assert_ptr_nonnull(idx = calloc(N + R, sizeof(*idx)));
 	ck_assert_ptr_nonnull(names = calloc(R, sizeof(*names)));
 	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
+	resolver_test_uid_of(res, uid_root);	/* the global bounds: no user's share */
 	/* deadlines far off: a slow (sanitized) worker is not a timeout here */
 	now = mono_ns() + 30000000000ULL;
 	for (i = 0; i < N; i++)
@@ -1306,7 +1322,7 @@ START_TEST(test_resolver_burst)
 		    buildid_cause_name(resolver_req_answer_of(q[i], idx[i])->cause));
 	}
 	for (i = 0; i < N; i++)
-		resolver_req_put(res, q[i]);
+		resolver_req_put(res, q[i], idx[i]);
 
 	/* R mappings of R names: the last would be request R, over the bound. */
 	o = m[0];
@@ -1322,7 +1338,7 @@ START_TEST(test_resolver_burst)
 	resolver_kick(res);
 	for (n = 0; n < R; n++) {
 		resolver_wait(res, q[n]);
-		resolver_req_put(res, q[n]);
+		resolver_req_put(res, q[n], idx[n]);
 	}
 	/* all put: a new file's mapping is read again */
 	ck_assert_ptr_nonnull(q[0] = resolver_req_join(res, &m[1], at(wall_ns(1000)), now,
@@ -1330,7 +1346,7 @@ START_TEST(test_resolver_burst)
 	resolver_kick(res);
 	resolver_wait(res, q[0]);
 	ck_assert_int_eq(resolver_req_answer_of(q[0], idx[0])->cause, BIDC_OK);
-	resolver_req_put(res, q[0]);
+	resolver_req_put(res, q[0], idx[0]);
 	resolver_stop(res);
 	free(names);
 	free(idx);
@@ -1441,16 +1457,16 @@ START_TEST(test_resolver_deadline)
 	resolver_wait(res, q);
 	ck_assert_int_eq(resolver_req_done(res, q, now, 0), 1);
 	ck_assert_int_eq(resolver_req_answer(q)->cause, BIDC_CHANGED);
-	resolver_req_put(res, q);
+	resolver_req_put(res, q, 0);
 	/* Queued behind a stuck worker, its deadline passed: timeout, device not slow. */
 	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, at(1), now));
 	ck_assert_int_eq(resolver_req_done(res, q, now + (RESOLVE_TIMEOUT_MS + 1) * 1000000ULL,
 	    0), 1);
 	ck_assert_int_eq(resolver_req_answer(q)->cause, BIDC_TIMEOUT);
-	resolver_req_put(res, q);
+	resolver_req_put(res, q, 0);
 	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, at(1), now));
 	ck_assert_int_eq(resolver_req_done(res, q, now, 0), 0);
-	resolver_req_put(res, q);
+	resolver_req_put(res, q, 0);
 	/*
 	 * A deadline passed proves nothing of the device (the wait in the
 	 * queue, and for a CPU on a busy host, count toward it): timeout, and
@@ -1466,20 +1482,20 @@ START_TEST(test_resolver_deadline)
 	resolver_check(res, now + 5000000000ULL);
 	ck_assert_ptr_nonnull(q2 = resolver_req_new(res, &m, at(1), now + 1000000000ULL));
 	ck_assert_int_eq(resolver_req_done(res, q2, now + 1000000000ULL, 0), 0);
-	resolver_req_put(res, q);
-	resolver_req_put(res, q2);
+	resolver_req_put(res, q, 0);
+	resolver_req_put(res, q2, 0);
 	/* A worker hung in the device for a second (as in a FUSE server): slow. */
 	resolver_test_hang(res, makedev(m.maj, m.min), now);
 	resolver_check(res, now + 500000000ULL);
 	ck_assert_ptr_nonnull(q2 = resolver_req_new(res, &m, at(1), now + 500000000ULL));
 	ck_assert_int_eq(resolver_req_done(res, q2, now + 500000000ULL, 0), 0);
-	resolver_req_put(res, q2);
+	resolver_req_put(res, q2, 0);
 	resolver_check(res, now + 1000000000ULL + 1);
 	resolver_test_hang(res, 0, 0);
 	ck_assert_ptr_nonnull(q2 = resolver_req_new(res, &m, at(1), now + 1000000000ULL));
 	ck_assert_int_eq(resolver_req_done(res, q2, now + 1000000000ULL, 0), 1);
 	ck_assert_int_eq(resolver_req_answer(q2)->cause, BIDC_TIMEOUT);
-	resolver_req_put(res, q2);
+	resolver_req_put(res, q2, 0);
 	/*
 	 * A mapping joining a request on the slow device is answered
 	 * "timeout" too, never by a member's answer that nobody wrote: here
@@ -1493,21 +1509,127 @@ START_TEST(test_resolver_deadline)
 	q->m[idx].a.cause = BIDC_OK;
 	q->m[idx].a.size = 20;
 	memset(q->m[idx].a.id, 0xab, 20);
-	resolver_req_put(res, q);
+	resolver_req_put(res, q, idx);
 	resolver_kick(res);
 	ck_assert_ptr_nonnull(q = resolver_req_join(res, &m, at(1), now + 1000000000ULL, &idx));
 	ck_assert_int_eq(resolver_req_done(res, q, now + 1000000000ULL, 0), 1);
 	ck_assert_int_eq(resolver_req_answer_of(q, idx)->cause, BIDC_TIMEOUT);
 	ck_assert_int_eq(resolver_req_answer_of(q, idx)->size, 0);
-	resolver_req_put(res, q);
+	resolver_req_put(res, q, idx);
 	resolver_kick(res);
 	m.pid = NOPID;
 	/* Another device is not slow. */
 	m.maj++;
 	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, at(1), now + 1000000000ULL));
 	ck_assert_int_eq(resolver_req_done(res, q, now + 1000000000ULL, 0), 0);
-	resolver_req_put(res, q);
+	resolver_req_put(res, q, 0);
 	resolver_stop(res);
+}
+END_TEST
+
+/*
+ * One user's burst of new files takes their share, not every request:
+ * user 1000 maps RESOLVER_MAX_REQS files at once (requests of their own
+ * each).  The first RESOLVER_FREE_REQS are charged to nobody, the next
+ * RESOLVER_USER_REQS to the user, the rest are "busy" (user_full); user
+ * 1001's new file and root's are read.  Before, the user's took all 4,096
+ * and everyone's next new mapping was "busy".  Then the same with the
+ * mappings of one file (joined, RESOLVER_GROUP_MAX a request): past
+ * RESOLVER_FREE_PENDING, a quarter of RESOLVER_MAX_PENDING is the user's.
+ * All put: the shares are free again.
+ */
+START_TEST(test_resolver_user_share)
+{
+	enum { R = RESOLVER_MAX_REQS, P = RESOLVER_FREE_PENDING + RESOLVER_USER_PENDING + 5 };
+	struct resolver *res;
+	struct resolve_req **q, *b, *root;
+	struct resolver_stats st;
+	struct record_mmap m, o;
+	struct bid_query bq;
+	char	 p[PATH_MAX], err[256], (*names)[32];
+	uint32_t *idx, bidx, ridx;
+	uint64_t now;
+	int	 n, busy = 0;
+
+	copy_to("/proc/self/exe", "share", p, sizeof(p));
+	query_of(p, 0, &bq);
+	mmap_of(&bq, &m);
+	ck_assert_ptr_nonnull(q = calloc(P, sizeof(*q)));
+	ck_assert_ptr_nonnull(idx = calloc(P, sizeof(*idx)));
+	ck_assert_ptr_nonnull(names = calloc(R, sizeof(*names)));
+	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
+	resolver_test_uid_of(res, uid_users);
+	now = mono_ns() + 30000000000ULL;
+	o = m;
+	o.pid = 1;
+	for (n = 0; n < R; n++) {
+		snprintf(names[n], sizeof(names[n]), "/nonexistent/%d", n);
+		o.filename = names[n];
+		ck_assert_ptr_nonnull(q[n] = resolver_req_join(res, &o, at(wall_ns(1000)), now,
+		    &idx[n]));
+		if (resolver_req_done(res, q[n], now, 0) &&
+		    resolver_req_answer_of(q[n], idx[n])->cause == BIDC_BUSY) {
+			ck_assert_msg(n >= RESOLVER_FREE_REQS + RESOLVER_USER_REQS,
+			    "user 1000's mapping %d is busy, within their share", n);
+			busy++;
+		}
+	}
+	ck_assert_int_eq(busy, R - RESOLVER_FREE_REQS - RESOLVER_USER_REQS);
+	/* another user's new file, and root's: read */
+	o.pid = 2;
+	o.filename = "/nonexistent/b";
+	ck_assert_ptr_nonnull(b = resolver_req_join(res, &o, at(wall_ns(1000)), now, &bidx));
+	ck_assert_ptr_nonnull(root = resolver_req_join(res, &m, at(wall_ns(1000)), now, &ridx));
+	resolver_kick(res);
+	resolver_wait(res, b);
+	resolver_wait(res, root);
+	ck_assert_int_eq(resolver_req_done(res, b, now, 0), 1);
+	ck_assert_int_eq(resolver_req_answer_of(b, bidx)->cause, BIDC_GONE);
+	ck_assert_int_eq(resolver_req_answer_of(root, ridx)->cause, BIDC_OK);
+	resolver_stats(res, &st);
+	ck_assert_uint_eq(st.user_full, (uint64_t)busy);
+	for (n = 0; n < R; n++) {
+		resolver_wait(res, q[n]);
+		resolver_req_put(res, q[n], idx[n]);
+	}
+	resolver_req_put(res, b, bidx);
+	resolver_req_put(res, root, ridx);
+
+	/* One file mapped P times by user 1000: joined, charged past the free bound. */
+	m.pid = 1;
+	busy = 0;
+	for (n = 0; n < P; n++) {
+		ck_assert_ptr_nonnull(q[n] = resolver_req_join(res, &m, at(wall_ns(1000)), now,
+		    &idx[n]));
+		if (resolver_req_done(res, q[n], now, 0) &&
+		    resolver_req_answer_of(q[n], idx[n])->cause == BIDC_BUSY)
+			busy++;
+	}
+	ck_assert_int_eq(busy, P - RESOLVER_FREE_PENDING - RESOLVER_USER_PENDING);
+	m.pid = 2;
+	ck_assert_ptr_nonnull(b = resolver_req_join(res, &m, at(wall_ns(1000)), now, &bidx));
+	resolver_kick(res);
+	resolver_wait(res, b);
+	ck_assert_int_eq(resolver_req_answer_of(b, bidx)->cause, BIDC_OK);
+	for (n = 0; n < P; n++) {
+		resolver_wait(res, q[n]);
+		resolver_req_put(res, q[n], idx[n]);
+	}
+	resolver_req_put(res, b, bidx);
+	/* all put: user 1000's next new file is read again */
+	m.pid = 1;
+	ck_assert_ptr_nonnull(q[0] = resolver_req_join(res, &m, at(wall_ns(1000)), now, &idx[0]));
+	resolver_kick(res);
+	resolver_wait(res, q[0]);
+	ck_assert_int_eq(resolver_req_answer_of(q[0], idx[0])->cause, BIDC_OK);
+	resolver_req_put(res, q[0], idx[0]);
+	resolver_stats(res, &st);
+	ck_assert_uint_eq(st.user_full, (uint64_t)(R - RESOLVER_FREE_REQS - RESOLVER_USER_REQS +
+	    P - RESOLVER_FREE_PENDING - RESOLVER_USER_PENDING));
+	resolver_stop(res);
+	free(names);
+	free(idx);
+	free(q);
 }
 END_TEST
 
@@ -1539,12 +1661,12 @@ START_TEST(test_resolver_late_take)
 	ck_assert_int_eq(atomic_load(&late->done), 0);
 	ck_assert_int_eq(resolver_req_done(res, late, now, 0), 1);
 	ck_assert_int_eq(resolver_req_answer(late)->cause, BIDC_TIMEOUT);
-	resolver_req_put(res, late);
-	resolver_req_put(res, q);
+	resolver_req_put(res, late, 0);
+	resolver_req_put(res, q, 0);
 	/* the device is not slow: the next request waits for a read */
 	ck_assert_ptr_nonnull(q = resolver_req_new(res, &m, at(1), now));
 	ck_assert_int_eq(resolver_req_done(res, q, now, 0), 0);
-	resolver_req_put(res, q);
+	resolver_req_put(res, q, 0);
 	resolver_stop(res);
 }
 END_TEST
@@ -1977,7 +2099,7 @@ START_TEST(test_resolver_pins_oom)
 	resolver_kick(res);
 	resolver_wait(res, q);
 	ck_assert_int_eq(resolver_req_done(res, q, mono_ns(), 0), 1);
-	resolver_req_put(res, q);
+	resolver_req_put(res, q, idx);
 	resolver_stop(res);
 }
 END_TEST
@@ -2016,7 +2138,7 @@ START_TEST(test_resolver_pins_asks)
 	for (i = 0; i < n; i++) {
 		resolver_wait(res, q[i]);
 		ck_assert_int_eq(resolver_req_done(res, q[i], mono_ns(), 0), 1);
-		resolver_req_put(res, q[i]);
+		resolver_req_put(res, q[i], 0);	/* each a file of its own: member 0 */
 	}
 	/* all put: room again */
 	ck_assert_ptr_nonnull(q[0] = resolver_req_join(res, &m[n - 1], at(wall_ns(1000)), mono_ns(),
@@ -2025,7 +2147,7 @@ START_TEST(test_resolver_pins_asks)
 	resolver_kick(res);
 	resolver_wait(res, q[0]);
 	ck_assert_int_eq(resolver_req_done(res, q[0], mono_ns(), 0), 1);
-	resolver_req_put(res, q[0]);
+	resolver_req_put(res, q[0], idx);
 	resolver_stop(res);
 }
 END_TEST
@@ -2050,6 +2172,7 @@ reader_suite(void)
 	tcase_add_test(tc, test_cp_over_inode);
 	tcase_add_test(tc, test_resolver_deadline);
 	tcase_add_test(tc, test_resolver_burst);
+	tcase_add_test(tc, test_resolver_user_share);
 	tcase_add_test(tc, test_resolver_late_take);
 	tcase_add_test(tc, test_known);
 	tcase_add_test(tc, test_wallclock_steps);

@@ -47,7 +47,7 @@ resolver_json(struct resolver *res)
 	struct resolver_stats rs;
 
 	resolver_stats(res, &rs);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I}",
 	    "requests", (json_int_t)rs.requests,
 	    "timeouts", (json_int_t)rs.timeouts, "threads", (json_int_t)rs.workers,
 	    "threads_stuck", (json_int_t)rs.stuck, "reads", (json_int_t)rs.reads,
@@ -55,7 +55,8 @@ resolver_json(struct resolver *res)
 	    "pins_max", RESOLVER_PINS,
 	    "pins", (json_int_t)rs.pins, "pins_dropped", (json_int_t)rs.pins_dropped,
 	    "clock_steps", (json_int_t)wallclock_steps(),
-	    "clock_looks_slow", (json_int_t)wallclock_slow_looks());
+	    "clock_looks_slow", (json_int_t)wallclock_slow_looks(),
+	    "user_full", (json_int_t)rs.user_full, "uid_looks", (json_int_t)rs.uid_looks);
 }
 
 /* The probes' answers and the shared perf limits (perfmapd(8), "Other perf users"). */

@@ -63,7 +63,7 @@ settle(struct scan *sc)
 			    bid_answer_name_flags(a), BID_USER);
 		else
 			sc->unknown[(unsigned)a->cause < BIDC_NCAUSES ? a->cause : BIDC_ERROR]++;
-		resolver_req_put(sc->res, q);
+		resolver_req_put(sc->res, q, 0);
 	}
 	sc->tail = &sc->head;
 	sc->n = 0;

@@ -56,6 +56,9 @@
  */
 #define JOIN_SLOTS	64
 #define JOIN_PROBE	4
+/* The owners of the last processes looked at (uid_of), each kept UID_KEEP_NS. */
+#define UID_CACHE	64
+#define UID_KEEP_NS	1000000000ULL
 
 struct worker {
 	pthread_t	 th;
@@ -121,6 +124,17 @@ struct resolver {
 	int		 pin_asks;		/* requests out asking for their file (want_pin) */
 	uint64_t	 pins_looked;		/* resolver_check's last look at them */
 	uint64_t	 pinned, pins_dropped;
+	/* the users' shares (resolver.h, RESOLVER_USER_*): the loop's */
+	struct user_share {
+		uint32_t uid;
+		uint32_t reqs, pending;	/* both 0: the slot is free */
+	}		 users[RESOLVER_USER_SLOTS + 1];	/* the last: everyone without a slot */
+	struct {
+		uint32_t pid, uid;
+		uint64_t at;		/* CLOCK_MONOTONIC ns of the look; 0: empty */
+	}		 uids[UID_CACHE];
+	uint32_t	(*uid_of)(uint32_t);	/* tests' */
+	uint64_t	 user_full, uid_looks;
 };
 
 static void pin_drop(struct resolver *, int);
@@ -968,6 +982,7 @@ req_alloc(struct resolver *r, const struct record_mmap *m, struct bid_when when,
 		r->pin_asks++;
 	q->deadline = now + TIMEOUT_NS;
 	q->loop_refs = 1;
+	q->share = -1;
 	atomic_init(&q->refs, 1);
 	atomic_init(&q->done, 0);
 	return q;
@@ -994,6 +1009,78 @@ resolver_req_new(struct resolver *r, const struct record_mmap *m, struct bid_whe
 	return q;
 }
 
+/*
+ * The real uid of process PID: the first field of /proc/PID/status's
+ * "Uid:" line, which comes within its first few hundred bytes (a name of
+ * 64 escaped bytes at most before it); RESOLVER_UID_UNKNOWN if it cannot
+ * be read.  The status of a process is made by the kernel from counters
+ * (no lock its process can hold), so the loop reads it.  The pid's owner
+ * for UID_KEEP_NS: a pid reused within it charges the new process's
+ * mappings to the old one's owner, a share's worth at most.
+ */
+static uint32_t
+uid_of(struct resolver *r, uint32_t pid, uint64_t now)
+{
+	char	 path[32], buf[1024], *p;
+	unsigned long v;
+	size_t	 k = pid % UID_CACHE;
+	ssize_t	 n;
+	int	 fd;
+
+	if (r->uid_of != NULL)
+		return r->uid_of(pid);
+	if (r->uids[k].at != 0 && r->uids[k].pid == pid && now < r->uids[k].at + UID_KEEP_NS)
+		return r->uids[k].uid;
+	r->uid_looks++;
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return RESOLVER_UID_UNKNOWN;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return RESOLVER_UID_UNKNOWN;
+	buf[n] = '\0';
+	if ((p = strstr(buf, "\nUid:\t")) == NULL)
+		return RESOLVER_UID_UNKNOWN;
+	errno = 0;
+	v = strtoul(p + 6, NULL, 10);
+	if (errno != 0 || v >= RESOLVER_UID_UNKNOWN)
+		return RESOLVER_UID_UNKNOWN;
+	r->uids[k].pid = pid;
+	r->uids[k].uid = (uint32_t)v;
+	r->uids[k].at = now;
+	return (uint32_t)v;
+}
+
+/*
+ * UID's share: the index of its slot, a free one taken, or the one of
+ * those without a slot; -1 for root.  A charge keeps its index (member,
+ * request): a slot is free again only when nothing is charged to it.
+ */
+static int
+share_of(struct resolver *r, uint32_t uid)
+{
+	int	 i, free_slot = RESOLVER_USER_SLOTS;
+
+	if (uid == 0)
+		return -1;
+	for (i = 0; i < RESOLVER_USER_SLOTS; i++) {
+		if (r->users[i].reqs == 0 && r->users[i].pending == 0) {
+			if (free_slot == RESOLVER_USER_SLOTS)
+				free_slot = i;
+		} else if (r->users[i].uid == uid)
+			return i;
+	}
+	r->users[free_slot].uid = uid;
+	return free_slot;
+}
+
+void
+resolver_test_uid_of(struct resolver *r, uint32_t (*fn)(uint32_t))
+{
+	r->uid_of = fn;
+}
+
 /* May M join Q, a request of this batch? */
 static int
 joinable(const struct resolve_req *q, const struct record_mmap *m)
@@ -1005,7 +1092,7 @@ joinable(const struct resolve_req *q, const struct record_mmap *m)
 
 /* Add M as a member of Q; -1 when out of memory. */
 static int
-member_add(struct resolve_req *q, const struct record_mmap *m, struct bid_when when)
+member_add(struct resolve_req *q, const struct record_mmap *m, struct bid_when when, int share)
 {
 	struct resolve_member *mb;
 	uint32_t cap;
@@ -1024,6 +1111,7 @@ member_add(struct resolve_req *q, const struct record_mmap *m, struct bid_when w
 	memset(&mb->a, 0, sizeof(mb->a));
 	mb->a.cause = BIDC_ERROR;
 	mb->pid = m->pid;
+	mb->share = share;
 	mb->addr = m->addr;
 	mb->len = m->len;
 	mb->when = when;
@@ -1037,13 +1125,26 @@ resolver_req_join(struct resolver *r, const struct record_mmap *m, struct bid_wh
     uint64_t now, uint32_t *idx)
 {
 	struct resolve_req *q = NULL;
+	struct user_share *u = NULL;
 	size_t	 h, k, slot = JOIN_SLOTS;
+	int	 share = -1;
 
 	*idx = 0;
 	if (r->pending >= RESOLVER_MAX_PENDING) {
 		r->requests++;
 		r->pending++;
 		return r->busy;
+	}
+	/* Past the free bounds: charged to its user, within the user's share. */
+	if ((r->pending >= RESOLVER_FREE_PENDING || r->reqs >= RESOLVER_FREE_REQS) &&
+	    (share = share_of(r, uid_of(r, m->pid, now))) >= 0) {
+		u = &r->users[share];
+		if (u->pending >= RESOLVER_USER_PENDING) {
+			r->user_full++;
+			r->requests++;
+			r->pending++;
+			return r->busy;
+		}
 	}
 	if (m->has_inode) {
 		h = (size_t)(((m->ino ^ ((uint64_t)m->maj << 40) ^ ((uint64_t)m->min << 20)) *
@@ -1064,21 +1165,25 @@ resolver_req_join(struct resolver *r, const struct record_mmap *m, struct bid_wh
 			slot = JOIN_SLOTS;
 	}
 	if (q != NULL) {
-		if (member_add(q, m, when) < 0)
+		if (member_add(q, m, when, share) < 0)
 			return NULL;
 		*idx = q->nm - 1;
 		r->requests++;
 		r->pending++;
+		if (u != NULL)
+			u->pending++;
 		return q;
 	}
-	if (r->reqs >= RESOLVER_MAX_REQS) {
+	if (r->reqs >= RESOLVER_MAX_REQS || (u != NULL && u->reqs >= RESOLVER_USER_REQS)) {
+		if (r->reqs < RESOLVER_MAX_REQS)
+			r->user_full++;
 		r->requests++;
 		r->pending++;
 		return r->busy;
 	}
 	if ((q = req_alloc(r, m, when, now)) == NULL)
 		return NULL;
-	if (member_add(q, m, when) < 0) {
+	if (member_add(q, m, when, share) < 0) {
 		if (q->want_pin)
 			r->pin_asks--;	/* not out asking: never made */
 		free(q->m);
@@ -1088,6 +1193,11 @@ resolver_req_join(struct resolver *r, const struct record_mmap *m, struct bid_wh
 	r->requests++;
 	r->pending++;
 	r->reqs++;
+	q->share = share;
+	if (u != NULL) {
+		u->pending++;
+		u->reqs++;
+	}
 	if (slot < JOIN_SLOTS) {
 		r->join[slot].batch = r->batch;
 		r->join[slot].q = q;
@@ -1178,12 +1288,18 @@ resolver_req_answer(const struct resolve_req *q)
 }
 
 void
-resolver_req_put(struct resolver *r, struct resolve_req *q)
+resolver_req_put(struct resolver *r, struct resolve_req *q, uint32_t idx)
 {
 	r->pending--;
-	if (q == r->busy || --q->loop_refs > 0)
+	if (q == r->busy)
+		return;
+	if (idx < q->nm && q->m[idx].share >= 0)
+		r->users[q->m[idx].share].pending--;
+	if (--q->loop_refs > 0)
 		return;
 	r->reqs--;
+	if (q->share >= 0)
+		r->users[q->share].reqs--;
 	if (q->want_pin)
 		r->pin_asks--;		/* the loop's last put: no longer out asking */
 	/* Done (not given up on): the worker is through with its pin. */
@@ -1282,6 +1398,8 @@ resolver_stats(struct resolver *r, struct resolver_stats *s)
 	s->pinned = r->pinned;
 	s->pins = (uint64_t)r->npins;
 	s->pins_dropped = r->pins_dropped;
+	s->user_full = r->user_full;
+	s->uid_looks = r->uid_looks;
 	s->workers = (uint64_t)r->nworkers;
 	for (i = 0; i < r->nworkers; i++) {
 		busy = atomic_load(&r->w[i].busy_since);

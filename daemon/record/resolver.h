@@ -54,12 +54,30 @@
  */
 #define RESOLVER_MAX_PENDING	65536	/* mappings not yet put by the loop */
 #define RESOLVER_MAX_REQS	4096	/* requests the loop holds */
+/*
+ * One user's share of them.  Below RESOLVER_FREE_* nothing is charged to
+ * anyone (no look at a process's owner: an exec storm pays nothing); a
+ * side-band mapping made past them is charged to its process's real uid
+ * (the loop's look at /proc/PID/status, resolver_uid_of), and a user other
+ * than root holding RESOLVER_USER_* already gets "busy" (counted: user_full)
+ * where before one user's burst of new files took every request and made
+ * everyone's new mappings "busy" until the reads drained.  A process whose
+ * owner cannot be read (gone) is charged to RESOLVER_UID_UNKNOWN, one more
+ * user.
+ */
+#define RESOLVER_FREE_PENDING	(RESOLVER_MAX_PENDING / 8)
+#define RESOLVER_FREE_REQS	(RESOLVER_MAX_REQS / 8)
+#define RESOLVER_USER_PENDING	(RESOLVER_MAX_PENDING / 4)
+#define RESOLVER_USER_REQS	(RESOLVER_MAX_REQS / 4)
+#define RESOLVER_USER_SLOTS	64	/* users charged at once; the rest share one more */
+#define RESOLVER_UID_UNKNOWN	((uint32_t)-1)
 #define RESOLVER_MAX_FDS	256	/* files kept open in answers, for the capture */
 #define RESOLVER_GROUP_MAX	64	/* mappings joined in one request */
 
 /* A mapping joined to a request (resolver_req_join). */
 struct resolve_member {
 	uint32_t	 pid;
+	int		 share;		/* the loop's: the user's share it is charged to, or -1 */
 	uint64_t	 addr, len;
 	struct bid_when	 when;
 	struct bid_answer a;		/* the worker's, unless the request's answers all */
@@ -88,6 +106,7 @@ struct resolve_req {
 	/* the loop's own */
 	int		 loop_refs;	/* mappings not yet put */
 	int		 timed_out;
+	int		 share;		/* the user's share the request is charged to, or -1 */
 	struct resolve_req *next;
 	size_t		 namecap;	/* room in name[] */
 	char		 name[];
@@ -122,11 +141,15 @@ struct resolve_req *resolver_req_new(struct resolver *, const struct record_mmap
  * last resolver_kick) for the same file if there is one with room, else a
  * new one, queued.  *IDX: M's member number for resolver_req_answer_of.
  * A mapping beyond RESOLVER_MAX_PENDING, or one that would need a new
- * request beyond RESOLVER_MAX_REQS, gets a request answered "busy".  Put
- * once per mapping joined.  NULL when out of memory.
+ * request beyond RESOLVER_MAX_REQS, gets a request answered "busy"; so
+ * does one past the RESOLVER_FREE_* bounds whose user holds a full share
+ * (M's process's owner is looked up then, and only then).  Put once per
+ * mapping joined, with its IDX.  NULL when out of memory.
  */
 struct resolve_req *resolver_req_join(struct resolver *, const struct record_mmap *m,
 	    struct bid_when when, uint64_t now, uint32_t *idx);
+/* For tests: the owner of a process is FN(PID), not /proc/PID/status's. */
+void	resolver_test_uid_of(struct resolver *, uint32_t (*fn)(uint32_t pid));
 /* Queue REQ (no-op if answered already); resolver_kick hands the queue to the workers. */
 void	resolver_queue(struct resolver *, struct resolve_req *);
 void	resolver_kick(struct resolver *);
@@ -142,10 +165,10 @@ const struct bid_answer *resolver_req_answer(const struct resolve_req *);
 const struct bid_answer *resolver_req_answer_of(const struct resolve_req *, uint32_t idx);
 int	resolver_req_fd(const struct resolve_req *);
 /*
- * The loop is done with REQ, or with one of its members (a worker closes
- * its file; resolver_kick sends it).
+ * The loop is done with REQ, or with its member IDX (0 for a request of
+ * resolver_req_new): a worker closes its file (resolver_kick sends it).
  */
-void	resolver_req_put(struct resolver *, struct resolve_req *);
+void	resolver_req_put(struct resolver *, struct resolve_req *, uint32_t idx);
 /* Block until REQ is done or its deadline passed (start-up, stop, snapshot). */
 void	resolver_wait(struct resolver *, struct resolve_req *);
 /*
@@ -212,6 +235,8 @@ struct resolver_stats {
 	uint64_t	 reads, hits;	/* of the reader */
 	uint64_t	 pinned;	/* mappings proven by a pin */
 	uint64_t	 pins, pins_dropped;	/* files pinned now; dropped so far */
+	uint64_t	 user_full;	/* mappings answered "busy": their user's share was full */
+	uint64_t	 uid_looks;	/* /proc/PID/status read for a share */
 };
 void	resolver_stats(struct resolver *, struct resolver_stats *);
 

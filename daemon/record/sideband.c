@@ -105,7 +105,7 @@ static void
 read_pop(struct recorder *r, struct sb_ring *s)
 {
 	if (s->rd[s->first].q != NULL)
-		resolver_req_put(r->res, s->rd[s->first].q);
+		resolver_req_put(r->res, s->rd[s->first].q, s->rd[s->first].idx);
 	s->first = (s->first + 1) & (s->cap - 1);
 	s->n--;
 }
