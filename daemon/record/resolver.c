@@ -74,6 +74,7 @@ struct resolver {
 	pthread_mutex_t	 mu;
 	pthread_cond_t	 cv;
 	struct resolve_req *qhead, **qtail;	/* taken by the workers */
+	struct resolve_req *q2head, **q2tail;	/* ... once qhead is empty (a heavy user's: back) */
 	struct resolve_req *parked;		/* met a lane another worker holds (reader_guard) */
 	size_t		 nparked;
 	int		 stop;
@@ -94,6 +95,7 @@ struct resolver {
 	struct resolve_req *pool;		/* put back, for reuse (next) */
 	size_t		 npool;
 	struct resolve_req *bhead, **btail;	/* the batch resolver_kick hands over */
+	struct resolve_req *b2head, **b2tail;	/* ... its requests for the back of the queue */
 	size_t		 pending;		/* mappings the loop has not put */
 	size_t		 reqs;			/* requests the loop holds (RESOLVER_MAX_REQS) */
 	struct {
@@ -323,16 +325,23 @@ same_file(const struct resolve_req *a, const struct resolve_req *b)
 	    strcmp(a->q.filename, b->q.filename) == 0;
 }
 
-/* Under mu, the queue not empty: its head and the queued requests for the same file. */
+/*
+ * Under mu, a queue not empty: the head of the queue (the back one only
+ * when the other is empty) and its requests for the same file.
+ */
 static size_t
 take_group(struct resolver *r, struct resolve_req **g)
 {
-	struct resolve_req **pp, *q;
+	struct resolve_req **pp, *q, **head = &r->qhead, ***tail = &r->qtail;
 	size_t	 n = 0, seen = 0;
 
-	g[n++] = q = r->qhead;
-	r->qhead = q->qnext;
-	for (pp = &r->qhead; (q = *pp) != NULL && n < GROUP_MAX && seen < SCAN_MAX; seen++) {
+	if (*head == NULL) {
+		head = &r->q2head;
+		tail = &r->q2tail;
+	}
+	g[n++] = q = *head;
+	*head = q->qnext;
+	for (pp = head; (q = *pp) != NULL && n < GROUP_MAX && seen < SCAN_MAX; seen++) {
 		if (same_file(g[0], q)) {
 			*pp = q->qnext;
 			g[n++] = q;
@@ -340,7 +349,7 @@ take_group(struct resolver *r, struct resolve_req **g)
 			pp = &q->qnext;
 	}
 	if (*pp == NULL)
-		r->qtail = pp;
+		*tail = pp;
 	return n;
 }
 
@@ -541,7 +550,7 @@ worker_main(void *arg)
 	my_worker = w;
 	for (;;) {
 		pthread_mutex_lock(&r->mu);
-		while (!r->stop && r->qhead == NULL)
+		while (!r->stop && r->qhead == NULL && r->q2head == NULL)
 			pthread_cond_wait(&r->cv, &r->mu);
 		if (r->stop) {
 			pthread_mutex_unlock(&r->mu);
@@ -611,7 +620,9 @@ resolver_start(struct resolver **out, int keep_fds, char *err, size_t errlen)
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv, NULL);
 	r->qtail = &r->qhead;
+	r->q2tail = &r->q2head;
 	r->btail = &r->bhead;
+	r->b2tail = &r->b2head;
 	r->keep_fds = keep_fds;
 	r->reader.guard = reader_guard;
 	r->reader.host_mount = userfs_host_mount;
@@ -672,6 +683,10 @@ resolver_stop(struct resolver *r)
 	}
 	while ((q = r->qhead) != NULL) {
 		r->qhead = q->qnext;
+		req_unref(r, q);
+	}
+	while ((q = r->q2head) != NULL) {
+		r->q2head = q->qnext;
 		req_unref(r, q);
 	}
 	while ((q = r->parked) != NULL) {
@@ -1195,6 +1210,8 @@ resolver_req_join(struct resolver *r, const struct record_mmap *m, struct bid_wh
 	r->reqs++;
 	q->share = share;
 	if (u != NULL) {
+		/* a user holding many already: read after everyone else's */
+		q->back = u->reqs >= RESOLVER_USER_BACK;
 		u->pending++;
 		u->reqs++;
 	}
@@ -1219,19 +1236,30 @@ resolver_queue(struct resolver *r, struct resolve_req *q)
 		return;
 	atomic_fetch_add(&q->refs, 1);
 	q->qnext = NULL;
-	*r->btail = q;
-	r->btail = &q->qnext;
+	if (q->back) {
+		*r->b2tail = q;
+		r->b2tail = &q->qnext;
+	} else {
+		*r->btail = q;
+		r->btail = &q->qnext;
+	}
 }
 
 void
 resolver_kick(struct resolver *r)
 {
 	r->batch++;			/* no more joins to what is handed over */
-	if (r->bhead == NULL)
+	if (r->bhead == NULL && r->b2head == NULL)
 		return;
 	pthread_mutex_lock(&r->mu);
-	*r->qtail = r->bhead;
-	r->qtail = r->btail;
+	if (r->bhead != NULL) {
+		*r->qtail = r->bhead;
+		r->qtail = r->btail;
+	}
+	if (r->b2head != NULL) {
+		*r->q2tail = r->b2head;
+		r->q2tail = r->b2tail;
+	}
 	pthread_mutex_unlock(&r->mu);
 	/*
 	 * After the unlock: a worker woken inside it would find the mutex
@@ -1241,6 +1269,8 @@ resolver_kick(struct resolver *r)
 	pthread_cond_signal(&r->cv);
 	r->bhead = NULL;
 	r->btail = &r->bhead;
+	r->b2head = NULL;
+	r->b2tail = &r->b2head;
 }
 
 int
@@ -1368,7 +1398,7 @@ resolver_check(struct resolver *r, uint64_t now)
 	if (stuck < r->nworkers || r->nworkers >= RESOLVER_MAX_WORKERS)
 		return;
 	pthread_mutex_lock(&r->mu);
-	waiting = r->qhead != NULL;
+	waiting = r->qhead != NULL || r->q2head != NULL;
 	pthread_mutex_unlock(&r->mu);
 	if (waiting && spawn(r) == 0)
 		log_warnx("build-id reader: %d thread%s busy in a file system for over "

@@ -70,6 +70,13 @@
 #define RESOLVER_USER_PENDING	(RESOLVER_MAX_PENDING / 4)
 #define RESOLVER_USER_REQS	(RESOLVER_MAX_REQS / 4)
 #define RESOLVER_USER_SLOTS	64	/* users charged at once; the rest share one more */
+/*
+ * The reads are taken in order, but a user's requests past this many of
+ * theirs go to the back of the queue, read once nothing else waits: the
+ * user's burst delays everyone else's reads by this many at most, not by
+ * the whole share.
+ */
+#define RESOLVER_USER_BACK	(RESOLVER_USER_REQS / 8)
 #define RESOLVER_UID_UNKNOWN	((uint32_t)-1)
 #define RESOLVER_MAX_FDS	256	/* files kept open in answers, for the capture */
 #define RESOLVER_GROUP_MAX	64	/* mappings joined in one request */
@@ -107,6 +114,7 @@ struct resolve_req {
 	int		 loop_refs;	/* mappings not yet put */
 	int		 timed_out;
 	int		 share;		/* the user's share the request is charged to, or -1 */
+	int		 back;		/* queued at the back (RESOLVER_USER_BACK) */
 	struct resolve_req *next;
 	size_t		 namecap;	/* room in name[] */
 	char		 name[];

@@ -9,9 +9,10 @@
 # holds at most a quarter: the attacker's mappings beyond it are cut
 # (user_full), and the other user's program, a binary new to the daemon
 # mapped three quarters through the burst on the same CPU (so that its
-# record is among the burst's in one side-band ring), is read and known.  (Under
-# the sanitizers its read may still time out behind the user's quarter,
-# read in order; never "busy".)
+# record is among the burst's in one side-band ring), is read and known:
+# the user's requests past RESOLVER_USER_BACK wait at the back of the
+# reads' queue.  (Under the sanitizers a read may still time out behind
+# the first ones; never "busy".)
 # (buildid_mode = userspace: on a kernel that gives build-ids in its
 # records nothing is read, and nothing waits.)
 . tests/lib.sh
