@@ -1270,11 +1270,11 @@ uid_root(uint32_t pid)
 	return 0;
 }
 
-/* Process 1 is user 1000's, 2 user 1001's, anything else root's. */
+/* Process 1 is user 1000's, 2 user 1001's, 3 gone (no owner read), anything else root's. */
 static uint32_t
 uid_users(uint32_t pid)
 {
-	return pid == 1 ? 1000 : pid == 2 ? 1001 : 0;
+	return pid == 1 ? 1000 : pid == 2 ? 1001 : pid == 3 ? RESOLVER_UID_UNKNOWN : 0;
 }
 
 /*
@@ -1532,7 +1532,10 @@ END_TEST
  * user 1000 maps RESOLVER_MAX_REQS files at once (requests of their own
  * each).  The first RESOLVER_FREE_REQS are charged to nobody, the next
  * RESOLVER_USER_REQS to the user, the rest are "busy" (user_full); user
- * 1001's new file and root's are read.  Before, the user's took all 4,096
+ * 1001's new file and root's are read; root's mapping of a file one of the
+ * user's requests at the back of the queue is for gets a request of its
+ * own; processes of no known owner have a quarter of a share.  Twice: all
+ * put, the shares are free again.  Before, the user's took all 4,096
  * and everyone's next new mapping was "busy".  Then the same with the
  * mappings of one file (joined, RESOLVER_GROUP_MAX a request): past
  * RESOLVER_FREE_PENDING, a quarter of RESOLVER_MAX_PENDING is the user's.
@@ -1540,28 +1543,31 @@ END_TEST
  */
 START_TEST(test_resolver_user_share)
 {
-	enum { R = RESOLVER_MAX_REQS, P = RESOLVER_FREE_PENDING + RESOLVER_USER_PENDING + 5 };
+	enum { R = RESOLVER_MAX_REQS, P = RESOLVER_FREE_PENDING + RESOLVER_USER_PENDING + 5,
+	    U = RESOLVER_USER_REQS / 4 + 1, LAST = RESOLVER_FREE_REQS + RESOLVER_USER_REQS - 1 };
 	struct resolver *res;
-	struct resolve_req **q, *b, *root;
+	struct resolve_req **q, *b, *root, *rj;
 	struct resolver_stats st;
 	struct record_mmap m, o;
 	struct bid_query bq;
 	char	 p[PATH_MAX], err[256], (*names)[32];
-	uint32_t *idx, bidx, ridx;
-	uint64_t now;
-	int	 n, busy = 0;
+	uint32_t *idx, bidx, ridx, rjidx;
+	uint64_t now, full = 0;
+	int	 n, busy = 0, round;
 
 	copy_to("/proc/self/exe", "share", p, sizeof(p));
 	query_of(p, 0, &bq);
 	mmap_of(&bq, &m);
 	ck_assert_ptr_nonnull(q = calloc(P, sizeof(*q)));
 	ck_assert_ptr_nonnull(idx = calloc(P, sizeof(*idx)));
-	ck_assert_ptr_nonnull(names = calloc(R, sizeof(*names)));
+	ck_assert_ptr_nonnull(names = calloc(R + U, sizeof(*names)));
 	ck_assert_int_eq(resolver_start(&res, 0, err, sizeof(err)), 0);
 	resolver_test_uid_of(res, uid_users);
 	now = mono_ns() + 30000000000ULL;
+	for (round = 0; round < 2; round++) {
 	o = m;
 	o.pid = 1;
+	busy = 0;
 	for (n = 0; n < R; n++) {
 		snprintf(names[n], sizeof(names[n]), "/nonexistent/%d", n);
 		o.filename = names[n];
@@ -1575,6 +1581,25 @@ START_TEST(test_resolver_user_share)
 		}
 	}
 	ck_assert_int_eq(busy, R - RESOLVER_FREE_REQS - RESOLVER_USER_REQS);
+	ck_assert_int_eq(q[LAST]->back, 1);
+	ck_assert_int_eq(q[RESOLVER_FREE_REQS]->back, 0);
+	/* root's mapping of the file of the user's last request: not joined to it, not back */
+	o.pid = 4;
+	o.filename = names[LAST];
+	ck_assert_ptr_nonnull(rj = resolver_req_join(res, &o, at(wall_ns(1000)), now, &rjidx));
+	ck_assert_ptr_ne(rj, q[LAST]);
+	ck_assert_int_eq(rj->back, 0);
+	/* processes of no known owner: a quarter of a share */
+	o.pid = 3;
+	for (n = 0; n < U; n++) {
+		snprintf(names[R + n], sizeof(names[R + n]), "/nonexistent/u%d", n);
+		o.filename = names[R + n];
+		ck_assert_ptr_nonnull(q[R + n] = resolver_req_join(res, &o, at(wall_ns(1000)), now,
+		    &idx[R + n]));
+		ck_assert_int_eq(resolver_req_done(res, q[R + n], now, 0) &&
+		    resolver_req_answer_of(q[R + n], idx[R + n])->cause == BIDC_BUSY, n == U - 1);
+	}
+	busy++;
 	/* another user's new file, and root's: read */
 	o.pid = 2;
 	o.filename = "/nonexistent/b";
@@ -1587,13 +1612,17 @@ START_TEST(test_resolver_user_share)
 	ck_assert_int_eq(resolver_req_answer_of(b, bidx)->cause, BIDC_GONE);
 	ck_assert_int_eq(resolver_req_answer_of(root, ridx)->cause, BIDC_OK);
 	resolver_stats(res, &st);
-	ck_assert_uint_eq(st.user_full, (uint64_t)busy);
-	for (n = 0; n < R; n++) {
+	full += (uint64_t)busy;
+	ck_assert_uint_eq(st.user_full, full);
+	for (n = 0; n < R + U; n++) {
 		resolver_wait(res, q[n]);
 		resolver_req_put(res, q[n], idx[n]);
 	}
+	resolver_wait(res, rj);
+	resolver_req_put(res, rj, rjidx);
 	resolver_req_put(res, b, bidx);
 	resolver_req_put(res, root, ridx);
+	}
 
 	/* One file mapped P times by user 1000: joined, charged past the free bound. */
 	m.pid = 1;
@@ -1624,8 +1653,8 @@ START_TEST(test_resolver_user_share)
 	ck_assert_int_eq(resolver_req_answer_of(q[0], idx[0])->cause, BIDC_OK);
 	resolver_req_put(res, q[0], idx[0]);
 	resolver_stats(res, &st);
-	ck_assert_uint_eq(st.user_full, (uint64_t)(R - RESOLVER_FREE_REQS - RESOLVER_USER_REQS +
-	    P - RESOLVER_FREE_PENDING - RESOLVER_USER_PENDING));
+	ck_assert_uint_eq(st.user_full, full + (uint64_t)(P - RESOLVER_FREE_PENDING -
+	    RESOLVER_USER_PENDING));
 	resolver_stop(res);
 	free(names);
 	free(idx);

@@ -109,6 +109,8 @@ want() {
 	return 1
 }
 
+# a log directory given again (TEST_LOGDIR): no claim or result of the last run stands
+rm -rf "$logdir"/*.taken "$logdir"/*.rc
 all="" units=""
 for t in tests/check_*.c; do
 	n=${t##*/}; n=${n%.c}
@@ -153,29 +155,34 @@ for t in tests/integration/t_*.sh; do
 	*) first="$first $n";;
 	esac
 done
-# The unit tests: each run by the lane that takes it first (mkdir is the
-# claim), the second lane before its own tests, the first after its own
-# (with one lane, after the first lane's).  A unit test's cases run one
-# at a time, each in a process of its own (CK_FORK).
-units_take() {
+# The unit tests and the light ones: each run by the lane that takes it
+# first (mkdir is the claim).  The second lane takes the unit tests, then
+# the light tests; the first, when its own are done, what is left of
+# both (with one lane, the first lane takes them all after its own).  A
+# unit test's cases run one at a time, each in a process of its own
+# (CK_FORK).
+take_rest() {
 	for n in $units; do
 		mkdir "$logdir/$n.taken" 2>/dev/null || continue
 		tunit=1
 		run_test "$n" env CK_FORK=yes "$BUILD/tests/$n"
 		tunit=""
 	done
+	for n in $beside; do
+		mkdir "$logdir/$n.taken" 2>/dev/null || continue
+		run_test "$n" sh "tests/integration/$n.sh"
+	done
 }
 lane2=""
 if [ "$lanes" -ge 2 ] && [ -n "$units$beside" ]; then
 	(
 		trap 'stop_test; wait; exit 130' TERM
-		units_take
-		for n in $beside; do run_test "$n" sh "tests/integration/$n.sh"; done
+		take_rest
 	) &
 	lane2=$!
 fi
 for n in $first; do run "$n" sh "tests/integration/$n.sh"; done
-units_take
+take_rest
 [ -z "$lane2" ] || wait "$lane2"
 lane2=""
 for n in $units $beside; do

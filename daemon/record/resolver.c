@@ -87,6 +87,7 @@ struct resolver {
 
 	/* the loop's */
 	struct resolve_req *busy;		/* answered "busy", shared by every mapping over the limit */
+	struct resolve_req *busy_user;		/* ... over its user's share: not counted in pending */
 	struct {
 		uint64_t batch;
 		struct resolve_req *q;
@@ -630,11 +631,12 @@ resolver_start(struct resolver **out, int keep_fds, char *err, size_t errlen)
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
 		goto fail;
 	}
-	if ((r->busy = req_answered()) == NULL) {
+	if ((r->busy = req_answered()) == NULL || (r->busy_user = req_answered()) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
 	r->busy->a.cause = BIDC_BUSY;
+	r->busy_user->a.cause = BIDC_BUSY;
 	r->batch = 1;
 	if ((rc = spawn(r)) < 0) {
 		snprintf(err, errlen, "cannot start the build-id reader thread: %s",
@@ -648,6 +650,7 @@ fail:
 		close(r->efd);
 	buildid_reader_free(&r->reader);
 	free(r->busy);
+	free(r->busy_user);
 	free(r);
 	return -1;
 }
@@ -699,6 +702,7 @@ resolver_stop(struct resolver *r)
 		free(q);
 	}
 	free(r->busy);
+	free(r->busy_user);
 	close(r->efd);
 	buildid_reader_free(&r->reader);
 	pthread_mutex_destroy(&r->mu);
@@ -1027,11 +1031,12 @@ resolver_req_new(struct resolver *r, const struct record_mmap *m, struct bid_whe
 /*
  * The real uid of process PID: the first field of /proc/PID/status's
  * "Uid:" line, which comes within its first few hundred bytes (a name of
- * 64 escaped bytes at most before it); RESOLVER_UID_UNKNOWN if it cannot
- * be read.  The status of a process is made by the kernel from counters
- * (no lock its process can hold), so the loop reads it.  The pid's owner
- * for UID_KEEP_NS: a pid reused within it charges the new process's
- * mappings to the old one's owner, a share's worth at most.
+ * 64 escaped bytes at most before it, a newline in it printed as "\n");
+ * RESOLVER_UID_UNKNOWN if it cannot be read.  The status of a process is
+ * made by the kernel from counters (no lock its process can hold), so the
+ * loop reads it.  The pid's owner is kept UID_KEEP_NS: a pid reused within
+ * it charges the new process's mappings to the old one's owner (root's:
+ * no share; a user cannot choose the pid the kernel gives a process).
  */
 static uint32_t
 uid_of(struct resolver *r, uint32_t pid, uint64_t now)
@@ -1096,11 +1101,15 @@ resolver_test_uid_of(struct resolver *r, uint32_t (*fn)(uint32_t))
 	r->uid_of = fn;
 }
 
-/* May M join Q, a request of this batch? */
+/*
+ * May M, charged to SHARE, join Q, a request of this batch?  Not one at
+ * the back of the queue that is another's: it would wait there too.
+ */
 static int
-joinable(const struct resolve_req *q, const struct record_mmap *m)
+joinable(const struct resolve_req *q, const struct record_mmap *m, int share)
 {
-	return q->nm < RESOLVER_GROUP_MAX && q->q.ino == m->ino && q->q.maj == m->maj &&
+	return q->nm < RESOLVER_GROUP_MAX && (!q->back || q->share == share) &&
+	    q->q.ino == m->ino && q->q.maj == m->maj &&
 	    q->q.min == m->min && q->q.gen == m->ino_generation &&
 	    strcmp(q->name, m->filename) == 0;
 }
@@ -1142,6 +1151,7 @@ resolver_req_join(struct resolver *r, const struct record_mmap *m, struct bid_wh
 	struct resolve_req *q = NULL;
 	struct user_share *u = NULL;
 	size_t	 h, k, slot = JOIN_SLOTS;
+	uint32_t uid, div = 1;
 	int	 share = -1;
 
 	*idx = 0;
@@ -1150,15 +1160,21 @@ resolver_req_join(struct resolver *r, const struct record_mmap *m, struct bid_wh
 		r->pending++;
 		return r->busy;
 	}
-	/* Past the free bounds: charged to its user, within the user's share. */
+	/*
+	 * Past the free bounds: charged to its user, within the user's share
+	 * (a quarter of one for the processes gone before their look: any
+	 * user's whose processes map and exit at once would otherwise have
+	 * two).  Over it: "busy", not counted in pending, whose bounds are
+	 * everyone's.
+	 */
 	if ((r->pending >= RESOLVER_FREE_PENDING || r->reqs >= RESOLVER_FREE_REQS) &&
-	    (share = share_of(r, uid_of(r, m->pid, now))) >= 0) {
+	    (share = share_of(r, uid = uid_of(r, m->pid, now))) >= 0) {
 		u = &r->users[share];
-		if (u->pending >= RESOLVER_USER_PENDING) {
+		div = uid == RESOLVER_UID_UNKNOWN ? 4 : 1;
+		if (u->pending >= RESOLVER_USER_PENDING / div) {
 			r->user_full++;
 			r->requests++;
-			r->pending++;
-			return r->busy;
+			return r->busy_user;
 		}
 	}
 	if (m->has_inode) {
@@ -1168,7 +1184,7 @@ resolver_req_join(struct resolver *r, const struct record_mmap *m, struct bid_wh
 			slot = (h + k) & (JOIN_SLOTS - 1);
 			if (r->join[slot].batch != r->batch)
 				break;
-			if (joinable(r->join[slot].q, m)) {
+			if (joinable(r->join[slot].q, m, share)) {
 				q = r->join[slot].q;
 				break;
 			}
@@ -1189,9 +1205,12 @@ resolver_req_join(struct resolver *r, const struct record_mmap *m, struct bid_wh
 			u->pending++;
 		return q;
 	}
-	if (r->reqs >= RESOLVER_MAX_REQS || (u != NULL && u->reqs >= RESOLVER_USER_REQS)) {
-		if (r->reqs < RESOLVER_MAX_REQS)
-			r->user_full++;
+	if (u != NULL && u->reqs >= RESOLVER_USER_REQS / div && r->reqs < RESOLVER_MAX_REQS) {
+		r->user_full++;
+		r->requests++;
+		return r->busy_user;
+	}
+	if (r->reqs >= RESOLVER_MAX_REQS) {
 		r->requests++;
 		r->pending++;
 		return r->busy;
@@ -1210,8 +1229,11 @@ resolver_req_join(struct resolver *r, const struct record_mmap *m, struct bid_wh
 	r->reqs++;
 	q->share = share;
 	if (u != NULL) {
-		/* a user holding many already: read after everyone else's */
-		q->back = u->reqs >= RESOLVER_USER_BACK;
+		/*
+		 * A user holding many already (requests, or mappings: each may
+		 * be read on its own): read after everyone else's.
+		 */
+		q->back = u->reqs >= RESOLVER_USER_BACK || u->pending >= RESOLVER_USER_BACK * 8;
 		u->pending++;
 		u->reqs++;
 	}
@@ -1320,6 +1342,8 @@ resolver_req_answer(const struct resolve_req *q)
 void
 resolver_req_put(struct resolver *r, struct resolve_req *q, uint32_t idx)
 {
+	if (q == r->busy_user)
+		return;
 	r->pending--;
 	if (q == r->busy)
 		return;

@@ -58,12 +58,14 @@
  * One user's share of them.  Below RESOLVER_FREE_* nothing is charged to
  * anyone (no look at a process's owner: an exec storm pays nothing); a
  * side-band mapping made past them is charged to its process's real uid
- * (the loop's look at /proc/PID/status, resolver_uid_of), and a user other
- * than root holding RESOLVER_USER_* already gets "busy" (counted: user_full)
+ * (the loop's look at /proc/PID/status, uid_of in resolver.c), and a user
+ * other than root holding RESOLVER_USER_* already gets "busy" (counted:
+ * user_full, and not in the pending count, whose bounds are everyone's)
  * where before one user's burst of new files took every request and made
  * everyone's new mappings "busy" until the reads drained.  A process whose
  * owner cannot be read (gone) is charged to RESOLVER_UID_UNKNOWN, one more
- * user.
+ * user with a quarter of a share.  A uid is a user: one with subordinate
+ * uids (a rootless container's) has as many shares as uids it runs.
  */
 #define RESOLVER_FREE_PENDING	(RESOLVER_MAX_PENDING / 8)
 #define RESOLVER_FREE_REQS	(RESOLVER_MAX_REQS / 8)
